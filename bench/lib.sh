@@ -1,0 +1,44 @@
+# Shared helpers for the benchmarks (sourced).
+# shellcheck shell=bash
+
+BENCH_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RGW_SH=$BENCH_TOP/tests/servers/rgw.sh
+CLI=$BENCH_TOP/build/bin/s3rdma-cli
+
+bench_started_rgw=0
+bench_setup() {
+  "$BENCH_TOP/scripts/setup.sh" >&2
+  if ! "$RGW_SH" status >/dev/null 2>&1; then
+    "$RGW_SH" start >&2
+    bench_started_rgw=1
+  fi
+  eval "$("$RGW_SH" env)"
+}
+
+bench_teardown() {
+  [ "$bench_started_rgw" -eq 0 ] || "$RGW_SH" stop >&2
+}
+
+now() { date +%s.%N; }
+
+# median of the numbers given as arguments
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {
+    if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# bench_line workload tool value unit n
+bench_line() {
+  printf 'BENCH workload=%s tool=%s value=%s unit=%s n=%s\n' "$@"
+}
+
+# ratio_line workload a b value_a value_b
+ratio_line() {
+  printf 'RATIO workload=%s a=%s b=%s value=%s\n' "$1" "$2" "$3" \
+    "$(awk -v a="$4" -v b="$5" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+}
+
+drop_caches() {
+  sync
+  echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+}

@@ -1,0 +1,231 @@
+/*
+ * s3_client: the S3 client. A client owns its configuration, credentials,
+ * one request engine (s3_engine.c: a thread driving a curl multi handle) and
+ * its stats. Every operation exists as a request any thread may submit; the
+ * synchronous calls below submit and wait. All functions return 0 or a
+ * negative errno (the mapping is s3_err.c's table).
+ */
+#ifndef S3R_S3_CLIENT_H
+#define S3R_S3_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "s3/s3_creds.h"
+#include "s3/s3_retry.h"
+#include "s3/s3_sigv4.h"
+#include "s3/s3_xml.h"
+
+#define S3_ETAG_MAX 80
+
+struct s3_client_config {
+  const char *endpoint;       /* "http://127.0.0.1:7480", "https://s3.x.com" */
+  bool virtual_host;          /* bucket.host/key instead of host/bucket/key */
+  struct s3_creds_opts creds; /* keys, profile, region, anonymous */
+  const char *ca_bundle;      /* NULL: $AWS_CA_BUNDLE, else system default */
+  bool insecure;              /* do not verify TLS peers (tests only) */
+  unsigned max_inflight;      /* requests on the wire at once; default 128 */
+  unsigned connect_timeout_ms; /* default 5000 */
+  unsigned request_timeout_ms; /* per attempt, 0 = none (default) */
+  unsigned low_speed_time_s;  /* abort an attempt idle this long; default 30 */
+  bool sign_payload;          /* SHA-256 the bodies we PUT; default
+                                 UNSIGNED-PAYLOAD for data, always signed for
+                                 our small XML bodies */
+  struct s3_retry_policy retry; /* zeroed: s3_retry_policy_default */
+  unsigned retry_quota;       /* tokens; 0: default 500 */
+};
+
+/* Fill defaults (everything above except the endpoint). */
+void s3_client_config_default(struct s3_client_config *cfg);
+
+struct s3_client;
+
+/*
+ * Create a client and start its engine thread. Credentials are resolved now;
+ * on failure returns NULL with the reason in err (naming what is wrong).
+ * Destroy cancels whatever is still in flight, waits for it, and frees.
+ */
+struct s3_client *s3_client_create(const struct s3_client_config *cfg,
+                                   char *err, size_t errlen);
+void s3_client_destroy(struct s3_client *c);
+
+/* The resolved region and credential source (borrowed). */
+const char *s3_client_region(const struct s3_client *c);
+const char *s3_client_creds_source(const struct s3_client *c);
+
+/* ---- stats ---- */
+
+struct s3_stats {
+  uint64_t requests;          /* requests completed (any outcome) */
+  uint64_t attempts;          /* HTTP exchanges, retries included */
+  uint64_t retries;
+  uint64_t bytes_sent;        /* request bodies */
+  uint64_t bytes_received;    /* response bodies */
+  uint64_t cancelled;
+  uint64_t errors[16];        /* by enum s3_err_class, final outcomes */
+  uint64_t inflight;          /* now */
+  uint64_t max_inflight_seen;
+};
+
+void s3_client_stats(const struct s3_client *c, struct s3_stats *out);
+/* Human-readable, one "name value" per line, into buf; returns length. */
+size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len);
+
+/* ---- generic requests (the asynchronous interface) ---- */
+
+struct s3_req;
+typedef void (*s3_req_done_fn)(struct s3_req *req, void *arg);
+
+/*
+ * A request: method on bucket/key (key may be NULL or "" for bucket-level,
+ * bucket NULL for the service). The strings are copied.
+ */
+struct s3_req *s3_req_create(struct s3_client *c, const char *method,
+                             const char *bucket, const char *key);
+/*
+ * Add a query parameter (raw, encoded here) or a request header (signed).
+ * Headers are where per-request extras such as the RDMA token go.
+ */
+int s3_req_add_query(struct s3_req *r, const char *name, const char *value);
+int s3_req_add_header(struct s3_req *r, const char *name, const char *value);
+/* Body to send, borrowed until completion; resent on retry. */
+void s3_req_set_body(struct s3_req *r, const void *buf, size_t len,
+                     bool sign_payload);
+/*
+ * Where the reply body goes. Into a caller buffer of cap bytes (borrowed; a
+ * longer body is -EBADMSG), skipping the first skip bytes (a server that
+ * answers a ranged GET with the whole object), or into an XML parser of the
+ * given kind writing into result.
+ */
+void s3_req_set_sink_buf(struct s3_req *r, void *buf, size_t cap);
+void s3_req_set_sink_xml(struct s3_req *r, enum s3_xml_kind kind,
+                         void *result);
+void s3_req_set_range(struct s3_req *r, uint64_t off, uint64_t len);
+void s3_req_set_timeout(struct s3_req *r, unsigned timeout_ms);
+/* Safe to repeat? Defaults: GET/HEAD/PUT/DELETE yes, POST no. */
+void s3_req_set_idempotent(struct s3_req *r, bool idempotent);
+
+/*
+ * Submit. done (may be NULL) runs on the engine thread when the request has
+ * finished (success, error after retries, or cancellation); it must not
+ * block, and may destroy the request. Without done, use s3_req_wait.
+ */
+void s3_req_submit(struct s3_req *r, s3_req_done_fn done, void *arg);
+/* Wait for a request submitted without done; returns s3_req_result. */
+int s3_req_wait(struct s3_req *r);
+/* Ask for cancellation; the request completes with -ECANCELED. */
+void s3_req_cancel(struct s3_req *r);
+void s3_req_destroy(struct s3_req *r);
+
+/* ---- results of a finished request ---- */
+
+/* 0 or a negative errno. */
+int s3_req_result(const struct s3_req *r);
+long s3_req_status(const struct s3_req *r);
+/* Body bytes stored in the sink buffer. */
+size_t s3_req_received(const struct s3_req *r);
+/* A response header by name (case-insensitive), borrowed, or NULL. */
+const char *s3_req_header(const struct s3_req *r, const char *name);
+/* Iterate response headers: i from 0; returns false past the end. */
+bool s3_req_header_at(const struct s3_req *r, size_t i, const char **name,
+                      const char **value);
+/* The S3 error of a failed request (code empty if none). */
+const struct s3_error_info *s3_req_error(const struct s3_req *r);
+unsigned s3_req_attempts(const struct s3_req *r);
+
+/* ---- operations ---- */
+
+struct s3_object_meta {
+  uint64_t size;
+  char etag[S3_ETAG_MAX];     /* quotes removed */
+  time_t mtime;
+  char content_type[128];
+  struct s3_meta_kv {         /* x-amz-meta-* without the prefix */
+    char *key;
+    char *val;
+  } *meta;
+  size_t n_meta;
+};
+void s3_object_meta_cleanup(struct s3_object_meta *m);
+
+struct s3_put_opts {
+  const char *content_type;
+  const struct s3_kv *meta;   /* x-amz-meta-<key>: <val> */
+  size_t n_meta;
+  const struct s3_kv *headers; /* extra headers */
+  size_t n_headers;
+};
+
+struct s3_list_params {
+  const char *prefix;
+  const char *delimiter;
+  const char *continuation;
+  const char *start_after;
+  unsigned max_keys;          /* 0: server default (1000) */
+};
+
+int s3_list_buckets(struct s3_client *c, struct s3_buckets_result *out);
+int s3_create_bucket(struct s3_client *c, const char *bucket);
+int s3_delete_bucket(struct s3_client *c, const char *bucket);
+/* One page; follow out->next_token for more. */
+int s3_list_objects(struct s3_client *c, const char *bucket,
+                    const struct s3_list_params *p, struct s3_list_result *out);
+int s3_head_object(struct s3_client *c, const char *bucket, const char *key,
+                   struct s3_object_meta *out);
+/*
+ * Read [off, off+len) into buf; *got is the number of bytes stored (less than
+ * len at the end of the object, 0 at or past it).
+ */
+int s3_get_object(struct s3_client *c, const char *bucket, const char *key,
+                  uint64_t off, size_t len, void *buf, size_t *got);
+int s3_put_object(struct s3_client *c, const char *bucket, const char *key,
+                  const void *buf, size_t len, const struct s3_put_opts *o,
+                  char etag[S3_ETAG_MAX]);
+/* *upload_id is malloc'd; caller frees. */
+int s3_create_multipart(struct s3_client *c, const char *bucket,
+                        const char *key, const struct s3_put_opts *o,
+                        char **upload_id);
+int s3_upload_part(struct s3_client *c, const char *bucket, const char *key,
+                   const char *upload_id, int part, const void *buf,
+                   size_t len, char etag[S3_ETAG_MAX]);
+/* Copy [off, off+len) of src into a part; len 0 copies the whole source. */
+int s3_upload_part_copy(struct s3_client *c, const char *bucket,
+                        const char *key, const char *upload_id, int part,
+                        const char *src_bucket, const char *src_key,
+                        uint64_t off, uint64_t len, char etag[S3_ETAG_MAX]);
+int s3_complete_multipart(struct s3_client *c, const char *bucket,
+                          const char *key, const char *upload_id,
+                          const struct s3_part_etag *parts, size_t n,
+                          char etag[S3_ETAG_MAX]);
+int s3_abort_multipart(struct s3_client *c, const char *bucket,
+                       const char *key, const char *upload_id);
+/*
+ * CopyObject. replace_meta false: metadata copied from the source (COPY);
+ * true: the source's metadata replaced by o's (REPLACE).
+ */
+int s3_copy_object(struct s3_client *c, const char *src_bucket,
+                   const char *src_key, const char *dst_bucket,
+                   const char *dst_key, bool replace_meta,
+                   const struct s3_put_opts *o, char etag[S3_ETAG_MAX]);
+int s3_delete_object(struct s3_client *c, const char *bucket, const char *key);
+/* At most 1000 keys; per-key failures are listed in out->errors. */
+int s3_delete_objects(struct s3_client *c, const char *bucket,
+                      const char *const *keys, size_t n,
+                      struct s3_delete_result *out);
+
+/* Builders for the asynchronous forms (the page cache uses these). */
+struct s3_req *s3_get_object_req(struct s3_client *c, const char *bucket,
+                                 const char *key, uint64_t off, size_t len,
+                                 void *buf);
+/* After a GET finishes: 0 and *got, handling 416 as end of object. */
+int s3_get_object_result(const struct s3_req *r, size_t *got);
+/* UploadPart as a request (NULL: ENOMEM or a part number out of 1..10000). */
+struct s3_req *s3_upload_part_req(struct s3_client *c, const char *bucket,
+                                  const char *key, const char *upload_id,
+                                  int part, const void *buf, size_t len);
+/* After an UploadPart finishes: 0 and the part's ETag. */
+int s3_upload_part_result(const struct s3_req *r, char etag[S3_ETAG_MAX]);
+
+#endif

@@ -1,0 +1,643 @@
+/*
+ * s3_engine: one thread owns the curl multi handle and drives every request.
+ *
+ * DESIGN
+ * - Any thread submits (s3_req_submit): the request goes on eng.queue under
+ *   eng.lock and curl_multi_wakeup() rouses the engine. Nothing but the
+ *   engine thread ever touches the multi handle or an easy handle.
+ * - The engine moves queued requests whose retry time has come onto the wire
+ *   while fewer than max_inflight are active, signs each attempt afresh
+ *   (s3_client_prepare_attempt), and reuses idle easy handles (connections
+ *   live in the multi handle's cache, so they are reused across requests).
+ * - When an attempt ends, the reply is classified through s3_err.c's table;
+ *   s3_retry.c decides whether to try again and after what delay; the request
+ *   then waits on the queue with not_before set. A handle that saw a
+ *   transport error or a 5xx is thrown away rather than reused.
+ * - Completion: state DONE under eng.lock, then the done callback on this
+ *   thread (outside the lock), or a signal to the s3_req_wait sleeper.
+ * - Cancellation sets req->cancel under the lock and wakes the engine, which
+ *   pulls the request off the queue or off the wire and completes it with
+ *   -ECANCELED.
+ * Lock order: eng.lock only; it is never held while calling curl or a
+ * callback.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+#include "s3/s3_i.h"
+
+#define ENGINE_POLL_MS 1000
+#define ERROR_BODY_MAX (64 * 1024)
+
+static void list_push(struct s3_req **head, struct s3_req **tail,
+                      struct s3_req *r)
+{
+  r->next = NULL;
+  r->prev = tail ? *tail : NULL;
+  if (tail) {
+    if (*tail)
+      (*tail)->next = r;
+    else
+      *head = r;
+    *tail = r;
+  } else {
+    r->next = *head;
+    if (*head)
+      (*head)->prev = r;
+    *head = r;
+  }
+}
+
+static void list_unlink(struct s3_req **head, struct s3_req **tail,
+                        struct s3_req *r)
+{
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    *head = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  else if (tail)
+    *tail = r->prev;
+  r->next = r->prev = NULL;
+}
+
+static uint32_t rng_next(struct s3_engine *e)
+{
+  uint64_t x = e->rng;
+
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  e->rng = x;
+  return (uint32_t)(x >> 16);
+}
+
+/* ---- curl callbacks (engine thread) ---- */
+
+static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+  struct s3_req *r = ud;
+  size_t n = size * nmemb;
+  const char *cr;
+  unsigned long long start;
+
+  if (s3_req_store_header(r, ptr, n)) {
+    r->bad_headers = true;
+    return 0;
+  }
+  if (n > 2 || (n >= 1 && ptr[0] != '\r' && ptr[0] != '\n'))
+    return n;
+  /* end of a header block: look at the status */
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+  if (!r->has_range || r->sink != S3_SINK_BUF)
+    return n;
+  if (r->status == 200) {
+    r->sink_skip = r->range_off; /* the server sent the whole object */
+  } else if (r->status == 206) {
+    cr = s3_req_header(r, "content-range");
+    if (!cr || sscanf(cr, "bytes %llu-", &start) != 1 ||
+        start != r->range_off) {
+      log_warn("GET %s: Content-Range '%s' does not match the request",
+               r->key, cr ? cr : "(none)");
+      r->bad_headers = true;
+      return 0;
+    }
+  }
+  return n;
+}
+
+static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+  struct s3_req *r = ud;
+  size_t n = size * nmemb, skip, room;
+
+  atomic_fetch_add(&r->client->st_recv, n);
+  if (!r->status)
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+  if (r->status >= 300) {
+    /* error document: parse it as it streams, ignore past a sane size */
+    if (!r->err_xml && r->resp_hdr_bytes < ERROR_BODY_MAX)
+      r->err_xml = s3_xml_create(S3_XML_ERROR, NULL, &r->err);
+    if (r->err_xml)
+      s3_xml_feed(r->err_xml, ptr, n);
+    return n;
+  }
+  switch (r->sink) {
+  case S3_SINK_BUF:
+    skip = r->sink_skip < n ? (size_t)r->sink_skip : n;
+    r->sink_skip -= skip;
+    ptr += skip;
+    n -= skip;
+    room = r->sink_cap - r->sink_len;
+    if (n > room) {
+      if (!r->has_range || r->status != 200) {
+        r->body_overflow = true;
+        return 0;
+      }
+      n = room; /* whole object for a range: keep ours, drop the rest */
+    }
+    memcpy(r->sink_buf + r->sink_len, ptr, n);
+    r->sink_len += n;
+    break;
+  case S3_SINK_XML:
+    if (!r->xml) {
+      r->xml = s3_xml_create(r->xml_kind, r->xml_result, &r->err);
+      if (!r->xml)
+        return 0;
+    }
+    if (s3_xml_feed(r->xml, ptr, n)) {
+      r->body_overflow = true; /* reported as a malformed reply */
+      return 0;
+    }
+    break;
+  case S3_SINK_NONE:
+    break;
+  }
+  return size * nmemb;
+}
+
+static size_t read_cb(char *buf, size_t size, size_t nmemb, void *ud)
+{
+  struct s3_req *r = ud;
+  size_t n = size * nmemb, left = r->body_len - r->body_off;
+
+  if (n > left)
+    n = left;
+  memcpy(buf, r->body + r->body_off, n);
+  r->body_off += n;
+  atomic_fetch_add(&r->client->st_sent, n);
+  return n;
+}
+
+static int seek_cb(void *ud, curl_off_t off, int origin)
+{
+  struct s3_req *r = ud;
+
+  if (origin != SEEK_SET || off < 0 || (size_t)off > r->body_len)
+    return CURL_SEEKFUNC_CANTSEEK;
+  r->body_off = (size_t)off;
+  return CURL_SEEKFUNC_OK;
+}
+
+/* ---- attempts ---- */
+
+static CURL *get_handle(struct s3_engine *e)
+{
+  CURL *h;
+
+  if (e->n_pool) {
+    h = e->pool[--e->n_pool];
+    curl_easy_reset(h);
+    return h;
+  }
+  return curl_easy_init();
+}
+
+static void put_handle(struct s3_client *c, CURL *h, bool discard)
+{
+  struct s3_engine *e = &c->eng;
+
+  if (!discard && e->n_pool < c->cfg.max_inflight) {
+    e->pool[e->n_pool++] = h;
+    return;
+  }
+  curl_easy_cleanup(h);
+}
+
+static bool has_header(const struct s3_req *r, const char *name)
+{
+  for (size_t i = 0; i < r->n_headers; i++)
+    if (strcasecmp(r->headers[i].key, name) == 0)
+      return true;
+  return false;
+}
+
+static int start_attempt(struct s3_client *c, struct s3_req *r)
+{
+  unsigned timeout = r->timeout_ms ? r->timeout_ms : c->cfg.request_timeout_ms;
+  CURL *h;
+  int rc;
+
+  s3_req_reset_reply(r);
+  rc = s3_client_prepare_attempt(c, r);
+  if (rc)
+    return rc;
+  if (!strcmp(r->method, "POST") && !has_header(r, "content-type")) {
+    struct curl_slist *n = curl_slist_append(r->hdr_list, "Content-Type:");
+    if (!n)
+      return -ENOMEM;
+    r->hdr_list = n;
+  }
+  h = get_handle(&c->eng);
+  if (!h)
+    return -ENOMEM;
+  r->easy = h;
+  curl_easy_setopt(h, CURLOPT_URL, r->url);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->hdr_list);
+  curl_easy_setopt(h, CURLOPT_PRIVATE, r);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
+  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024);
+  curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   (long)c->cfg.connect_timeout_ms);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout);
+  if (c->cfg.low_speed_time_s) {
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->cfg.low_speed_time_s);
+  }
+  if (c->ca_bundle)
+    curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_bundle);
+  if (c->cfg.insecure) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+  if (!strcmp(r->method, "GET")) {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else if (!strcmp(r->method, "HEAD")) {
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  } else if (!strcmp(r->method, "PUT")) {
+    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
+    curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
+    curl_easy_setopt(h, CURLOPT_READDATA, r);
+    curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_cb);
+    curl_easy_setopt(h, CURLOPT_SEEKDATA, r);
+  } else if (!strcmp(r->method, "POST")) {
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+    curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
+    curl_easy_setopt(h, CURLOPT_READDATA, r);
+    curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_cb);
+    curl_easy_setopt(h, CURLOPT_SEEKDATA, r);
+  } else {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
+  }
+  if (r->attempts == 0)
+    r->first_start_ms = s3_now_ms();
+  r->attempts++;
+  atomic_fetch_add(&c->st_attempts, 1);
+  if (curl_multi_add_handle(c->eng.multi, h) != CURLM_OK) {
+    r->easy = NULL;
+    put_handle(c, h, true);
+    return -EIO;
+  }
+  return 0;
+}
+
+/* Mark done and hand the request back. Called without eng.lock. */
+static void finish(struct s3_client *c, struct s3_req *r, int rc,
+                   enum s3_err_class cls)
+{
+  s3_req_done_fn done;
+  void *arg;
+
+  r->rc = rc;
+  atomic_fetch_add(&c->st_requests, 1);
+  if (rc == -ECANCELED)
+    atomic_fetch_add(&c->st_cancelled, 1);
+  else if (rc)
+    atomic_fetch_add(&c->st_errors[cls ? cls : S3_EC_CLIENT], 1);
+  pthread_mutex_lock(&c->eng.lock);
+  r->state = S3_REQ_DONE;
+  done = r->done;
+  arg = r->done_arg;
+  if (!done)
+    pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&c->eng.lock);
+  if (done)
+    done(r, arg); /* may free r */
+}
+
+/* Classify an attempt that ended with curl code cc. */
+static void classify(struct s3_req *r, CURLcode cc, struct s3_err_map *m,
+                     int *rc)
+{
+  int xr;
+
+  memset(m, 0, sizeof(*m));
+  *rc = 0;
+  if (r->bad_headers || r->body_overflow) {
+    *m = (struct s3_err_map){.err = EBADMSG, .cls = S3_EC_PROTOCOL};
+    *rc = -EBADMSG;
+    return;
+  }
+  if (cc != CURLE_OK) {
+    s3_err_from_curl((int)cc, m);
+    *rc = -m->err;
+    return;
+  }
+  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+  if (r->status >= 300 || r->status < 100) {
+    if (r->err_xml && s3_xml_finish(r->err_xml) != 1)
+      r->err.code[0] = '\0';
+    s3_err_from_http(r->status, r->err.code, m);
+    *rc = -m->err;
+    return;
+  }
+  if (r->sink == S3_SINK_XML) {
+    if (!r->xml)
+      r->xml = s3_xml_create(r->xml_kind, r->xml_result, &r->err);
+    xr = r->xml ? s3_xml_finish(r->xml) : -ENOMEM;
+    if (xr == 1) {
+      /* 200 with an <Error> document: judged by its code, as a 5xx */
+      s3_err_from_http(500, r->err.code, m);
+      *rc = -m->err;
+    } else if (xr < 0) {
+      *m = (struct s3_err_map){.err = EBADMSG, .cls = S3_EC_PROTOCOL};
+      *rc = xr == -ENOMEM ? -ENOMEM : -EBADMSG;
+    }
+  }
+}
+
+static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
+{
+  struct s3_engine *e = &c->eng;
+  struct s3_err_map m;
+  struct s3_retry_ctx ctx;
+  unsigned delay = 0;
+  bool cancel;
+  int rc;
+
+  curl_multi_remove_handle(e->multi, r->easy);
+  classify(r, cc, &m, &rc);
+  put_handle(c, r->easy, cc != CURLE_OK || r->status >= 500);
+  r->easy = NULL;
+
+  pthread_mutex_lock(&e->lock);
+  list_unlink(&e->active, NULL, r);
+  e->n_active--;
+  atomic_store(&c->st_inflight, e->n_active);
+  cancel = r->cancel;
+  pthread_mutex_unlock(&e->lock);
+
+  if (cancel) {
+    finish(c, r, -ECANCELED, S3_EC_NONE);
+    return;
+  }
+  if (rc == 0) {
+    s3_retry_quota_success(&c->quota);
+    finish(c, r, 0, S3_EC_NONE);
+    return;
+  }
+  if (m.log_hint)
+    log_warn("%s %s/%s: %s (%s)", r->method, r->bucket ? r->bucket : "",
+             r->key, r->err.code[0] ? r->err.code : "error",
+             s3_err_hint(r->err.code, r->status)
+                 ? s3_err_hint(r->err.code, r->status)
+                 : strerror(m.err));
+  ctx = (struct s3_retry_ctx){
+      .attempt = r->attempts,
+      .elapsed_ms = s3_now_ms() - r->first_start_ms,
+      .idempotent = r->idempotent,
+      .retryable = m.retryable,
+      .before_send = m.before_send,
+      .throttled = m.cls == S3_EC_THROTTLE,
+      .timeout = m.cls == S3_EC_TIMEOUT,
+  };
+  if (s3_retry_decide(&c->cfg.retry, &c->quota, &ctx, rng_next(e), &delay) ==
+      S3_RETRY_YES) {
+    log_info("%s %s/%s: %s (HTTP %ld %s), retry %u in %u ms", r->method,
+             r->bucket ? r->bucket : "", r->key, strerror(m.err), r->status,
+             r->err.code, r->attempts, delay);
+    atomic_fetch_add(&c->st_retries, 1);
+    r->not_before_ms = s3_now_ms() + delay;
+    pthread_mutex_lock(&e->lock);
+    r->state = S3_REQ_QUEUED;
+    list_push(&e->queue, &e->queue_tail, r);
+    pthread_mutex_unlock(&e->lock);
+    return;
+  }
+  log_debug("%s %s/%s: failed: %s (HTTP %ld %s) after %u attempt(s)",
+            r->method, r->bucket ? r->bucket : "", r->key, strerror(m.err),
+            r->status, r->err.code, r->attempts);
+  finish(c, r, rc, m.cls);
+}
+
+/*
+ * Under eng.lock: take the queued requests that may start now (up to
+ * max_inflight) and every cancelled one; returns the ms until the next
+ * retry is due.
+ */
+static unsigned schedule(struct s3_client *c, struct s3_req **start,
+                         struct s3_req **cancelled)
+{
+  struct s3_engine *e = &c->eng;
+  uint64_t now = s3_now_ms(), next = now + ENGINE_POLL_MS;
+  struct s3_req *r, *nx;
+
+  for (r = e->active; r; r = nx) {
+    nx = r->next;
+    if (r->cancel) {
+      list_unlink(&e->active, NULL, r);
+      e->n_active--;
+      r->link = *cancelled;
+      *cancelled = r;
+    }
+  }
+  for (r = e->queue; r; r = nx) {
+    nx = r->next;
+    if (r->cancel) {
+      list_unlink(&e->queue, &e->queue_tail, r);
+      r->link = *cancelled;
+      *cancelled = r;
+      continue;
+    }
+    if (r->not_before_ms > now) {
+      if (r->not_before_ms < next)
+        next = r->not_before_ms;
+      continue;
+    }
+    if (e->n_active >= c->cfg.max_inflight)
+      continue;
+    list_unlink(&e->queue, &e->queue_tail, r);
+    list_push(&e->active, NULL, r);
+    r->state = S3_REQ_ACTIVE;
+    e->n_active++;
+    r->link = *start;
+    *start = r;
+  }
+  atomic_store(&c->st_inflight, e->n_active);
+  if (e->n_active > atomic_load(&c->st_max_inflight))
+    atomic_store(&c->st_max_inflight, e->n_active);
+  return (unsigned)(next - now);
+}
+
+static void *engine_main(void *arg)
+{
+  struct s3_client *c = arg;
+  struct s3_engine *e = &c->eng;
+  struct s3_req *start, *cancelled, *r;
+  CURLMsg *msg;
+  unsigned wait_ms;
+  int running, left, rc;
+  bool stop;
+
+  for (;;) {
+    start = cancelled = NULL;
+    pthread_mutex_lock(&e->lock);
+    stop = e->stop;
+    if (stop) {
+      /* cancel everything: queued and active alike */
+      for (r = e->queue; r; r = r->next)
+        r->cancel = true;
+      for (r = e->active; r; r = r->next)
+        r->cancel = true;
+    }
+    wait_ms = schedule(c, &start, &cancelled);
+    pthread_mutex_unlock(&e->lock);
+
+    while ((r = cancelled)) {
+      cancelled = r->link;
+      if (r->easy) {
+        curl_multi_remove_handle(e->multi, r->easy);
+        put_handle(c, r->easy, true);
+        r->easy = NULL;
+      }
+      finish(c, r, -ECANCELED, S3_EC_NONE);
+    }
+    if (stop)
+      break;
+    while ((r = start)) {
+      start = r->link;
+      rc = start_attempt(c, r);
+      if (rc) {
+        pthread_mutex_lock(&e->lock);
+        list_unlink(&e->active, NULL, r);
+        e->n_active--;
+        pthread_mutex_unlock(&e->lock);
+        finish(c, r, rc, S3_EC_CLIENT);
+      }
+    }
+    curl_multi_perform(e->multi, &running);
+    while ((msg = curl_multi_info_read(e->multi, &left))) {
+      if (msg->msg != CURLMSG_DONE)
+        continue;
+      curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+      attempt_done(c, r, msg->data.result);
+    }
+    curl_multi_poll(e->multi, NULL, 0, wait_ms ? (int)wait_ms : 1, NULL);
+  }
+  return NULL;
+}
+
+int s3_engine_start(struct s3_client *c)
+{
+  struct s3_engine *e = &c->eng;
+  int rc;
+
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  e->rng = ((uint64_t)time(NULL) << 20) ^ (uint64_t)getpid() ^
+           (uint64_t)(uintptr_t)c;
+  if (!e->rng)
+    e->rng = 88172645463325252ull;
+  e->pool = calloc(c->cfg.max_inflight, sizeof(*e->pool));
+  if (!e->pool)
+    return -ENOMEM;
+  e->multi = curl_multi_init();
+  if (!e->multi) {
+    rc = -ENOMEM;
+    goto free_pool;
+  }
+  curl_multi_setopt(e->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+                    (long)c->cfg.max_inflight);
+  curl_multi_setopt(e->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+                    (long)c->cfg.max_inflight);
+  curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS, (long)c->cfg.max_inflight);
+  rc = -pthread_mutex_init(&e->lock, NULL);
+  if (rc)
+    goto clean_multi;
+  rc = -pthread_create(&e->thread, NULL, engine_main, c);
+  if (rc)
+    goto destroy_lock;
+  e->started = true;
+  return 0;
+
+destroy_lock:
+  pthread_mutex_destroy(&e->lock);
+clean_multi:
+  curl_multi_cleanup(e->multi);
+free_pool:
+  free(e->pool);
+  return rc;
+}
+
+void s3_engine_stop(struct s3_client *c)
+{
+  struct s3_engine *e = &c->eng;
+
+  if (!e->started)
+    return;
+  pthread_mutex_lock(&e->lock);
+  e->stop = true;
+  pthread_mutex_unlock(&e->lock);
+  curl_multi_wakeup(e->multi);
+  pthread_join(e->thread, NULL);
+  while (e->n_pool)
+    curl_easy_cleanup(e->pool[--e->n_pool]);
+  free(e->pool);
+  curl_multi_cleanup(e->multi);
+  pthread_mutex_destroy(&e->lock);
+  e->started = false;
+}
+
+/* ---- the submitter's side ---- */
+
+void s3_req_submit(struct s3_req *r, s3_req_done_fn done, void *arg)
+{
+  struct s3_engine *e = &r->client->eng;
+  bool stopped;
+
+  r->done = done;
+  r->done_arg = arg;
+  r->attempts = 0;
+  r->rc = 0;
+  r->not_before_ms = 0;
+  pthread_mutex_lock(&e->lock);
+  stopped = e->stop;
+  r->cancel = stopped;
+  r->state = S3_REQ_QUEUED;
+  if (!stopped)
+    list_push(&e->queue, &e->queue_tail, r);
+  pthread_mutex_unlock(&e->lock);
+  if (stopped)
+    finish(r->client, r, -ECANCELED, S3_EC_NONE);
+  else
+    curl_multi_wakeup(e->multi);
+}
+
+int s3_req_wait(struct s3_req *r)
+{
+  struct s3_engine *e = &r->client->eng;
+
+  pthread_mutex_lock(&e->lock);
+  while (r->state != S3_REQ_DONE)
+    pthread_cond_wait(&r->cv, &e->lock);
+  pthread_mutex_unlock(&e->lock);
+  return r->rc;
+}
+
+void s3_req_cancel(struct s3_req *r)
+{
+  struct s3_engine *e = &r->client->eng;
+  bool wake;
+
+  pthread_mutex_lock(&e->lock);
+  wake = r->state == S3_REQ_QUEUED || r->state == S3_REQ_ACTIVE;
+  if (wake)
+    r->cancel = true;
+  pthread_mutex_unlock(&e->lock);
+  if (wake)
+    curl_multi_wakeup(e->multi);
+}

@@ -1,0 +1,131 @@
+/*
+ * Internals shared by the s3/ files: the client and request structs.
+ * Locking: eng.lock protects every engine list and each request's state,
+ * cancel flag and waiter fields; everything else in a request belongs to the
+ * submitter before submit, to the engine thread while it runs, and to the
+ * submitter again once it is done.
+ */
+#ifndef S3R_S3_I_H
+#define S3R_S3_I_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "s3/s3_client.h"
+#include "s3/s3_err.h"
+
+#define S3_MAX_RESP_HEADERS 96
+#define S3_MAX_RESP_HEADER_BYTES (32 * 1024)
+
+enum s3_req_state {
+  S3_REQ_NEW = 0,
+  S3_REQ_QUEUED,   /* on eng.queue, waiting for a slot or a retry time */
+  S3_REQ_ACTIVE,   /* its easy handle is in the multi handle */
+  S3_REQ_DONE,
+};
+
+enum s3_sink_kind { S3_SINK_NONE = 0, S3_SINK_BUF, S3_SINK_XML };
+
+struct s3_req {
+  struct s3_client *client;
+  struct s3_req *next, *prev;     /* eng.queue or eng.active; eng.lock */
+  struct s3_req *link;            /* engine thread's private lists */
+
+  /* what to send (owned) */
+  char method[8];
+  char *bucket;
+  char *key;
+  struct s3_kv *query;            /* raw name/value, owned strings */
+  size_t n_query;
+  struct s3_kv *headers;          /* owned strings */
+  size_t n_headers;
+  const unsigned char *body;      /* borrowed */
+  size_t body_len;
+  size_t body_off;                /* engine: read position this attempt */
+  char payload_hash[S3_SHA256_HEX_LEN + 1];
+  bool has_range;
+  uint64_t range_off, range_len;
+  unsigned timeout_ms;
+  bool idempotent;
+
+  /* where the reply body goes */
+  enum s3_sink_kind sink;
+  unsigned char *sink_buf;        /* borrowed */
+  size_t sink_cap;
+  size_t sink_len;
+  uint64_t sink_skip;             /* bytes still to drop (200 to a range) */
+  enum s3_xml_kind xml_kind;
+  void *xml_result;
+  struct s3_xml *xml;             /* parser for this attempt */
+  struct s3_xml *err_xml;         /* error body parser for this attempt */
+  bool body_overflow;
+  bool bad_headers;
+
+  /* engine bookkeeping */
+  enum s3_req_state state;        /* eng.lock */
+  bool cancel;                    /* eng.lock */
+  pthread_cond_t cv;              /* s3_req_wait; with eng.lock */
+  s3_req_done_fn done;
+  void *done_arg;
+  CURL *easy;
+  struct curl_slist *hdr_list;
+  char *url;
+  uint64_t not_before_ms;         /* retry time (monotonic) */
+  uint64_t first_start_ms;
+  unsigned attempts;
+
+  /* results */
+  int rc;
+  long status;
+  struct s3_error_info err;
+  char *resp_hdr[S3_MAX_RESP_HEADERS * 2]; /* name, value pairs */
+  size_t n_resp_hdr;
+  size_t resp_hdr_bytes;
+};
+
+struct s3_engine {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  CURLM *multi;
+  struct s3_req *queue;           /* FIFO head; protected by lock */
+  struct s3_req *queue_tail;      /* protected by lock */
+  size_t n_active;                /* protected by lock */
+  struct s3_req *active;          /* protected by lock */
+  bool stop;                      /* protected by lock */
+  bool started;
+  CURL **pool;                    /* idle easy handles; engine thread only */
+  size_t n_pool;
+  uint64_t rng;                   /* engine thread only */
+};
+
+struct s3_client {
+  struct s3_client_config cfg;    /* strings below are our copies */
+  char *endpoint;                 /* without trailing '/' */
+  char *scheme_host;              /* "http://127.0.0.1:7480" */
+  char *host;                     /* "127.0.0.1:7480": the Host header */
+  char *base_path;                /* path prefix of the endpoint, "" usually */
+  char *ca_bundle;
+  struct s3_creds creds;
+  struct s3_retry_quota quota;
+  struct s3_engine eng;
+
+  _Atomic uint64_t st_requests, st_attempts, st_retries, st_sent, st_recv,
+      st_cancelled, st_inflight, st_max_inflight;
+  _Atomic uint64_t st_errors[S3_EC_COUNT];
+};
+
+/* s3_req.c: engine helpers */
+void s3_req_reset_reply(struct s3_req *r);
+/* Store one response header line; -EBADMSG for a malformed one. */
+int s3_req_store_header(struct s3_req *r, const char *line, size_t len);
+
+/* s3_engine.c */
+int s3_engine_start(struct s3_client *c);
+void s3_engine_stop(struct s3_client *c);
+
+/* s3_client.c: URL and signed headers for one attempt (engine thread). */
+int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r);
+uint64_t s3_now_ms(void);
+
+#endif

@@ -1,0 +1,1134 @@
+/*
+ * s3_xml: see s3_xml.h.
+ *
+ * DESIGN. One expat parser per response, created with a namespace separator
+ * so that every element is matched on its local name whatever xmlns S3, RGW
+ * or MinIO put on it. The parser keeps a stack of contexts (root, Contents,
+ * Bucket, ...); a static table maps (parent context, local name) to either a
+ * child context (a record: Contents, CommonPrefixes, Bucket, Deleted, Error)
+ * or a leaf field whose text is collected. Elements not in the table are
+ * skipped with their whole subtree. Leaf text goes into one fixed buffer of
+ * XML_TEXT_MAX bytes (character data arrives in any number of pieces) and is
+ * converted when the element closes; a record is checked for its required
+ * fields and appended to the result when it closes.
+ *
+ * Hostile input: a DOCTYPE (and so any entity declaration) aborts the parse,
+ * which rules out entity expansion bombs; the body, the nesting depth, every
+ * text field and every array are bounded (limits below), so memory stays
+ * proportional to a legitimate page. Not thread-safe: one parser, one thread.
+ *
+ * Field length policy: identifying fields (Key, Prefix, ETag, UploadId, Code,
+ * token, numbers, dates) longer than their limit make the document -EBADMSG;
+ * descriptive ones (Message, Resource, RequestId, StorageClass) are truncated
+ * at a UTF-8 character boundary.
+ */
+#include "s3/s3_xml.h"
+
+#include "common/slog.h"
+
+#include <errno.h>
+#include <expat.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define XML_NS_SEP ' '            /* cannot occur in a URI or a local name */
+#define XML_BODY_MAX (64u << 20)  /* a 1000-key page is ~1-4 MiB */
+#define XML_DEPTH_MAX 32          /* S3 documents nest 4 deep */
+#define XML_ENTRIES_MAX 100000u   /* per array per page (S3 sends <= 1000) */
+#define XML_TEXT_MAX 4096         /* 1024-byte key, url-encoded, with room */
+#define XML_CHUNK_MAX (1 << 30)   /* XML_Parse takes an int length */
+
+enum ctx {
+  X_NONE,
+  X_IGNORE,       /* unknown element: skip it and everything inside */
+  X_LEAF,         /* a text field: no child element allowed */
+  X_ERROR,        /* <Error> root */
+  X_LIST,         /* <ListBucketResult> */
+  X_CONTENTS,     /* record */
+  X_CPREFIX,      /* record */
+  X_ALLBUCKETS,   /* <ListAllMyBucketsResult> */
+  X_BUCKETS,
+  X_BUCKET,       /* record */
+  X_MPU,          /* <InitiateMultipartUploadResult> */
+  X_ETAGRES,      /* Complete/CopyObject/CopyPart result */
+  X_DELETE,       /* <DeleteResult> */
+  X_DELETED,      /* record */
+  X_DELERR,       /* record */
+};
+
+enum field {
+  F_NONE,
+  F_ERR_CODE, F_ERR_MSG, F_ERR_RID, F_ERR_RES,
+  F_TRUNC, F_NEXT, F_KEYCOUNT, F_ENCTYPE,
+  F_OBJ_KEY, F_OBJ_SIZE, F_OBJ_ETAG, F_OBJ_MTIME, F_OBJ_CLASS,
+  F_PREFIX,
+  F_BKT_NAME, F_BKT_DATE,
+  F_UPLOAD_ID,
+  F_ETAG, F_MTIME,
+  F_DEL_KEY,
+  F_DERR_KEY, F_DERR_CODE, F_DERR_MSG,
+  F_COUNT
+};
+
+#define BIT(f) (1u << (f))
+/* Fields belonging to a record: cleared from ->seen when a record opens. */
+#define REC_FIELDS                                                             \
+  (BIT(F_OBJ_KEY) | BIT(F_OBJ_SIZE) | BIT(F_OBJ_ETAG) | BIT(F_OBJ_MTIME) |     \
+   BIT(F_OBJ_CLASS) | BIT(F_PREFIX) | BIT(F_BKT_NAME) | BIT(F_BKT_DATE) |      \
+   BIT(F_DEL_KEY) | BIT(F_DERR_KEY) | BIT(F_DERR_CODE) | BIT(F_DERR_MSG))
+
+/*
+ * Longest accepted text per field. trunc: text past the buffer is dropped
+ * and the copy into the fixed-size destination cuts at a UTF-8 boundary.
+ */
+static const struct {
+  unsigned short max;
+  bool trunc;
+} field_spec[F_COUNT] = {
+    [F_ERR_CODE] = {63, false},   [F_ERR_MSG] = {XML_TEXT_MAX, true},
+    [F_ERR_RID] = {XML_TEXT_MAX, true}, [F_ERR_RES] = {XML_TEXT_MAX, true},
+    [F_TRUNC] = {5, false},       [F_NEXT] = {XML_TEXT_MAX, false},
+    [F_KEYCOUNT] = {20, false},   [F_ENCTYPE] = {16, false},
+    [F_OBJ_KEY] = {XML_TEXT_MAX, false}, [F_OBJ_SIZE] = {20, false},
+    [F_OBJ_ETAG] = {81, false},   [F_OBJ_MTIME] = {64, false},
+    [F_OBJ_CLASS] = {XML_TEXT_MAX, true},   [F_PREFIX] = {XML_TEXT_MAX, false},
+    [F_BKT_NAME] = {255, false},  [F_BKT_DATE] = {64, false},
+    [F_UPLOAD_ID] = {XML_TEXT_MAX, false},
+    [F_ETAG] = {81, false},       [F_MTIME] = {64, false},
+    [F_DEL_KEY] = {XML_TEXT_MAX, false},
+    [F_DERR_KEY] = {XML_TEXT_MAX, false}, [F_DERR_CODE] = {63, false},
+    [F_DERR_MSG] = {XML_TEXT_MAX, true},
+};
+
+/* (parent, local name) -> child context and, for X_LEAF, the field. */
+static const struct {
+  enum ctx parent;
+  const char *name;
+  enum ctx child;
+  enum field field;
+} elems[] = {
+    {X_ERROR, "Code", X_LEAF, F_ERR_CODE},
+    {X_ERROR, "Message", X_LEAF, F_ERR_MSG},
+    {X_ERROR, "RequestId", X_LEAF, F_ERR_RID},
+    {X_ERROR, "Resource", X_LEAF, F_ERR_RES},
+    {X_LIST, "Contents", X_CONTENTS, F_NONE},
+    {X_LIST, "CommonPrefixes", X_CPREFIX, F_NONE},
+    {X_LIST, "IsTruncated", X_LEAF, F_TRUNC},
+    {X_LIST, "NextContinuationToken", X_LEAF, F_NEXT},
+    {X_LIST, "KeyCount", X_LEAF, F_KEYCOUNT},
+    {X_LIST, "EncodingType", X_LEAF, F_ENCTYPE},
+    {X_CONTENTS, "Key", X_LEAF, F_OBJ_KEY},
+    {X_CONTENTS, "Size", X_LEAF, F_OBJ_SIZE},
+    {X_CONTENTS, "ETag", X_LEAF, F_OBJ_ETAG},
+    {X_CONTENTS, "LastModified", X_LEAF, F_OBJ_MTIME},
+    {X_CONTENTS, "StorageClass", X_LEAF, F_OBJ_CLASS},
+    {X_CPREFIX, "Prefix", X_LEAF, F_PREFIX},
+    {X_ALLBUCKETS, "Buckets", X_BUCKETS, F_NONE},
+    {X_BUCKETS, "Bucket", X_BUCKET, F_NONE},
+    {X_BUCKET, "Name", X_LEAF, F_BKT_NAME},
+    {X_BUCKET, "CreationDate", X_LEAF, F_BKT_DATE},
+    {X_MPU, "UploadId", X_LEAF, F_UPLOAD_ID},
+    {X_ETAGRES, "ETag", X_LEAF, F_ETAG},
+    {X_ETAGRES, "LastModified", X_LEAF, F_MTIME},
+    {X_DELETE, "Deleted", X_DELETED, F_NONE},
+    {X_DELETE, "Error", X_DELERR, F_NONE},
+    {X_DELETED, "Key", X_LEAF, F_DEL_KEY},
+    {X_DELERR, "Key", X_LEAF, F_DERR_KEY},
+    {X_DELERR, "Code", X_LEAF, F_DERR_CODE},
+    {X_DELERR, "Message", X_LEAF, F_DERR_MSG},
+};
+
+/* Accepted root per kind; <Error> is accepted for every kind. */
+static const struct {
+  enum s3_xml_kind kind;
+  const char *name;
+  enum ctx ctx;
+} roots[] = {
+    {S3_XML_LIST_OBJECTS, "ListBucketResult", X_LIST},
+    {S3_XML_LIST_BUCKETS, "ListAllMyBucketsResult", X_ALLBUCKETS},
+    {S3_XML_INITIATE_MPU, "InitiateMultipartUploadResult", X_MPU},
+    {S3_XML_COMPLETE_MPU, "CompleteMultipartUploadResult", X_ETAGRES},
+    {S3_XML_COPY_RESULT, "CopyObjectResult", X_ETAGRES},
+    {S3_XML_COPY_RESULT, "CopyPartResult", X_ETAGRES},
+    {S3_XML_DELETE_RESULT, "DeleteResult", X_DELETE},
+};
+
+struct s3_xml {
+  XML_Parser p;
+  enum s3_xml_kind kind;
+  void *result;
+  struct s3_error_info *err;
+  struct s3_error_info err_local;  /* used when the caller passed no err */
+  int rc;                          /* first failure, sticky */
+  enum XML_Error xerr;             /* expat's reason, if expat refused */
+  bool finished;
+  bool started;                    /* a non-whitespace byte was fed */
+  bool root_seen;
+  bool is_error;                   /* the root was <Error> */
+  bool url_encoded;                /* <EncodingType>url</EncodingType> */
+  size_t fed;
+  unsigned depth;
+  enum ctx stack[XML_DEPTH_MAX];
+  enum field leaf;                 /* field being collected, or F_NONE */
+  uint32_t seen;                   /* BIT(field) of fields already seen */
+  size_t text_len;
+  size_t cap;                      /* capacity of the array being filled */
+  size_t cap2;                     /* second array (prefixes, errors) */
+  /* record being built, owned here until appended */
+  struct s3_object_info obj;
+  struct s3_bucket_info bkt;
+  struct s3_delete_error derr;
+  char *str;                       /* CommonPrefixes/Prefix, Deleted/Key */
+  char text[XML_TEXT_MAX + 1];
+};
+
+static void fail(struct s3_xml *x, int rc)
+{
+  if (!x->rc)
+    x->rc = rc;
+  XML_StopParser(x->p, XML_FALSE);
+}
+
+static const char *local_name(const char *name)
+{
+  const char *s = strrchr(name, XML_NS_SEP);
+
+  return s ? s + 1 : name;
+}
+
+/* Copy at most size-1 bytes, not cutting a UTF-8 sequence in two. */
+static void copy_trunc(char *dst, size_t size, const char *src, size_t len)
+{
+  if (len >= size) {
+    len = size - 1;
+    while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+      len--;
+  }
+  memcpy(dst, src, len);
+  dst[len] = '\0';
+}
+
+static int copy_exact(char *dst, size_t size, const char *src, size_t len)
+{
+  if (len >= size)
+    return -EBADMSG;
+  memcpy(dst, src, len);
+  dst[len] = '\0';
+  return 0;
+}
+
+/* Strict unsigned decimal: digits only, no sign or space, <= max. */
+static int parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+  uint64_t v = 0;
+
+  if (len == 0)
+    return -EBADMSG;
+  for (size_t i = 0; i < len; i++) {
+    unsigned d = (unsigned char)s[i] - '0';
+
+    if (d > 9 || v > (max - d) / 10)
+      return -EBADMSG;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+/* ETag without its surrounding quotes, into a char[80]. */
+static int copy_etag(char *dst, size_t size, const char *s, size_t len)
+{
+  if (len >= 2 && s[0] == '"' && s[len - 1] == '"') {
+    s++;
+    len -= 2;
+  }
+  if (len == 0)
+    return -EBADMSG;
+  return copy_exact(dst, size, s, len);
+}
+
+static int parse_date(const char *s, time_t *out)
+{
+  return s3_parse_iso8601(s, out) ? -EBADMSG : 0;
+}
+
+static int dup_nonempty(const char *s, size_t len, char **out)
+{
+  if (len == 0)
+    return -EBADMSG;
+  *out = strndup(s, len);
+  return *out ? 0 : -ENOMEM;
+}
+
+/*
+ * Make room for index n in arr (*cap items of elem bytes). Returns the array
+ * (maybe moved) or NULL with *rc set; arr is left alone on failure.
+ */
+static void *grow(void *arr, size_t *cap, size_t n, size_t elem, int *rc)
+{
+  size_t ncap;
+  void *p;
+
+  if (n >= XML_ENTRIES_MAX) {
+    *rc = -EBADMSG;
+    return NULL;
+  }
+  if (n < *cap)
+    return arr;
+  ncap = *cap ? *cap * 2 : 16;
+  if (ncap > XML_ENTRIES_MAX)
+    ncap = XML_ENTRIES_MAX;
+  p = realloc(arr, ncap * elem);
+  if (!p) {
+    *rc = -ENOMEM;
+    return NULL;
+  }
+  *cap = ncap;
+  return p;
+}
+
+/* The leaf element `f` closed: convert x->text into its destination. */
+static int commit_field(struct s3_xml *x, enum field f)
+{
+  const char *t = x->text;
+  size_t n = x->text_len;
+  struct s3_list_result *lr = x->result;
+  struct s3_etag_result *er = x->result;
+  uint64_t v = 0;
+  int rc = 0;
+
+  x->text[n] = '\0';
+  switch (f) {
+  case F_ERR_CODE:
+    rc = copy_exact(x->err->code, sizeof(x->err->code), t, n);
+    break;
+  case F_ERR_MSG:
+    copy_trunc(x->err->message, sizeof(x->err->message), t, n);
+    break;
+  case F_ERR_RID:
+    copy_trunc(x->err->request_id, sizeof(x->err->request_id), t, n);
+    break;
+  case F_ERR_RES:
+    copy_trunc(x->err->resource, sizeof(x->err->resource), t, n);
+    break;
+  case F_TRUNC:
+    if (!strcmp(t, "true"))
+      lr->truncated = true;
+    else if (!strcmp(t, "false"))
+      lr->truncated = false;
+    else
+      rc = -EBADMSG;
+    break;
+  case F_NEXT:
+    if (n)
+      rc = dup_nonempty(t, n, &lr->next_token);
+    break;
+  case F_KEYCOUNT:
+    rc = parse_u64(t, n, UINT_MAX, &v);
+    lr->key_count = (unsigned)v;
+    break;
+  case F_ENCTYPE:
+    if (strcasecmp(t, "url"))
+      rc = -EBADMSG;    /* an encoding we cannot undo */
+    x->url_encoded = true;
+    break;
+  case F_OBJ_KEY:
+    rc = dup_nonempty(t, n, &x->obj.key);
+    break;
+  case F_OBJ_SIZE:
+    rc = parse_u64(t, n, INT64_MAX, &v);
+    x->obj.size = (int64_t)v;
+    break;
+  case F_OBJ_ETAG:
+    rc = copy_etag(x->obj.etag, sizeof(x->obj.etag), t, n);
+    break;
+  case F_OBJ_MTIME:
+    rc = parse_date(t, &x->obj.mtime);
+    break;
+  case F_OBJ_CLASS:
+    copy_trunc(x->obj.storage_class, sizeof(x->obj.storage_class), t, n);
+    break;
+  case F_PREFIX:
+  case F_DEL_KEY:
+    rc = dup_nonempty(t, n, &x->str);
+    break;
+  case F_BKT_NAME:
+    rc = dup_nonempty(t, n, &x->bkt.name);
+    break;
+  case F_BKT_DATE:
+    rc = parse_date(t, &x->bkt.created);
+    break;
+  case F_UPLOAD_ID:
+    rc = dup_nonempty(t, n, &((struct s3_mpu_result *)x->result)->upload_id);
+    break;
+  case F_ETAG:
+    /* Ceph RGW 16 answers Complete with an empty <ETag></ETag>: accept
+       that there (the object's ETag is then known from a HEAD) */
+    if (x->kind == S3_XML_COMPLETE_MPU && (n == 0 || (n == 2 && t[0] == '"' &&
+                                                      t[1] == '"')))
+      rc = 0;
+    else
+      rc = copy_etag(er->etag, sizeof(er->etag), t, n);
+    break;
+  case F_MTIME:
+    rc = parse_date(t, &er->mtime);
+    break;
+  case F_DERR_KEY:
+    rc = dup_nonempty(t, n, &x->derr.key);
+    break;
+  case F_DERR_CODE:
+    rc = copy_exact(x->derr.code, sizeof(x->derr.code), t, n);
+    break;
+  case F_DERR_MSG:
+    copy_trunc(x->derr.message, sizeof(x->derr.message), t, n);
+    break;
+  case F_NONE:
+  case F_COUNT:
+    break;
+  }
+  return rc;
+}
+
+static void open_record(struct s3_xml *x)
+{
+  x->seen &= ~REC_FIELDS;
+  memset(&x->obj, 0, sizeof(x->obj));
+  memset(&x->bkt, 0, sizeof(x->bkt));
+  memset(&x->derr, 0, sizeof(x->derr));
+  x->str = NULL;
+}
+
+/* A record closed: check its required fields and append it. */
+static int close_record(struct s3_xml *x, enum ctx c)
+{
+  struct s3_list_result *lr = x->result;
+  struct s3_buckets_result *br = x->result;
+  struct s3_delete_result *dr = x->result;
+  void *p = NULL;
+  int rc = -EBADMSG;
+
+  switch (c) {
+  case X_CONTENTS:
+    if (!x->obj.key || !(x->seen & BIT(F_OBJ_SIZE)))
+      return -EBADMSG;
+    p = grow(lr->objects, &x->cap, lr->n_objects, sizeof(x->obj), &rc);
+    if (!p)
+      return rc;
+    lr->objects = p;
+    lr->objects[lr->n_objects++] = x->obj;
+    x->obj.key = NULL;
+    return 0;
+  case X_CPREFIX:
+    if (!x->str)
+      return -EBADMSG;
+    p = grow(lr->prefixes, &x->cap2, lr->n_prefixes, sizeof(char *), &rc);
+    if (!p)
+      return rc;
+    lr->prefixes = p;
+    lr->prefixes[lr->n_prefixes++] = x->str;
+    x->str = NULL;
+    return 0;
+  case X_BUCKET:
+    if (!x->bkt.name)
+      return -EBADMSG;
+    p = grow(br->buckets, &x->cap, br->n_buckets, sizeof(x->bkt), &rc);
+    if (!p)
+      return rc;
+    br->buckets = p;
+    br->buckets[br->n_buckets++] = x->bkt;
+    x->bkt.name = NULL;
+    return 0;
+  case X_DELETED:
+    if (!x->str)
+      return -EBADMSG;
+    p = grow(dr->deleted, &x->cap, dr->n_deleted, sizeof(char *), &rc);
+    if (!p)
+      return rc;
+    dr->deleted = p;
+    dr->deleted[dr->n_deleted++] = x->str;
+    x->str = NULL;
+    return 0;
+  case X_DELERR:
+    if (!x->derr.key)
+      return -EBADMSG;
+    p = grow(dr->errors, &x->cap2, dr->n_errors, sizeof(x->derr), &rc);
+    if (!p)
+      return rc;
+    dr->errors = p;
+    dr->errors[dr->n_errors++] = x->derr;
+    x->derr.key = NULL;
+    return 0;
+  default:
+    return 0;
+  }
+}
+
+static bool is_record(enum ctx c)
+{
+  return c == X_CONTENTS || c == X_CPREFIX || c == X_BUCKET ||
+         c == X_DELETED || c == X_DELERR;
+}
+
+static enum ctx root_ctx(struct s3_xml *x, const char *local)
+{
+  if (!strcmp(local, "Error")) {
+    x->is_error = true;
+    return X_ERROR;
+  }
+  for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+    if (roots[i].kind == x->kind && !strcmp(roots[i].name, local))
+      return roots[i].ctx;
+  return X_NONE;
+}
+
+static void XMLCALL on_start(void *ud, const XML_Char *name,
+                             const XML_Char **atts)
+{
+  struct s3_xml *x = ud;
+  const char *local = local_name(name);
+  enum ctx parent, child = X_IGNORE;
+  enum field f = F_NONE;
+
+  (void)atts;
+  if (x->rc)
+    return;
+  if (x->depth >= XML_DEPTH_MAX) {
+    fail(x, -EBADMSG);
+    return;
+  }
+  parent = x->depth ? x->stack[x->depth - 1] : X_NONE;
+  if (x->depth == 0) {
+    child = root_ctx(x, local);
+    x->root_seen = true;
+  } else if (parent == X_LEAF) {
+    child = X_NONE;       /* markup inside a text field */
+  } else if (parent != X_IGNORE) {
+    for (size_t i = 0; i < sizeof(elems) / sizeof(elems[0]); i++) {
+      if (elems[i].parent == parent && !strcmp(elems[i].name, local)) {
+        child = elems[i].child;
+        f = elems[i].field;
+        break;
+      }
+    }
+  }
+  if (child == X_NONE) {
+    fail(x, -EBADMSG);
+    return;
+  }
+  if (child == X_LEAF) {
+    if (x->seen & BIT(f)) {
+      fail(x, -EBADMSG);  /* a field given twice */
+      return;
+    }
+    x->seen |= BIT(f);
+    x->leaf = f;
+    x->text_len = 0;
+  } else if (is_record(child)) {
+    open_record(x);
+  }
+  x->stack[x->depth++] = child;
+}
+
+static void XMLCALL on_end(void *ud, const XML_Char *name)
+{
+  struct s3_xml *x = ud;
+  enum ctx c;
+  int rc = 0;
+
+  (void)name;
+  if (x->rc || x->depth == 0)
+    return;
+  c = x->stack[--x->depth];
+  if (c == X_LEAF) {
+    rc = commit_field(x, x->leaf);
+    x->leaf = F_NONE;
+  } else if (is_record(c)) {
+    rc = close_record(x, c);
+  }
+  if (rc)
+    fail(x, rc);
+}
+
+static void XMLCALL on_text(void *ud, const XML_Char *s, int len)
+{
+  struct s3_xml *x = ud;
+  size_t max, n = (size_t)len;
+
+  if (x->rc || x->depth == 0 || x->stack[x->depth - 1] != X_LEAF)
+    return;             /* whitespace between elements, or skipped text */
+  max = field_spec[x->leaf].max;
+  if (x->text_len + n > max) {
+    if (!field_spec[x->leaf].trunc) {
+      fail(x, -EBADMSG);
+      return;
+    }
+    n = max - x->text_len;
+  }
+  memcpy(x->text + x->text_len, s, n);
+  x->text_len += n;
+}
+
+/* Any DOCTYPE: no entity declarations, no external subset, no bombs. */
+static void XMLCALL on_doctype(void *ud, const XML_Char *name,
+                               const XML_Char *sysid, const XML_Char *pubid,
+                               int has_internal_subset)
+{
+  (void)name, (void)sysid, (void)pubid, (void)has_internal_subset;
+  fail(ud, -EBADMSG);
+}
+
+static void XMLCALL on_entity(void *ud, const XML_Char *name, int is_param,
+                              const XML_Char *value, int value_len,
+                              const XML_Char *base, const XML_Char *sysid,
+                              const XML_Char *pubid, const XML_Char *notation)
+{
+  (void)name, (void)is_param, (void)value, (void)value_len, (void)base;
+  (void)sysid, (void)pubid, (void)notation;
+  fail(ud, -EBADMSG);
+}
+
+struct s3_xml *s3_xml_create(enum s3_xml_kind kind, void *result,
+                             struct s3_error_info *err)
+{
+  struct s3_xml *x;
+
+  if (!result && kind != S3_XML_ERROR)
+    return NULL;
+  x = calloc(1, sizeof(*x));
+  if (!x)
+    return NULL;
+  x->p = XML_ParserCreateNS(NULL, XML_NS_SEP);
+  if (!x->p) {
+    free(x);
+    return NULL;
+  }
+  x->kind = kind;
+  x->result = result;
+  x->err = err ? err : &x->err_local;
+  XML_SetUserData(x->p, x);
+  XML_SetElementHandler(x->p, on_start, on_end);
+  XML_SetCharacterDataHandler(x->p, on_text);
+  XML_SetStartDoctypeDeclHandler(x->p, on_doctype);
+  XML_SetEntityDeclHandler(x->p, on_entity);
+  XML_SetParamEntityParsing(x->p, XML_PARAM_ENTITY_PARSING_NEVER);
+  return x;
+}
+
+/* expat refused the document: only its running out of memory is not ours. */
+static int parse_error(struct s3_xml *x)
+{
+  x->xerr = XML_GetErrorCode(x->p);
+  return x->xerr == XML_ERROR_NO_MEMORY ? -ENOMEM : -EBADMSG;
+}
+
+int s3_xml_feed(struct s3_xml *x, const char *buf, size_t len)
+{
+  if (x->rc || x->finished)
+    return x->rc ? x->rc : -EBADMSG;
+  if (len > XML_BODY_MAX - x->fed) {
+    x->rc = -EBADMSG;
+    return x->rc;
+  }
+  x->fed += len;
+  /*
+   * S3 and MinIO may send whitespace ahead of a slow CompleteMultipartUpload
+   * or CopyObject reply to keep the connection alive, before the XML
+   * declaration, which expat would reject: drop it.
+   */
+  while (!x->started && len &&
+         (*buf == ' ' || *buf == '\t' || *buf == '\r' || *buf == '\n')) {
+    buf++;
+    len--;
+  }
+  if (len)
+    x->started = true;
+  while (len) {
+    int n = len > XML_CHUNK_MAX ? XML_CHUNK_MAX : (int)len;
+
+    if (XML_Parse(x->p, buf, n, XML_FALSE) != XML_STATUS_OK) {
+      if (!x->rc)
+        x->rc = parse_error(x);
+      return x->rc;
+    }
+    buf += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static int hexval(char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* Undo encoding-type=url in place: %XX, and '+' for space (see below). */
+static int url_decode(char *s)
+{
+  char *w = s;
+
+  for (const char *r = s; *r; r++) {
+    if (*r == '%') {
+      int hi = hexval(r[1]), lo = hi < 0 ? -1 : hexval(r[2]);
+
+      if (lo < 0)
+        return -EBADMSG;
+      if (hi == 0 && lo == 0)
+        return -EBADMSG;     /* a NUL cannot live in a C string key */
+      *w++ = (char)(hi << 4 | lo);
+      r += 2;
+    } else if (*r == '+') {
+      *w++ = ' ';
+    } else {
+      *w++ = *r;
+    }
+  }
+  *w = '\0';
+  return 0;
+}
+
+/*
+ * encoding-type=url: AWS S3 and MinIO encode like a query string (space as
+ * '+', a literal '+' as %2B; the AWS SDKs decode with unquote_plus /
+ * URLDecoder), RGW encodes space as %20. Decoding '+' as a space is right for
+ * all of them because none leaves a literal '+' in an encoded key.
+ */
+static int list_decode(struct s3_list_result *lr)
+{
+  int rc;
+
+  for (size_t i = 0; i < lr->n_objects; i++) {
+    rc = url_decode(lr->objects[i].key);
+    if (rc)
+      return rc;
+  }
+  for (size_t i = 0; i < lr->n_prefixes; i++) {
+    rc = url_decode(lr->prefixes[i]);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* Required top-level elements, once the document is complete. */
+static int check_result(struct s3_xml *x)
+{
+  struct s3_list_result *lr = x->result;
+
+  switch (x->kind) {
+  case S3_XML_ERROR:
+    return -EBADMSG;            /* only <Error> was acceptable */
+  case S3_XML_LIST_OBJECTS:
+    if (lr->truncated && !lr->next_token)
+      return -EBADMSG;          /* we could never get the next page */
+    return x->url_encoded ? list_decode(lr) : 0;
+  case S3_XML_INITIATE_MPU:
+    return x->seen & BIT(F_UPLOAD_ID) ? 0 : -EBADMSG;
+  case S3_XML_COMPLETE_MPU:
+  case S3_XML_COPY_RESULT:
+    return x->seen & BIT(F_ETAG) ? 0 : -EBADMSG;
+  case S3_XML_LIST_BUCKETS:
+  case S3_XML_DELETE_RESULT:
+    return 0;
+  }
+  return -EBADMSG;
+}
+
+static void result_cleanup(enum s3_xml_kind kind, void *result)
+{
+  switch (kind) {
+  case S3_XML_LIST_OBJECTS:
+    s3_list_result_cleanup(result);
+    memset(result, 0, sizeof(struct s3_list_result));
+    break;
+  case S3_XML_LIST_BUCKETS:
+    s3_buckets_result_cleanup(result);
+    memset(result, 0, sizeof(struct s3_buckets_result));
+    break;
+  case S3_XML_INITIATE_MPU:
+    s3_mpu_result_cleanup(result);
+    break;
+  case S3_XML_COMPLETE_MPU:
+  case S3_XML_COPY_RESULT:
+    memset(result, 0, sizeof(struct s3_etag_result));
+    break;
+  case S3_XML_DELETE_RESULT:
+    s3_delete_result_cleanup(result);
+    memset(result, 0, sizeof(struct s3_delete_result));
+    break;
+  case S3_XML_ERROR:
+    break;
+  }
+}
+
+int s3_xml_finish(struct s3_xml *x)
+{
+  if (x->finished)
+    return x->rc ? x->rc : x->is_error;
+  x->finished = true;
+  if (!x->rc && XML_Parse(x->p, "", 0, XML_TRUE) != XML_STATUS_OK)
+    x->rc = parse_error(x);
+  if (!x->rc && !x->root_seen)
+    x->rc = -EBADMSG;
+  if (!x->rc && !x->is_error)
+    x->rc = check_result(x);
+  if (x->rc) {
+    log_debug("s3_xml: reply body (kind %d) rejected near line %lu column "
+              "%lu: %s",
+              (int)x->kind, (unsigned long)XML_GetCurrentLineNumber(x->p),
+              (unsigned long)XML_GetCurrentColumnNumber(x->p),
+              x->xerr && x->xerr != XML_ERROR_ABORTED
+                  ? XML_ErrorString(x->xerr)
+                  : "content not as S3 documents it (or over a limit)");
+    if (x->result)
+      result_cleanup(x->kind, x->result);
+    return x->rc;
+  }
+  return x->is_error ? 1 : 0;
+}
+
+void s3_xml_destroy(struct s3_xml *x)
+{
+  if (!x)
+    return;
+  free(x->obj.key);
+  free(x->bkt.name);
+  free(x->derr.key);
+  free(x->str);
+  XML_ParserFree(x->p);
+  free(x);
+}
+
+int s3_xml_parse(enum s3_xml_kind kind, const char *buf, size_t len,
+                 void *result, struct s3_error_info *err)
+{
+  struct s3_xml *x = s3_xml_create(kind, result, err);
+  int rc;
+
+  if (!x)
+    return result || kind == S3_XML_ERROR ? -ENOMEM : -EINVAL;
+  (void)s3_xml_feed(x, buf, len); /* a failure sticks: finish returns it */
+  rc = s3_xml_finish(x);
+  s3_xml_destroy(x);
+  return rc;
+}
+
+void s3_list_result_cleanup(struct s3_list_result *r)
+{
+  if (!r)
+    return;
+  for (size_t i = 0; i < r->n_objects; i++)
+    free(r->objects[i].key);
+  free(r->objects);
+  for (size_t i = 0; i < r->n_prefixes; i++)
+    free(r->prefixes[i]);
+  free(r->prefixes);
+  free(r->next_token);
+  r->objects = NULL;
+  r->prefixes = NULL;
+  r->next_token = NULL;
+  r->n_objects = r->n_prefixes = 0;
+}
+
+void s3_buckets_result_cleanup(struct s3_buckets_result *r)
+{
+  if (!r)
+    return;
+  for (size_t i = 0; i < r->n_buckets; i++)
+    free(r->buckets[i].name);
+  free(r->buckets);
+  r->buckets = NULL;
+  r->n_buckets = 0;
+}
+
+void s3_mpu_result_cleanup(struct s3_mpu_result *r)
+{
+  if (!r)
+    return;
+  free(r->upload_id);
+  r->upload_id = NULL;
+}
+
+void s3_delete_result_cleanup(struct s3_delete_result *r)
+{
+  if (!r)
+    return;
+  for (size_t i = 0; i < r->n_deleted; i++)
+    free(r->deleted[i]);
+  free(r->deleted);
+  for (size_t i = 0; i < r->n_errors; i++)
+    free(r->errors[i].key);
+  free(r->errors);
+  r->deleted = NULL;
+  r->errors = NULL;
+  r->n_deleted = r->n_errors = 0;
+}
+
+/* ---- ISO 8601 ---------------------------------------------------------- */
+
+/* n decimal digits at s, or -1. */
+static int digits(const char *s, int n)
+{
+  int v = 0;
+
+  for (int i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    v = v * 10 + (s[i] - '0');
+  }
+  return v;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+  int64_t era;
+  unsigned yoe, doy, doe;
+
+  y -= m <= 2;
+  era = (y >= 0 ? y : y - 399) / 400;
+  yoe = (unsigned)(y - era * 400);
+  doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int days_in_month(int y, int m)
+{
+  static const unsigned char dim[12] = {31, 28, 31, 30, 31, 30,
+                                        31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+  return m == 2 && leap ? 29 : dim[m - 1];
+}
+
+/*
+ * "YYYY-MM-DDTHH:MM:SS[.fraction]" then "Z", "+HH:MM", "-HH:MM" or nothing
+ * (taken as UTC: the CopyObject documentation shows such a LastModified);
+ * the fraction (1-9 digits) is dropped; a leap second (:60) rolls over.
+ */
+int s3_parse_iso8601(const char *s, time_t *out)
+{
+  int y, mo, d, h, mi, sec, off = 0;
+  const char *p;
+
+  if (!s || !out || strlen(s) < 19)
+    return -EINVAL;
+  y = digits(s, 4);
+  mo = digits(s + 5, 2);
+  d = digits(s + 8, 2);
+  h = digits(s + 11, 2);
+  mi = digits(s + 14, 2);
+  sec = digits(s + 17, 2);
+  if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
+      s[16] != ':' || y < 0 || mo < 1 || mo > 12 || d < 1 ||
+      d > days_in_month(y, mo) || h < 0 || h > 23 || mi < 0 || mi > 59 ||
+      sec < 0 || sec > 60)
+    return -EINVAL;
+  p = s + 19;
+  if (*p == '.') {
+    int n = 0;
+
+    while (p[1 + n] >= '0' && p[1 + n] <= '9')
+      n++;
+    if (n < 1 || n > 9)
+      return -EINVAL;
+    p += 1 + n;
+  }
+  if ((p[0] == 'Z' && p[1] == '\0') || p[0] == '\0') {
+    off = 0;            /* no designator: S3 means UTC (CopyObject docs) */
+  } else if ((p[0] == '+' || p[0] == '-') && strlen(p) == 6 && p[3] == ':') {
+    int oh = digits(p + 1, 2), om = digits(p + 4, 2);
+
+    if (oh < 0 || oh > 23 || om < 0 || om > 59)
+      return -EINVAL;
+    off = (oh * 60 + om) * 60 * (p[0] == '-' ? -1 : 1);
+  } else {
+    return -EINVAL;
+  }
+  *out = (time_t)(days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 +
+                  h * 3600 + mi * 60 + sec - off);
+  return 0;
+}
+
+/* ---- builders ---------------------------------------------------------- */
+
+#define S3_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
+#define XML_DECL "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+
+struct sbuf {
+  char *buf;
+  size_t len, cap;
+  int rc;           /* sticky -ENOMEM */
+};
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+  if (b->rc)
+    return;
+  if (b->len + n + 1 > b->cap) {
+    size_t ncap = b->cap ? b->cap : 256;
+    char *p;
+
+    while (ncap < b->len + n + 1)
+      ncap *= 2;
+    p = realloc(b->buf, ncap);
+    if (!p) {
+      b->rc = -ENOMEM;
+      return;
+    }
+    b->buf = p;
+    b->cap = ncap;
+  }
+  memcpy(b->buf + b->len, s, n);
+  b->len += n;
+  b->buf[b->len] = '\0';
+}
+
+static void sb_puts(struct sbuf *b, const char *s)
+{
+  sb_put(b, s, strlen(s));
+}
+
+/* Length of the valid UTF-8 sequence at s (avail bytes there), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t avail)
+{
+  uint32_t cp;
+  size_t n;
+
+  if (s[0] < 0x80)
+    return 1;
+  if (s[0] >= 0xC2 && s[0] <= 0xDF)
+    n = 2, cp = s[0] & 0x1F;
+  else if (s[0] >= 0xE0 && s[0] <= 0xEF)
+    n = 3, cp = s[0] & 0x0F;
+  else if (s[0] >= 0xF0 && s[0] <= 0xF4)
+    n = 4, cp = s[0] & 0x07;
+  else
+    return 0;
+  if (n > avail)
+    return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xC0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3F);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+      (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0xFFFE || cp == 0xFFFF)
+    return 0;         /* overlong, surrogate, out of range, non-character */
+  return n;
+}
+
+/*
+ * Append s as element content: & < > escaped, CR as &#13; (a parser would
+ * turn a literal CR into LF). -EINVAL for what XML 1.0 cannot carry at all
+ * (control characters other than TAB, LF, CR) and for invalid UTF-8.
+ */
+static int sb_escape(struct sbuf *b, const char *s, size_t len)
+{
+  const unsigned char *u = (const unsigned char *)s, *end = u + len;
+
+  while (u < end) {
+    size_t n = utf8_len(u, (size_t)(end - u));
+
+    if (n == 0 || (*u < 0x20 && *u != '\t' && *u != '\n' && *u != '\r'))
+      return -EINVAL;
+    if (*u == '&')
+      sb_puts(b, "&amp;");
+    else if (*u == '<')
+      sb_puts(b, "&lt;");
+    else if (*u == '>')
+      sb_puts(b, "&gt;");
+    else if (*u == '\r')
+      sb_puts(b, "&#13;");
+    else
+      sb_put(b, (const char *)u, n);
+    u += n;
+  }
+  return 0;
+}
+
+static int sb_finish(struct sbuf *b, int rc, char **out, size_t *len)
+{
+  if (!rc)
+    rc = b->rc;
+  if (rc) {
+    free(b->buf);
+    return rc;
+  }
+  *out = b->buf;
+  *len = b->len;
+  return 0;
+}
+
+/*
+ * <CompleteMultipartUpload><Part><PartNumber>1</PartNumber>
+ * <ETag>"..."</ETag></Part>...: ETags always sent quoted, as S3 returns them.
+ */
+int s3_xml_build_complete(const struct s3_part_etag *parts, size_t n,
+                          char **out, size_t *len)
+{
+  struct sbuf b = {0};
+  int rc = 0, prev = 0;
+
+  if (!parts || !out || !len || n == 0 || n > 10000)
+    return -EINVAL;
+  sb_puts(&b, XML_DECL "<CompleteMultipartUpload xmlns=\"" S3_XMLNS "\">");
+  for (size_t i = 0; i < n && !rc; i++) {
+    const char *etag = parts[i].etag;
+    size_t elen = etag ? strlen(etag) : 0;
+    char num[32];
+
+    if (elen >= 2 && etag[0] == '"' && etag[elen - 1] == '"') {
+      etag++;
+      elen -= 2;
+    }
+    if (parts[i].part_number <= prev || parts[i].part_number > 10000 ||
+        elen == 0 || memchr(etag, '"', elen)) {
+      rc = -EINVAL;
+      break;
+    }
+    prev = parts[i].part_number;
+    snprintf(num, sizeof(num), "%d", prev);
+    sb_puts(&b, "<Part><PartNumber>");
+    sb_puts(&b, num);
+    sb_puts(&b, "</PartNumber><ETag>\"");
+    rc = sb_escape(&b, etag, elen);
+    sb_puts(&b, "\"</ETag></Part>");
+  }
+  sb_puts(&b, "</CompleteMultipartUpload>");
+  return sb_finish(&b, rc, out, len);
+}
+
+/* <Delete><Quiet>true</Quiet><Object><Key>...</Key></Object>...</Delete> */
+int s3_xml_build_delete(const char *const *keys, size_t n, bool quiet,
+                        char **out, size_t *len)
+{
+  struct sbuf b = {0};
+  int rc = 0;
+
+  if (!keys || !out || !len || n == 0 || n > 1000)
+    return -EINVAL;
+  sb_puts(&b, XML_DECL "<Delete xmlns=\"" S3_XMLNS "\">");
+  if (quiet)
+    sb_puts(&b, "<Quiet>true</Quiet>");
+  for (size_t i = 0; i < n && !rc; i++) {
+    if (!keys[i] || !keys[i][0]) {
+      rc = -EINVAL;
+      break;
+    }
+    sb_puts(&b, "<Object><Key>");
+    rc = sb_escape(&b, keys[i], strlen(keys[i]));
+    sb_puts(&b, "</Key></Object>");
+  }
+  sb_puts(&b, "</Delete>");
+  return sb_finish(&b, rc, out, len);
+}
