@@ -35,7 +35,7 @@ run_ours() {
 run_curl() {
   curl -sf --aws-sigv4 "aws:amz:${AWS_REGION:-us-east-1}:s3" \
     --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-    -o /dev/null "$S3R_ENDPOINT/$bucket/$key"
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -o /dev/null "$S3R_ENDPOINT/$bucket/$key"
 }
 
 ours=() curls=()

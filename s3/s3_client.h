@@ -111,6 +111,8 @@ void s3_req_set_idempotent(struct s3_req *r, bool idempotent);
  * Submit. done (may be NULL) runs on the engine thread when the request has
  * finished (success, error after retries, or cancellation); it must not
  * block, and may destroy the request. Without done, use s3_req_wait.
+ * Submitted while the client is being destroyed, the request completes at
+ * once with -ECANCELED, on the caller's thread.
  */
 void s3_req_submit(struct s3_req *r, s3_req_done_fn done, void *arg);
 /* Wait for a request submitted without done; returns s3_req_result. */

@@ -121,10 +121,13 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
   if (r->status >= 300) {
     /* error document: parse it as it streams, ignore past a sane size */
-    if (!r->err_xml && r->resp_hdr_bytes < ERROR_BODY_MAX)
-      r->err_xml = s3_xml_create(S3_XML_ERROR, NULL, &r->err);
-    if (r->err_xml)
-      s3_xml_feed(r->err_xml, ptr, n);
+    if (r->err_body_len + n <= ERROR_BODY_MAX) {
+      if (!r->err_xml)
+        r->err_xml = s3_xml_create(S3_XML_ERROR, NULL, &r->err);
+      if (r->err_xml)
+        s3_xml_feed(r->err_xml, ptr, n);
+    }
+    r->err_body_len += n;
     return n;
   }
   switch (r->sink) {
@@ -437,7 +440,7 @@ static unsigned schedule(struct s3_client *c, struct s3_req **start,
   uint64_t now = s3_now_ms(), next = now + ENGINE_POLL_MS;
   struct s3_req *r, *nx;
 
-  for (r = e->active; r; r = nx) {
+  for (r = e->n_cancel ? e->active : NULL; r; r = nx) {
     nx = r->next;
     if (r->cancel) {
       list_unlink(&e->active, NULL, r);
@@ -459,8 +462,11 @@ static unsigned schedule(struct s3_client *c, struct s3_req **start,
         next = r->not_before_ms;
       continue;
     }
-    if (e->n_active >= c->cfg.max_inflight)
+    if (e->n_active >= c->cfg.max_inflight) {
+      if (!e->n_cancel)
+        break; /* a completion will wake us up to start more */
       continue;
+    }
     list_unlink(&e->queue, &e->queue_tail, r);
     list_push(&e->active, NULL, r);
     r->state = S3_REQ_ACTIVE;
@@ -468,6 +474,7 @@ static unsigned schedule(struct s3_client *c, struct s3_req **start,
     r->link = *start;
     *start = r;
   }
+  e->n_cancel = 0;
   atomic_store(&c->st_inflight, e->n_active);
   if (e->n_active > atomic_load(&c->st_max_inflight))
     atomic_store(&c->st_max_inflight, e->n_active);
@@ -494,6 +501,7 @@ static void *engine_main(void *arg)
         r->cancel = true;
       for (r = e->active; r; r = r->next)
         r->cancel = true;
+      e->n_cancel++;
     }
     wait_ms = schedule(c, &start, &cancelled);
     pthread_mutex_unlock(&e->lock);
@@ -635,8 +643,10 @@ void s3_req_cancel(struct s3_req *r)
 
   pthread_mutex_lock(&e->lock);
   wake = r->state == S3_REQ_QUEUED || r->state == S3_REQ_ACTIVE;
-  if (wake)
+  if (wake) {
     r->cancel = true;
+    e->n_cancel++;
+  }
   pthread_mutex_unlock(&e->lock);
   if (wake)
     curl_multi_wakeup(e->multi);

@@ -59,6 +59,7 @@ struct s3_req {
   void *xml_result;
   struct s3_xml *xml;             /* parser for this attempt */
   struct s3_xml *err_xml;         /* error body parser for this attempt */
+  size_t err_body_len;            /* error document bytes seen */
   bool body_overflow;
   bool bad_headers;
 
@@ -92,6 +93,8 @@ struct s3_engine {
   struct s3_req *queue_tail;      /* protected by lock */
   size_t n_active;                /* protected by lock */
   struct s3_req *active;          /* protected by lock */
+  unsigned n_cancel;              /* cancel requests not yet handled;
+                                     protected by lock */
   bool stop;                      /* protected by lock */
   bool started;
   CURL **pool;                    /* idle easy handles; engine thread only */

@@ -1,4 +1,5 @@
 /* s3_req: building a request and reading its results (see s3_client.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,10 +98,21 @@ int s3_req_add_query(struct s3_req *r, const char *name, const char *value)
   return kv_append(&r->query, &r->n_query, name, value);
 }
 
+/* An HTTP token (RFC 9110 5.6.2): what a header name may be made of. */
+static bool is_token(const char *s)
+{
+  if (!*s)
+    return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+      return false;
+  return true;
+}
+
 int s3_req_add_header(struct s3_req *r, const char *name, const char *value)
 {
-  /* a header name or value with CR/LF would split the request */
-  if (strpbrk(name, "\r\n:") || (value && strpbrk(value, "\r\n")))
+  /* a bad name, or a CR/LF in a value, would split or corrupt the request */
+  if (!is_token(name) || (value && strpbrk(value, "\r\n")))
     return -EINVAL;
   return kv_append(&r->headers, &r->n_headers, name, value);
 }
@@ -199,6 +211,7 @@ void s3_req_reset_reply(struct s3_req *r)
   r->sink_len = 0;
   r->sink_skip = 0;
   r->body_off = 0;
+  r->err_body_len = 0;
   r->body_overflow = false;
   r->bad_headers = false;
   memset(&r->err, 0, sizeof(r->err));

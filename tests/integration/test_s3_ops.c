@@ -3,6 +3,7 @@
  * byte for byte, errors checked by errno.
  */
 #include <errno.h>
+#include <strings.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -438,6 +439,35 @@ static void test_special_keys(void **state)
   assert_int_equal(s3_delete_object(cl, bucket, "sp/copy ✓+"), 0);
 }
 
+/* The generic request: extra signed headers out, reply headers back. */
+static void test_extra_headers(void **state)
+{
+  struct s3_req *r = s3_req_create(cl, "PUT", bucket, "hdr/obj");
+  struct s3_object_meta m;
+  const char *name, *val;
+  bool saw_etag = false;
+
+  assert_non_null(r);
+  assert_int_equal(s3_req_add_header(r, "x-amz-meta-token", "abc:def"), 0);
+  assert_int_equal(s3_req_add_header(r, "x-bad", "a\r\nX-Injected: 1"),
+                   -EINVAL);
+  assert_int_equal(s3_req_add_header(r, "bad name", "v"), -EINVAL);
+  s3_req_set_body(r, "payload", 7, true); /* signed payload this time */
+  s3_req_submit(r, NULL, NULL);
+  assert_int_equal(s3_req_wait(r), 0);
+  assert_int_equal(s3_req_status(r), 200);
+  assert_non_null(s3_req_header(r, "X-Amz-Request-Id"));
+  for (size_t i = 0; s3_req_header_at(r, i, &name, &val); i++)
+    saw_etag |= !strcasecmp(name, "etag") && strlen(val) == 34;
+  assert_true(saw_etag);
+  assert_int_equal(s3_req_attempts(r), 1);
+  s3_req_destroy(r);
+  assert_int_equal(s3_head_object(cl, bucket, "hdr/obj", &m), 0);
+  assert_true(has_meta(&m, "token", "abc:def"));
+  assert_int_equal(m.size, 7);
+  s3_object_meta_cleanup(&m);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -455,6 +485,7 @@ int main(void)
       cmocka_unit_test(test_delete),
       cmocka_unit_test(test_list_objects),
       cmocka_unit_test(test_special_keys),
+      cmocka_unit_test(test_extra_headers),
   };
   return cmocka_run_group_tests_name("s3_ops", tests, setup, teardown);
 }

@@ -25,7 +25,7 @@
 # script can run per machine.
 set -euo pipefail
 
-DIR=${S3R_RGW_DIR:-/tmp/s3rdmafs-rgw}
+DIR=$(realpath -m -- "${S3R_RGW_DIR:-/tmp/s3rdmafs-rgw}")  # daemons chdir to /
 PORT=${S3R_RGW_PORT:-7480}
 OSD_GB=${S3R_RGW_OSD_GB:-32}
 TIMEOUT=${S3R_RGW_TIMEOUT:-120}
@@ -66,8 +66,10 @@ die() {
     exit 1
 }
 
-# Ceph command line tools, always against our own config.
-ceph_() { timeout 30 ceph --cluster "$CLUSTER" -c "$CONF" --connect-timeout 20 "$@"; }
+# Ceph command line tools, always against our own config.  CEPH_WAIT is how
+# long the ceph CLI tries to reach the mon (short while polling).
+CEPH_WAIT=20
+ceph_() { timeout 30 ceph --cluster "$CLUSTER" -c "$CONF" --connect-timeout "$CEPH_WAIT" "$@"; }
 rgwadmin() { timeout 120 radosgw-admin --cluster "$CLUSTER" -c "$CONF" "$@"; }
 
 # awscli against the local RGW with the test user.  Newer botocore sends
@@ -135,8 +137,8 @@ http_answers() {
 }
 
 port_busy() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
-mon_is_ours() { [[ $(ceph_ fsid 2>/dev/null) == "$FSID" ]]; }
-osd_up() { ceph_ osd stat -f json | grep -q '"num_up_osds":1'; }
+mon_is_ours() { [[ $(CEPH_WAIT=5 ceph_ fsid 2>/dev/null) == "$FSID" ]]; }
+osd_up() { CEPH_WAIT=5 ceph_ osd stat -f json | grep -q '"num_up_osds":1'; }
 
 running_ok() {
     local d
@@ -295,7 +297,8 @@ do_start() {
         die "ceph osd new did not give osd id 0" "$DIR/log/mkfs.out"
     ceph-osd --cluster "$CLUSTER" -c "$CONF" --id 0 --mkfs --osd-uuid "$osd_uuid" \
         >>"$DIR/log/mkfs.out" 2>&1 ||
-        die "ceph-osd --mkfs failed" "$DIR/log/mkfs.out" "$DIR/log/osd.0.log"
+        die "ceph-osd --mkfs failed (bluestore needs O_DIRECT: tmpfs has it only on Linux >= 6.6)" \
+            "$DIR/log/mkfs.out" "$DIR/log/osd.0.log"
     spawn osd ceph-osd --cluster "$CLUSTER" -c "$CONF" --id 0 -f
     wait_for "osd.0 to come up" "$DIR/log/osd.0.log" osd osd_up
 
@@ -347,7 +350,7 @@ EOF
 case ${1:-} in
     start)  do_start ;;
     stop)   do_stop ;;
-    status) running_ok ;;
+    status) if running_ok; then log "running on $ENDPOINT"; else log "not running"; exit 1; fi ;;
     env)    do_env ;;
     *)      echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
 esac
