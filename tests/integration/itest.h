@@ -8,8 +8,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/slog.h"
 #include "s3/s3_client.h"
 #include "s3/s3_err.h"
+
+/* S3R_TEST_LOG=debug|info|...: the client's log level in tests. */
+static inline void itest_log_level(void)
+{
+  const char *l = getenv("S3R_TEST_LOG");
+
+  if (l && slog_parse_level(l) >= 0)
+    slog_set_level(slog_parse_level(l));
+}
 
 /* A client on the RGW named by the environment (tests/servers/rgw.sh env). */
 static inline struct s3_client *itest_client(const char *secret_override)
@@ -18,6 +28,7 @@ static inline struct s3_client *itest_client(const char *secret_override)
   char err[512];
   struct s3_client *c;
 
+  itest_log_level();
   s3_client_config_default(&cfg);
   cfg.endpoint = getenv("S3R_ENDPOINT");
   if (!cfg.endpoint) {

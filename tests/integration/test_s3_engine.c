@@ -7,7 +7,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <strings.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -342,6 +344,248 @@ static void test_retry_refused(void **state)
   s3_client_destroy(c);
 }
 
+/*
+ * A fault-injecting front for the real RGW: the first fail_first
+ * connections get one canned S3 error reply (after the request has been read
+ * whole) and are closed; later connections are relayed to RGW byte for byte.
+ */
+struct flaky {
+  int fd, port, upstream_port;
+  int fail_first;
+  const char *status_line; /* "503 Slow Down" */
+  const char *code;        /* "SlowDown" */
+  int conns;               /* accept thread only */
+  pthread_t th;
+};
+
+struct relay {
+  int a, b;
+};
+
+static void *relay_main(void *arg)
+{
+  struct relay *rl = arg;
+  struct pollfd p[2] = {{rl->a, POLLIN, 0}, {rl->b, POLLIN, 0}};
+  char buf[65536];
+
+  while (poll(p, 2, 10000) > 0) {
+    for (int i = 0; i < 2; i++) {
+      if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t n = read(p[i].fd, buf, sizeof(buf));
+      if (n <= 0)
+        goto out;
+      for (ssize_t off = 0; off < n;) {
+        ssize_t w = write(p[1 - i].fd, buf + off, (size_t)(n - off));
+        if (w <= 0)
+          goto out;
+        off += w;
+      }
+    }
+  }
+out:
+  close(rl->a);
+  close(rl->b);
+  free(rl);
+  return NULL;
+}
+
+static void fail_one(struct flaky *f, int c)
+{
+  char req[65536], reply[1024], body[512];
+  size_t len = 0, clen = 0;
+  char *end = NULL, *hdr;
+
+  while (len < sizeof(req) - 1 && !end) {
+    ssize_t n = read(c, req + len, sizeof(req) - 1 - len);
+    if (n <= 0)
+      return;
+    len += (size_t)n;
+    req[len] = '\0';
+    end = strstr(req, "\r\n\r\n");
+  }
+  if (!end)
+    return;
+  hdr = strcasestr(req, "\ncontent-length:");
+  if (hdr && hdr < end)
+    clen = strtoul(hdr + 16, NULL, 10);
+  for (size_t have = len - (size_t)(end + 4 - req); have < clen;) {
+    ssize_t n = read(c, req, sizeof(req));
+    if (n <= 0)
+      return;
+    have += (size_t)n;
+  }
+  snprintf(body, sizeof(body),
+           "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>%s</Code>"
+           "<Message>injected</Message><RequestId>t</RequestId></Error>",
+           f->code);
+  snprintf(reply, sizeof(reply),
+           "HTTP/1.1 %s\r\nContent-Type: application/xml\r\n"
+           "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+           f->status_line, strlen(body), body);
+  (void)!write(c, reply, strlen(reply));
+}
+
+static void *flaky_main(void *arg)
+{
+  struct flaky *f = arg;
+
+  for (;;) {
+    int c = accept(f->fd, NULL, NULL);
+    if (c < 0)
+      return NULL;
+    if (f->conns++ < f->fail_first) {
+      fail_one(f, c);
+      close(c);
+      continue;
+    }
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)f->upstream_port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int u = socket(AF_INET, SOCK_STREAM, 0);
+    struct relay *rl = malloc(sizeof(*rl));
+    pthread_t th;
+    if (connect(u, (struct sockaddr *)&a, sizeof(a))) {
+      close(u);
+      close(c);
+      free(rl);
+      continue;
+    }
+    *rl = (struct relay){c, u};
+    pthread_create(&th, NULL, relay_main, rl);
+    pthread_detach(th);
+  }
+}
+
+static void flaky_start(struct flaky *f, int fail_first,
+                        const char *status_line, const char *code)
+{
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof(a);
+  const char *ep = getenv("S3R_ENDPOINT"), *colon = strrchr(ep, ':');
+
+  memset(f, 0, sizeof(*f));
+  f->fail_first = fail_first;
+  f->status_line = status_line;
+  f->code = code;
+  f->upstream_port = atoi(colon + 1);
+  f->fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_int_equal(bind(f->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+  assert_int_equal(listen(f->fd, 64), 0);
+  getsockname(f->fd, (struct sockaddr *)&a, &al);
+  f->port = ntohs(a.sin_port);
+  assert_int_equal(pthread_create(&f->th, NULL, flaky_main, f), 0);
+}
+
+static void flaky_stop(struct flaky *f)
+{
+  shutdown(f->fd, SHUT_RDWR);
+  close(f->fd);
+  pthread_join(f->th, NULL);
+}
+
+/* A client through the flaky front, with RGW's real keys. */
+static struct s3_client *flaky_client(struct flaky *f, unsigned attempts)
+{
+  struct s3_client_config cfg;
+  char ep[64], err[256];
+  struct s3_client *c;
+
+  snprintf(ep, sizeof(ep), "http://127.0.0.1:%d", f->port);
+  s3_client_config_default(&cfg);
+  cfg.endpoint = ep;
+  cfg.retry.max_attempts = attempts;
+  cfg.retry.base_ms = 10;
+  cfg.retry.max_backoff_ms = 50;
+  c = s3_client_create(&cfg, err, sizeof(err));
+  assert_non_null(c);
+  return c;
+}
+
+static void test_slowdown_retried(void **state)
+{
+  struct flaky f;
+  struct s3_client *c;
+  struct s3_stats st;
+  unsigned char *buf = malloc(1 << 20);
+  size_t got;
+
+  flaky_start(&f, 2, "503 Slow Down", "SlowDown");
+  c = flaky_client(&f, 5);
+  assert_int_equal(s3_get_object(c, bucket, "big.bin", 4096, 1 << 20, buf,
+                                 &got), 0);
+  assert_int_equal(got, 1 << 20);
+  assert_memory_equal(buf, ref + 4096, got);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.attempts, 3);
+  assert_int_equal(st.retries, 2);
+  assert_int_equal(st.errors[S3_EC_THROTTLE], 0);
+  /* a PUT, its body resent on every attempt; a fresh client, so that it
+     opens fresh connections and meets the failures again */
+  s3_client_destroy(c);
+  f.conns = 0;
+  c = flaky_client(&f, 5);
+  assert_int_equal(s3_put_object(c, bucket, "flaky-put", ref, 300000, NULL,
+                                 NULL), 0);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.retries, 2);
+  assert_int_equal(s3_get_object(c, bucket, "flaky-put", 0, 300000, buf,
+                                 &got), 0);
+  assert_int_equal(got, 300000);
+  assert_memory_equal(buf, ref, got);
+  s3_client_destroy(c);
+  flaky_stop(&f);
+  free(buf);
+}
+
+static void test_slowdown_exhausted(void **state)
+{
+  struct flaky f;
+  struct s3_client *c;
+  struct s3_stats st;
+  char buf[16];
+  size_t got;
+
+  flaky_start(&f, 1000, "503 Slow Down", "SlowDown");
+  c = flaky_client(&f, 3);
+  assert_int_equal(s3_get_object(c, bucket, "big.bin", 0, 16, buf, &got),
+                   -EAGAIN);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.attempts, 3);
+  assert_int_equal(st.errors[S3_EC_THROTTLE], 1);
+  s3_client_destroy(c);
+  flaky_stop(&f);
+}
+
+static void test_internal_error_only_safe_retries(void **state)
+{
+  struct flaky f;
+  struct s3_client *c;
+  struct s3_stats st;
+  char *uid = NULL;
+
+  /* 500 after the server may have acted: a PUT is retried... */
+  flaky_start(&f, 1, "500 Internal Server Error", "InternalError");
+  c = flaky_client(&f, 4);
+  assert_int_equal(s3_put_object(c, bucket, "flaky-500", "x", 1, NULL, NULL),
+                   0);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.retries, 1);
+  /* ...a CreateMultipartUpload (POST) is not: it could leave two uploads */
+  s3_client_destroy(c);
+  f.conns = 0;
+  c = flaky_client(&f, 4);
+  assert_int_equal(s3_create_multipart(c, bucket, "flaky-mpu", NULL, &uid),
+                   -EIO);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.retries, 0);
+  assert_int_equal(st.attempts, 1);
+  assert_int_equal(st.errors[S3_EC_SERVER], 1);
+  s3_client_destroy(c);
+  flaky_stop(&f);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -351,6 +595,9 @@ int main(void)
       cmocka_unit_test(test_inflight_timeout_cancel),
       cmocka_unit_test(test_destroy_with_inflight),
       cmocka_unit_test(test_retry_refused),
+      cmocka_unit_test(test_slowdown_retried),
+      cmocka_unit_test(test_slowdown_exhausted),
+      cmocka_unit_test(test_internal_error_only_safe_retries),
   };
   return cmocka_run_group_tests_name("s3_engine", tests, setup, teardown);
 }
