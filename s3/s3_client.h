@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "s3/s3_creds.h"
@@ -19,6 +20,7 @@
 #include "s3/s3_xml.h"
 
 #define S3_ETAG_MAX 80
+#define S3_SINK_MAX_IOV 64
 
 struct s3_client_config {
   const char *endpoint;       /* "http://127.0.0.1:7480", "https://s3.x.com" */
@@ -100,6 +102,9 @@ void s3_req_set_body(struct s3_req *r, const void *buf, size_t len,
  * given kind writing into result.
  */
 void s3_req_set_sink_buf(struct s3_req *r, void *buf, size_t cap);
+/* The same into several buffers filled in order (at most S3_SINK_MAX_IOV;
+   -EINVAL beyond). The iovec array is copied, the buffers are borrowed. */
+int s3_req_set_sink_iov(struct s3_req *r, const struct iovec *iov, int n);
 void s3_req_set_sink_xml(struct s3_req *r, enum s3_xml_kind kind,
                          void *result);
 void s3_req_set_range(struct s3_req *r, uint64_t off, uint64_t len);
@@ -223,6 +228,15 @@ struct s3_req *s3_get_object_req(struct s3_client *c, const char *bucket,
                                  void *buf);
 /* After a GET finishes: 0 and *got, handling 416 as end of object. */
 int s3_get_object_result(const struct s3_req *r, size_t *got);
+/* HEAD as a request: create with s3_req_create(c, "HEAD", bucket, key). */
+int s3_head_object_result(const struct s3_req *r, struct s3_object_meta *out);
+/*
+ * ListObjectsV2 as a request writing into *out (zeroed here); after it
+ * finishes s3_req_result() tells, and the caller cleans *out up either way.
+ */
+struct s3_req *s3_list_objects_req(struct s3_client *c, const char *bucket,
+                                   const struct s3_list_params *p,
+                                   struct s3_list_result *out);
 /* UploadPart as a request (NULL: ENOMEM or a part number out of 1..10000). */
 struct s3_req *s3_upload_part_req(struct s3_client *c, const char *bucket,
                                   const char *key, const char *upload_id,

@@ -144,8 +144,21 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
       }
       n = room; /* whole object for a range: keep ours, drop the rest */
     }
-    memcpy(r->sink_buf + r->sink_len, ptr, n);
     r->sink_len += n;
+    while (n) {
+      struct iovec *v = &r->sink_iov[r->sink_seg];
+      size_t take = v->iov_len - r->sink_seg_off;
+      if (take > n)
+        take = n;
+      memcpy((unsigned char *)v->iov_base + r->sink_seg_off, ptr, take);
+      ptr += take;
+      n -= take;
+      r->sink_seg_off += take;
+      if (r->sink_seg_off == v->iov_len && r->sink_seg + 1 < r->sink_niov) {
+        r->sink_seg++;
+        r->sink_seg_off = 0;
+      }
+    }
     break;
   case S3_SINK_XML:
     if (!r->xml) {

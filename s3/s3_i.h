@@ -11,6 +11,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/uio.h>
 
 #include "s3/s3_client.h"
 #include "s3/s3_err.h"
@@ -51,9 +52,12 @@ struct s3_req {
 
   /* where the reply body goes */
   enum s3_sink_kind sink;
-  unsigned char *sink_buf;        /* borrowed */
-  size_t sink_cap;
-  size_t sink_len;
+  struct iovec sink_iov[S3_SINK_MAX_IOV]; /* borrowed buffers */
+  int sink_niov;
+  int sink_seg;                   /* engine: current segment, this attempt */
+  size_t sink_seg_off;            /* engine: offset in it */
+  size_t sink_cap;                /* total of the segments */
+  size_t sink_len;                /* bytes stored this attempt */
   uint64_t sink_skip;             /* bytes still to drop (200 to a range) */
   enum s3_xml_kind xml_kind;
   void *xml_result;

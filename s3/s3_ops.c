@@ -136,15 +136,16 @@ int s3_delete_bucket(struct s3_client *c, const char *bucket)
   return rc;
 }
 
-int s3_list_objects(struct s3_client *c, const char *bucket,
-                    const struct s3_list_params *p, struct s3_list_result *out)
+struct s3_req *s3_list_objects_req(struct s3_client *c, const char *bucket,
+                                   const struct s3_list_params *p,
+                                   struct s3_list_result *out)
 {
   struct s3_req *r = s3_req_create(c, "GET", bucket, NULL);
   char num[16];
   int rc;
 
   if (!r)
-    return -ENOMEM;
+    return NULL;
   memset(out, 0, sizeof(*out));
   rc = s3_req_add_query(r, "list-type", "2");
   if (!rc)
@@ -161,10 +162,23 @@ int s3_list_objects(struct s3_client *c, const char *bucket,
     snprintf(num, sizeof(num), "%u", p->max_keys);
     rc = s3_req_add_query(r, "max-keys", num);
   }
-  if (!rc) {
-    s3_req_set_sink_xml(r, S3_XML_LIST_OBJECTS, out);
-    rc = run(r);
+  if (rc) {
+    s3_req_destroy(r);
+    return NULL;
   }
+  s3_req_set_sink_xml(r, S3_XML_LIST_OBJECTS, out);
+  return r;
+}
+
+int s3_list_objects(struct s3_client *c, const char *bucket,
+                    const struct s3_list_params *p, struct s3_list_result *out)
+{
+  struct s3_req *r = s3_list_objects_req(c, bucket, p, out);
+  int rc;
+
+  if (!r)
+    return -ENOMEM;
+  rc = run(r);
   if (rc)
     s3_list_result_cleanup(out);
   s3_req_destroy(r);
@@ -222,20 +236,29 @@ static int meta_from_headers(const struct s3_req *r, struct s3_object_meta *m)
   return 0;
 }
 
+int s3_head_object_result(const struct s3_req *r, struct s3_object_meta *out)
+{
+  int rc = r->rc;
+
+  memset(out, 0, sizeof(*out));
+  if (!rc)
+    rc = meta_from_headers(r, out);
+  if (rc)
+    s3_object_meta_cleanup(out);
+  return rc;
+}
+
 int s3_head_object(struct s3_client *c, const char *bucket, const char *key,
                    struct s3_object_meta *out)
 {
   struct s3_req *r = s3_req_create(c, "HEAD", bucket, key);
   int rc;
 
+  memset(out, 0, sizeof(*out));
   if (!r)
     return -ENOMEM;
-  memset(out, 0, sizeof(*out));
-  rc = run(r);
-  if (!rc)
-    rc = meta_from_headers(r, out);
-  if (rc)
-    s3_object_meta_cleanup(out);
+  run(r);
+  rc = s3_head_object_result(r, out);
   s3_req_destroy(r);
   return rc;
 }

@@ -130,9 +130,23 @@ void s3_req_set_body(struct s3_req *r, const void *buf, size_t len,
 
 void s3_req_set_sink_buf(struct s3_req *r, void *buf, size_t cap)
 {
+  struct iovec v = {.iov_base = buf, .iov_len = cap};
+
+  s3_req_set_sink_iov(r, &v, 1);
+}
+
+int s3_req_set_sink_iov(struct s3_req *r, const struct iovec *iov, int n)
+{
+  if (n < 1 || n > S3_SINK_MAX_IOV)
+    return -EINVAL;
   r->sink = S3_SINK_BUF;
-  r->sink_buf = buf;
-  r->sink_cap = cap;
+  r->sink_niov = n;
+  r->sink_cap = 0;
+  for (int i = 0; i < n; i++) {
+    r->sink_iov[i] = iov[i];
+    r->sink_cap += iov[i].iov_len;
+  }
+  return 0;
 }
 
 void s3_req_set_sink_xml(struct s3_req *r, enum s3_xml_kind kind,
@@ -209,6 +223,8 @@ void s3_req_reset_reply(struct s3_req *r)
   resp_headers_clear(r);
   r->status = 0;
   r->sink_len = 0;
+  r->sink_seg = 0;
+  r->sink_seg_off = 0;
   r->sink_skip = 0;
   r->body_off = 0;
   r->err_body_len = 0;
