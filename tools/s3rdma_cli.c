@@ -4,7 +4,8 @@
  *
  *   s3rdma-cli [options] ls [BUCKET[/PREFIX]] | mb BUCKET | rb BUCKET
  *              | put FILE BUCKET/KEY | get BUCKET/KEY FILE|- | head BUCKET/KEY
- *              | rm BUCKET/KEY... | cp BUCKET/KEY BUCKET/KEY | stats
+ *              | rm BUCKET/KEY... | cp BUCKET/KEY BUCKET/KEY
+ *              | fill BUCKET/PREFIX COUNT SIZE
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,7 @@ static void usage(FILE *f)
           "  head BUCKET/KEY          size, etag, mtime, metadata\n"
           "  rm BUCKET/KEY...         delete objects\n"
           "  cp SRC_BUCKET/KEY DST_BUCKET/KEY   server-side copy\n"
+          "  fill BUCKET/PREFIX COUNT SIZE      COUNT objects PREFIX00000...\n"
           "options:\n"
           "  --endpoint URL     (default $S3R_ENDPOINT, $AWS_ENDPOINT_URL)\n"
           "  --region R  --profile P  --anonymous  --virtual-host  "
@@ -355,6 +357,54 @@ free_bucket:
   return rc;
 }
 
+/* COUNT objects PREFIX00000.. of SIZE bytes each, --parallel at once. */
+static int cmd_fill(struct cli *cl, const char *dst, const char *count_s,
+                    const char *size_s)
+{
+  unsigned long count = strtoul(count_s, NULL, 10);
+  size_t size = parse_size(size_s);
+  unsigned n = cl->parallel, busy = 0, head = 0;
+  struct s3_req **reqs = calloc(n, sizeof(*reqs));
+  char *data = malloc(size ? size : 1), key[1200];
+  const char *prefix;
+  char *bucket = NULL;
+  int rc = split_path(dst, &bucket, &prefix);
+
+  if (!rc && (!reqs || !data))
+    rc = -ENOMEM;
+  for (size_t i = 0; data && i < size; i++)
+    data[i] = (char)('a' + i % 26);
+  for (unsigned long i = 0; !rc && (i < count || busy); ) {
+    if (i < count && busy < n) {
+      snprintf(key, sizeof(key), "%s%05lu", prefix, i);
+      struct s3_req *r = s3_req_create(cl->c, "PUT", bucket, key);
+      if (!r) {
+        rc = -ENOMEM;
+        break;
+      }
+      s3_req_set_body(r, data, size, false);
+      s3_req_submit(r, NULL, NULL);
+      reqs[(head + busy++) % n] = r;
+      i++;
+      continue;
+    }
+    rc = s3_req_wait(reqs[head]);
+    s3_req_destroy(reqs[head]);
+    head = (head + 1) % n;
+    busy--;
+  }
+  while (busy) {
+    s3_req_wait(reqs[head]);
+    s3_req_destroy(reqs[head]);
+    head = (head + 1) % n;
+    busy--;
+  }
+  free(reqs);
+  free(data);
+  free(bucket);
+  return rc;
+}
+
 static int cmd_head(struct cli *cl, const char *arg)
 {
   struct s3_object_meta m;
@@ -482,6 +532,8 @@ int main(int argc, char **argv)
     rc = cmd_head(&cl, argv[0]);
   else if (!strcmp(cmd, "rm") && argc >= 1)
     rc = cmd_rm(&cl, argc, argv);
+  else if (!strcmp(cmd, "fill") && argc == 3)
+    rc = cmd_fill(&cl, argv[0], argv[1], argv[2]);
   else if (!strcmp(cmd, "cp") && argc == 2)
     rc = cmd_cp(&cl, argv[0], argv[1]);
   else {

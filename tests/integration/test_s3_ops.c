@@ -137,6 +137,33 @@ static void test_ranged_reads(void **state)
   free(buf);
 }
 
+/* One ranged GET scattered over several buffers, as the page cache does. */
+static void test_scatter_get(void **state)
+{
+  const size_t len = 2 * MiB + 100;
+  unsigned char *ref, a[1000], b[MiB], c[MiB + 4096];
+  struct iovec iov[3] = {{a, sizeof(a)}, {b, sizeof(b)}, {c, sizeof(c)}};
+  struct s3_req *r;
+  size_t got;
+
+  put_random("scatter.bin", len, 11, &ref);
+  r = s3_get_object_req(cl, bucket, "scatter.bin", 50, len - 50, a);
+  assert_non_null(r);
+  assert_int_equal(s3_req_set_sink_iov(r, iov, 3), 0);
+  s3_req_submit(r, NULL, NULL);
+  s3_req_wait(r);
+  assert_int_equal(s3_get_object_result(r, &got), 0);
+  assert_int_equal(got, len - 50);
+  assert_memory_equal(a, ref + 50, sizeof(a));
+  assert_memory_equal(b, ref + 50 + sizeof(a), sizeof(b));
+  assert_memory_equal(c, ref + 50 + sizeof(a) + sizeof(b),
+                      len - 50 - sizeof(a) - sizeof(b));
+  assert_int_equal(s3_req_set_sink_iov(r, iov, 0), -EINVAL);
+  assert_int_equal(s3_req_set_sink_iov(r, iov, S3_SINK_MAX_IOV + 1), -EINVAL);
+  s3_req_destroy(r);
+  free(ref);
+}
+
 static void test_missing(void **state)
 {
   struct s3_object_meta m;
@@ -475,6 +502,7 @@ int main(void)
       cmocka_unit_test(test_put_head_get_meta),
       cmocka_unit_test(test_empty_object),
       cmocka_unit_test(test_ranged_reads),
+      cmocka_unit_test(test_scatter_get),
       cmocka_unit_test(test_missing),
       cmocka_unit_test(test_wrong_secret),
       cmocka_unit_test(test_anonymous_denied),

@@ -1,0 +1,75 @@
+/*
+ * Internals shared by the fs/ files: the mount context and the options the
+ * daemon hands every module (read-only after start-up).
+ */
+#ifndef S3R_FSX_I_H
+#define S3R_FSX_I_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fs/fsx_cache.h"
+#include "fs/fsx_inode.h"
+#include "s3/s3_client.h"
+
+/* The name of the stats file in the mount's root (not listed). */
+#define FSX_STATS_NAME ".s3rdmafs-stats"
+
+struct fsx_opts {
+  uint64_t attr_ttl_ms;
+  uint64_t dir_ttl_ms;
+  uint64_t neg_ttl_ms;
+  bool kernel_cache;          /* keep the kernel's cache while ETag holds */
+  uid_t uid;
+  gid_t gid;
+  mode_t umask;
+  mode_t file_mode;           /* 0: 0666 & ~umask */
+  mode_t dir_mode;            /* 0: 0777 & ~umask */
+  bool ro;
+  bool all_buckets;
+  uint64_t readahead_min;
+  uint64_t readahead_max;
+  unsigned max_inflight_per_file;
+  size_t max_read;
+  time_t mount_time;          /* the times of directories without one */
+};
+
+struct fsx_stats {
+  _Atomic uint64_t lookups, getattrs, readdirs, opens, reads, read_bytes;
+  _Atomic uint64_t lists, heads, gets, get_bytes;
+  _Atomic uint64_t cache_hit_bytes, cache_miss_bytes;
+  _Atomic uint64_t readahead_chunks, readahead_resets;
+  _Atomic uint64_t errors, skipped_keys;
+};
+
+struct fsx_mount {
+  struct fsx_opts o;
+  struct s3_client *s3;
+  struct fsx_table *tab;
+  struct fsx_cache *cache;
+  char *bucket;               /* NULL in all-buckets mode */
+  char *prefix;               /* "" or "some/prefix/" */
+  struct fsx_stats st;
+};
+
+/* fsx_ns.c: the namespace */
+
+/* List a directory from S3 (every page) into a new snapshot. */
+int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
+                    struct fsx_dirsnap **out);
+/*
+ * Resolve name in dir: from the directory's fresh snapshot when there is
+ * one, else by asking S3 (HEAD name and LIST name/ at once). 0 and *a, or
+ * -ENOENT, or another negative errno.
+ */
+int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
+                  struct fsx_attr *a);
+/* HEAD a file inode's object: size, ETag, mtime and s3fs metadata. */
+int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a);
+/* struct stat from attributes and the mount's defaults. */
+void fsx_ns_stat(const struct fsx_mount *m, uint64_t ino,
+                 const struct fsx_attr *a, struct stat *st);
+
+#endif

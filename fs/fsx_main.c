@@ -1,0 +1,475 @@
+/*
+ * s3rdmafs: mount an S3 bucket (or every bucket) as a directory.
+ *
+ *   s3rdmafs [options] BUCKET[:/PREFIX] MOUNTPOINT
+ *   s3rdmafs [options] --all-buckets MOUNTPOINT
+ *   s3rdmafs stats MOUNTPOINT
+ *
+ * Start-up order matters: the configuration is validated and the bucket is
+ * checked with a short-lived S3 client while we still have a terminal (so
+ * a bad endpoint, key or bucket is one clear line and a non-zero exit);
+ * then we mount, daemonise (threads do not survive fork), and only then
+ * build the real client, page cache and inode table.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+#include "config/cfg.h"
+#include "fs/fsx_ops.h"
+
+#define PROG "s3rdmafs"
+
+struct args {
+  const char *source;       /* BUCKET[:/PREFIX] */
+  const char *mountpoint;
+  bool all_buckets, foreground, debug, single, print_config;
+  char *fuse_opts;          /* options handed on to libfuse */
+};
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "usage: " PROG " [options] BUCKET[:/PREFIX] MOUNTPOINT\n"
+          "       " PROG " [options] --all-buckets MOUNTPOINT\n"
+          "       " PROG " stats MOUNTPOINT\n\n"
+          "options:\n"
+          "  -o KEY[=VALUE][,...]  configuration keys (below), config=FILE,\n"
+          "                        and libfuse mount options (fsname=,\n"
+          "                        default_permissions, ...)\n"
+          "  -f                    stay in the foreground\n"
+          "  -d                    debug: foreground, debug log, FUSE trace\n"
+          "  -s                    single-threaded\n"
+          "  --all-buckets         every bucket is a top-level directory\n"
+          "  --print-config        print the resulting configuration, exit\n"
+          "  -h, --help            this help and every configuration key\n"
+          "  -V, --version\n\n");
+}
+
+/* Mount options that mean nothing here (fstab, mount(8)). */
+static bool ignored_opt(const char *k)
+{
+  static const char *const list[] = {"_netdev", "auto", "noauto", "user",
+                                     "nouser", "users", "defaults", "nofail",
+                                     "x-systemd.automount", NULL};
+  for (int i = 0; list[i]; i++)
+    if (!strcmp(k, list[i]))
+      return true;
+  return !strncmp(k, "x-systemd.", 10) || !strncmp(k, "comment=", 8);
+}
+
+/* Options that are both ours and the kernel's. */
+static bool shared_opt(const char *k)
+{
+  return !strcmp(k, "ro") || !strcmp(k, "rw") || !strcmp(k, "allow_other");
+}
+
+static int add_fuse_opt(struct args *a, const char *o)
+{
+  size_t n = a->fuse_opts ? strlen(a->fuse_opts) : 0;
+  char *s = realloc(a->fuse_opts, n + strlen(o) + 2);
+
+  if (!s)
+    return -ENOMEM;
+  if (n)
+    s[n++] = ',';
+  strcpy(s + n, o);
+  a->fuse_opts = s;
+  return 0;
+}
+
+/* One -o list: config=FILE first is the caller's job (see main). */
+static int apply_opts(struct cfg *c, struct args *a, char *list, bool config,
+                      char *err, size_t errlen)
+{
+  char *save = NULL, *o;
+  int rc;
+
+  for (o = strtok_r(list, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(o, '=');
+    char *val = eq ? eq + 1 : NULL;
+    char key[128];
+    snprintf(key, sizeof(key), "%.*s", eq ? (int)(eq - o) : (int)strlen(o),
+             o);
+    if (!strcmp(key, "config")) {
+      if (config && (!val || (rc = cfg_load_file(c, val, err, errlen))))
+        return val ? rc : (snprintf(err, errlen, "config: needs a path"),
+                           -EINVAL);
+      continue;
+    }
+    if (config || ignored_opt(o))
+      continue;
+    rc = cfg_set(c, key, val, err, errlen);
+    if (rc == -ENOENT || (!rc && shared_opt(key))) {
+      rc = add_fuse_opt(a, o); /* libfuse judges the rest */
+      if (rc)
+        return rc;
+      continue;
+    }
+    if (rc)
+      return rc;
+    if (eq)
+      *eq = '=';
+  }
+  return 0;
+}
+
+static int stats_cmd(const char *mnt)
+{
+  char path[4096], buf[65536];
+  ssize_t n;
+  int fd;
+
+  snprintf(path, sizeof(path), "%s/%s", mnt, FSX_STATS_NAME);
+  fd = open(path, O_RDONLY);
+  if (fd < 0) {
+    fprintf(stderr, PROG ": %s: %s (is it an s3rdmafs mount?)\n", mnt,
+            strerror(errno));
+    return 1;
+  }
+  while ((n = read(fd, buf, sizeof(buf))) > 0)
+    fwrite(buf, 1, (size_t)n, stdout);
+  close(fd);
+  return n < 0 ? 1 : 0;
+}
+
+static void s3_config_from(const struct cfg *c, struct s3_client_config *s)
+{
+  s3_client_config_default(s);
+  s->endpoint = c->endpoint;
+  s->virtual_host = c->style == CFG_STYLE_VIRTUAL;
+  s->ca_bundle = c->ca_bundle;
+  s->insecure = c->insecure;
+  s->max_inflight = c->s3.max_inflight;
+  s->connect_timeout_ms = c->s3.connect_timeout_ms;
+  s->request_timeout_ms = c->s3.request_timeout_ms;
+  s->retry.max_attempts = c->s3.retry.max_attempts;
+  s->retry.base_ms = c->s3.retry.base_ms;
+  s->retry.max_backoff_ms = c->s3.retry.max_backoff_ms;
+  s->retry.budget_ms = c->s3.retry.budget_ms;
+  s->creds.region = c->region;
+  s->creds.profile = c->credentials.profile;
+  switch (c->credentials.source) {
+  case CFG_CREDS_ANONYMOUS:
+    s->creds.anonymous = true;
+    break;
+  case CFG_CREDS_ENV:
+  case CFG_CREDS_PROFILE:
+    break; /* s3_creds looks there when no keys are given */
+  default:
+    s->creds.access_key = c->credentials.access_key;
+    s->creds.secret_key = c->credentials.secret_key;
+    s->creds.session_token = c->credentials.session_token;
+  }
+}
+
+/* Does the bucket (or the endpoint) answer, with these keys? */
+static int check_source(struct s3_client *s3, const char *bucket,
+                        const char *prefix, const char *endpoint)
+{
+  struct s3_list_params p = {.prefix = prefix, .max_keys = 1};
+  struct s3_list_result lr;
+  struct s3_buckets_result br;
+  int rc;
+
+  if (bucket) {
+    rc = s3_list_objects(s3, bucket, &p, &lr);
+    if (!rc)
+      s3_list_result_cleanup(&lr);
+  } else {
+    rc = s3_list_buckets(s3, &br);
+    if (!rc)
+      s3_buckets_result_cleanup(&br);
+  }
+  switch (-rc) {
+  case 0:
+    return 0;
+  case ENOENT:
+    log_err("bucket '%s' does not exist at %s", bucket, endpoint);
+    break;
+  case EACCES:
+    log_err("access denied by %s%s%s: check the credentials", endpoint,
+            bucket ? " for bucket " : "", bucket ? bucket : "");
+    break;
+  case ECONNREFUSED:
+  case EHOSTUNREACH:
+  case ETIMEDOUT:
+  case ECONNRESET:
+    log_err("cannot reach the endpoint %s: %s", endpoint, strerror(-rc));
+    break;
+  default:
+    log_err("%s at %s: %s", bucket ? bucket : "listing buckets", endpoint,
+            strerror(-rc));
+  }
+  return rc;
+}
+
+static void fuse_log_to_slog(enum fuse_log_level level, const char *fmt,
+                             va_list ap)
+{
+  char line[1024];
+
+  if ((int)level > slog_level)
+    return;
+  vsnprintf(line, sizeof(line), fmt, ap);
+  line[strcspn(line, "\n")] = '\0';
+  slog_msg((int)level, "fuse: %s", line);
+}
+
+static void opts_from(const struct cfg *c, struct fsx_opts *o)
+{
+  memset(o, 0, sizeof(*o));
+  o->attr_ttl_ms = c->cache.attr_ttl_ms;
+  o->dir_ttl_ms = c->cache.dir_ttl_ms;
+  o->neg_ttl_ms = c->cache.negative_ttl_ms;
+  o->kernel_cache = c->cache.kernel_cache;
+  o->uid = c->mount.uid;
+  o->gid = c->mount.gid;
+  o->umask = c->mount.umask;
+  o->file_mode = c->mount.file_mode == CFG_MODE_UNSET ? 0 : c->mount.file_mode;
+  o->dir_mode = c->mount.dir_mode == CFG_MODE_UNSET ? 0 : c->mount.dir_mode;
+  o->ro = c->mount.ro;
+  o->all_buckets = c->mount.all_buckets;
+  o->readahead_min = c->read.readahead_min;
+  o->readahead_max = c->read.readahead_max;
+  o->max_inflight_per_file = c->read.max_inflight_per_file;
+  o->max_read = c->read.max_read;
+  o->mount_time = time(NULL);
+}
+
+static int parse_args(int argc, char **argv, struct args *a, char ***olists,
+                      int *nol)
+{
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    if (!strcmp(s, "-o") || !strncmp(s, "-o", 2)) {
+      const char *v = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!v) {
+        fprintf(stderr, PROG ": -o needs an argument\n");
+        return -EINVAL;
+      }
+      (*olists)[(*nol)++] = strdup(v);
+    } else if (!strcmp(s, "-f")) {
+      a->foreground = true;
+    } else if (!strcmp(s, "-d")) {
+      a->foreground = a->debug = true;
+    } else if (!strcmp(s, "-s")) {
+      a->single = true;
+    } else if (!strcmp(s, "--all-buckets")) {
+      a->all_buckets = true;
+    } else if (!strcmp(s, "--print-config")) {
+      a->print_config = true;
+    } else if (s[0] == '-' && s[1]) {
+      fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", s);
+      return -EINVAL;
+    } else if (!a->all_buckets && !a->source) {
+      a->source = s;
+    } else if (!a->mountpoint) {
+      a->mountpoint = s;
+    } else {
+      fprintf(stderr, PROG ": unexpected argument '%s'\n", s);
+      return -EINVAL;
+    }
+  }
+  return 0;
+}
+
+/* "bucket[:/prefix]" into bucket and a prefix ending in '/' (or ""). */
+static int split_source(const char *src, char **bucket, char **prefix)
+{
+  const char *colon = strchr(src, ':');
+  const char *p = colon ? colon + 1 : "";
+  size_t pl;
+
+  *bucket = colon ? strndup(src, (size_t)(colon - src)) : strdup(src);
+  while (*p == '/')
+    p++;
+  pl = strlen(p);
+  *prefix = malloc(pl + 2);
+  if (!*bucket || !*prefix)
+    return -ENOMEM;
+  memcpy(*prefix, p, pl);
+  if (pl && p[pl - 1] != '/')
+    (*prefix)[pl++] = '/';
+  (*prefix)[pl] = '\0';
+  return **bucket ? 0 : -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+  struct args a = {0};
+  struct cfg c;
+  struct fsx_mount m = {0};
+  struct s3_client_config sc;
+  struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
+  struct fuse_session *se = NULL;
+  struct fuse_loop_config *lc = NULL;
+  char err[1024], **olists;
+  int nol = 0, rc = 1;
+
+  if (argc == 3 && !strcmp(argv[1], "stats"))
+    return stats_cmd(argv[2]);
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      cfg_help(stdout);
+      return 0;
+    }
+    if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+      printf(PROG " 0.1.0 (libfuse %s)\n", fuse_pkgversion());
+      return 0;
+    }
+  }
+  cfg_init_defaults(&c);
+  olists = calloc((size_t)argc, sizeof(*olists));
+  if (!olists || parse_args(argc, argv, &a, &olists, &nol))
+    goto free_cfg;
+  /* config files first, then every other -o in order */
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < nol; i++) {
+      char *copy = strdup(olists[i]);
+      int r = copy ? apply_opts(&c, &a, copy, pass == 0, err, sizeof(err))
+                   : -ENOMEM;
+      free(copy);
+      if (r) {
+        fprintf(stderr, PROG ": %s\n", r == -ENOMEM ? "out of memory" : err);
+        goto free_cfg;
+      }
+    }
+  if (a.all_buckets)
+    cfg_set(&c, "mount.all_buckets", "true", err, sizeof(err));
+  if (cfg_validate(&c, err, sizeof(err))) {
+    fprintf(stderr, PROG ": %s\n", err);
+    goto free_cfg;
+  }
+  if (a.print_config) {
+    size_t need = cfg_dump(&c, NULL, 0) + 1;
+    char *buf = malloc(need);
+    if (buf) {
+      cfg_dump(&c, buf, need);
+      fputs(buf, stdout);
+    }
+    free(buf);
+    rc = 0;
+    goto free_cfg;
+  }
+  if (!a.mountpoint || (!c.mount.all_buckets && !a.source)) {
+    usage(stderr);
+    goto free_cfg;
+  }
+  slog_set_level(a.debug ? LOG_DEBUG : c.log.level);
+  fuse_set_log_func(fuse_log_to_slog);
+  if (!c.mount.all_buckets &&
+      split_source(a.source, &m.bucket, &m.prefix)) {
+    fprintf(stderr, PROG ": '%s': expected BUCKET[:/PREFIX]\n", a.source);
+    goto free_names;
+  }
+  opts_from(&c, &m.o);
+  s3_config_from(&c, &sc);
+
+  /* the checks, while errors still reach the terminal */
+  {
+    struct s3_client *probe = s3_client_create(&sc, err, sizeof(err));
+    int crc;
+    if (!probe) {
+      log_err("%s", err);
+      goto free_names;
+    }
+    crc = check_source(probe, m.bucket, m.prefix, c.endpoint);
+    s3_client_destroy(probe);
+    if (crc)
+      goto free_names;
+  }
+
+  if (fuse_opt_add_arg(&fargs, argv[0]) ||
+      fuse_opt_add_arg(&fargs, "-o") ||
+      fuse_opt_add_arg(&fargs, "default_permissions,fsname=s3rdmafs,"
+                               "subtype=s3rdmafs") ||
+      (a.fuse_opts && (fuse_opt_add_arg(&fargs, "-o") ||
+                       fuse_opt_add_arg(&fargs, a.fuse_opts))) ||
+      (a.debug && fuse_opt_add_arg(&fargs, "-d")))
+    goto free_names;
+  if (c.mount.ro && (fuse_opt_add_arg(&fargs, "-o") ||
+                     fuse_opt_add_arg(&fargs, "ro")))
+    goto free_names;
+  snprintf(err, sizeof(err), "max_read=%llu",
+           (unsigned long long)c.read.max_read);
+  if (fuse_opt_add_arg(&fargs, "-o") || fuse_opt_add_arg(&fargs, err))
+    goto free_names;
+  se = fuse_session_new(&fargs, &fsx_ops, sizeof(fsx_ops), &m);
+  if (!se)
+    goto free_names;
+  if (fuse_set_signal_handlers(se))
+    goto destroy_session;
+  if (fuse_session_mount(se, a.mountpoint)) {
+    log_err("cannot mount on %s", a.mountpoint);
+    goto remove_handlers;
+  }
+  if (!a.foreground)
+    slog_use_syslog(PROG);
+  if (fuse_daemonize(a.foreground))
+    goto unmount;
+
+  /* after fork: the real client, cache and inode table */
+  m.s3 = s3_client_create(&sc, err, sizeof(err));
+  if (!m.s3) {
+    log_err("%s", err);
+    goto unmount;
+  }
+  m.cache = fsx_cache_create(c.cache.size, (size_t)c.cache.chunk_size,
+                             c.cache.mlock, err, sizeof(err));
+  if (!m.cache) {
+    log_err("page cache: %s", err);
+    goto destroy_client;
+  }
+  m.tab = fsx_table_create(m.bucket, m.prefix);
+  if (!m.tab) {
+    log_err("out of memory");
+    goto destroy_cache;
+  }
+  log_notice("mounted %s%s%s on %s (endpoint %s)",
+             m.bucket ? m.bucket : "all buckets", m.prefix && *m.prefix ? ":/"
+                                                                      : "",
+             m.prefix ? m.prefix : "", a.mountpoint, c.endpoint);
+  if (a.single) {
+    rc = fuse_session_loop(se) ? 1 : 0;
+  } else {
+    lc = fuse_loop_cfg_create();
+    if (!lc)
+      goto destroy_table;
+    fuse_loop_cfg_set_max_threads(lc, 64);
+    fuse_loop_cfg_set_idle_threads(lc, 16);
+    rc = fuse_session_loop_mt(se, lc) ? 1 : 0;
+    fuse_loop_cfg_destroy(lc);
+  }
+  log_notice("unmounting %s", a.mountpoint);
+
+destroy_table:
+  fsx_table_destroy(m.tab);
+destroy_cache:
+  fsx_cache_destroy(m.cache);
+destroy_client:
+  s3_client_destroy(m.s3);
+unmount:
+  fuse_session_unmount(se);
+remove_handlers:
+  fuse_remove_signal_handlers(se);
+destroy_session:
+  fuse_session_destroy(se);
+free_names:
+  fuse_opt_free_args(&fargs);
+  free(m.bucket);
+  free(m.prefix);
+free_cfg:
+  for (int i = 0; i < nol; i++)
+    free(olists[i]);
+  free(olists);
+  free(a.fuse_opts);
+  cfg_cleanup(&c);
+  return rc;
+}

@@ -1,0 +1,408 @@
+/*
+ * fsx_ns: the namespace. Directories are ListObjectsV2 with the '/'
+ * delimiter (every page), implicit directories come from common prefixes,
+ * attributes come from the listing: no HEAD per entry. A name not in a fresh
+ * listing is resolved with one HEAD and one LIST issued together.
+ * Keys FUSE cannot show ("a//b", ".", "..", names over 255 bytes, a file and
+ * a directory of the same name) are skipped and logged once each.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/slog.h"
+#include "fs/fsx_i.h"
+
+#define MAX_LIST_PAGES 1000000
+#define LOGGED_SLOTS 4096
+
+static pthread_mutex_t logged_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t logged[LOGGED_SLOTS]; /* protected by logged_lock */
+
+/* Log a skipped key once (per hash slot, so a few may repeat). */
+static void skip_once(struct fsx_mount *m, const char *key, const char *why)
+{
+  uint64_t h = fsx_etag_gen(key) | 1;
+  size_t slot = (size_t)(h % LOGGED_SLOTS);
+  bool first;
+
+  atomic_fetch_add(&m->st.skipped_keys, 1);
+  pthread_mutex_lock(&logged_lock);
+  first = logged[slot] != h;
+  logged[slot] = h;
+  pthread_mutex_unlock(&logged_lock);
+  if (first)
+    log_notice("key '%s' is not shown: %s", key, why);
+}
+
+/* Can this name be a directory entry? NULL if yes, else why not. */
+static const char *bad_name(const char *name, size_t len)
+{
+  if (len == 0)
+    return "empty path component (\"//\" in the key)";
+  if ((len == 1 && name[0] == '.') || (len == 2 && !strncmp(name, "..", 2)))
+    return "'.' and '..' are reserved names";
+  if (len > 255)
+    return "name longer than 255 bytes";
+  if (memchr(name, '\0', len))
+    return "NUL in name";
+  return NULL;
+}
+
+static void attr_from_time(struct fsx_attr *a, time_t t)
+{
+  a->mtime.tv_sec = t;
+  a->mtime.tv_nsec = 0;
+}
+
+static int ent_cmp(const void *x, const void *y)
+{
+  const struct fsx_dirent *a = x, *b = y;
+  int c = strcmp(a->name, b->name);
+
+  if (c)
+    return c;
+  return (a->attr.kind == FSX_DIR) - (b->attr.kind == FSX_DIR);
+}
+
+struct snap_builder {
+  struct fsx_dirent *ents;
+  size_t n, cap;
+};
+
+static int add_ent(struct snap_builder *b, const char *name, size_t len,
+                   const struct fsx_attr *a)
+{
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? b->cap * 2 : 64;
+    struct fsx_dirent *ne = realloc(b->ents, cap * sizeof(*ne));
+    if (!ne)
+      return -ENOMEM;
+    b->ents = ne;
+    b->cap = cap;
+  }
+  b->ents[b->n].name = strndup(name, len);
+  if (!b->ents[b->n].name)
+    return -ENOMEM;
+  b->ents[b->n].attr = *a;
+  b->n++;
+  return 0;
+}
+
+/* Sort; where a file and a directory share a name, the directory wins. */
+static void finish_snap(struct fsx_mount *m, struct snap_builder *b,
+                        const char *prefix)
+{
+  size_t w = 0;
+
+  qsort(b->ents, b->n, sizeof(*b->ents), ent_cmp);
+  for (size_t i = 0; i < b->n; i++) {
+    if (w && !strcmp(b->ents[w - 1].name, b->ents[i].name)) {
+      char key[1024];
+      snprintf(key, sizeof(key), "%s%s", prefix, b->ents[i].name);
+      skip_once(m, key, "an object and a prefix have this name; the "
+                        "directory is shown");
+      free(b->ents[w - 1].name);
+      b->ents[w - 1] = b->ents[i]; /* the DIR sorts last */
+      continue;
+    }
+    b->ents[w++] = b->ents[i];
+  }
+  b->n = w;
+}
+
+static int load_buckets(struct fsx_mount *m, struct snap_builder *b)
+{
+  struct s3_buckets_result res;
+  struct fsx_attr a = {.kind = FSX_DIR};
+  int rc;
+
+  atomic_fetch_add(&m->st.lists, 1);
+  rc = s3_list_buckets(m->s3, &res);
+  if (rc)
+    return rc;
+  for (size_t i = 0; !rc && i < res.n_buckets; i++) {
+    const char *n = res.buckets[i].name;
+    attr_from_time(&a, res.buckets[i].created);
+    if (bad_name(n, strlen(n)) || !strcmp(n, FSX_STATS_NAME))
+      skip_once(m, n, "bucket name unusable as a directory name");
+    else
+      rc = add_ent(b, n, strlen(n), &a);
+  }
+  s3_buckets_result_cleanup(&res);
+  return rc;
+}
+
+static int add_page(struct fsx_mount *m, struct snap_builder *b,
+                    const char *prefix, const struct s3_list_result *res)
+{
+  size_t pl = strlen(prefix);
+  const char *why;
+  int rc = 0;
+
+  for (size_t i = 0; !rc && i < res->n_objects; i++) {
+    const struct s3_object_info *o = &res->objects[i];
+    const char *name = o->key + pl;
+    struct fsx_attr a = {.kind = FSX_FILE, .size = (uint64_t)o->size};
+    if (strncmp(o->key, prefix, pl) != 0)
+      continue; /* not ours: the server ignored the prefix */
+    if (!*name)
+      continue; /* the "dir/" marker of this very directory */
+    if ((why = bad_name(name, strlen(name)))) {
+      skip_once(m, o->key, why);
+      continue;
+    }
+    if (strchr(name, '/')) {
+      /* only with a trailing '/': "x/" marker seen as an object */
+      continue;
+    }
+    attr_from_time(&a, o->mtime);
+    snprintf(a.etag, sizeof(a.etag), "%s", o->etag);
+    rc = add_ent(b, name, strlen(name), &a);
+  }
+  for (size_t i = 0; !rc && i < res->n_prefixes; i++) {
+    const char *p = res->prefixes[i];
+    size_t len = strlen(p);
+    struct fsx_attr a = {.kind = FSX_DIR};
+    if (len <= pl || strncmp(p, prefix, pl) != 0 || p[len - 1] != '/')
+      continue;
+    if ((why = bad_name(p + pl, len - pl - 1))) {
+      skip_once(m, p, why);
+      continue;
+    }
+    rc = add_ent(b, p + pl, len - pl - 1, &a);
+  }
+  return rc;
+}
+
+int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
+                    struct fsx_dirsnap **out)
+{
+  struct s3_list_params p = {.prefix = dir->key, .delimiter = "/"};
+  struct snap_builder b = {0};
+  struct s3_list_result res;
+  struct fsx_dirsnap *s;
+  char *token = NULL;
+  int rc = 0, pages = 0;
+
+  *out = NULL;
+  if (!dir->bucket) {
+    rc = load_buckets(m, &b);
+  } else {
+    do {
+      p.continuation = token;
+      atomic_fetch_add(&m->st.lists, 1);
+      rc = s3_list_objects(m->s3, dir->bucket, &p, &res);
+      free(token);
+      token = NULL;
+      if (rc)
+        break;
+      rc = add_page(m, &b, dir->key, &res);
+      if (!rc && res.truncated && !(token = strdup(res.next_token)))
+        rc = -ENOMEM;
+      s3_list_result_cleanup(&res);
+    } while (!rc && token && ++pages < MAX_LIST_PAGES);
+    free(token);
+  }
+  if (!rc && !(s = calloc(1, sizeof(*s))))
+    rc = -ENOMEM;
+  if (rc) {
+    for (size_t i = 0; i < b.n; i++)
+      free(b.ents[i].name);
+    free(b.ents);
+    return rc;
+  }
+  finish_snap(m, &b, dir->key);
+  s->ents = b.ents;
+  s->n = b.n;
+  *out = s;
+  return 0;
+}
+
+static void meta_u32(const struct s3_object_meta *mt, const char *k,
+                     bool *has, unsigned *v)
+{
+  for (size_t i = 0; i < mt->n_meta; i++) {
+    char *end;
+    unsigned long x;
+    if (strcmp(mt->meta[i].key, k))
+      continue;
+    errno = 0;
+    x = strtoul(mt->meta[i].val, &end, 10);
+    if (!errno && end != mt->meta[i].val && x <= 0xffffffffu) {
+      *has = true;
+      *v = (unsigned)x;
+    }
+  }
+}
+
+/* s3fs-compatible x-amz-meta-mode|uid|gid|mtime into attributes. */
+static void attr_from_meta(const struct s3_object_meta *mt, struct fsx_attr *a)
+{
+  bool has_mtime = false;
+  unsigned mode = 0, uid = 0, gid = 0, mtime = 0;
+
+  memset(a, 0, sizeof(*a));
+  a->kind = FSX_FILE;
+  a->size = mt->size;
+  snprintf(a->etag, sizeof(a->etag), "%s", mt->etag);
+  attr_from_time(a, mt->mtime);
+  meta_u32(mt, "mode", &a->has_mode, &mode);
+  meta_u32(mt, "uid", &a->has_uid, &uid);
+  meta_u32(mt, "gid", &a->has_gid, &gid);
+  meta_u32(mt, "mtime", &has_mtime, &mtime);
+  a->mode = (mode_t)mode;
+  a->uid = (uid_t)uid;
+  a->gid = (gid_t)gid;
+  if (has_mtime)
+    attr_from_time(a, (time_t)mtime);
+  if (a->has_mode && S_ISLNK(a->mode))
+    a->kind = FSX_SYMLINK;
+}
+
+int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a)
+{
+  struct s3_object_meta mt;
+  int rc;
+
+  atomic_fetch_add(&m->st.heads, 1);
+  rc = s3_head_object(m->s3, in->bucket, in->key, &mt);
+  if (rc)
+    return rc;
+  attr_from_meta(&mt, a);
+  s3_object_meta_cleanup(&mt);
+  return 0;
+}
+
+int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
+                  struct fsx_attr *a)
+{
+  struct s3_list_params p = {.delimiter = "/", .max_keys = 1};
+  const struct fsx_dirent *e;
+  struct s3_list_result lres;
+  struct s3_object_meta mt;
+  struct fsx_dirsnap *s;
+  struct s3_req *head = NULL, *list = NULL;
+  char *key = NULL, *dkey = NULL;
+  size_t kl;
+  int rc, hrc, lrc;
+
+  if (strlen(name) > 255)
+    return -ENAMETOOLONG;
+  if (bad_name(name, strlen(name)))
+    return -ENOENT;
+  s = fsx_dir_get_snap(m->tab, dir, true);
+  if (!s && !dir->bucket) {
+    /* the all-buckets root: the bucket list is the only truth */
+    rc = fsx_ns_load_dir(m, dir, &s);
+    if (rc)
+      return rc;
+    fsx_dir_set_snap(m->tab, dir, s, m->o.dir_ttl_ms);
+    s = fsx_dir_get_snap(m->tab, dir, false);
+  }
+  if (s) {
+    e = fsx_dirsnap_find(s, name);
+    if (e)
+      *a = e->attr;
+    fsx_dirsnap_put(m->tab, s);
+    return e ? 0 : -ENOENT;
+  }
+
+  kl = strlen(dir->key) + strlen(name);
+  key = malloc(kl + 1);
+  dkey = malloc(kl + 2);
+  if (!key || !dkey) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  sprintf(key, "%s%s", dir->key, name);
+  sprintf(dkey, "%s/", key);
+  p.prefix = dkey;
+  head = s3_req_create(m->s3, "HEAD", dir->bucket, key);
+  list = s3_list_objects_req(m->s3, dir->bucket, &p, &lres);
+  if (!head || !list) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  atomic_fetch_add(&m->st.heads, 1);
+  atomic_fetch_add(&m->st.lists, 1);
+  s3_req_submit(head, NULL, NULL);
+  s3_req_submit(list, NULL, NULL);
+  s3_req_wait(head);
+  lrc = s3_req_wait(list);
+  hrc = s3_head_object_result(head, &mt);
+  if (!lrc && (lres.n_objects || lres.n_prefixes)) {
+    memset(a, 0, sizeof(*a));
+    a->kind = FSX_DIR; /* a directory wins over a file of the same name */
+    if (!hrc)
+      skip_once(m, key, "an object and a prefix have this name; the "
+                        "directory is shown");
+    rc = 0;
+  } else if (!hrc) {
+    attr_from_meta(&mt, a);
+    rc = 0;
+  } else {
+    /* no object: a failed LIST (say EACCES) explains more than ENOENT */
+    rc = hrc == -ENOENT && lrc ? lrc : hrc;
+  }
+  if (!hrc)
+    s3_object_meta_cleanup(&mt);
+  s3_list_result_cleanup(&lres);
+out:
+  s3_req_destroy(head);
+  s3_req_destroy(list);
+  free(key);
+  free(dkey);
+  return rc;
+}
+
+void fsx_ns_stat(const struct fsx_mount *m, uint64_t ino,
+                 const struct fsx_attr *a, struct stat *st)
+{
+  mode_t perm;
+
+  memset(st, 0, sizeof(*st));
+  st->st_ino = ino;
+  switch (a->kind) {
+  case FSX_DIR:
+    perm = m->o.dir_mode ? m->o.dir_mode : (0777 & ~m->o.umask);
+    st->st_mode = S_IFDIR | perm;
+    st->st_nlink = 2;
+    st->st_size = 4096;
+    break;
+  case FSX_SYMLINK:
+    st->st_mode = S_IFLNK | 0777;
+    st->st_nlink = 1;
+    st->st_size = (off_t)a->size;
+    break;
+  case FSX_SPECIAL:
+    st->st_mode = S_IFREG | 0444;
+    st->st_nlink = 1;
+    st->st_size = (off_t)a->size;
+    break;
+  default:
+    perm = m->o.file_mode ? m->o.file_mode : (0666 & ~m->o.umask);
+    st->st_mode = S_IFREG | perm;
+    st->st_nlink = 1;
+    st->st_size = (off_t)a->size;
+    break;
+  }
+  /* x-amz-meta-mode, unless the mount forces a mode */
+  if (a->has_mode && a->kind == FSX_FILE && !m->o.file_mode)
+    st->st_mode = S_IFREG | (a->mode & 07777);
+  if (a->has_mode && a->kind == FSX_DIR && !m->o.dir_mode)
+    st->st_mode = S_IFDIR | (a->mode & 07777);
+  if (m->o.ro)
+    st->st_mode &= (mode_t)~0222;
+  st->st_uid = a->has_uid ? a->uid : m->o.uid;
+  st->st_gid = a->has_gid ? a->gid : m->o.gid;
+  st->st_blksize = 1 << 20;
+  st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
+  st->st_mtim = a->mtime;
+  if (!st->st_mtim.tv_sec)
+    st->st_mtim.tv_sec = m->o.mount_time;
+  st->st_ctim = st->st_mtim;
+  st->st_atim = st->st_mtim;
+}

@@ -1,0 +1,437 @@
+/*
+ * fsx_ops: the FUSE low-level operations, on libfuse's multi-threaded loop.
+ * Each op pins the inodes it uses (fsx_inode_get/put); slow work (S3
+ * requests) runs on the S3 engine and the op thread waits for it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "common/slog.h"
+#include "fs/fsx_ops.h"
+#include "fs/fsx_read.h"
+
+struct fsx_dirh {
+  struct fsx_dirsnap *snap;
+  uint64_t ino, parent;
+};
+
+static struct fsx_mount *M(fuse_req_t req)
+{
+  return fuse_req_userdata(req);
+}
+
+static double secs(uint64_t ms)
+{
+  return (double)ms / 1000.0;
+}
+
+static void stats_attr(struct fsx_attr *a)
+{
+  memset(a, 0, sizeof(*a));
+  a->kind = FSX_SPECIAL;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+  struct fsx_mount *m = userdata;
+
+  conn->want |= FUSE_CAP_ASYNC_READ;
+  if (conn->capable & FUSE_CAP_READDIRPLUS)
+    conn->want |= FUSE_CAP_READDIRPLUS;
+  conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO; /* always plus: attrs are free */
+  conn->max_read = (unsigned)m->o.max_read;
+  conn->max_write = (unsigned)m->o.max_read;
+  conn->max_readahead = (unsigned)m->o.max_read;
+  conn->max_background = 64;
+  conn->congestion_threshold = 48;
+}
+
+/* Fill a fuse_entry_param for inode in (attributes copied under the lock). */
+static void entry_of(struct fsx_mount *m, struct fsx_inode *in,
+                     struct fuse_entry_param *e)
+{
+  struct fsx_attr a;
+
+  fsx_table_lock(m->tab);
+  a = in->attr;
+  fsx_table_unlock(m->tab);
+  memset(e, 0, sizeof(*e));
+  e->ino = in->ino;
+  e->attr_timeout = secs(m->o.attr_ttl_ms);
+  e->entry_timeout = secs(m->o.attr_ttl_ms);
+  fsx_ns_stat(m, in->ino, &a, &e->attr);
+}
+
+/* The child inode of dir for a resolved name; kernel reference taken. */
+static struct fsx_inode *child_of(struct fsx_mount *m, struct fsx_inode *dir,
+                                  const char *name, const struct fsx_attr *a)
+{
+  /* in all-buckets mode the root's children are buckets */
+  return fsx_inode_child(m->tab, dir, name, a, dir->bucket ? NULL : name,
+                         m->o.attr_ttl_ms, true);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  struct fsx_mount *m = M(req);
+  struct fuse_entry_param e;
+  struct fsx_inode *dir, *in;
+  struct fsx_attr a;
+  int rc;
+
+  atomic_fetch_add(&m->st.lookups, 1);
+  if (parent == FSX_ROOT_INO && !strcmp(name, FSX_STATS_NAME)) {
+    memset(&e, 0, sizeof(e));
+    e.ino = FSX_STATS_INO;
+    stats_attr(&a);
+    fsx_ns_stat(m, FSX_STATS_INO, &a, &e.attr);
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  dir = fsx_inode_get(m->tab, parent);
+  if (!dir) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  rc = fsx_ns_lookup(m, dir, name, &a);
+  if (rc == -ENOENT) {
+    memset(&e, 0, sizeof(e)); /* a negative entry the kernel caches */
+    e.entry_timeout = secs(m->o.neg_ttl_ms);
+    fuse_reply_entry(req, &e);
+  } else if (rc) {
+    fuse_reply_err(req, -rc);
+  } else if (!(in = child_of(m, dir, name, &a))) {
+    fuse_reply_err(req, ENOMEM);
+  } else {
+    entry_of(m, in, &e);
+    if (fuse_reply_entry(req, &e))
+      fsx_inode_forget(m->tab, in->ino, 1);
+  }
+  fsx_inode_put(m->tab, dir);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+  if (ino != FSX_STATS_INO)
+    fsx_inode_forget(M(req)->tab, ino, nlookup);
+  fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+                            struct fuse_forget_data *forgets)
+{
+  for (size_t i = 0; i < count; i++)
+    if (forgets[i].ino != FSX_STATS_INO)
+      fsx_inode_forget(M(req)->tab, forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+                       struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *in;
+  struct fsx_attr a;
+  struct stat st;
+  bool stale;
+  int rc = 0;
+
+  atomic_fetch_add(&m->st.getattrs, 1);
+  if (ino == FSX_STATS_INO) {
+    stats_attr(&a);
+    fsx_ns_stat(m, ino, &a, &st);
+    fuse_reply_attr(req, &st, 0);
+    return;
+  }
+  in = fsx_inode_get(m->tab, ino);
+  if (!in) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  fsx_table_lock(m->tab);
+  a = in->attr;
+  stale = fsx_now_ms() >= in->attr_expire_ms;
+  fsx_table_unlock(m->tab);
+  if (stale && a.kind != FSX_DIR && in->bucket) {
+    rc = fsx_ns_head(m, in, &a);
+    if (!rc)
+      fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  }
+  if (rc) {
+    fuse_reply_err(req, -rc);
+  } else {
+    fsx_ns_stat(m, ino, &a, &st);
+    fuse_reply_attr(req, &st, secs(m->o.attr_ttl_ms));
+  }
+  fsx_inode_put(m->tab, in);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+                       struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_dirh *dh = calloc(1, sizeof(*dh));
+  struct fsx_inode *in = fsx_inode_get(m->tab, ino);
+  struct fsx_dirsnap *s;
+  int rc = 0;
+
+  if (!in || !dh) {
+    rc = in ? ENOMEM : ENOENT;
+    goto out;
+  }
+  s = fsx_dir_get_snap(m->tab, in, true);
+  if (!s) {
+    rc = -fsx_ns_load_dir(m, in, &s);
+    if (rc)
+      goto out;
+    fsx_dir_set_snap(m->tab, in, s, m->o.dir_ttl_ms);
+    s = fsx_dir_get_snap(m->tab, in, false);
+  }
+  dh->snap = s;
+  dh->ino = ino;
+  fsx_table_lock(m->tab);
+  dh->parent = in->parent;
+  fsx_table_unlock(m->tab);
+  fi->fh = (uintptr_t)dh;
+  fi->cache_readdir = 0;
+  if (fuse_reply_open(req, fi)) {
+    fsx_dirsnap_put(m->tab, s);
+    free(dh);
+  }
+  fsx_inode_put(m->tab, in);
+  return;
+out:
+  free(dh);
+  fsx_inode_put(m->tab, in);
+  fuse_reply_err(req, rc);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi, bool plus)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_dirh *dh = (struct fsx_dirh *)(uintptr_t)fi->fh;
+  struct fsx_inode *dir = fsx_inode_get(m->tab, ino);
+  char *buf = malloc(size);
+  size_t used = 0;
+  off_t i;
+
+  atomic_fetch_add(&m->st.readdirs, 1);
+  if (!buf || !dir) {
+    fuse_reply_err(req, buf ? ENOENT : ENOMEM);
+    goto out;
+  }
+  for (i = off; (size_t)i < dh->snap->n + 2; i++) {
+    struct fuse_entry_param e;
+    struct fsx_inode *in = NULL;
+    const char *name;
+    size_t need;
+    memset(&e, 0, sizeof(e));
+    if (i < 2) {
+      name = i == 0 ? "." : "..";
+      e.attr.st_ino = i == 0 ? dh->ino : dh->parent;
+      e.attr.st_mode = S_IFDIR;
+    } else {
+      const struct fsx_dirent *d = &dh->snap->ents[i - 2];
+      name = d->name;
+      fsx_ns_stat(m, 0, &d->attr, &e.attr);
+    }
+    need = plus ? fuse_add_direntry_plus(req, NULL, 0, name, NULL, 0)
+                : fuse_add_direntry(req, NULL, 0, name, NULL, 0);
+    if (used + need > size)
+      break;
+    if (i >= 2) {
+      in = child_of(m, dir, name, &dh->snap->ents[i - 2].attr);
+      if (!in)
+        break;
+      entry_of(m, in, &e);
+      if (!plus) {
+        e.attr.st_ino = in->ino;
+        fsx_inode_forget(m->tab, in->ino, 1); /* no lookup for plain */
+      }
+    }
+    if (plus)
+      used += fuse_add_direntry_plus(req, buf + used, size - used, name, &e,
+                                     i + 1);
+    else
+      used += fuse_add_direntry(req, buf + used, size - used, name, &e.attr,
+                                i + 1);
+  }
+  fuse_reply_buf(req, buf, used);
+out:
+  fsx_inode_put(m->tab, dir);
+  free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi)
+{
+  do_readdir(req, ino, size, off, fi, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+                           off_t off, struct fuse_file_info *fi)
+{
+  do_readdir(req, ino, size, off, fi, true);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+                          struct fuse_file_info *fi)
+{
+  struct fsx_dirh *dh = (struct fsx_dirh *)(uintptr_t)fi->fh;
+
+  fsx_dirsnap_put(M(req)->tab, dh->snap);
+  free(dh);
+  fuse_reply_err(req, 0);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *in;
+  struct fsx_fh *fh;
+  struct fsx_attr a;
+  bool changed;
+  int rc;
+
+  atomic_fetch_add(&m->st.opens, 1);
+  if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+    fuse_reply_err(req, EROFS); /* writes arrive with a later release */
+    return;
+  }
+  if (ino == FSX_STATS_INO) {
+    stats_attr(&a);
+    fh = fsx_fh_create(m, NULL, &a);
+    if (fh)
+      fh->special = fsx_stats_text(m, &fh->special_len);
+    if (!fh || !fh->special) {
+      fsx_fh_destroy(m, fh);
+      fuse_reply_err(req, ENOMEM);
+      return;
+    }
+    fi->fh = (uintptr_t)fh;
+    fi->direct_io = 1;
+    fuse_reply_open(req, fi);
+    return;
+  }
+  in = fsx_inode_get(m->tab, ino);
+  if (!in) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  /* close-to-open: ask the server what the object is now */
+  rc = fsx_ns_head(m, in, &a);
+  if (rc) {
+    fuse_reply_err(req, -rc);
+    fsx_inode_put(m->tab, in);
+    return;
+  }
+  fsx_table_lock(m->tab);
+  changed = strcmp(in->attr.etag, a.etag) != 0;
+  fsx_table_unlock(m->tab);
+  fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  if (changed)
+    fsx_cache_invalidate(m->cache, in->ino);
+  fh = fsx_fh_create(m, in, &a);
+  fsx_inode_put(m->tab, in);
+  if (!fh) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  fi->fh = (uintptr_t)fh;
+  fi->keep_cache = m->o.kernel_cache && !changed;
+  if (fuse_reply_open(req, fi))
+    fsx_fh_destroy(m, fh);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+  struct fsx_read_ctx *ctx = NULL;
+  struct iovec *iov;
+  int niov, rc;
+
+  atomic_fetch_add(&m->st.reads, 1);
+  rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
+  if (rc) {
+    atomic_fetch_add(&m->st.errors, 1);
+    fuse_reply_err(req, -rc);
+  } else if (niov == 0) {
+    fuse_reply_buf(req, NULL, 0);
+  } else {
+    for (int i = 0; i < niov; i++)
+      atomic_fetch_add(&m->st.read_bytes, iov[i].iov_len);
+    fuse_reply_iov(req, iov, niov);
+  }
+  fsx_read_done(m, ctx);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino,
+                       struct fuse_file_info *fi)
+{
+  fsx_fh_destroy(M(req), (struct fsx_fh *)(uintptr_t)fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+  struct statvfs sv;
+
+  /* S3 has no capacity to report: a large, constant, mostly free disk */
+  memset(&sv, 0, sizeof(sv));
+  sv.f_bsize = 1 << 20;
+  sv.f_frsize = 1 << 20;
+  sv.f_blocks = 1ull << 30; /* 1 PiB */
+  sv.f_bfree = sv.f_blocks;
+  sv.f_bavail = sv.f_blocks;
+  sv.f_files = 1ull << 32;
+  sv.f_ffree = sv.f_files - fsx_table_count(M(req)->tab);
+  sv.f_favail = sv.f_ffree;
+  sv.f_namemax = 255;
+  fuse_reply_statfs(req, &sv);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *in = fsx_inode_get(m->tab, ino);
+  char buf[4097];
+  size_t got = 0;
+  int rc;
+
+  if (!in) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  rc = s3_get_object(m->s3, in->bucket, in->key, 0, sizeof(buf) - 1, buf,
+                     &got);
+  fsx_inode_put(m->tab, in);
+  if (rc) {
+    fuse_reply_err(req, -rc);
+    return;
+  }
+  buf[got] = '\0';
+  fuse_reply_readlink(req, buf);
+}
+
+const struct fuse_lowlevel_ops fsx_ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .forget = op_forget,
+    .forget_multi = op_forget_multi,
+    .getattr = op_getattr,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .readdirplus = op_readdirplus,
+    .releasedir = op_releasedir,
+    .open = op_open,
+    .read = op_read,
+    .release = op_release,
+    .statfs = op_statfs,
+    .readlink = op_readlink,
+};

@@ -1,0 +1,408 @@
+/* fsx_read: open files and the read path (see fsx_read.h for the design). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/slog.h"
+#include "fs/fsx_read.h"
+
+#define MAX_CHUNKS_PER_GET 16
+#define MAX_READ_CHUNKS 64
+
+struct fsx_read_ctx {
+  struct fsx_chunk *chunks[MAX_READ_CHUNKS];
+  int n;
+  void *tmp;
+  struct iovec iov[MAX_READ_CHUNKS];
+};
+
+/* One GET filling consecutive chunks; lives until its callback. */
+struct fetch {
+  struct fsx_mount *m;
+  struct fsx_fh *fh;
+  struct s3_req *req;
+  uint64_t first;             /* chunk index */
+  int n;
+  struct fsx_chunk *chunks[MAX_CHUNKS_PER_GET];
+  size_t want[MAX_CHUNKS_PER_GET];
+};
+
+/* fh lifetime: the open file and each fetch hold a reference. */
+struct fh_box {
+  struct fsx_fh fh;
+  _Atomic unsigned refs;
+};
+
+static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  struct fh_box *b = (struct fh_box *)fh;
+
+  if (atomic_fetch_sub(&b->refs, 1) != 1)
+    return;
+  fsx_inode_put(m->tab, fh->in);
+  pthread_mutex_destroy(&fh->lock);
+  free(fh->special);
+  free(b);
+}
+
+struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
+                             const struct fsx_attr *a)
+{
+  struct fh_box *b = calloc(1, sizeof(*b));
+  struct fsx_fh *fh;
+
+  if (!b)
+    return NULL;
+  fh = &b->fh;
+  if (pthread_mutex_init(&fh->lock, NULL)) {
+    free(b);
+    return NULL;
+  }
+  atomic_init(&b->refs, 1);
+  fh->in = in;
+  if (in) {
+    fsx_table_lock(m->tab);
+    in->refs++;
+    fsx_table_unlock(m->tab);
+    fh->file = in->ino;
+  }
+  fh->gen = fsx_etag_gen(a->etag);
+  fh->size = a->size;
+  snprintf(fh->etag, sizeof(fh->etag), "%s", a->etag);
+  return fh;
+}
+
+void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  if (fh)
+    fh_unref(m, fh);
+}
+
+static size_t chunk_len(const struct fsx_fh *fh, size_t cs, uint64_t idx)
+{
+  uint64_t start = idx * cs;
+
+  if (start >= fh->size)
+    return 0;
+  return fh->size - start < cs ? (size_t)(fh->size - start) : cs;
+}
+
+static void fetch_done(struct s3_req *r, void *arg)
+{
+  struct fetch *f = arg;
+  struct fsx_mount *m = f->m;
+  size_t got = 0, pos = 0;
+  int rc = s3_get_object_result(r, &got);
+
+  if (rc == -ESTALE)
+    log_warn("%s: the object changed while being read", f->fh->in->key);
+  atomic_fetch_add(&m->st.get_bytes, got);
+  for (int i = 0; i < f->n; i++) {
+    size_t valid = got > pos ? got - pos : 0;
+    int crc = rc;
+    if (valid > f->want[i])
+      valid = f->want[i];
+    if (!crc && valid < f->want[i])
+      crc = -EIO; /* shorter than the object we opened */
+    fsx_chunk_fill_done(m->cache, f->chunks[i], crc, valid);
+    fsx_cache_put(m->cache, f->chunks[i]);
+    pos += f->want[i];
+  }
+  if (rc)
+    atomic_fetch_add(&m->st.errors, 1);
+  atomic_fetch_sub(&f->fh->inflight, 1);
+  fh_unref(m, f->fh);
+  s3_req_destroy(r);
+  free(f);
+}
+
+/* Issue one GET for the chunks (references passed to the fetch). */
+static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
+                       struct fsx_chunk **chunks, int n)
+{
+  size_t cs = fsx_cache_chunk_size(m->cache), total = 0;
+  struct iovec iov[MAX_CHUNKS_PER_GET];
+  struct fetch *f = calloc(1, sizeof(*f));
+  int rc = -ENOMEM;
+
+  if (!f)
+    goto fail;
+  f->m = m;
+  f->fh = fh;
+  f->first = first;
+  f->n = n;
+  for (int i = 0; i < n; i++) {
+    f->chunks[i] = chunks[i];
+    f->want[i] = chunk_len(fh, cs, first + (uint64_t)i);
+    iov[i].iov_base = fsx_chunk_data(chunks[i]);
+    iov[i].iov_len = f->want[i];
+    total += f->want[i];
+  }
+  f->req = s3_get_object_req(m->s3, fh->in->bucket, fh->in->key, first * cs,
+                             total, fsx_chunk_data(chunks[0]));
+  if (!f->req)
+    goto fail;
+  if (s3_req_set_sink_iov(f->req, iov, n) ||
+      (fh->etag[0] && s3_req_add_header(f->req, "if-match", fh->etag)))
+    goto fail;
+  atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
+  atomic_fetch_add(&fh->inflight, 1);
+  atomic_fetch_add(&m->st.gets, 1);
+  s3_req_submit(f->req, fetch_done, f);
+  return 0;
+
+fail:
+  for (int i = 0; i < n; i++) {
+    fsx_chunk_fill_done(m->cache, chunks[i], rc, 0);
+    fsx_cache_put(m->cache, chunks[i]);
+  }
+  if (f)
+    s3_req_destroy(f->req);
+  free(f);
+  return rc;
+}
+
+/*
+ * Make sure chunks [from, to) are cached or on their way. With keep, the
+ * references are stored in keep[] (the reader's chunks); otherwise
+ * dropped at once (readahead). Returns the index where it stopped: short of
+ * `to` when the cache is full or the file's fetch budget is spent.
+ */
+static uint64_t ensure(struct fsx_mount *m, struct fsx_fh *fh, uint64_t from,
+                       uint64_t to, struct fsx_chunk **keep, int *err)
+{
+  struct fsx_chunk *run[MAX_CHUNKS_PER_GET];
+  uint64_t idx, run_first = 0;
+  int nrun = 0, rc;
+
+  *err = 0;
+  for (idx = from; idx < to; idx++) {
+    struct fsx_chunk *ch;
+    bool fill;
+    if (!keep && atomic_load(&fh->inflight) >= m->o.max_inflight_per_file)
+      break;
+    rc = fsx_cache_get(m->cache, fh->file, fh->gen, idx, true, &ch, &fill);
+    if (rc) {
+      *err = rc;
+      break;
+    }
+    if (keep) {
+      keep[idx - from] = ch;
+      if (fill)
+        fsx_chunk_hold(m->cache, ch); /* one for us, one for the fetch */
+    }
+    if (!fill) {
+      if (!keep)
+        fsx_cache_put(m->cache, ch);
+      if (nrun) {
+        fetch_start(m, fh, run_first, run, nrun);
+        nrun = 0;
+      }
+      continue;
+    }
+    if (!keep)
+      atomic_fetch_add(&m->st.readahead_chunks, 1);
+    if (!nrun)
+      run_first = idx;
+    run[nrun++] = ch;
+    if (nrun == MAX_CHUNKS_PER_GET) {
+      fetch_start(m, fh, run_first, run, nrun);
+      nrun = 0;
+    }
+  }
+  if (nrun)
+    fetch_start(m, fh, run_first, run, nrun);
+  return idx;
+}
+
+/* A read that bypasses the cache: exactly [off, off+len). */
+static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                       size_t len, struct fsx_read_ctx *ctx)
+{
+  struct s3_req *r;
+  size_t got = 0;
+  int rc;
+
+  ctx->tmp = malloc(len);
+  r = ctx->tmp ? s3_get_object_req(m->s3, fh->in->bucket, fh->in->key, off,
+                                   len, ctx->tmp)
+               : NULL;
+  if (!r)
+    return -ENOMEM;
+  if (fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag)) {
+    s3_req_destroy(r);
+    return -ENOMEM;
+  }
+  atomic_fetch_add(&m->st.gets, 1);
+  s3_req_submit(r, NULL, NULL);
+  s3_req_wait(r);
+  rc = s3_get_object_result(r, &got);
+  s3_req_destroy(r);
+  if (rc == -ESTALE)
+    log_warn("%s: the object changed while being read", fh->in->key);
+  if (rc)
+    return rc == -ESTALE ? -EIO : rc;
+  atomic_fetch_add(&m->st.get_bytes, got);
+  atomic_fetch_add(&m->st.cache_miss_bytes, got);
+  ctx->iov[0] = (struct iovec){ctx->tmp, got};
+  return 1;
+}
+
+/* Sequential or not, and what to read ahead: updates fh's state. */
+static uint64_t plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                     size_t len, uint64_t *ra_from, uint64_t *ra_to)
+{
+  size_t cs = fsx_cache_chunk_size(m->cache);
+  uint64_t tol = 2 * (uint64_t)m->o.max_read, end = off + len, window;
+  bool seq;
+
+  pthread_mutex_lock(&fh->lock);
+  seq = off >= fh->next_off ? off - fh->next_off <= tol
+                            : fh->next_off - off <= tol;
+  if (seq) {
+    fh->window = fh->window ? fh->window * 2 : m->o.readahead_min;
+    if (fh->window > m->o.readahead_max)
+      fh->window = m->o.readahead_max;
+    if (end > fh->next_off)
+      fh->next_off = end;
+  } else {
+    if (fh->window)
+      atomic_fetch_add(&m->st.readahead_resets, 1);
+    fh->window = 0;
+    fh->ra_end = 0;
+    fh->next_off = end;
+  }
+  window = fh->window;
+  *ra_from = *ra_to = 0;
+  if (window) {
+    uint64_t from = (end + cs - 1) / cs, to = (end + window + cs - 1) / cs,
+             last = (fh->size + cs - 1) / cs;
+    uint64_t ahead = fh->ra_end > from ? fh->ra_end - from : 0;
+    if (from < fh->ra_end)
+      from = fh->ra_end;
+    if (to > last)
+      to = last;
+    /* top up only when less than half the window is left in flight, so
+       each top-up is a few large GETs rather than many one-chunk ones */
+    if (ahead * cs * 2 >= window)
+      from = to;
+    if (from < to) {
+      *ra_from = from;
+      *ra_to = to;
+    }
+  }
+  pthread_mutex_unlock(&fh->lock);
+  return window;
+}
+
+int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+             size_t len, struct iovec **iov, int *niov,
+             struct fsx_read_ctx **out)
+{
+  size_t cs = fsx_cache_chunk_size(m->cache);
+  struct fsx_read_ctx *ctx = calloc(1, sizeof(*ctx));
+  uint64_t first, last, ra_from, ra_to, stop;
+  int rc = 0, n, err;
+
+  *out = ctx;
+  *niov = 0;
+  *iov = ctx ? ctx->iov : NULL;
+  if (!ctx)
+    return -ENOMEM;
+  if (fh->special) {
+    if (off < fh->special_len) {
+      ctx->iov[0].iov_base = fh->special + off;
+      ctx->iov[0].iov_len = len < fh->special_len - off
+                                ? len : fh->special_len - off;
+      *niov = 1;
+    }
+    return 0;
+  }
+  if (off >= fh->size || !len)
+    return 0;
+  if (len > fh->size - off)
+    len = (size_t)(fh->size - off);
+  first = off / cs;
+  last = (off + len - 1) / cs;
+  n = (int)(last - first + 1);
+  if (n > MAX_READ_CHUNKS)
+    return -EINVAL;
+
+  if (!plan(m, fh, off, len, &ra_from, &ra_to)) {
+    /* random access: from the cache if all of it is there, else direct */
+    bool all = true;
+    for (int i = 0; i < n; i++) {
+      bool fill;
+      if (fsx_cache_get(m->cache, fh->file, fh->gen, first + (uint64_t)i,
+                        false, &ctx->chunks[i], &fill)) {
+        all = false;
+        break;
+      }
+      ctx->n = i + 1;
+      if (!fsx_chunk_ready(m->cache, ctx->chunks[i])) {
+        all = false;
+        break;
+      }
+    }
+    if (!all) {
+      for (int i = 0; i < ctx->n; i++)
+        fsx_cache_put(m->cache, ctx->chunks[i]);
+      ctx->n = 0;
+      rc = read_direct(m, fh, off, len, ctx);
+      if (rc > 0) {
+        *niov = 1;
+        rc = 0;
+      }
+      return rc;
+    }
+  } else {
+    stop = ensure(m, fh, first, last + 1, ctx->chunks, &err);
+    ctx->n = (int)(stop - first);
+    if (stop <= last) {
+      /* no room in the cache for what was asked: read it directly */
+      for (int i = 0; i < ctx->n; i++)
+        fsx_cache_put(m->cache, ctx->chunks[i]);
+      ctx->n = 0;
+      rc = read_direct(m, fh, off, len, ctx);
+      if (rc > 0) {
+        *niov = 1;
+        rc = 0;
+      }
+      return rc;
+    }
+    if (ra_to > ra_from) {
+      stop = ensure(m, fh, ra_from, ra_to, NULL, &err);
+      pthread_mutex_lock(&fh->lock);
+      if (stop > fh->ra_end)
+        fh->ra_end = stop;
+      pthread_mutex_unlock(&fh->lock);
+    }
+  }
+
+  for (int i = 0; i < n; i++) {
+    size_t valid, from, to;
+    int wrc = fsx_chunk_wait(m->cache, ctx->chunks[i], &valid);
+    if (wrc)
+      return wrc == -ESTALE ? -EIO : wrc;
+    from = i == 0 ? (size_t)(off % cs) : 0;
+    to = i == n - 1 ? (size_t)((off + len - 1) % cs) + 1 : cs;
+    if (valid < to)
+      return -EIO;
+    ctx->iov[i].iov_base = (char *)fsx_chunk_data(ctx->chunks[i]) + from;
+    ctx->iov[i].iov_len = to - from;
+  }
+  atomic_fetch_add(&m->st.cache_hit_bytes, len);
+  *niov = n;
+  return 0;
+}
+
+void fsx_read_done(struct fsx_mount *m, struct fsx_read_ctx *ctx)
+{
+  if (!ctx)
+    return;
+  for (int i = 0; i < ctx->n; i++)
+    fsx_cache_put(m->cache, ctx->chunks[i]);
+  free(ctx->tmp);
+  free(ctx);
+}

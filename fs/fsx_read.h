@@ -1,0 +1,58 @@
+/*
+ * fsx_read: open files and the read path. Reads are served from the page
+ * cache (fsx_cache); misses become ranged GETs that fill whole chunks, several
+ * consecutive chunks per request; sequential access grows a readahead window
+ * (from read.readahead_min, doubling up to read.readahead_max, reset on a
+ * seek); a random read that misses fetches only the bytes asked for.
+ *
+ * DESIGN
+ * - fh->lock protects the sequential-detection state of one open file.
+ * - Fetches run on the S3 engine thread: their callback marks the chunks
+ *   filled (waking readers) and drops the fetch's chunk references.
+ * - A reader never holds fh->lock while it waits for a chunk.
+ * - Memory: chunks in flight per file are bounded by
+ *   read.max_inflight_per_file requests; the cache bounds the total.
+ */
+#ifndef S3R_FSX_READ_H
+#define S3R_FSX_READ_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "fs/fsx_i.h"
+
+struct fsx_fh {
+  struct fsx_inode *in;       /* internal reference held while open */
+  uint64_t file;              /* page-cache file id (the inode number) */
+  uint64_t gen;               /* page-cache generation (ETag) at open */
+  uint64_t size;              /* object size at open */
+  char etag[FSX_ETAG_MAX];
+  pthread_mutex_t lock;
+  uint64_t next_off;          /* lock: where a sequential read goes next */
+  uint64_t window;            /* lock: readahead window, 0 = random */
+  uint64_t ra_end;            /* lock: readahead issued up to here */
+  _Atomic unsigned inflight;  /* fetches in flight for this file */
+  char *special;              /* the stats file's text, else NULL */
+  size_t special_len;
+};
+
+/* A file handle for inode in (a reference is taken), with attributes a. */
+struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
+                             const struct fsx_attr *a);
+void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh);
+
+/*
+ * Read up to len bytes at off. On success *iov / *niov describe the bytes
+ * (pointing into cache chunks or into *tmp), and *ctx must be handed to
+ * fsx_read_done after the reply has been sent.
+ */
+struct fsx_read_ctx;
+int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+             size_t len, struct iovec **iov, int *niov,
+             struct fsx_read_ctx **ctx);
+void fsx_read_done(struct fsx_mount *m, struct fsx_read_ctx *ctx);
+
+#endif
