@@ -16,13 +16,15 @@
 # Environment:
 #   S3R_RGW_DIR      state directory         (default /tmp/s3rdmafs-rgw)
 #   S3R_RGW_PORT     RGW HTTP port           (default 7480)
-#   S3R_RGW_OSD_GB   size of the sparse bluestore file in GiB (default 32)
+#   S3R_RGW_OSD_GB   size of the sparse bluestore file in GiB (default 32,
+#                    capped at 90% of the free disk space)
 #   S3R_RGW_TIMEOUT  seconds to wait for each start phase      (default 120)
 #   S3R_RGW_QUIET    1: no progress messages (errors still go to stderr)
 #   S3R_AWS          awscli binary (default /usr/bin/aws, else aws on PATH)
 #
 # The mon listens on the fixed ports 3300/6789, so only one instance of this
-# script can run per machine.
+# script can run per machine.  There is no mgr: ceph commands served by the
+# mgr (ceph df, osd df, osd purge, config show, ...) hang; "ceph -s" works.
 set -euo pipefail
 
 DIR=$(realpath -m -- "${S3R_RGW_DIR:-/tmp/s3rdmafs-rgw}")  # daemons chdir to /
@@ -113,11 +115,11 @@ pidfile() { echo "$DIR/run/$1.pid"; }
 # alive NAME: the recorded daemon runs (and is really ours: its command line
 # names our config file, so a recycled pid is never mistaken for it).
 alive() {
-    local pf pid
+    local pf pid cmd
     pf=$(pidfile "$1"); [[ -r $pf ]] || return 1
     pid=$(<"$pf"); [[ $pid =~ ^[0-9]+$ ]] || return 1
-    [[ -r /proc/$pid/cmdline ]] || return 1
-    tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | grep -qF -- "$CONF"
+    cmd=$(tr '\0' ' ' 2>/dev/null </proc/"$pid"/cmdline) || return 1
+    [[ $cmd == *" $CONF "* ]]
 }
 
 # spawn NAME CMD...: run a daemon in the foreground (-f) of its own session,
@@ -130,6 +132,7 @@ spawn() {
 
 http_answers() {
     # Any HTTP status line counts; bash's /dev/tcp needs no curl or proxy care.
+    # shellcheck disable=SC2016  # $line expands in the inner bash
     timeout 3 bash -c '
         exec 3<>/dev/tcp/127.0.0.1/'"$PORT"' || exit 1
         printf "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3
@@ -138,7 +141,7 @@ http_answers() {
 
 port_busy() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 mon_is_ours() { [[ $(CEPH_WAIT=5 ceph_ fsid 2>/dev/null) == "$FSID" ]]; }
-osd_up() { CEPH_WAIT=5 ceph_ osd stat -f json | grep -q '"num_up_osds":1'; }
+osd_up() { [[ $(CEPH_WAIT=5 ceph_ osd stat -f json) == *'"num_up_osds":1'* ]]; }
 
 running_ok() {
     local d
@@ -165,7 +168,7 @@ wait_for() {
 
 # running PID: the process exists and is not a zombie (a zombie has an empty
 # command line; a daemon that died during "start" is our unreaped child).
-running() { [[ -n $(tr -d '\0' </proc/"$1"/cmdline 2>/dev/null) ]]; }
+running() { [[ -n $(tr -d '\0' 2>/dev/null </proc/"$1"/cmdline) ]]; }
 
 # kill_daemons: stop the recorded daemons one at a time, rgw first, so the
 # osd shuts down fast while the mon still hears it; SIGKILL after 15 s.
@@ -225,6 +228,8 @@ client mount timeout = 60
 [mon.$MON_ID]
 mon data = $DIR/mon
 mon data avail crit = 0
+mon data avail warn = 1
+mon warn on insecure global id reclaim allowed = false
 mon allow pool delete = true
 # Commit map changes every 0.1 s, not every 1 s: each rgw pool creation is a
 # few osdmap epochs, so this makes start about twice as fast.
@@ -274,6 +279,15 @@ do_start() {
     for p in 3300 6789 "$PORT"; do
         ! port_busy "$p" || die "127.0.0.1:$p is already in use (another rgw.sh or Ceph running?)"
     done
+    # The bluestore file is sparse, but must not outgrow the disk under it:
+    # an osd that hits ENOSPC dies.  Cap it at 90% of the free space.
+    local avail_gb
+    avail_gb=$(( $(df -Pk -- "$DIR" | awk 'NR == 2 { print $4 }') * 9 / 10 >> 20 ))
+    if ((OSD_GB > avail_gb)); then
+        ((avail_gb >= 4)) || die "only ${avail_gb} GiB usable under $DIR; need 4"
+        log "only ${avail_gb} GiB free under $DIR: osd size ${OSD_GB} -> ${avail_gb} GiB"
+        OSD_GB=$avail_gb
+    fi
     FSID=$(</proc/sys/kernel/random/uuid)
     write_conf
 
