@@ -63,6 +63,22 @@ static bool ignored_opt(const char *k)
   return !strncmp(k, "x-systemd.", 10) || !strncmp(k, "comment=", 8);
 }
 
+/* Mount options we hand to libfuse and the kernel untouched. */
+static bool fuse_opt_known(const char *k)
+{
+  static const char *const list[] = {
+      "default_permissions", "allow_root", "auto_unmount", "fsname",
+      "subtype", "blkdev", "blksize", "dev", "nodev", "suid", "nosuid",
+      "exec", "noexec", "atime", "noatime", "relatime", "norelatime",
+      "strictatime", "nostrictatime", "diratime", "nodiratime", "lazytime",
+      "nolazytime", "sync", "async", "dirsync", "context", "fscontext",
+      "defcontext", "rootcontext", "max_read", NULL};
+  for (int i = 0; list[i]; i++)
+    if (!strcmp(k, list[i]))
+      return true;
+  return false;
+}
+
 /* Options that are both ours and the kernel's. */
 static bool shared_opt(const char *k)
 {
@@ -105,7 +121,7 @@ static int apply_opts(struct cfg *c, struct args *a, char *list, bool config,
     if (config || ignored_opt(o))
       continue;
     rc = cfg_set(c, key, val, err, errlen);
-    if (rc == -ENOENT || (!rc && shared_opt(key))) {
+    if ((rc == -ENOENT && fuse_opt_known(key)) || (!rc && shared_opt(key))) {
       rc = add_fuse_opt(a, o); /* libfuse judges the rest */
       if (rc)
         return rc;
@@ -193,7 +209,8 @@ static int check_source(struct s3_client *s3, const char *bucket,
     log_err("bucket '%s' does not exist at %s", bucket, endpoint);
     break;
   case EACCES:
-    log_err("access denied by %s%s%s: check the credentials", endpoint,
+    log_err("access denied by %s%s%s: check the access key and secret key "
+            "(and the bucket's policy)", endpoint,
             bucket ? " for bucket " : "", bucket ? bucket : "");
     break;
   case ECONNREFUSED:
@@ -380,8 +397,12 @@ int main(int argc, char **argv)
       log_err("%s", err);
       goto free_names;
     }
+    /* one line per failure: the client's own warnings stay quiet here */
+    if (!a.debug)
+      slog_set_level(LOG_ERR);
     crc = check_source(probe, m.bucket, m.prefix, c.endpoint);
     s3_client_destroy(probe);
+    slog_set_level(a.debug ? LOG_DEBUG : c.log.level);
     if (crc)
       goto free_names;
   }
@@ -436,15 +457,16 @@ int main(int argc, char **argv)
              m.bucket ? m.bucket : "all buckets", m.prefix && *m.prefix ? ":/"
                                                                       : "",
              m.prefix ? m.prefix : "", a.mountpoint, c.endpoint);
+  /* the loops return 0, a negative error, or the signal that ended them */
   if (a.single) {
-    rc = fuse_session_loop(se) ? 1 : 0;
+    rc = fuse_session_loop(se) < 0 ? 1 : 0;
   } else {
     lc = fuse_loop_cfg_create();
     if (!lc)
       goto destroy_table;
     fuse_loop_cfg_set_max_threads(lc, 64);
     fuse_loop_cfg_set_idle_threads(lc, 16);
-    rc = fuse_session_loop_mt(se, lc) ? 1 : 0;
+    rc = fuse_session_loop_mt(se, lc) < 0 ? 1 : 0;
     fuse_loop_cfg_destroy(lc);
   }
   log_notice("unmounting %s", a.mountpoint);

@@ -5,7 +5,7 @@ set -euo pipefail
 cli=$1
 tmp=$(mktemp -d)
 bucket=s3r-cli-$$-$RANDOM
-aws_() { aws --endpoint-url "$S3R_ENDPOINT" "$@"; }
+aws_() { "${S3R_AWS:-/usr/bin/aws}" --endpoint-url "$S3R_ENDPOINT" "$@"; }
 cleanup() {
   aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
   rm -rf "$tmp"

@@ -1,0 +1,51 @@
+# Shared helpers for the filesystem integration tests (sourced).
+# Needs: $BIN (build/bin), S3R_ENDPOINT and keys in the environment.
+# shellcheck shell=bash
+
+FS=$BIN/s3rdmafs
+CLI=$BIN/s3rdma-cli
+pass=0 fail=0
+
+aws_() { "${S3R_AWS:-/usr/bin/aws}" --endpoint-url "$S3R_ENDPOINT" "$@"; }
+
+check() { # name, then a command that must succeed
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); echo "ok - $name"
+  else fail=$((fail + 1)); echo "not ok - $name"; fi
+}
+
+# Wait (bounded) until $1 is a mountpoint, or until it is not (with "not").
+wait_mount() {
+  local mp=$1 want=${2:-yes}
+  for _ in $(seq 1 100); do
+    if mountpoint -q "$mp"; then [ "$want" = yes ] && return 0
+    else [ "$want" = not ] && return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+# fs_mount BUCKET MNT LOG [extra args...]: foreground daemon in the background
+fs_mount() {
+  local bucket=$1 mp=$2 log=$3; shift 3
+  "$FS" "$bucket" "$mp" -f -o cache.mlock=false "$@" >"$log" 2>&1 &
+  wait_mount "$mp" || { echo "mount failed:"; cat "$log"; return 1; }
+}
+
+fs_umount() {
+  local mp=$1
+  mountpoint -q "$mp" || return 0
+  for _ in $(seq 1 50); do
+    fusermount3 -u "$mp" 2>/dev/null && break
+    sleep 0.2
+  done
+  mountpoint -q "$mp" && umount -l "$mp"
+  wait_mount "$mp" not
+}
+
+md5() { md5sum <"$1" | cut -d' ' -f1; }
+
+summary() {
+  echo "$pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+}

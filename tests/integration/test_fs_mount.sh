@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Mounting: bad input refused before mounting with one clear line, signals
+# unmount cleanly, daemon mode, mount(8) helpers, ro/uid/gid/umask, a
+# prefix mount, the all-buckets form, s3fs-compatible metadata.
+#
+#   test_fs_mount.sh BUILD_BIN_DIR
+set -euo pipefail
+BIN=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+. "$here/fs_lib.sh"
+
+tmp=$(mktemp -d)
+mnt=$tmp/mnt
+bucket=s3r-fsm-$$-$RANDOM
+mkdir -p "$mnt"
+cleanup() {
+  fs_umount "$mnt" || true
+  aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$CLI" mb "$bucket"
+printf 'hello' | aws_ s3 cp - "s3://$bucket/top.txt" >/dev/null
+printf 'deep' | aws_ s3 cp - "s3://$bucket/pre/fix/in.txt" >/dev/null
+# written the way s3fs writes metadata: mode 0100750, uid, gid, mtime
+printf 'meta' | aws_ s3 cp - "s3://$bucket/meta.txt" \
+  --metadata mode=33256,uid=4242,gid=4343,mtime=1600000000 >/dev/null
+
+# ---- bad input: one line on stderr, non-zero exit, nothing mounted ----
+refused() { # name, expected text, args...
+  local name=$1 text=$2; shift 2
+  local rc=0
+  "$FS" "$@" 2>"$tmp/err" >/dev/null || rc=$?
+  check "$name: non-zero exit" test "$rc" -ne 0
+  check "$name: one line" test "$(wc -l <"$tmp/err")" -eq 1
+  check "$name: says '$text'" grep -q -- "$text" "$tmp/err"
+  check "$name: not mounted" bash -c "! mountpoint -q '$mnt'"
+  sed 's/^/# /' "$tmp/err"
+}
+refused "bad endpoint" "cannot reach" "$bucket" "$mnt" -o endpoint=http://127.0.0.1:9
+refused "unparsable endpoint" "endpoint" "$bucket" "$mnt" -o endpoint=ftp://x
+AWS_SECRET_ACCESS_KEY=wrong refused "wrong secret" "access denied" "$bucket" "$mnt"
+AWS_ACCESS_KEY_ID=NOSUCHKEY0000000000 refused "unknown key id" "access denied" "$bucket" "$mnt"
+refused "missing bucket" "does not exist" "s3r-no-such-bucket-$$" "$mnt"
+refused "bad config key" "did you mean cache.size" "$bucket" "$mnt" -o cache.sise=1G
+refused "bad config value" "cache.size" "$bucket" "$mnt" -o cache.size=lots
+echo '{"cache": {"size": "1G",}}' >"$tmp/bad.json"
+refused "config syntax" "bad.json:1:" "$bucket" "$mnt" -o config="$tmp/bad.json"
+echo '{"cache": {"sise": "1G"}}' >"$tmp/bad2.json"
+refused "config unknown key" "cache.sise" "$bucket" "$mnt" -o config="$tmp/bad2.json"
+
+# ---- a good config file ----
+cat >"$tmp/good.json" <<EOJ
+{"cache": {"size": "256M", "mlock": false, "attr_ttl": 5},
+ "mount": {"umask": "027", "uid": 1234, "gid": 4321}}
+EOJ
+"$FS" "$bucket" "$mnt" -f -o config="$tmp/good.json" >"$tmp/log" 2>&1 &
+pid=$!
+wait_mount "$mnt"
+check "config file: uid/gid" test "$(stat -c %u:%g "$mnt/top.txt")" = 1234:4321
+check "config file: umask on files" test "$(stat -c %a "$mnt/top.txt")" = 640
+check "config file: umask on dirs" test "$(stat -c %a "$mnt/pre")" = 750
+check "s3fs metadata: mode" test "$(stat -c %a "$mnt/meta.txt")" = 750
+check "s3fs metadata: owner" test "$(stat -c %u:%g "$mnt/meta.txt")" = 4242:4343
+check "s3fs metadata: mtime" test "$(stat -c %Y "$mnt/meta.txt")" = 1600000000
+
+# ---- SIGTERM and SIGINT unmount cleanly ----
+kill -TERM "$pid"
+rc=0; wait "$pid" || rc=$?
+check "SIGTERM: daemon exits 0" test "$rc" -eq 0
+check "SIGTERM: unmounted" wait_mount "$mnt" not
+# (a background job starts with SIGINT ignored: give it back its default)
+python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$FS" "$bucket" "$mnt" -f -o cache.mlock=false >"$tmp/log" 2>&1 &
+pid=$!
+wait_mount "$mnt"
+kill -INT "$pid"
+rc=0; wait "$pid" || rc=$?
+check "SIGINT: daemon exits 0 and unmounts" test "$rc" -eq 0
+check "SIGINT: unmounted" wait_mount "$mnt" not
+
+# ---- daemon mode ----
+check "daemon mode: returns 0" "$FS" "$bucket" "$mnt" -o cache.mlock=false
+check "daemon mode: mounted" wait_mount "$mnt"
+check "daemon mode: reads" test "$(cat "$mnt/top.txt")" = hello
+dpid=$(pgrep -f "s3rdmafs $bucket $mnt" | head -1)
+fusermount3 -u "$mnt"
+for _ in $(seq 1 50); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
+check "daemon mode: exits on unmount" bash -c "! kill -0 $dpid 2>/dev/null"
+
+# ---- ro, prefix mount, allow_other ----
+fs_mount "$bucket:/pre" "$mnt" "$tmp/log" -o ro,allow_other
+check "prefix mount shows the prefix's content" test "$(cat "$mnt/fix/in.txt")" = deep
+check "prefix mount hides the rest" test ! -e "$mnt/top.txt"
+check "ro in the mount options" bash -c "grep ' $mnt ' /proc/mounts | grep -q '[ ,]ro[ ,]'"
+check "allow_other in the mount options" bash -c "grep ' $mnt ' /proc/mounts | grep -q allow_other"
+check "ro: writes refused with EROFS" bash -c "touch '$mnt/x' 2>&1 | grep -q 'Read-only file system'"
+fs_umount "$mnt"
+
+# ---- all buckets ----
+"$FS" --all-buckets "$mnt" -f -o cache.mlock=false >"$tmp/log" 2>&1 &
+wait_mount "$mnt"
+check "all buckets: our bucket is a directory" test -d "$mnt/$bucket"
+check "all buckets: read through it" test "$(cat "$mnt/$bucket/top.txt")" = hello
+fs_umount "$mnt"
+
+# ---- the mount(8) helpers ----
+check "mount.s3rdmafs helper" env S3RDMAFS_BIN="$FS" \
+  "$top/packaging/mount.s3rdmafs" "$bucket" "$mnt" -o cache.mlock=false,_netdev
+check "mount.s3rdmafs: mounted" wait_mount "$mnt"
+check "mount.s3rdmafs: reads" test "$(cat "$mnt/top.txt")" = hello
+fs_umount "$mnt"
+# mount.fuse3 runs "s3rdmafs" from a fixed system PATH: borrow a place in
+# /usr/local/sbin for the build's binary unless one is installed already
+if ! command -v s3rdmafs >/dev/null 2>&1 && [ -d /usr/local/sbin ] &&
+   [ ! -e /usr/local/sbin/s3rdmafs ]; then
+  ln -s "$FS" /usr/local/sbin/s3rdmafs
+  trap 'rm -f /usr/local/sbin/s3rdmafs; cleanup' EXIT
+fi
+check "mount -t fuse.s3rdmafs" \
+  mount -t fuse.s3rdmafs "$bucket" "$mnt" -o cache.mlock=false
+check "mount -t fuse.s3rdmafs: reads" test "$(cat "$mnt/top.txt")" = hello
+fs_umount "$mnt"
+
+summary

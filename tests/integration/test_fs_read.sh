@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The read-only filesystem on a real mount of RGW, checked against the bucket
+# through a second client (awscli): listings, contents 0 B .. 1 GiB, random
+# preads, parallel readers, a 5000-entry directory, special and unshowable
+# keys, changes behind the mount's back, stats.
+#
+#   test_fs_read.sh BUILD_BIN_DIR
+set -euo pipefail
+BIN=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/fs_lib.sh"
+
+tmp=$(mktemp -d)
+mnt=$tmp/mnt
+log=$tmp/fs.log
+bucket=s3r-fsr-$$-$RANDOM
+mkdir -p "$mnt" "$tmp/local"
+cleanup() {
+  fs_umount "$mnt" || true
+  aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# ---- the bucket ----
+"$CLI" mb "$bucket"
+sizes=(0 1 4095 4096 4097 1048575 1048576 1048577 10000000 $((128 * 1048576 + 12345)))
+for s in "${sizes[@]}"; do
+  head -c "$s" /dev/urandom >"$tmp/local/size-$s"
+  "$CLI" --parallel 8 put "$tmp/local/size-$s" "$bucket/sizes/size-$s"
+done
+head -c $((1024 * 1048576)) /dev/urandom >"$tmp/local/1g"
+"$CLI" --parallel 8 put "$tmp/local/1g" "$bucket/big/1g.bin"
+for k in "tree/a/b/c/deep.txt" "tree/a/one.txt" "tree/two.txt" \
+         "sp/with space.txt" "sp/plus+sign.txt" "sp/unicodé ✓ 日本.txt" \
+         "sp/percent%20x.txt" "sp/tilde~*'()!\$,;=:@.txt"; do
+  printf '%s' "$k" | aws_ s3 cp - "s3://$bucket/$k" >/dev/null
+done
+# a "dir/" marker (mkdir by another tool) and an empty one
+aws_ s3api put-object --bucket "$bucket" --key marked/ >/dev/null
+printf 'x' | aws_ s3 cp - "s3://$bucket/marked/inside.txt" >/dev/null
+aws_ s3api put-object --bucket "$bucket" --key emptydir/ >/dev/null
+# keys FUSE cannot show
+long=$(printf 'L%.0s' $(seq 1 300))
+for k in "bad//double.txt" "bad/./dot.txt" "bad/../dotdot.txt" "bad/$long" \
+         "clash" "clash/child.txt"; do
+  printf 'x' | aws_ s3 cp - "s3://$bucket/$k" >/dev/null
+done
+"$CLI" --parallel 32 fill "$bucket/many/f" 5000 10
+
+fs_mount "$bucket" "$mnt" "$log" -o cache.attr_ttl=1,cache.dir_ttl=1
+
+# ---- listings ----
+# what should be visible: every key with no unshowable component
+aws_ s3api list-objects-v2 --bucket "$bucket" --query 'Contents[].Key' \
+  --output json | python3 -c '
+import json, sys
+for k in json.load(sys.stdin):
+    parts = k.split("/")
+    if k.endswith("/"):
+        parts = parts[:-1]
+    if any(p in ("", ".", "..") or len(p.encode()) > 255 for p in parts):
+        continue
+    if k == "clash":  # a file hidden by the directory of the same name
+        continue
+    if not k.endswith("/"):
+        print(k)' | sort >"$tmp/want-files"
+(cd "$mnt" && find . -type f | sed 's|^\./||' | sort) >"$tmp/got-files"
+check "find lists exactly the bucket's showable objects" \
+  diff -u "$tmp/want-files" "$tmp/got-files"
+check "ls -lR works over the whole tree" bash -c "ls -lR '$mnt' >/dev/null"
+check "implicit directory" test -d "$mnt/tree/a/b/c"
+check "dir/ marker directory" test -f "$mnt/marked/inside.txt"
+check "empty marker directory" test -d "$mnt/emptydir"
+check "marker not shown as a file" bash -c "[ -z \"\$(ls -A '$mnt/emptydir')\" ]"
+check "clash shows the directory" test -d "$mnt/clash"
+check "unshowable keys logged" grep -q "is not shown" "$log"
+check "no entry named '' '.' '..' twice" bash -c \
+  "[ \"\$(ls -a '$mnt/bad' | sort | uniq -d)\" = '' ]"
+check "sizes match the listing" bash -c "
+  for s in ${sizes[*]}; do [ \$(stat -c %s '$mnt/sizes/size-'\$s) = \$s ] || exit 1; done"
+
+# ---- contents ----
+for s in "${sizes[@]}"; do
+  check "md5 of $s-byte object" test "$(md5 "$mnt/sizes/size-$s")" = "$(md5 "$tmp/local/size-$s")"
+done
+check "md5 of 1 GiB object" test "$(md5 "$mnt/big/1g.bin")" = "$(md5 "$tmp/local/1g")"
+check "special-character keys read back" bash -c "
+  for f in '$mnt'/sp/*; do [ \"sp/\$(basename \"\$f\")\" = \"\$(cat \"\$f\")\" ] || exit 1; done"
+check "deep file" test "$(cat "$mnt/tree/a/b/c/deep.txt")" = "tree/a/b/c/deep.txt"
+seed=${S3R_TEST_SEED:-$RANDOM}
+check "random preads, 128 MiB object" python3 "$here/pread_check.py" \
+  "$mnt/sizes/size-$((128 * 1048576 + 12345))" "$tmp/local/size-$((128 * 1048576 + 12345))" 500 "$seed"
+check "random preads, 1 GiB object" python3 "$here/pread_check.py" \
+  "$mnt/big/1g.bin" "$tmp/local/1g" 300 "$((seed + 1))"
+
+# ---- parallel readers ----
+want=$(md5 "$tmp/local/1g")
+pids=()
+for i in 1 2 3 4 5 6 7 8; do md5 "$mnt/big/1g.bin" >"$tmp/par-$i" & pids+=($!); done
+wait "${pids[@]}" # (a bare wait would wait for the daemon too)
+check "8 parallel readers of one file" bash -c "
+  for i in 1 2 3 4 5 6 7 8; do [ \"\$(cat '$tmp/par-'\$i)\" = '$want' ] || exit 1; done"
+pids=()
+for s in "${sizes[@]:2}"; do md5 "$mnt/sizes/size-$s" >"$tmp/pard-$s" & pids+=($!); done
+wait "${pids[@]}"
+ok=true
+for s in "${sizes[@]:2}"; do
+  [ "$(cat "$tmp/pard-$s")" = "$(md5 "$tmp/local/size-$s")" ] || ok=false
+done
+check "8 parallel readers of different files" $ok
+
+# ---- a 5000-entry directory ----
+lists0=$(awk '/^fs.lists /{print $2}' "$mnt/.s3rdmafs-stats")
+check "5000 entries listed" test "$(ls "$mnt/many" | wc -l)" = 5000
+check "ls -l of 5000 entries" test "$(ls -l "$mnt/many" | grep -c '^-')" = 5000
+lists1=$(awk '/^fs.lists /{print $2}' "$mnt/.s3rdmafs-stats")
+heads=$(awk '/^fs.heads /{print $2}' "$mnt/.s3rdmafs-stats")
+echo "# ls + ls -l of 5000 entries: $((lists1 - lists0)) LISTs"
+check "about one LIST per 1000 entries" test $((lists1 - lists0)) -le 12
+check "no HEAD per entry" test "$heads" -lt 1000
+
+# ---- changes behind the mount's back, seen after the TTL ----
+printf 'new' | aws_ s3 cp - "s3://$bucket/tree/added.txt" >/dev/null
+printf 'changed content' | aws_ s3 cp - "s3://$bucket/tree/two.txt" >/dev/null
+aws_ s3 rm "s3://$bucket/tree/a/one.txt" >/dev/null
+sleep 2.2
+check "new object appears" test "$(cat "$mnt/tree/added.txt" 2>&1)" = new
+check "changed object re-read" test "$(cat "$mnt/tree/two.txt")" = "changed content"
+check "deleted object gone" bash -c "! ls '$mnt/tree/a' | grep -q one.txt"
+check "deleted object not openable" bash -c "! cat '$mnt/tree/a/one.txt' 2>/dev/null"
+
+# ---- odds and ends ----
+check "statfs for df" bash -c "df -h '$mnt' | grep -q '$mnt'"
+check "writes refused on the read path" bash -c "! touch '$mnt/newfile' 2>/dev/null"
+check "stats view" grep -q '^cache.hits ' "$mnt/.s3rdmafs-stats"
+check "s3rdmafs stats MOUNTPOINT" bash -c "'$FS' stats '$mnt' | grep -q '^s3.requests '"
+check "stats file not listed" bash -c "! ls -a '$mnt' | grep -q s3rdmafs-stats"
+check "no errors logged" bash -c "! grep -E 'error|ERROR' '$log'"
+
+fs_umount "$mnt"
+summary
