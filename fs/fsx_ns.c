@@ -97,7 +97,8 @@ static void finish_snap(struct fsx_mount *m, struct snap_builder *b,
 {
   size_t w = 0;
 
-  qsort(b->ents, b->n, sizeof(*b->ents), ent_cmp);
+  if (b->n)
+    qsort(b->ents, b->n, sizeof(*b->ents), ent_cmp);
   for (size_t i = 0; i < b->n; i++) {
     if (w && !strcmp(b->ents[w - 1].name, b->ents[i].name)) {
       char key[1024];
