@@ -52,7 +52,10 @@ if [ "$("$CLI" -r ls "$bucket/ls$entries/" | wc -l)" -ne "$entries" ]; then
 fi
 
 mount_ours() {
-  "$FS" "$bucket" "$mnt" -o cache.mlock=false >&2
+  # defaults: the arena is pinned (root); the first stat waits until the
+  # daemon has finished starting (the peers' mount functions wait likewise)
+  "$FS" "$bucket" "$mnt" >&2
+  stat "$mnt" >/dev/null
 }
 umount_ours() {
   fusermount3 -u "$mnt"

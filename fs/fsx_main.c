@@ -431,8 +431,8 @@ int main(int argc, char **argv)
     log_err("cannot mount on %s", a.mountpoint);
     goto remove_handlers;
   }
-  if (!a.foreground)
-    slog_use_syslog(PROG);
+  if (!a.foreground || c.log.syslog)
+    slog_use_syslog(PROG); /* nothing on stderr once daemonised */
   if (fuse_daemonize(a.foreground))
     goto unmount;
 
