@@ -14,20 +14,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/strbuf.h"
 #include "config/cfg_i.h"
 
 /* ---- scalar parsers ------------------------------------------------------- */
-
-static int digit_value(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return 99;
-}
 
 /* Digits in base at *p, advancing *p past them. -EINVAL: none; -ERANGE. */
 static int scan_u64(const char **p, unsigned base, uint64_t *out)
@@ -36,7 +26,7 @@ static int scan_u64(const char **p, unsigned base, uint64_t *out)
   uint64_t v = 0;
   unsigned d;
 
-  for (; (d = (unsigned)digit_value(*s)) < base; s++) {
+  for (; (d = (unsigned)hex_digit(*s)) < base; s++) {
     if (v > (UINT64_MAX - d) / base)
       return -ERANGE;
     v = v * base + d;

@@ -216,14 +216,20 @@ static uint64_t ensure(struct fsx_mount *m, struct fsx_fh *fh, uint64_t from,
   return idx;
 }
 
-/* A read that bypasses the cache: exactly [off, off+len). */
+/*
+ * A read that bypasses the cache: exactly [off, off+len), into ctx->tmp.
+ * Drops the chunk references ctx holds first.
+ */
 static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
-                       size_t len, struct fsx_read_ctx *ctx)
+                       size_t len, struct fsx_read_ctx *ctx, int *niov)
 {
   struct s3_req *r;
   size_t got = 0;
   int rc;
 
+  for (int i = 0; i < ctx->n; i++)
+    fsx_cache_put(m->cache, ctx->chunks[i]);
+  ctx->n = 0;
   ctx->tmp = malloc(len);
   r = ctx->tmp ? s3_get_object_req(m->s3, fh->in->bucket, fh->in->key, off,
                                    len, ctx->tmp)
@@ -246,7 +252,8 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   atomic_fetch_add(&m->st.get_bytes, got);
   atomic_fetch_add(&m->st.cache_miss_bytes, got);
   ctx->iov[0] = (struct iovec){ctx->tmp, got};
-  return 1;
+  *niov = 1;
+  return 0;
 }
 
 /* Sequential or not, and what to read ahead: updates fh's state. */
@@ -303,7 +310,7 @@ int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   size_t cs = fsx_cache_chunk_size(m->cache);
   struct fsx_read_ctx *ctx = calloc(1, sizeof(*ctx));
   uint64_t first, last, ra_from, ra_to, stop;
-  int rc = 0, n, err;
+  int n, err;
 
   *out = ctx;
   *niov = 0;
@@ -345,32 +352,13 @@ int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
         break;
       }
     }
-    if (!all) {
-      for (int i = 0; i < ctx->n; i++)
-        fsx_cache_put(m->cache, ctx->chunks[i]);
-      ctx->n = 0;
-      rc = read_direct(m, fh, off, len, ctx);
-      if (rc > 0) {
-        *niov = 1;
-        rc = 0;
-      }
-      return rc;
-    }
+    if (!all)
+      return read_direct(m, fh, off, len, ctx, niov);
   } else {
     stop = ensure(m, fh, first, last + 1, ctx->chunks, &err);
     ctx->n = (int)(stop - first);
-    if (stop <= last) {
-      /* no room in the cache for what was asked: read it directly */
-      for (int i = 0; i < ctx->n; i++)
-        fsx_cache_put(m->cache, ctx->chunks[i]);
-      ctx->n = 0;
-      rc = read_direct(m, fh, off, len, ctx);
-      if (rc > 0) {
-        *niov = 1;
-        rc = 0;
-      }
-      return rc;
-    }
+    if (stop <= last) /* no room in the cache for it: read it directly */
+      return read_direct(m, fh, off, len, ctx, niov);
     if (ra_to > ra_from) {
       stop = ensure(m, fh, ra_from, ra_to, NULL, &err);
       pthread_mutex_lock(&fh->lock);

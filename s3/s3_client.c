@@ -66,6 +66,17 @@ static int parse_endpoint(struct s3_client *c, const char *ep, char *err,
   return 0;
 }
 
+/* The client's own strings, then the client. */
+static void free_strings(struct s3_client *c)
+{
+  free(c->ca_bundle);
+  free(c->endpoint);
+  free(c->host);
+  free(c->base_path);
+  free(c->scheme_host);
+  free(c);
+}
+
 struct s3_client *s3_client_create(const struct s3_client_config *cfg,
                                    char *err, size_t errlen)
 {
@@ -114,12 +125,7 @@ free_quota:
   s3_retry_quota_cleanup(&c->quota);
   s3_creds_cleanup(&c->creds);
 free_endpoint:
-  free(c->ca_bundle);
-  free(c->endpoint);
-  free(c->host);
-  free(c->base_path);
-  free(c->scheme_host);
-  free(c);
+  free_strings(c);
   return NULL;
 }
 
@@ -130,12 +136,7 @@ void s3_client_destroy(struct s3_client *c)
   s3_engine_stop(c);
   s3_retry_quota_cleanup(&c->quota);
   s3_creds_cleanup(&c->creds);
-  free(c->ca_bundle);
-  free(c->endpoint);
-  free(c->host);
-  free(c->base_path);
-  free(c->scheme_host);
-  free(c);
+  free_strings(c);
 }
 
 const char *s3_client_region(const struct s3_client *c)

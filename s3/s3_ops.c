@@ -124,9 +124,11 @@ int s3_create_bucket(struct s3_client *c, const char *bucket)
   return rc;
 }
 
-int s3_delete_bucket(struct s3_client *c, const char *bucket)
+/* A request with nothing to send or decode: DELETE of a bucket or key. */
+static int run_simple(struct s3_client *c, const char *method,
+                      const char *bucket, const char *key)
 {
-  struct s3_req *r = s3_req_create(c, "DELETE", bucket, NULL);
+  struct s3_req *r = s3_req_create(c, method, bucket, key);
   int rc;
 
   if (!r)
@@ -134,6 +136,11 @@ int s3_delete_bucket(struct s3_client *c, const char *bucket)
   rc = run(r);
   s3_req_destroy(r);
   return rc;
+}
+
+int s3_delete_bucket(struct s3_client *c, const char *bucket)
+{
+  return run_simple(c, "DELETE", bucket, NULL);
 }
 
 struct s3_req *s3_list_objects_req(struct s3_client *c, const char *bucket,
@@ -541,14 +548,7 @@ int s3_copy_object(struct s3_client *c, const char *src_bucket,
 
 int s3_delete_object(struct s3_client *c, const char *bucket, const char *key)
 {
-  struct s3_req *r = s3_req_create(c, "DELETE", bucket, key);
-  int rc;
-
-  if (!r)
-    return -ENOMEM;
-  rc = run(r);
-  s3_req_destroy(r);
-  return rc;
+  return run_simple(c, "DELETE", bucket, key);
 }
 
 int s3_delete_objects(struct s3_client *c, const char *bucket,

@@ -2,7 +2,7 @@
  * s3_sigv4: AWS Signature Version 4 (see s3_sigv4.h).
  *
  * DESIGN: pure functions, no shared state, safe from any thread. Every
- * string is built in a small growable buffer (struct sbuf) that remembers an
+ * string is built in a small growable buffer (struct strbuf) that remembers an
  * allocation failure, so the builders append without checking each call and
  * test once at the end. HMAC and SHA-256 come from OpenSSL's libcrypto; the
  * derived keys are wiped with OPENSSL_cleanse before returning.
@@ -23,62 +23,10 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "common/strbuf.h"
+
 #define ALGORITHM "AWS4-HMAC-SHA256"
 #define PRESIGN_MAX_EXPIRES 604800u /* seven days */
-
-/* ---- growable string buffer ---------------------------------------------- */
-
-struct sbuf {
-  char *p;
-  size_t len, cap;
-  bool oom;
-};
-
-static void sb_put(struct sbuf *sb, const char *s, size_t n)
-{
-  if (sb->oom)
-    return;
-  if (sb->len + n + 1 > sb->cap) {
-    size_t cap = sb->cap ? sb->cap : 256;
-    while (cap < sb->len + n + 1)
-      cap *= 2;
-    char *p = realloc(sb->p, cap);
-    if (!p) {
-      sb->oom = true;
-      return;
-    }
-    sb->p = p;
-    sb->cap = cap;
-  }
-  memcpy(sb->p + sb->len, s, n);
-  sb->len += n;
-  sb->p[sb->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *sb, const char *s)
-{
-  sb_put(sb, s, strlen(s));
-}
-
-static void sb_putc(struct sbuf *sb, char c)
-{
-  sb_put(sb, &c, 1);
-}
-
-/* Hand the string over to the caller (never NULL unless out of memory). */
-static char *sb_take(struct sbuf *sb)
-{
-  if (!sb->oom && !sb->p)
-    sb_put(sb, "", 0);
-  if (sb->oom) {
-    free(sb->p);
-    sb->p = NULL;
-    return NULL;
-  }
-  char *p = sb->p;
-  sb->p = NULL;
-  return p;
-}
 
 /* ---- encoding ------------------------------------------------------------ */
 
@@ -89,7 +37,7 @@ static bool is_unreserved(unsigned char c)
          c == '~';
 }
 
-static void sb_uri_encode(struct sbuf *sb, const char *s, size_t len,
+static void sb_uri_encode(struct strbuf *sb, const char *s, size_t len,
                           bool keep_slash)
 {
   static const char hex[] = "0123456789ABCDEF";
@@ -97,38 +45,27 @@ static void sb_uri_encode(struct sbuf *sb, const char *s, size_t len,
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)s[i];
     if (is_unreserved(c) || (keep_slash && c == '/')) {
-      sb_putc(sb, (char)c);
+      strbuf_putc(sb, (char)c);
     } else {
       char esc[3] = {'%', hex[c >> 4], hex[c & 15]};
-      sb_put(sb, esc, 3);
+      strbuf_put(sb, esc, 3);
     }
   }
 }
 
 char *s3_uri_encode(const char *s, size_t len, bool keep_slash)
 {
-  struct sbuf sb = {0};
+  struct strbuf sb = {0};
 
   sb_uri_encode(&sb, s ? s : "", s ? len : 0, keep_slash);
-  return sb_take(&sb);
-}
-
-static int hexval(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
+  return strbuf_take(&sb);
 }
 
 /*
  * Percent-decode s[0..len) then re-encode it into sb. '+' is a literal plus
  * (it is not form encoding), so it comes out as %2B.
  */
-static int sb_reencode(struct sbuf *sb, const char *s, size_t len)
+static int sb_reencode(struct strbuf *sb, const char *s, size_t len)
 {
   char *dec = malloc(len + 1);
   size_t n = 0;
@@ -145,7 +82,7 @@ static int sb_reencode(struct sbuf *sb, const char *s, size_t len)
       rc = -EINVAL;
       goto out;
     }
-    int hi = hexval(s[i + 1]), lo = hexval(s[i + 2]);
+    int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
     if (hi < 0 || lo < 0) {
       rc = -EINVAL;
       goto out;
@@ -177,7 +114,7 @@ int s3_sigv4_canonical_query(const char *query, char **out)
 {
   struct qparam *params = NULL;
   size_t n = 0, max = 1;
-  struct sbuf sb = {0};
+  struct strbuf sb = {0};
   int rc = 0;
 
   *out = NULL;
@@ -195,14 +132,14 @@ int s3_sigv4_canonical_query(const char *query, char **out)
     size_t plen = end ? (size_t)(end - p) : strlen(p);
     const char *eq = memchr(p, '=', plen);
     size_t nlen = eq ? (size_t)(eq - p) : plen;
-    struct sbuf nb = {0}, vb = {0};
+    struct strbuf nb = {0}, vb = {0};
 
     if (plen > 0) {
       rc = sb_reencode(&nb, p, nlen);
       if (!rc && eq)
         rc = sb_reencode(&vb, eq + 1, plen - nlen - 1);
-      params[n].name = sb_take(&nb);
-      params[n].val = sb_take(&vb);
+      params[n].name = strbuf_take(&nb);
+      params[n].val = strbuf_take(&vb);
       n++;
       if (rc)
         goto out;
@@ -219,12 +156,12 @@ int s3_sigv4_canonical_query(const char *query, char **out)
   qsort(params, n, sizeof(*params), qparam_cmp);
   for (size_t i = 0; i < n; i++) {
     if (i)
-      sb_putc(&sb, '&');
-    sb_puts(&sb, params[i].name);
-    sb_putc(&sb, '=');
-    sb_puts(&sb, params[i].val);
+      strbuf_putc(&sb, '&');
+    strbuf_puts(&sb, params[i].name);
+    strbuf_putc(&sb, '=');
+    strbuf_puts(&sb, params[i].val);
   }
-  *out = sb_take(&sb);
+  *out = strbuf_take(&sb);
   if (!*out)
     rc = -ENOMEM;
 out:
@@ -244,7 +181,7 @@ out:
  * dropped, each remaining segment URI-encoded. A trailing '/' is kept, and
  * a path ending in "." or ".." names a directory, so it ends in '/' too.
  */
-static int sb_generic_path(struct sbuf *sb, const char *path)
+static int sb_generic_path(struct strbuf *sb, const char *path)
 {
   size_t nseg = 0, max = 1;
   const char **seg;
@@ -281,11 +218,11 @@ static int sb_generic_path(struct sbuf *sb, const char *path)
       p++;
   }
   for (size_t i = 0; i < nseg; i++) {
-    sb_putc(sb, '/');
+    strbuf_putc(sb, '/');
     sb_uri_encode(sb, seg[i], seglen[i], false);
   }
   if (!nseg || trailing)
-    sb_putc(sb, '/');
+    strbuf_putc(sb, '/');
   free(seg);
   free(seglen);
   return 0;
@@ -315,7 +252,7 @@ static bool is_space(char c)
 }
 
 /* Value trimmed, each internal run of whitespace written as one space. */
-static void sb_trimmed(struct sbuf *sb, const char *v)
+static void sb_trimmed(struct strbuf *sb, const char *v)
 {
   bool gap = false, any = false;
 
@@ -325,8 +262,8 @@ static void sb_trimmed(struct sbuf *sb, const char *v)
       continue;
     }
     if (gap && any)
-      sb_putc(sb, ' ');
-    sb_putc(sb, *v);
+      strbuf_putc(sb, ' ');
+    strbuf_putc(sb, *v);
     gap = false;
     any = true;
   }
@@ -334,7 +271,7 @@ static void sb_trimmed(struct sbuf *sb, const char *v)
 
 /* "name:value\n" lines into hdrs, "a;b;c" into signed_hdrs. */
 static int canonical_headers(const struct s3_sigv4_input *in,
-                             struct sbuf *hdrs, struct sbuf *signed_hdrs)
+                             struct strbuf *hdrs, struct strbuf *signed_hdrs)
 {
   struct chdr *h;
   size_t n = in->n_headers;
@@ -347,10 +284,10 @@ static int canonical_headers(const struct s3_sigv4_input *in,
     return -ENOMEM;
   for (size_t i = 0; i < n; i++) {
     const char *k = in->headers[i].key ? in->headers[i].key : "";
-    struct sbuf nb = {0};
+    struct strbuf nb = {0};
 
     sb_trimmed(&nb, k);
-    h[i].name = sb_take(&nb);
+    h[i].name = strbuf_take(&nb);
     if (!h[i].name) {
       rc = -ENOMEM;
       goto out;
@@ -369,20 +306,20 @@ static int canonical_headers(const struct s3_sigv4_input *in,
   for (size_t i = 0; i < n; i++) {
     bool same = i > 0 && strcmp(h[i].name, h[i - 1].name) == 0;
     if (same) {
-      sb_putc(hdrs, ',');
+      strbuf_putc(hdrs, ',');
     } else {
       if (i > 0) {
-        sb_putc(hdrs, '\n');
-        sb_putc(signed_hdrs, ';');
+        strbuf_putc(hdrs, '\n');
+        strbuf_putc(signed_hdrs, ';');
       }
-      sb_puts(hdrs, h[i].name);
-      sb_putc(hdrs, ':');
-      sb_puts(signed_hdrs, h[i].name);
+      strbuf_puts(hdrs, h[i].name);
+      strbuf_putc(hdrs, ':');
+      strbuf_puts(signed_hdrs, h[i].name);
     }
     sb_trimmed(hdrs, h[i].val);
   }
   if (n)
-    sb_putc(hdrs, '\n');
+    strbuf_putc(hdrs, '\n');
 out:
   for (size_t i = 0; i < n; i++)
     free(h[i].name);
@@ -406,7 +343,7 @@ static int build_creq(const struct s3_sigv4_input *in, const char *cquery,
                       const char *payload_hash, char **out,
                       char **signed_out)
 {
-  struct sbuf creq = {0}, hdrs = {0}, sig = {0};
+  struct strbuf creq = {0}, hdrs = {0}, sig = {0};
   const char *path = in->path && in->path[0] ? in->path : "/";
   int rc;
 
@@ -416,36 +353,36 @@ static int build_creq(const struct s3_sigv4_input *in, const char *cquery,
   rc = canonical_headers(in, &hdrs, &sig);
   if (rc)
     goto out;
-  sb_puts(&creq, in->method);
-  sb_putc(&creq, '\n');
+  strbuf_puts(&creq, in->method);
+  strbuf_putc(&creq, '\n');
   if (in->generic) {
     rc = sb_generic_path(&creq, path);
     if (rc)
       goto out;
   } else {
-    sb_puts(&creq, path);
+    strbuf_puts(&creq, path);
   }
-  sb_putc(&creq, '\n');
-  sb_puts(&creq, cquery);
-  sb_putc(&creq, '\n');
+  strbuf_putc(&creq, '\n');
+  strbuf_puts(&creq, cquery);
+  strbuf_putc(&creq, '\n');
   if (hdrs.p)
-    sb_puts(&creq, hdrs.p);
-  sb_putc(&creq, '\n');
+    strbuf_puts(&creq, hdrs.p);
+  strbuf_putc(&creq, '\n');
   if (sig.p)
-    sb_puts(&creq, sig.p);
-  sb_putc(&creq, '\n');
-  sb_puts(&creq, payload_hash ? payload_hash : S3_EMPTY_SHA256);
+    strbuf_puts(&creq, sig.p);
+  strbuf_putc(&creq, '\n');
+  strbuf_puts(&creq, payload_hash ? payload_hash : S3_EMPTY_SHA256);
   if (hdrs.oom || sig.oom) {
     rc = -ENOMEM;
     goto out;
   }
-  *out = sb_take(&creq);
+  *out = strbuf_take(&creq);
   if (!*out) {
     rc = -ENOMEM;
     goto out;
   }
   if (signed_out) {
-    *signed_out = sb_take(&sig);
+    *signed_out = strbuf_take(&sig);
     if (!*signed_out) {
       free(*out);
       *out = NULL;
@@ -507,32 +444,32 @@ void s3_sha256_hex(const void *data, size_t len, char out[65])
 }
 
 /* "YYYYMMDD/region/service/aws4_request" */
-static void sb_scope(struct sbuf *sb, const struct s3_sigv4_input *in)
+static void sb_scope(struct strbuf *sb, const struct s3_sigv4_input *in)
 {
-  sb_put(sb, in->amz_date, 8);
-  sb_putc(sb, '/');
-  sb_puts(sb, in->region);
-  sb_putc(sb, '/');
-  sb_puts(sb, in->service);
-  sb_puts(sb, "/aws4_request");
+  strbuf_put(sb, in->amz_date, 8);
+  strbuf_putc(sb, '/');
+  strbuf_puts(sb, in->region);
+  strbuf_putc(sb, '/');
+  strbuf_puts(sb, in->service);
+  strbuf_puts(sb, "/aws4_request");
 }
 
 static int sts_from_creq(const struct s3_sigv4_input *in, const char *creq,
                          char **out)
 {
-  struct sbuf sb = {0};
+  struct strbuf sb = {0};
   char hash[65];
 
   s3_sha256_hex(creq, strlen(creq), hash);
   if (!hash[0])
     return -EIO;
-  sb_puts(&sb, ALGORITHM "\n");
-  sb_puts(&sb, in->amz_date);
-  sb_putc(&sb, '\n');
+  strbuf_puts(&sb, ALGORITHM "\n");
+  strbuf_puts(&sb, in->amz_date);
+  strbuf_putc(&sb, '\n');
   sb_scope(&sb, in);
-  sb_putc(&sb, '\n');
-  sb_puts(&sb, hash);
-  *out = sb_take(&sb);
+  strbuf_putc(&sb, '\n');
+  strbuf_puts(&sb, hash);
+  *out = strbuf_take(&sb);
   return *out ? 0 : -ENOMEM;
 }
 
@@ -595,7 +532,7 @@ int s3_sigv4_authorization(const struct s3_sigv4_input *in, char **out,
                            char *sig_hex)
 {
   char *creq = NULL, *signed_hdrs = NULL, *sts = NULL;
-  struct sbuf sb = {0};
+  struct strbuf sb = {0};
   char sig[65];
   int rc;
 
@@ -609,15 +546,15 @@ int s3_sigv4_authorization(const struct s3_sigv4_input *in, char **out,
   rc = sign_sts(in, sts, sig);
   if (rc)
     goto out;
-  sb_puts(&sb, ALGORITHM " Credential=");
-  sb_puts(&sb, in->access_key);
-  sb_putc(&sb, '/');
+  strbuf_puts(&sb, ALGORITHM " Credential=");
+  strbuf_puts(&sb, in->access_key);
+  strbuf_putc(&sb, '/');
   sb_scope(&sb, in);
-  sb_puts(&sb, ", SignedHeaders=");
-  sb_puts(&sb, signed_hdrs);
-  sb_puts(&sb, ", Signature=");
-  sb_puts(&sb, sig);
-  *out = sb_take(&sb);
+  strbuf_puts(&sb, ", SignedHeaders=");
+  strbuf_puts(&sb, signed_hdrs);
+  strbuf_puts(&sb, ", Signature=");
+  strbuf_puts(&sb, sig);
+  *out = strbuf_take(&sb);
   if (!*out) {
     rc = -ENOMEM;
     goto out;
@@ -636,8 +573,8 @@ out:
 int s3_sigv4_presign_query(const struct s3_sigv4_input *in, unsigned expires_s,
                            char **out)
 {
-  struct sbuf raw = {0}, cred = {0}, res = {0};
-  struct sbuf hdrs = {0}, signed_hdrs = {0};
+  struct strbuf raw = {0}, cred = {0}, res = {0};
+  struct strbuf hdrs = {0}, signed_hdrs = {0};
   char *cquery = NULL, *creq = NULL, *sts = NULL;
   char num[16], sig[65];
   int rc;
@@ -653,22 +590,22 @@ int s3_sigv4_presign_query(const struct s3_sigv4_input *in, unsigned expires_s,
     goto out;
 
   /* The request's own parameters plus the X-Amz-* ones, then canonicalised. */
-  sb_puts(&cred, in->access_key);
-  sb_putc(&cred, '/');
+  strbuf_puts(&cred, in->access_key);
+  strbuf_putc(&cred, '/');
   sb_scope(&cred, in);
   snprintf(num, sizeof(num), "%u", expires_s);
   if (in->query && in->query[0]) {
-    sb_puts(&raw, in->query);
-    sb_putc(&raw, '&');
+    strbuf_puts(&raw, in->query);
+    strbuf_putc(&raw, '&');
   }
-  sb_puts(&raw, "X-Amz-Algorithm=" ALGORITHM "&X-Amz-Credential=");
+  strbuf_puts(&raw, "X-Amz-Algorithm=" ALGORITHM "&X-Amz-Credential=");
   if (cred.p)
     sb_uri_encode(&raw, cred.p, cred.len, false);
-  sb_puts(&raw, "&X-Amz-Date=");
-  sb_puts(&raw, in->amz_date);
-  sb_puts(&raw, "&X-Amz-Expires=");
-  sb_puts(&raw, num);
-  sb_puts(&raw, "&X-Amz-SignedHeaders=");
+  strbuf_puts(&raw, "&X-Amz-Date=");
+  strbuf_puts(&raw, in->amz_date);
+  strbuf_puts(&raw, "&X-Amz-Expires=");
+  strbuf_puts(&raw, num);
+  strbuf_puts(&raw, "&X-Amz-SignedHeaders=");
   if (signed_hdrs.p)
     sb_uri_encode(&raw, signed_hdrs.p, signed_hdrs.len, false);
   if (raw.oom || cred.oom || hdrs.oom || signed_hdrs.oom) {
@@ -687,10 +624,10 @@ int s3_sigv4_presign_query(const struct s3_sigv4_input *in, unsigned expires_s,
   rc = sign_sts(in, sts, sig);
   if (rc)
     goto out;
-  sb_puts(&res, cquery);
-  sb_puts(&res, "&X-Amz-Signature=");
-  sb_puts(&res, sig);
-  *out = sb_take(&res);
+  strbuf_puts(&res, cquery);
+  strbuf_puts(&res, "&X-Amz-Signature=");
+  strbuf_puts(&res, sig);
+  *out = strbuf_take(&res);
   if (!*out)
     rc = -ENOMEM;
 out:

@@ -25,6 +25,7 @@
 #include "s3/s3_xml.h"
 
 #include "common/slog.h"
+#include "common/strbuf.h"
 
 #include <errno.h>
 #include <expat.h>
@@ -659,17 +660,6 @@ int s3_xml_feed(struct s3_xml *x, const char *buf, size_t len)
   return 0;
 }
 
-static int hexval(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Undo encoding-type=url in place: %XX, and '+' for space (see below). */
 static int url_decode(char *s)
 {
@@ -677,7 +667,7 @@ static int url_decode(char *s)
 
   for (const char *r = s; *r; r++) {
     if (*r == '%') {
-      int hi = hexval(r[1]), lo = hi < 0 ? -1 : hexval(r[2]);
+      int hi = hex_digit(r[1]), lo = hi < 0 ? -1 : hex_digit(r[2]);
 
       if (lo < 0)
         return -EBADMSG;
@@ -964,40 +954,6 @@ int s3_parse_iso8601(const char *s, time_t *out)
 #define S3_XMLNS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define XML_DECL "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 
-struct sbuf {
-  char *buf;
-  size_t len, cap;
-  int rc;           /* sticky -ENOMEM */
-};
-
-static void sb_put(struct sbuf *b, const char *s, size_t n)
-{
-  if (b->rc)
-    return;
-  if (b->len + n + 1 > b->cap) {
-    size_t ncap = b->cap ? b->cap : 256;
-    char *p;
-
-    while (ncap < b->len + n + 1)
-      ncap *= 2;
-    p = realloc(b->buf, ncap);
-    if (!p) {
-      b->rc = -ENOMEM;
-      return;
-    }
-    b->buf = p;
-    b->cap = ncap;
-  }
-  memcpy(b->buf + b->len, s, n);
-  b->len += n;
-  b->buf[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-  sb_put(b, s, strlen(s));
-}
-
 /* Length of the valid UTF-8 sequence at s (avail bytes there), or 0. */
 static size_t utf8_len(const unsigned char *s, size_t avail)
 {
@@ -1032,7 +988,7 @@ static size_t utf8_len(const unsigned char *s, size_t avail)
  * turn a literal CR into LF). -EINVAL for what XML 1.0 cannot carry at all
  * (control characters other than TAB, LF, CR) and for invalid UTF-8.
  */
-static int sb_escape(struct sbuf *b, const char *s, size_t len)
+static int sb_escape(struct strbuf *b, const char *s, size_t len)
 {
   const unsigned char *u = (const unsigned char *)s, *end = u + len;
 
@@ -1042,30 +998,33 @@ static int sb_escape(struct sbuf *b, const char *s, size_t len)
     if (n == 0 || (*u < 0x20 && *u != '\t' && *u != '\n' && *u != '\r'))
       return -EINVAL;
     if (*u == '&')
-      sb_puts(b, "&amp;");
+      strbuf_puts(b, "&amp;");
     else if (*u == '<')
-      sb_puts(b, "&lt;");
+      strbuf_puts(b, "&lt;");
     else if (*u == '>')
-      sb_puts(b, "&gt;");
+      strbuf_puts(b, "&gt;");
     else if (*u == '\r')
-      sb_puts(b, "&#13;");
+      strbuf_puts(b, "&#13;");
     else
-      sb_put(b, (const char *)u, n);
+      strbuf_put(b, (const char *)u, n);
     u += n;
   }
   return 0;
 }
 
-static int sb_finish(struct sbuf *b, int rc, char **out, size_t *len)
+static int sb_finish(struct strbuf *b, int rc, char **out, size_t *len)
 {
-  if (!rc)
-    rc = b->rc;
+  size_t n = b->len;
+  char *s = strbuf_take(b);
+
+  if (!rc && !s)
+    rc = -ENOMEM;
   if (rc) {
-    free(b->buf);
+    free(s);
     return rc;
   }
-  *out = b->buf;
-  *len = b->len;
+  *out = s;
+  *len = n;
   return 0;
 }
 
@@ -1076,12 +1035,12 @@ static int sb_finish(struct sbuf *b, int rc, char **out, size_t *len)
 int s3_xml_build_complete(const struct s3_part_etag *parts, size_t n,
                           char **out, size_t *len)
 {
-  struct sbuf b = {0};
+  struct strbuf b = {0};
   int rc = 0, prev = 0;
 
   if (!parts || !out || !len || n == 0 || n > 10000)
     return -EINVAL;
-  sb_puts(&b, XML_DECL "<CompleteMultipartUpload xmlns=\"" S3_XMLNS "\">");
+  strbuf_puts(&b, XML_DECL "<CompleteMultipartUpload xmlns=\"" S3_XMLNS "\">");
   for (size_t i = 0; i < n && !rc; i++) {
     const char *etag = parts[i].etag;
     size_t elen = etag ? strlen(etag) : 0;
@@ -1098,13 +1057,13 @@ int s3_xml_build_complete(const struct s3_part_etag *parts, size_t n,
     }
     prev = parts[i].part_number;
     snprintf(num, sizeof(num), "%d", prev);
-    sb_puts(&b, "<Part><PartNumber>");
-    sb_puts(&b, num);
-    sb_puts(&b, "</PartNumber><ETag>\"");
+    strbuf_puts(&b, "<Part><PartNumber>");
+    strbuf_puts(&b, num);
+    strbuf_puts(&b, "</PartNumber><ETag>\"");
     rc = sb_escape(&b, etag, elen);
-    sb_puts(&b, "\"</ETag></Part>");
+    strbuf_puts(&b, "\"</ETag></Part>");
   }
-  sb_puts(&b, "</CompleteMultipartUpload>");
+  strbuf_puts(&b, "</CompleteMultipartUpload>");
   return sb_finish(&b, rc, out, len);
 }
 
@@ -1112,23 +1071,23 @@ int s3_xml_build_complete(const struct s3_part_etag *parts, size_t n,
 int s3_xml_build_delete(const char *const *keys, size_t n, bool quiet,
                         char **out, size_t *len)
 {
-  struct sbuf b = {0};
+  struct strbuf b = {0};
   int rc = 0;
 
   if (!keys || !out || !len || n == 0 || n > 1000)
     return -EINVAL;
-  sb_puts(&b, XML_DECL "<Delete xmlns=\"" S3_XMLNS "\">");
+  strbuf_puts(&b, XML_DECL "<Delete xmlns=\"" S3_XMLNS "\">");
   if (quiet)
-    sb_puts(&b, "<Quiet>true</Quiet>");
+    strbuf_puts(&b, "<Quiet>true</Quiet>");
   for (size_t i = 0; i < n && !rc; i++) {
     if (!keys[i] || !keys[i][0]) {
       rc = -EINVAL;
       break;
     }
-    sb_puts(&b, "<Object><Key>");
+    strbuf_puts(&b, "<Object><Key>");
     rc = sb_escape(&b, keys[i], strlen(keys[i]));
-    sb_puts(&b, "</Key></Object>");
+    strbuf_puts(&b, "</Key></Object>");
   }
-  sb_puts(&b, "</Delete>");
+  strbuf_puts(&b, "</Delete>");
   return sb_finish(&b, rc, out, len);
 }
