@@ -291,11 +291,16 @@ struct fsx_inode *fsx_inode_find(struct fsx_table *t, uint64_t parent,
 static void set_attr_locked(struct fsx_inode *in, const struct fsx_attr *a,
                             bool meta, uint64_t ttl_ms)
 {
-  bool keep_meta = !meta && in->meta_known &&
-                   strcmp(in->attr.etag, a->etag) == 0;
+  bool keep_meta, same = strcmp(in->attr.etag, a->etag) == 0;
   struct fsx_attr old = in->attr;
 
+  meta = meta || a->from_head;
+  keep_meta = !meta && in->meta_known && same;
   in->attr = *a;
+  /* the kernel marks an inode bad if its type changes under it: a file
+     that became a symlink gets a new inode at the next lookup instead */
+  if (old.kind)
+    in->attr.kind = old.kind;
   if (keep_meta) {
     /* a listing says nothing of mode/uid/gid: keep what a HEAD told us
        while the object is the same */
@@ -348,7 +353,11 @@ struct fsx_inode *fsx_inode_child(struct fsx_table *t, struct fsx_inode *parent,
 
   pthread_mutex_lock(&t->lock);
   in = find_name(t, parent->ino, name);
-  if (in && in->attr.kind != a->kind) {
+  /* a listing cannot tell a symlink (known from a HEAD) from a file */
+  if (in && in->attr.kind == FSX_SYMLINK && a->kind == FSX_FILE &&
+      !a->from_head && !strcmp(in->attr.etag, a->etag))
+    ;
+  else if (in && in->attr.kind != a->kind) {
     /* a file became a directory or back: a new inode under the name */
     unlink_name(t, in);
     free(in->name);
@@ -406,7 +415,7 @@ void fsx_dir_set_snap(struct fsx_table *t, struct fsx_inode *dir,
 {
   pthread_mutex_lock(&t->lock);
   snap_release(dir->snap);
-  s->refs = 1;
+  s->refs = 2; /* the directory's and the caller's */
   dir->snap = s;
   dir->snap_expire_ms = fsx_now_ms() + ttl_ms;
   pthread_mutex_unlock(&t->lock);

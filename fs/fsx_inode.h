@@ -32,6 +32,7 @@ struct fsx_attr {
   uint64_t size;
   struct timespec mtime;
   char etag[FSX_ETAG_MAX];
+  bool from_head;                    /* a HEAD, not a listing, said so */
   bool has_mode, has_uid, has_gid;   /* from x-amz-meta-* (a HEAD) */
   mode_t mode;
   uid_t uid;
@@ -50,6 +51,8 @@ struct fsx_inode {
   struct fsx_attr attr;       /* tab->lock */
   uint64_t attr_expire_ms;    /* tab->lock; monotonic */
   bool meta_known;            /* tab->lock: a HEAD filled mode/uid/gid */
+  char kernel_etag[FSX_ETAG_MAX]; /* tab->lock: the object the kernel's
+                                     page cache holds (set by open) */
   uint64_t gen;               /* tab->lock: hash of the ETag, page cache */
   uint64_t nlookup;           /* tab->lock: kernel references */
   uint64_t refs;              /* tab->lock: internal references */
@@ -107,7 +110,11 @@ void fsx_inode_forget(struct fsx_table *t, uint64_t ino, uint64_t n);
 void fsx_inode_set_attr(struct fsx_table *t, struct fsx_inode *in,
                         const struct fsx_attr *a, bool meta, uint64_t ttl_ms);
 
-/* Directory snapshot: install one (taking ownership), take a ref, drop it. */
+/*
+ * Directory snapshot: install one (the directory keeps a reference and the
+ * caller keeps its own, to drop with fsx_dirsnap_put), take a reference to
+ * the current one (NULL if none, or stale with fresh_only), drop one.
+ */
 void fsx_dir_set_snap(struct fsx_table *t, struct fsx_inode *dir,
                       struct fsx_dirsnap *s, uint64_t ttl_ms);
 struct fsx_dirsnap *fsx_dir_get_snap(struct fsx_table *t,

@@ -436,21 +436,23 @@ int main(int argc, char **argv)
   if (fuse_daemonize(a.foreground))
     goto unmount;
 
-  /* after fork: the real client, cache and inode table */
-  m.s3 = s3_client_create(&sc, err, sizeof(err));
-  if (!m.s3) {
-    log_err("%s", err);
+  /* after fork: the inode table, page cache and real client, in that
+     order, so that teardown stops the client's engine (which runs every
+     outstanding fetch callback) before the cache and table go */
+  m.tab = fsx_table_create(m.bucket, m.prefix);
+  if (!m.tab) {
+    log_err("out of memory");
     goto unmount;
   }
   m.cache = fsx_cache_create(c.cache.size, (size_t)c.cache.chunk_size,
                              c.cache.mlock, err, sizeof(err));
   if (!m.cache) {
     log_err("page cache: %s", err);
-    goto destroy_client;
+    goto destroy_table;
   }
-  m.tab = fsx_table_create(m.bucket, m.prefix);
-  if (!m.tab) {
-    log_err("out of memory");
+  m.s3 = s3_client_create(&sc, err, sizeof(err));
+  if (!m.s3) {
+    log_err("%s", err);
     goto destroy_cache;
   }
   log_notice("mounted %s%s%s on %s (endpoint %s)",
@@ -463,7 +465,7 @@ int main(int argc, char **argv)
   } else {
     lc = fuse_loop_cfg_create();
     if (!lc)
-      goto destroy_table;
+      goto destroy_client;
     fuse_loop_cfg_set_max_threads(lc, 64);
     fuse_loop_cfg_set_idle_threads(lc, 16);
     rc = fuse_session_loop_mt(se, lc) < 0 ? 1 : 0;
@@ -471,12 +473,12 @@ int main(int argc, char **argv)
   }
   log_notice("unmounting %s", a.mountpoint);
 
-destroy_table:
-  fsx_table_destroy(m.tab);
-destroy_cache:
-  fsx_cache_destroy(m.cache);
 destroy_client:
   s3_client_destroy(m.s3);
+destroy_cache:
+  fsx_cache_destroy(m.cache);
+destroy_table:
+  fsx_table_destroy(m.tab);
 unmount:
   fuse_session_unmount(se);
 remove_handlers:

@@ -48,6 +48,8 @@ static const char *bad_name(const char *name, size_t len)
     return "name longer than 255 bytes";
   if (memchr(name, '\0', len))
     return "NUL in name";
+  if (memchr(name, '/', len))
+    return "'/' in a name";
   return NULL;
 }
 
@@ -136,9 +138,17 @@ static int load_buckets(struct fsx_mount *m, struct snap_builder *b)
   return rc;
 }
 
-static int add_page(struct fsx_mount *m, struct snap_builder *b,
-                    const char *prefix, const struct s3_list_result *res)
+/* The root of the mount: where the stats file lives. */
+static bool is_root(const struct fsx_inode *dir)
 {
+  return dir->ino == FSX_ROOT_INO;
+}
+
+static int add_page(struct fsx_mount *m, struct snap_builder *b,
+                    const struct fsx_inode *dir,
+                    const struct s3_list_result *res)
+{
+  const char *prefix = dir->key;
   size_t pl = strlen(prefix);
   const char *why;
   int rc = 0;
@@ -151,12 +161,15 @@ static int add_page(struct fsx_mount *m, struct snap_builder *b,
       continue; /* not ours: the server ignored the prefix */
     if (!*name)
       continue; /* the "dir/" marker of this very directory */
+    if (strchr(name, '/') && name[strlen(name) - 1] == '/' &&
+        strchr(name, '/') == name + strlen(name) - 1)
+      continue; /* a subdirectory's "x/" marker: its prefix shows it */
     if ((why = bad_name(name, strlen(name)))) {
       skip_once(m, o->key, why);
       continue;
     }
-    if (strchr(name, '/')) {
-      /* only with a trailing '/': "x/" marker seen as an object */
+    if (is_root(dir) && !strcmp(name, FSX_STATS_NAME)) {
+      skip_once(m, o->key, "the name of the stats file");
       continue;
     }
     attr_from_time(&a, o->mtime);
@@ -200,7 +213,7 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
       token = NULL;
       if (rc)
         break;
-      rc = add_page(m, &b, dir->key, &res);
+      rc = add_page(m, &b, dir, &res);
       if (!rc && res.truncated && !(token = strdup(res.next_token)))
         rc = -ENOMEM;
       s3_list_result_cleanup(&res);
@@ -247,6 +260,7 @@ static void attr_from_meta(const struct s3_object_meta *mt, struct fsx_attr *a)
 
   memset(a, 0, sizeof(*a));
   a->kind = FSX_FILE;
+  a->from_head = true;
   a->size = mt->size;
   snprintf(a->etag, sizeof(a->etag), "%s", mt->etag);
   attr_from_time(a, mt->mtime);
@@ -300,8 +314,7 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     rc = fsx_ns_load_dir(m, dir, &s);
     if (rc)
       return rc;
-    fsx_dir_set_snap(m->tab, dir, s, m->o.dir_ttl_ms);
-    s = fsx_dir_get_snap(m->tab, dir, false);
+    fsx_dir_set_snap(m->tab, dir, s, m->o.dir_ttl_ms); /* s: ours too */
   }
   if (s) {
     e = fsx_dirsnap_find(s, name);

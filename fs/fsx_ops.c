@@ -187,8 +187,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
     rc = -fsx_ns_load_dir(m, in, &s);
     if (rc)
       goto out;
-    fsx_dir_set_snap(m->tab, in, s, m->o.dir_ttl_ms);
-    s = fsx_dir_get_snap(m->tab, in, false);
+    fsx_dir_set_snap(m->tab, in, s, m->o.dir_ttl_ms); /* s: ours too */
   }
   dh->snap = s;
   dh->ino = ino;
@@ -245,8 +244,13 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
       break;
     if (i >= 2) {
       in = child_of(m, dir, name, &dh->snap->ents[i - 2].attr);
-      if (!in)
+      if (!in) {
+        if (!used) { /* an empty reply would read as the end */
+          fuse_reply_err(req, ENOMEM);
+          goto out;
+        }
         break;
+      }
       entry_of(m, in, &e);
       if (!plus) {
         e.attr.st_ino = in->ino;
@@ -294,7 +298,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   struct fsx_inode *in;
   struct fsx_fh *fh;
   struct fsx_attr a;
-  bool changed;
+  bool changed, stale;
   int rc;
 
   atomic_fetch_add(&m->st.opens, 1);
@@ -329,11 +333,15 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fsx_inode_put(m->tab, in);
     return;
   }
+  /* compared with what the kernel's cache holds, not with the latest
+     attributes (a lookup or getattr may have seen the new ETag first) */
   fsx_table_lock(m->tab);
-  changed = strcmp(in->attr.etag, a.etag) != 0;
+  changed = strcmp(in->kernel_etag, a.etag) != 0;
+  snprintf(in->kernel_etag, sizeof(in->kernel_etag), "%s", a.etag);
+  stale = in->gen != fsx_etag_gen(a.etag);
   fsx_table_unlock(m->tab);
   fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
-  if (changed)
+  if (stale) /* chunks are keyed by ETag: this only frees the old ones */
     fsx_cache_invalidate(m->cache, in->ino);
   fh = fsx_fh_create(m, in, &a);
   fsx_inode_put(m->tab, in);

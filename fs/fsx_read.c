@@ -69,7 +69,8 @@ struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
   }
   fh->gen = fsx_etag_gen(a->etag);
   fh->size = a->size;
-  snprintf(fh->etag, sizeof(fh->etag), "%s", a->etag);
+  if (a->etag[0])
+    snprintf(fh->etag, sizeof(fh->etag), "\"%s\"", a->etag);
   return fh;
 }
 
@@ -249,6 +250,8 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     log_warn("%s: the object changed while being read", fh->in->key);
   if (rc)
     return rc == -ESTALE ? -EIO : rc;
+  if (got < len)
+    return -EIO; /* shorter than the object we opened: not an EOF */
   atomic_fetch_add(&m->st.get_bytes, got);
   atomic_fetch_add(&m->st.cache_miss_bytes, got);
   ctx->iov[0] = (struct iovec){ctx->tmp, got};
@@ -333,8 +336,8 @@ int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   first = off / cs;
   last = (off + len - 1) / cs;
   n = (int)(last - first + 1);
-  if (n > MAX_READ_CHUNKS)
-    return -EINVAL;
+  if (n > MAX_READ_CHUNKS) /* small chunks, large reads */
+    return read_direct(m, fh, off, len, ctx, niov);
 
   if (!plan(m, fh, off, len, &ra_from, &ra_to)) {
     /* random access: from the cache if all of it is there, else direct */

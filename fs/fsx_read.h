@@ -29,7 +29,7 @@ struct fsx_fh {
   uint64_t file;              /* page-cache file id (the inode number) */
   uint64_t gen;               /* page-cache generation (ETag) at open */
   uint64_t size;              /* object size at open */
-  char etag[FSX_ETAG_MAX];
+  char etag[FSX_ETAG_MAX + 2]; /* quoted, for If-Match; "" if unknown */
   pthread_mutex_t lock;
   uint64_t next_off;          /* lock: where a sequential read goes next */
   uint64_t window;            /* lock: readahead window, 0 = random */

@@ -500,7 +500,7 @@ static void *engine_main(void *arg)
   struct s3_engine *e = &c->eng;
   struct s3_req *start, *cancelled, *r;
   CURLMsg *msg;
-  unsigned wait_ms;
+  unsigned wait_ms, done;
   int running, left, rc;
   bool stop;
 
@@ -542,13 +542,17 @@ static void *engine_main(void *arg)
       }
     }
     curl_multi_perform(e->multi, &running);
+    done = 0;
     while ((msg = curl_multi_info_read(e->multi, &left))) {
       if (msg->msg != CURLMSG_DONE)
         continue;
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
       attempt_done(c, r, msg->data.result);
+      done++;
     }
-    curl_multi_poll(e->multi, NULL, 0, wait_ms ? (int)wait_ms : 1, NULL);
+    /* completions free slots and queue retries: schedule again at once */
+    if (!done)
+      curl_multi_poll(e->multi, NULL, 0, wait_ms ? (int)wait_ms : 1, NULL);
   }
   return NULL;
 }
