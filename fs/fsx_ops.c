@@ -365,6 +365,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   int niov, rc;
 
   atomic_fetch_add(&m->st.reads, 1);
+  fsx_fh_hold(fh);
   rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
   if (rc) {
     atomic_fetch_add(&m->st.errors, 1);
@@ -377,6 +378,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     fuse_reply_iov(req, iov, niov);
   }
   fsx_read_done(m, ctx);
+  fsx_fh_destroy(m, fh);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino,

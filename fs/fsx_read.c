@@ -80,6 +80,11 @@ void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh)
     fh_unref(m, fh);
 }
 
+void fsx_fh_hold(struct fsx_fh *fh)
+{
+  atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
+}
+
 static size_t chunk_len(const struct fsx_fh *fh, size_t cs, uint64_t idx)
 {
   uint64_t start = idx * cs;

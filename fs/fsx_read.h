@@ -42,7 +42,14 @@ struct fsx_fh {
 /* A file handle for inode in (a reference is taken), with attributes a. */
 struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
                              const struct fsx_attr *a);
+/* Drop a reference (the open file's at release); freed with the last. */
 void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh);
+/*
+ * One more reference, for an op that uses fh past its reply: the kernel
+ * may deliver the release as soon as it has the reply, while the replying
+ * thread still holds pointers into fh (the stats file's text).
+ */
+void fsx_fh_hold(struct fsx_fh *fh);
 
 /*
  * Read up to len bytes at off. On success *iov / *niov describe the bytes
