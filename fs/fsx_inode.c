@@ -294,6 +294,8 @@ static void set_attr_locked(struct fsx_inode *in, const struct fsx_attr *a,
   bool keep_meta, same = strcmp(in->attr.etag, a->etag) == 0;
   struct fsx_attr old = in->attr;
 
+  if (old.as_of_ms > a->as_of_ms)
+    return; /* what we hold is newer */
   meta = meta || a->from_head;
   keep_meta = !meta && in->meta_known && same;
   in->attr = *a;

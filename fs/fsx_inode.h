@@ -33,6 +33,9 @@ struct fsx_attr {
   struct timespec mtime;
   char etag[FSX_ETAG_MAX];
   bool from_head;                    /* a HEAD, not a listing, said so */
+  uint64_t as_of_ms;                 /* when it was learned (monotonic): an
+                                        older listing never overwrites a
+                                        newer HEAD */
   bool has_mode, has_uid, has_gid;   /* from x-amz-meta-* (a HEAD) */
   mode_t mode;
   uid_t uid;

@@ -200,6 +200,7 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
   struct fsx_dirsnap *s;
   char *token = NULL;
   int rc = 0, pages = 0;
+  uint64_t t0 = fsx_now_ms(); /* the listing is as old as its start */
 
   *out = NULL;
   if (!dir->bucket) {
@@ -229,6 +230,8 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
     return rc;
   }
   finish_snap(m, &b, dir->key);
+  for (size_t i = 0; i < b.n; i++)
+    b.ents[i].attr.as_of_ms = t0;
   s->ents = b.ents;
   s->n = b.n;
   *out = s;
@@ -261,6 +264,7 @@ static void attr_from_meta(const struct s3_object_meta *mt, struct fsx_attr *a)
   memset(a, 0, sizeof(*a));
   a->kind = FSX_FILE;
   a->from_head = true;
+  a->as_of_ms = fsx_now_ms();
   a->size = mt->size;
   snprintf(a->etag, sizeof(a->etag), "%s", mt->etag);
   attr_from_time(a, mt->mtime);
@@ -350,6 +354,7 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   if (!lrc && (lres.n_objects || lres.n_prefixes)) {
     memset(a, 0, sizeof(*a));
     a->kind = FSX_DIR; /* a directory wins over a file of the same name */
+    a->as_of_ms = fsx_now_ms();
     if (!hrc)
       skip_once(m, key, "an object and a prefix have this name; the "
                         "directory is shown");
