@@ -495,6 +495,38 @@ static void test_extra_headers(void **state)
   s3_object_meta_cleanup(&m);
 }
 
+/* Virtual-host style: http://BUCKET.localhost:PORT/KEY (RGW's dns name). */
+static void test_virtual_host(void **state)
+{
+  const char *ep = getenv("S3R_ENDPOINT"), *colon = strrchr(ep, ':');
+  struct s3_client_config cfg;
+  struct s3_list_params p = {.prefix = "vh/"};
+  struct s3_list_result res;
+  struct s3_client *vh;
+  char url[128], err[256], buf[32];
+  size_t got;
+
+  snprintf(url, sizeof(url), "http://localhost%s", colon);
+  s3_client_config_default(&cfg);
+  cfg.endpoint = url;
+  cfg.virtual_host = true;
+  vh = s3_client_create(&cfg, err, sizeof(err));
+  assert_non_null(vh);
+  assert_int_equal(s3_put_object(vh, bucket, "vh/a key+1", "vhost", 5, NULL,
+                                 NULL), 0);
+  /* what the virtual-host client wrote, the path-style one reads */
+  assert_int_equal(s3_get_object(cl, bucket, "vh/a key+1", 0, sizeof(buf),
+                                 buf, &got), 0);
+  assert_int_equal(got, 5);
+  assert_memory_equal(buf, "vhost", 5);
+  assert_int_equal(s3_list_objects(vh, bucket, &p, &res), 0);
+  assert_int_equal(res.n_objects, 1);
+  assert_string_equal(res.objects[0].key, "vh/a key+1");
+  s3_list_result_cleanup(&res);
+  assert_int_equal(s3_delete_object(vh, bucket, "vh/a key+1"), 0);
+  s3_client_destroy(vh);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -514,6 +546,7 @@ int main(void)
       cmocka_unit_test(test_list_objects),
       cmocka_unit_test(test_special_keys),
       cmocka_unit_test(test_extra_headers),
+      cmocka_unit_test(test_virtual_host),
   };
   return cmocka_run_group_tests_name("s3_ops", tests, setup, teardown);
 }

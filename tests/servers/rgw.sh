@@ -256,6 +256,9 @@ ms mon client mode = crc
 auth client required = none
 keyring = /dev/null
 rgw frontends = beast endpoint=127.0.0.1:$PORT
+# virtual-host style requests: Host bucket.localhost:PORT (curl resolves
+# *.localhost to 127.0.0.1 itself); Host 127.0.0.1:PORT stays path style
+rgw dns name = localhost
 rgw gc obj min wait = 0
 rgw gc processor period = 60
 rgw enable usage log = false
