@@ -17,6 +17,8 @@
 /* The name of the stats file in the mount's root (not listed). */
 #define FSX_STATS_NAME ".s3rdmafs-stats"
 
+struct fuse_session;
+
 struct fsx_opts {
   uint64_t attr_ttl_ms;
   uint64_t dir_ttl_ms;
@@ -52,6 +54,7 @@ struct fsx_mount {
   char *bucket;               /* NULL in all-buckets mode */
   char *prefix;               /* "" or "some/prefix/" */
   struct fsx_stats st;
+  struct fuse_session *se;    /* for kernel cache notifications */
 };
 
 /* fsx_ns.c: the namespace */

@@ -425,6 +425,7 @@ int main(int argc, char **argv)
   se = fuse_session_new(&fargs, &fsx_ops, sizeof(fsx_ops), &m);
   if (!se)
     goto free_names;
+  m.se = se;
   if (fuse_set_signal_handlers(se))
     goto destroy_session;
   if (fuse_session_mount(se, a.mountpoint)) {

@@ -298,7 +298,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   struct fsx_inode *in;
   struct fsx_fh *fh;
   struct fsx_attr a;
-  bool changed, stale;
+  bool changed, stale, reopened;
   int rc;
 
   atomic_fetch_add(&m->st.opens, 1);
@@ -337,12 +337,18 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
      attributes (a lookup or getattr may have seen the new ETag first) */
   fsx_table_lock(m->tab);
   changed = strcmp(in->kernel_etag, a.etag) != 0;
+  reopened = in->kernel_etag[0] != '\0';
   snprintf(in->kernel_etag, sizeof(in->kernel_etag), "%s", a.etag);
   stale = in->gen != fsx_etag_gen(a.etag);
   fsx_table_unlock(m->tab);
   fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
   if (stale) /* chunks are keyed by ETag: this only frees the old ones */
     fsx_cache_invalidate(m->cache, in->ino);
+  /* the kernel still holds the old object's attributes (its size, from a
+     lookup up to attr_ttl ago): drop them, so the reads that follow ask
+     getattr again (offset -1: attributes only, no page locks, safe here) */
+  if (changed && reopened && m->se)
+    fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
   fh = fsx_fh_create(m, in, &a);
   fsx_inode_put(m->tab, in);
   if (!fh) {

@@ -135,6 +135,18 @@ check "changed object re-read" test "$(cat "$mnt/tree/two.txt")" = "changed cont
 check "deleted object gone" bash -c "! ls '$mnt/tree/a' | grep -q one.txt"
 check "deleted object not openable" bash -c "! cat '$mnt/tree/a/one.txt' 2>/dev/null"
 
+# ---- close-to-open: a changed object (and size) is seen at the next open,
+# however long the TTLs ----
+fs_umount "$mnt"
+printf 'a' | aws_ s3 cp - "s3://$bucket/c2o.txt" >/dev/null
+fs_mount "$bucket" "$mnt" "$log" -o cache.attr_ttl=600,cache.dir_ttl=600
+check "close-to-open: first content" test "$(cat "$mnt/c2o.txt")" = a
+printf 'abcdef' | aws_ s3 cp - "s3://$bucket/c2o.txt" >/dev/null
+check "close-to-open: new size and content at the next open" \
+  test "$(cat "$mnt/c2o.txt")" = abcdef
+printf 'xyz' | aws_ s3 cp - "s3://$bucket/c2o.txt" >/dev/null
+check "close-to-open: shrunk" test "$(cat "$mnt/c2o.txt")" = xyz
+
 # ---- odds and ends ----
 check "statfs for df" bash -c "df -h '$mnt' | grep -q '$mnt'"
 check "writes refused on the read path" bash -c "! touch '$mnt/newfile' 2>/dev/null"
