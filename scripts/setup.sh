@@ -21,7 +21,7 @@ PKGS=(
   libcurl4-openssl-dev libexpat1-dev libssl-dev libjansson-dev
   libfuse3-dev fuse3 libcmocka-dev
   # tests: a real S3 server (Ceph RGW) and a second S3 client
-  ceph-mon ceph-osd radosgw ceph-common awscli curl python3
+  ceph-mon ceph-osd radosgw ceph-common awscli curl python3 openssl
 )
 
 missing=()

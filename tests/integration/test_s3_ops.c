@@ -527,6 +527,40 @@ static void test_virtual_host(void **state)
   s3_client_destroy(vh);
 }
 
+/* https, the CA from $AWS_CA_BUNDLE; refused without it. */
+static void test_https(void **state)
+{
+  const char *ep = getenv("S3R_ENDPOINT_TLS"), *ca = getenv("S3R_CA_BUNDLE");
+  struct s3_client_config cfg;
+  struct s3_client *tls;
+  char err[256], buf[16];
+  size_t got;
+
+  if (!ep || !ca)
+    skip();
+  s3_client_config_default(&cfg);
+  cfg.endpoint = ep;
+  setenv("AWS_CA_BUNDLE", ca, 1);
+  tls = s3_client_create(&cfg, err, sizeof(err));
+  unsetenv("AWS_CA_BUNDLE");
+  assert_non_null(tls);
+  assert_int_equal(s3_put_object(tls, bucket, "tls/obj", "secure", 6, NULL,
+                                 NULL), 0);
+  assert_int_equal(s3_get_object(tls, bucket, "tls/obj", 0, sizeof(buf), buf,
+                                 &got), 0);
+  assert_int_equal(got, 6);
+  assert_memory_equal(buf, "secure", 6);
+  s3_client_destroy(tls);
+
+  /* the same server without its CA: the certificate is not trusted */
+  tls = s3_client_create(&cfg, err, sizeof(err));
+  assert_non_null(tls);
+  assert_int_equal(s3_get_object(tls, bucket, "tls/obj", 0, sizeof(buf), buf,
+                                 &got), -EPROTO);
+  s3_client_destroy(tls);
+  assert_int_equal(s3_delete_object(cl, bucket, "tls/obj"), 0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -547,6 +581,7 @@ int main(void)
       cmocka_unit_test(test_special_keys),
       cmocka_unit_test(test_extra_headers),
       cmocka_unit_test(test_virtual_host),
+      cmocka_unit_test(test_https),
   };
   return cmocka_run_group_tests_name("s3_ops", tests, setup, teardown);
 }

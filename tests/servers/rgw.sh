@@ -16,6 +16,8 @@
 # Environment:
 #   S3R_RGW_DIR      state directory         (default /tmp/s3rdmafs-rgw)
 #   S3R_RGW_PORT     RGW HTTP port           (default 7480)
+#   S3R_RGW_TLS_PORT RGW HTTPS port          (default 7443; self-signed
+#                    certificate for 127.0.0.1/localhost in the state dir)
 #   S3R_RGW_OSD_GB   size of the sparse bluestore file in GiB (default 32,
 #                    capped at 90% of the free disk space)
 #   S3R_RGW_TIMEOUT  seconds to wait for each start phase      (default 120)
@@ -29,6 +31,7 @@ set -euo pipefail
 
 DIR=$(realpath -m -- "${S3R_RGW_DIR:-/tmp/s3rdmafs-rgw}")  # daemons chdir to /
 PORT=${S3R_RGW_PORT:-7480}
+TLS_PORT=${S3R_RGW_TLS_PORT:-7443}
 OSD_GB=${S3R_RGW_OSD_GB:-32}
 TIMEOUT=${S3R_RGW_TIMEOUT:-120}
 QUIET=${S3R_RGW_QUIET:-0}
@@ -90,16 +93,16 @@ aws_() {
 
 ensure_packages() {
     local need=0 b
-    for b in ceph-mon ceph-osd monmaptool radosgw radosgw-admin ceph aws; do
+    for b in ceph-mon ceph-osd monmaptool radosgw radosgw-admin ceph aws openssl; do
         command -v "$b" >/dev/null 2>&1 || need=1
     done
     if [[ $need == 1 ]]; then
         [[ $(id -u) == 0 ]] || die "ceph/radosgw/awscli missing and not root: cannot apt-get install"
-        log "installing ceph-mon ceph-osd radosgw ceph-common awscli"
+        log "installing ceph-mon ceph-osd radosgw ceph-common awscli openssl"
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq >&2 || die "apt-get update failed"
         apt-get install -y -qq --no-install-recommends \
-            ceph-mon ceph-osd radosgw ceph-common awscli >&2 ||
+            ceph-mon ceph-osd radosgw ceph-common awscli openssl >&2 ||
             die "apt-get install failed"
     fi
     AWS=${S3R_AWS:-}
@@ -255,7 +258,7 @@ keyring = /dev/null
 ms mon client mode = crc
 auth client required = none
 keyring = /dev/null
-rgw frontends = beast endpoint=127.0.0.1:$PORT
+rgw frontends = beast endpoint=127.0.0.1:$PORT ssl_endpoint=127.0.0.1:$TLS_PORT ssl_certificate=$DIR/tls.crt ssl_private_key=$DIR/tls.key
 # virtual-host style requests: Host bucket.localhost:PORT (curl resolves
 # *.localhost to 127.0.0.1 itself); Host 127.0.0.1:PORT stays path style
 rgw dns name = localhost
@@ -279,7 +282,7 @@ do_start() {
     touch "$MARKER"
     echo "$PORT" >"$DIR/port"
     # Never talk to somebody else's cluster: the mon ports must be free.
-    for p in 3300 6789 "$PORT"; do
+    for p in 3300 6789 "$PORT" "$TLS_PORT"; do
         ! port_busy "$p" || die "127.0.0.1:$p is already in use (another rgw.sh or Ceph running?)"
     done
     # The bluestore file is sparse, but must not outgrow the disk under it:
@@ -292,6 +295,12 @@ do_start() {
         OSD_GB=$avail_gb
     fi
     FSID=$(</proc/sys/kernel/random/uuid)
+    # https too: a throw-away self-signed certificate (tests trust it through
+    # S3R_CA_BUNDLE / AWS_CA_BUNDLE)
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=localhost \
+        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -keyout "$DIR/tls.key" -out "$DIR/tls.crt" >/dev/null 2>&1 ||
+        die "openssl could not make a test certificate"
     write_conf
 
     # --- monitor: monmap with the v2+v1 addresses, mkfs, run.
@@ -353,6 +362,8 @@ do_start() {
 do_env() {
     cat <<EOF
 export S3R_ENDPOINT=$ENDPOINT
+export S3R_ENDPOINT_TLS=https://127.0.0.1:$TLS_PORT
+export S3R_CA_BUNDLE=$DIR/tls.crt
 export AWS_ENDPOINT_URL=$ENDPOINT
 export AWS_ACCESS_KEY_ID=$ACCESS_KEY
 export AWS_SECRET_ACCESS_KEY=$SECRET_KEY
