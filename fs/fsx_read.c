@@ -264,9 +264,8 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   return 0;
 }
 
-/* Sequential or not, and what to read ahead: updates fh's state. */
-static uint64_t plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
-                     size_t len, uint64_t *ra_from, uint64_t *ra_to)
+uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                       size_t len, uint64_t *ra_from, uint64_t *ra_to)
 {
   size_t cs = fsx_cache_chunk_size(m->cache);
   uint64_t tol = 2 * (uint64_t)m->o.max_read, end = off + len, window;
@@ -344,7 +343,7 @@ int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   if (n > MAX_READ_CHUNKS) /* small chunks, large reads */
     return read_direct(m, fh, off, len, ctx, niov);
 
-  if (!plan(m, fh, off, len, &ra_from, &ra_to)) {
+  if (!fsx_read_plan(m, fh, off, len, &ra_from, &ra_to)) {
     /* random access: from the cache if all of it is there, else direct */
     bool all = true;
     for (int i = 0; i < n; i++) {

@@ -52,6 +52,17 @@ void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh);
 void fsx_fh_hold(struct fsx_fh *fh);
 
 /*
+ * The readahead policy (exposed for its unit test): is a read of [off,
+ * off+len) sequential? Updates fh's window (0 after a seek; readahead_min,
+ * doubling to readahead_max while sequential) and returns it; when chunks
+ * should be read ahead now, [*ra_from, *ra_to) are their indexes (else both
+ * 0): topped up only once less than half the window is in flight, and never
+ * past the end of the object.
+ */
+uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                       size_t len, uint64_t *ra_from, uint64_t *ra_to);
+
+/*
  * Read up to len bytes at off. On success *iov / *niov describe the bytes
  * (pointing into cache chunks or into *tmp), and *ctx must be handed to
  * fsx_read_done after the reply has been sent.
