@@ -14,11 +14,15 @@ check() { # name, then a command that must succeed
   else fail=$((fail + 1)); echo "not ok - $name"; fi
 }
 
-# Wait (bounded) until $1 is a mountpoint, or until it is not (with "not").
+# Is $1 mounted? From /proc/mounts: mountpoint(1) fails on a dead FUSE
+# mount (its daemon gone), which is exactly when cleanup must still act.
+is_mounted() { grep -qs " $1 " /proc/mounts; }
+
+# Wait (bounded) until $1 is mounted, or until it is not (with "not").
 wait_mount() {
   local mp=$1 want=${2:-yes}
   for _ in $(seq 1 100); do
-    if mountpoint -q "$mp"; then [ "$want" = yes ] && return 0
+    if is_mounted "$mp"; then [ "$want" = yes ] && return 0
     else [ "$want" = not ] && return 0; fi
     sleep 0.1
   done
@@ -34,12 +38,12 @@ fs_mount() {
 
 fs_umount() {
   local mp=$1
-  mountpoint -q "$mp" || return 0
+  is_mounted "$mp" || return 0
   for _ in $(seq 1 50); do
     fusermount3 -u "$mp" 2>/dev/null && break
     sleep 0.2
   done
-  mountpoint -q "$mp" && umount -l "$mp"
+  if is_mounted "$mp"; then umount -l "$mp"; fi
   wait_mount "$mp" not
 }
 

@@ -41,7 +41,7 @@ refused() { # name, expected text, args...
   check "$name: non-zero exit" test "$rc" -ne 0
   check "$name: one line" test "$(wc -l <"$tmp/err")" -eq 1
   check "$name: says '$text'" grep -q -- "$text" "$tmp/err"
-  check "$name: not mounted" bash -c "! mountpoint -q '$mnt'"
+  check "$name: not mounted" bash -c "! grep -qs ' $mnt ' /proc/mounts"
   sed 's/^/# /' "$tmp/err"
 }
 refused "bad endpoint" "cannot reach" "$bucket" "$mnt" -o endpoint=http://127.0.0.1:9
