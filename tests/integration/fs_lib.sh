@@ -49,6 +49,20 @@ fs_umount() {
 
 md5() { md5sum <"$1" | cut -d' ' -f1; }
 
+# fs_cleanup: the EXIT trap of a test script using $tmp, $mnt, $log and
+# $bucket: on failure show the daemon's log, then unmount, drop the bucket
+# and the temporary directory.
+fs_cleanup() {
+  local rc=$?
+  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
+    echo "--- the daemon's log (exit $rc)"
+    tail -n 60 "$log" 2>/dev/null || true
+  fi
+  fs_umount "$mnt" || true
+  aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+
 summary() {
   echo "$pass passed, $fail failed"
   [ "$fail" -eq 0 ]

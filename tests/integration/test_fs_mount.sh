@@ -12,19 +12,10 @@ top=$(cd "$here/../.." && pwd)
 
 tmp=$(mktemp -d)
 mnt=$tmp/mnt
+log=$tmp/log
 bucket=s3r-fsm-$$-$RANDOM
 mkdir -p "$mnt"
-cleanup() {
-  local rc=$?
-  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
-    echo "--- the daemon's log (exit $rc)"
-    tail -n 60 "$tmp/log" 2>/dev/null || true
-  fi
-  fs_umount "$mnt" || true
-  aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap fs_cleanup EXIT
 
 "$CLI" mb "$bucket"
 printf 'hello' | aws_ s3 cp - "s3://$bucket/top.txt" >/dev/null
@@ -123,7 +114,7 @@ fs_umount "$mnt"
 if ! command -v s3rdmafs >/dev/null 2>&1 && [ -d /usr/local/sbin ] &&
    [ ! -e /usr/local/sbin/s3rdmafs ]; then
   ln -s "$FS" /usr/local/sbin/s3rdmafs
-  trap 'rc=$?; rm -f /usr/local/sbin/s3rdmafs; (exit $rc); cleanup' EXIT
+  trap 'rc=$?; rm -f /usr/local/sbin/s3rdmafs; (exit $rc); fs_cleanup' EXIT
 fi
 check "mount -t fuse.s3rdmafs" \
   mount -t fuse.s3rdmafs "$bucket" "$mnt" -o cache.mlock=false

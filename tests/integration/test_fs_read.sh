@@ -15,17 +15,7 @@ mnt=$tmp/mnt
 log=$tmp/fs.log
 bucket=s3r-fsr-$$-$RANDOM
 mkdir -p "$mnt" "$tmp/local"
-cleanup() {
-  local rc=$?
-  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
-    echo "--- the daemon's log (exit $rc)"
-    tail -n 60 "$log" 2>/dev/null || true
-  fi
-  fs_umount "$mnt" || true
-  aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap fs_cleanup EXIT
 
 # ---- the bucket ----
 "$CLI" mb "$bucket"
