@@ -258,7 +258,7 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   if (got < len)
     return -EIO; /* shorter than the object we opened: not an EOF */
   atomic_fetch_add(&m->st.get_bytes, got);
-  atomic_fetch_add(&m->st.cache_miss_bytes, got);
+  atomic_fetch_add(&m->st.bytes_direct, got);
   ctx->iov[0] = (struct iovec){ctx->tmp, got};
   *niov = 1;
   return 0;
@@ -387,7 +387,7 @@ int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     ctx->iov[i].iov_base = (char *)fsx_chunk_data(ctx->chunks[i]) + from;
     ctx->iov[i].iov_len = to - from;
   }
-  atomic_fetch_add(&m->st.cache_hit_bytes, len);
+  atomic_fetch_add(&m->st.bytes_from_cache, len);
   *niov = n;
   return 0;
 }

@@ -35,7 +35,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       U(m->st.readahead_chunks), U(m->st.readahead_resets), U(cs.hits),
       U(cs.misses), U(cs.evictions), U(cs.fill_errors), U(cs.nobufs),
       U(cs.chunks_used), U(cs.chunks_total), U(cs.chunk_size), cs.pinned,
-      U(m->st.cache_hit_bytes), U(m->st.cache_miss_bytes));
+      U(m->st.bytes_from_cache), U(m->st.bytes_direct));
 #undef U
   *len = n < cap ? n : cap - 1;
   return buf;
