@@ -5,9 +5,15 @@ BENCH_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RGW_SH=$BENCH_TOP/tests/servers/rgw.sh
 CLI=$BENCH_TOP/build/bin/s3rdma-cli
 
+# bench_setup: packages, a build (skipped with BENCH_BUILD=0: use the binaries
+# already in build/bin), RGW started if it is not running, its environment.
 bench_started_rgw=0
 bench_setup() {
-  "$BENCH_TOP/scripts/setup.sh" >&2
+  if [ "${BENCH_BUILD:-1}" = 0 ]; then
+    "$BENCH_TOP/scripts/setup.sh" --no-build >&2
+  else
+    "$BENCH_TOP/scripts/setup.sh" >&2
+  fi
   if ! "$RGW_SH" status >/dev/null 2>&1; then
     "$RGW_SH" start >&2
     bench_started_rgw=1
@@ -36,6 +42,18 @@ bench_line() {
 ratio_line() {
   printf 'RATIO workload=%s a=%s b=%s value=%s\n' "$1" "$2" "$3" \
     "$(awk -v a="$4" -v b="$5" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+}
+
+# proc_cpu_s PID: CPU seconds (user + system, all threads) used so far by a
+# running process, from /proc/PID/stat; fails when it is gone.
+proc_cpu_s() {
+  local s f
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }
+  read -r -a f <<<"$s"
+  # fields 14 and 15 (utime, stime); f[0] is field 3
+  awk -v u="${f[11]}" -v k="${f[12]}" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { printf "%.2f", (u + k) / hz }'
 }
 
 drop_caches() {

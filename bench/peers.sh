@@ -10,12 +10,15 @@
 #   peer_mount_rclone BUCKET MNT [FLAG...]        rclone mount, --vfs-cache-mode off
 #   peer_mount_rclone_writes BUCKET MNT [FLAG...] rclone mount, --vfs-cache-mode writes
 #   peer_umount MNT                       unmount either, wait for the daemon
+#   peer_pid MNT                          pid of the daemon serving a peer mount
 #   peer_curl_get PATH OUT                one signed GET (PATH: bucket/key or URL)
 #   peer_curl_get_parallel N PATH SIZE OUT  N ranged GETs at once (SIZE: bytes|auto)
 #   peer_aws ARGS...                      aws CLI on the local endpoint, default config
 #   peer_aws_cp SRC DST [ARGS...]         aws s3 cp, default transfer settings
 #   peer_head_size BUCKET KEY             object size in bytes (signed HEAD)
 #   peer_wait_object BUCKET KEY SIZE [S]  wait until the object has SIZE bytes
+#   peer_rm_object BUCKET KEY             delete one object (signed DELETE)
+#   peer_abort_uploads BUCKET             abort the bucket's unfinished multipart uploads
 #   peer_rm_bucket BUCKET                 delete a bucket and everything in it
 #   peer_drop_caches                      sync + drop the kernel page cache (root)
 #
@@ -381,6 +384,16 @@ peer_umount() {
   return "$rc"
 }
 
+# peer_pid MNT: print the pid of the s3fs or rclone daemon serving MNT
+# (started by peer_mount_*); fails when it is not running.
+peer_pid() {
+  if [ $# -ne 1 ]; then _peer_err "usage: peer_pid MOUNTPOINT"; return 2; fi
+  local pid
+  pid=$(cat "$(_peer_state "$(realpath -m "$1")")/pid" 2>/dev/null) || pid=
+  _peer_alive "$pid" || { _peer_err "no peer daemon running for $1"; return 1; }
+  printf '%s\n' "$pid"
+}
+
 # --- curl ----------------------------------------------------------------------
 
 # peer_curl_get PATH OUT: one signed single-stream GET of PATH (bucket/key or
@@ -461,9 +474,11 @@ peer_aws_cp() {
 peer_head_size() {
   if [ $# -ne 2 ]; then _peer_err "usage: peer_head_size BUCKET KEY"; return 2; fi
   _peer_need_env || return 1
-  local len
-  len=$(_peer_curl -I "$(_peer_url "$1/$2")" 2>/dev/null | tr -d '\r' |
-    awk 'tolower($1) == "content-length:" { print $2 }') || len=
+  local hdr len
+  # headers first, then parsed: in a pipeline the caller's pipefail would
+  # decide whether a 404 (whose error body has a length too) is seen
+  hdr=$(_peer_curl -I "$(_peer_url "$1/$2")" 2>/dev/null) || return 1
+  len=$(printf '%s\n' "$hdr" | tr -d '\r' | awk 'tolower($1) == "content-length:" { print $2 }')
   [ -n "$len" ] || return 1
   printf '%s\n' "$len"
 }
@@ -485,9 +500,35 @@ peer_wait_object() {
   return 1
 }
 
-# peer_rm_bucket BUCKET: remove a bucket and all its objects.
+# peer_rm_object BUCKET KEY: delete one object with a signed DELETE (an
+# absent object is no error: S3 answers 204 either way).
+peer_rm_object() {
+  if [ $# -ne 2 ]; then _peer_err "usage: peer_rm_object BUCKET KEY"; return 2; fi
+  _peer_need_env && _peer_need_cmd curl || return 1
+  _peer_curl -o /dev/null -X DELETE "$(_peer_url "$1/$2")" || { _peer_err "DELETE $1/$2 failed"; return 1; }
+}
+
+# peer_abort_uploads BUCKET: abort every unfinished multipart upload in the
+# bucket (a write killed half-way leaves one, whose parts take space on the
+# server; RGW 16.2 deletes a bucket with one pending all the same).
+peer_abort_uploads() {
+  if [ $# -ne 1 ]; then _peer_err "usage: peer_abort_uploads BUCKET"; return 2; fi
+  local list key id rc=0
+  list=$(peer_aws s3api list-multipart-uploads --bucket "$1" \
+    --query 'Uploads[].[UploadId,Key]' --output text) || { _peer_err "cannot list uploads of $1"; return 1; }
+  while IFS=$'\t' read -r id key; do
+    case $id in '' | None) continue ;; esac
+    peer_aws s3api abort-multipart-upload --bucket "$1" --key "$key" --upload-id "$id" ||
+      { _peer_err "cannot abort upload $id of $1/$key"; rc=1; }
+  done <<<"$list"
+  return "$rc"
+}
+
+# peer_rm_bucket BUCKET: remove a bucket and all its objects, unfinished
+# multipart uploads included.
 peer_rm_bucket() {
   if [ $# -ne 1 ]; then _peer_err "usage: peer_rm_bucket BUCKET"; return 2; fi
+  peer_abort_uploads "$1" || true
   peer_aws s3 rb --force "s3://$1" >/dev/null
 }
 

@@ -3,17 +3,33 @@
 # and machine-readable lines:
 #   BENCH workload=<name> tool=<name> value=<number> unit=<unit> n=<runs>
 #   RATIO workload=<name> a=<tool> b=<tool> value=<a/b>
+# and, for a tool that failed some repetitions (its BENCH value is the median
+# of the others; no BENCH line when all failed):
+#   FAIL workload=<name> tool=<name> failed=<runs> n=<runs>
 #
-#   bench/run.sh [workload...]     workloads: s3_get fs_read fs_ls
+#   bench/run.sh [workload...]     workloads: s3_get fs_read fs_ls fs_write
 #                                  (default: all)
+# Every workload named is run, even after one fails; the exit status is then 1.
+# BENCH_BUILD=0: no build, the binaries in build/bin are used as they are.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-all=(s3_get fs_read fs_ls)
+all=(s3_get fs_read fs_ls fs_write)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for w in "$@"; do
   case $w in
-    s3_get) "$here/s3_get.sh" ;;
-    fs_read|fs_ls) "$here/fs_read.sh" "$w" ;;
+    s3_get | fs_read | fs_ls | fs_write) ;;
     *) echo "run.sh: unknown workload '$w' (known: ${all[*]})" >&2; exit 2 ;;
   esac
 done
+rc=0
+for w in "$@"; do
+  ok=1
+  case $w in
+    s3_get) "$here/s3_get.sh" || ok=0 ;;
+    fs_read|fs_ls) "$here/fs_read.sh" "$w" || ok=0 ;;
+    fs_write) "$here/fs_write.sh" || ok=0 ;;
+  esac
+  [ "$ok" -eq 1 ] || { echo "run.sh: workload $w failed" >&2; rc=1; }
+done
+exit "$rc"
+

@@ -112,6 +112,8 @@ struct cfg_write {
   uint64_t part_size;
   unsigned max_parts_inflight; /* per file */
   uint64_t max_memory;        /* all write buffers together */
+  unsigned rename_dir_max;    /* objects a directory rename may copy */
+  unsigned retry_interval_ms; /* background retries of failed uploads */
 };
 
 struct cfg_mount {

@@ -239,6 +239,10 @@ const struct cfg_key cfg_keys[] = {
     {K_SIZE("write.max_memory", write.max_memory, 256 * MiB, 16 * MiB,
             16 * TiB, NULL),
      .doc = "memory for write buffers, all files together"},
+    {K_UINT("write.rename_dir_max", write.rename_dir_max, 10000, 1, 10000000),
+     .doc = "objects a directory rename may copy; beyond: EXDEV"},
+    {K_SECS("write.retry_interval", write.retry_interval_ms, 30, 1, DAY_S),
+     .doc = "a failed upload is retried in the background this often"},
 
     {K_UINT("mount.uid", mount.uid, 0, 0, 0xfffffffe), .def_fn = def_uid,
      .def_doc = "the mounting user's",

@@ -5,6 +5,7 @@
 #ifndef S3R_FSX_I_H
 #define S3R_FSX_I_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,8 @@
 #define FSX_STATS_NAME ".s3rdmafs-stats"
 
 struct fuse_session;
+struct fsx_stage;
+struct fsx_wb;
 
 struct fsx_opts {
   uint64_t attr_ttl_ms;
@@ -36,6 +39,11 @@ struct fsx_opts {
   unsigned max_inflight_per_file;
   size_t max_read;
   time_t mount_time;          /* the times of directories without one */
+  uint64_t part_size;
+  unsigned max_parts_inflight; /* per file */
+  uint64_t max_memory;        /* part bytes uploading, all files */
+  unsigned rename_dir_max;
+  uint64_t retry_interval_ms;
 };
 
 struct fsx_stats {
@@ -44,6 +52,9 @@ struct fsx_stats {
   _Atomic uint64_t bytes_from_cache, bytes_direct;
   _Atomic uint64_t readahead_chunks, readahead_resets;
   _Atomic uint64_t errors, skipped_keys;
+  _Atomic uint64_t writes, write_bytes, commits, commit_errors;
+  _Atomic uint64_t parts_sent, parts_copied, base_fetches, base_fetch_bytes;
+  _Atomic uint64_t creates, unlinks, renames, objects_copied, setattrs;
 };
 
 struct fsx_mount {
@@ -55,6 +66,15 @@ struct fsx_mount {
   char *prefix;               /* "" or "some/prefix/" */
   struct fsx_stats st;
   struct fuse_session *se;    /* for kernel cache notifications */
+  struct fsx_stage *stage;    /* cache.dir: staging files, upload journal */
+  /* write-back (fsx_wb.c) */
+  pthread_mutex_t wb_lock;
+  pthread_cond_t wb_cond;     /* wb_mem went down, or stopping */
+  struct fsx_wb *wbs;         /* wb_lock: every write-back state */
+  uint64_t wb_mem;            /* wb_lock: part bytes uploading */
+  bool wb_stopping;           /* wb_lock */
+  bool wb_started;
+  pthread_t wb_thread;        /* background retries */
 };
 
 /* fsx_ns.c: the namespace */
@@ -71,6 +91,12 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
                   struct fsx_attr *a);
 /* HEAD a file inode's object: size, ETag, mtime and s3fs metadata. */
 int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a);
+/*
+ * This mount changed in (created, uploaded, renamed): its entry in its
+ * parent's listing snapshot is made to match, so lookups answered from
+ * that snapshot see the change at once.
+ */
+void fsx_ns_note_entry(struct fsx_mount *m, struct fsx_inode *in);
 /* struct stat from attributes and the mount's defaults. */
 void fsx_ns_stat(const struct fsx_mount *m, uint64_t ino,
                  const struct fsx_attr *a, struct stat *st);

@@ -47,17 +47,24 @@ static size_t hash_name(uint64_t parent, const char *name, size_t n)
   return (size_t)(h ^ (h >> 29)) & (n - 1);
 }
 
+static void link_name(struct fsx_table *t, struct fsx_inode *in)
+{
+  size_t b;
+
+  if (in->name) {
+    b = hash_name(in->parent, in->name, t->nbuckets);
+    in->next_name = t->by_name[b];
+    t->by_name[b] = in;
+  }
+}
+
 static void link_in(struct fsx_table *t, struct fsx_inode *in)
 {
   size_t b = hash_ino(in->ino, t->nbuckets);
 
   in->next_ino = t->by_ino[b];
   t->by_ino[b] = in;
-  if (in->name) {
-    b = hash_name(in->parent, in->name, t->nbuckets);
-    in->next_name = t->by_name[b];
-    t->by_name[b] = in;
-  }
+  link_name(t, in);
 }
 
 static void unlink_name(struct fsx_table *t, struct fsx_inode *in)
@@ -133,6 +140,9 @@ static void snap_release(struct fsx_dirsnap *s)
 
 static void inode_free(struct fsx_inode *in)
 {
+  for (size_t i = 0; i < in->n_old_keys; i++)
+    free(in->old_keys[i]);
+  free(in->old_keys);
   snap_release(in->snap);
   free(in->name);
   free(in->bucket);
@@ -294,7 +304,7 @@ static void set_attr_locked(struct fsx_inode *in, const struct fsx_attr *a,
   bool keep_meta, same = strcmp(in->attr.etag, a->etag) == 0;
   struct fsx_attr old = in->attr;
 
-  if (old.as_of_ms > a->as_of_ms)
+  if (old.as_of_ms > a->as_of_ms || in->wb)
     return; /* what we hold is newer */
   meta = meta || a->from_head;
   keep_meta = !meta && in->meta_known && same;
@@ -327,6 +337,54 @@ void fsx_inode_set_attr(struct fsx_table *t, struct fsx_inode *in,
   pthread_mutex_lock(&t->lock);
   set_attr_locked(in, a, meta, ttl_ms);
   pthread_mutex_unlock(&t->lock);
+}
+
+void fsx_inode_set_attr_force(struct fsx_table *t, struct fsx_inode *in,
+                              const struct fsx_attr *a, uint64_t ttl_ms)
+{
+  pthread_mutex_lock(&t->lock);
+  in->attr = *a;
+  in->meta_known = true;
+  in->gen = fsx_etag_gen(a->etag);
+  in->attr_expire_ms = fsx_now_ms() + ttl_ms;
+  pthread_mutex_unlock(&t->lock);
+}
+
+const char *fsx_inode_key(struct fsx_table *t, struct fsx_inode *in)
+{
+  const char *k;
+
+  pthread_mutex_lock(&t->lock);
+  k = in->key;
+  pthread_mutex_unlock(&t->lock);
+  return k;
+}
+
+void fsx_inode_detach(struct fsx_table *t, struct fsx_inode *in)
+{
+  pthread_mutex_lock(&t->lock);
+  unlink_name(t, in);
+  free(in->name);
+  in->name = NULL;
+  pthread_mutex_unlock(&t->lock);
+}
+
+/* Give in the key k, keeping the old one for unlocked readers (lock held;
+   old_keys has room, see move_reserve). */
+static void rekey(struct fsx_inode *in, char *k)
+{
+  in->old_keys[in->n_old_keys++] = in->key;
+  in->key = k;
+}
+
+static int move_reserve(struct fsx_inode *in)
+{
+  char **ok = realloc(in->old_keys, (in->n_old_keys + 1) * sizeof(*ok));
+
+  if (!ok)
+    return -ENOMEM;
+  in->old_keys = ok;
+  return 0;
 }
 
 /* The key of a child: prefix + name (+ '/' for a directory). */
@@ -399,6 +457,106 @@ out:
   return in;
 }
 
+/* The new key of an inode below a renamed directory (lock held). */
+static char *below_key(const char *key, size_t oldlen, const char *newpfx)
+{
+  size_t nl = strlen(newpfx), rl = strlen(key + oldlen);
+  char *k = malloc(nl + rl + 1);
+
+  if (k) {
+    memcpy(k, newpfx, nl);
+    memcpy(k + nl, key + oldlen, rl + 1);
+  }
+  return k;
+}
+
+static bool is_below(const struct fsx_inode *x, const struct fsx_inode *dir,
+                     const char *pfx, size_t pl)
+{
+  return x != dir && x->bucket && dir->bucket &&
+         !strcmp(x->bucket, dir->bucket) && !strncmp(x->key, pfx, pl);
+}
+
+int fsx_inode_move(struct fsx_table *t, struct fsx_inode *in,
+                   struct fsx_inode *newparent, const char *newname)
+{
+  struct fsx_inode *victim, *oldparent, *x;
+  char *name = strdup(newname), *key = NULL, *pfx = NULL;
+  size_t pl = 0;
+  int rc = -ENOMEM;
+
+  pthread_mutex_lock(&t->lock);
+  key = child_key(newparent, newname, in->attr.kind);
+  if (!name || !key || move_reserve(in))
+    goto out;
+  if (in->attr.kind == FSX_DIR) {
+    /* every new key and room for every old one first, so that nothing
+       changes unless everything can */
+    size_t n = 0, cap = 0;
+    struct fsx_inode **who = NULL;
+    char **keys = NULL;
+    pfx = in->key;
+    pl = strlen(pfx);
+    for (size_t i = 0; i < t->nbuckets; i++)
+      for (x = t->by_ino[i]; x; x = x->next_ino) {
+        if (!is_below(x, in, pfx, pl))
+          continue;
+        if (n == cap) {
+          size_t nc = cap ? cap * 2 : 16;
+          struct fsx_inode **nw = realloc(who, nc * sizeof(*nw));
+          char **nk = nw ? realloc(keys, nc * sizeof(*nk)) : NULL;
+          if (nw)
+            who = nw;
+          if (!nk)
+            goto free_keys;
+          keys = nk;
+          cap = nc;
+        }
+        if (move_reserve(x) || !(keys[n] = below_key(x->key, pl, key)))
+          goto free_keys;
+        who[n++] = x;
+      }
+    for (size_t i = 0; i < n; i++)
+      rekey(who[i], keys[i]);
+    free(who);
+    free(keys);
+    goto moved;
+free_keys:
+    for (size_t i = 0; i < n; i++)
+      free(keys[i]);
+    free(who);
+    free(keys);
+    goto out;
+  }
+moved:
+  victim = find_name(t, newparent->ino, newname);
+  if (victim && victim != in) {
+    unlink_name(t, victim);
+    free(victim->name);
+    victim->name = NULL;
+  }
+  unlink_name(t, in);
+  free(in->name);
+  in->name = name;
+  name = NULL;
+  oldparent = find_ino(t, in->parent);
+  if (oldparent)
+    oldparent->n_children--;
+  newparent->n_children++;
+  in->parent = newparent->ino;
+  rekey(in, key);
+  key = NULL;
+  link_name(t, in);
+  if (oldparent)
+    maybe_free(t, oldparent);
+  rc = 0;
+out:
+  pthread_mutex_unlock(&t->lock);
+  free(name);
+  free(key);
+  return rc;
+}
+
 void fsx_inode_forget(struct fsx_table *t, uint64_t ino, uint64_t n)
 {
   struct fsx_inode *in;
@@ -451,6 +609,115 @@ void fsx_dir_invalidate(struct fsx_table *t, struct fsx_inode *dir)
   pthread_mutex_lock(&t->lock);
   snap_release(dir->snap);
   dir->snap = NULL;
+  pthread_mutex_unlock(&t->lock);
+}
+
+/* Where name is, or would go, in s (*found says which). */
+static size_t snap_pos(const struct fsx_dirsnap *s, const char *name,
+                       bool *found)
+{
+  size_t lo = 0, hi = s->n;
+
+  *found = false;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(name, s->ents[mid].name);
+    if (!c) {
+      *found = true;
+      return mid;
+    }
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
+/* dir's snapshot, ready to be changed (lock held): the same one when only
+   the directory holds it, else a copy replacing it; NULL if none. */
+static struct fsx_dirsnap *snap_private(struct fsx_inode *dir, size_t extra)
+{
+  struct fsx_dirsnap *s = dir->snap, *c;
+
+  if (!s)
+    return NULL;
+  if (s->refs == 1) {
+    struct fsx_dirent *e;
+    if (!s->n && !extra)
+      return s;
+    e = realloc(s->ents, (s->n + extra) * sizeof(*e));
+    if (!e && s->n + extra)
+      return NULL;
+    s->ents = e;
+    return s;
+  }
+  c = calloc(1, sizeof(*c));
+  if (!c || !(c->ents = calloc(s->n + extra, sizeof(*c->ents))))
+    goto fail;
+  for (; c->n < s->n; c->n++) {
+    c->ents[c->n] = s->ents[c->n];
+    if (!(c->ents[c->n].name = strdup(s->ents[c->n].name)))
+      goto fail;
+  }
+  c->refs = 1;
+  snap_release(s);
+  dir->snap = c;
+  return c;
+fail:
+  fsx_dirsnap_free(c);
+  return NULL;
+}
+
+void fsx_dir_snap_put_entry(struct fsx_table *t, struct fsx_inode *dir,
+                            const char *name, const struct fsx_attr *a)
+{
+  struct fsx_dirsnap *s;
+  bool found;
+  size_t i;
+  char *nm = strdup(name);
+
+  pthread_mutex_lock(&t->lock);
+  s = nm ? snap_private(dir, 1) : NULL;
+  if (!s) {
+    snap_release(dir->snap); /* cannot keep it right: drop it */
+    dir->snap = NULL;
+    free(nm);
+    goto out;
+  }
+  i = snap_pos(s, name, &found);
+  if (found) {
+    free(nm);
+  } else {
+    memmove(&s->ents[i + 1], &s->ents[i], (s->n - i) * sizeof(*s->ents));
+    s->ents[i].name = nm;
+    s->n++;
+  }
+  s->ents[i].attr = *a;
+out:
+  pthread_mutex_unlock(&t->lock);
+}
+
+void fsx_dir_snap_remove(struct fsx_table *t, struct fsx_inode *dir,
+                         const char *name)
+{
+  struct fsx_dirsnap *s;
+  bool found;
+  size_t i;
+
+  pthread_mutex_lock(&t->lock);
+  if (dir->snap) {
+    i = snap_pos(dir->snap, name, &found);
+    s = found ? snap_private(dir, 0) : NULL;
+    if (found && !s) {
+      snap_release(dir->snap);
+      dir->snap = NULL;
+    } else if (found) {
+      free(s->ents[i].name);
+      memmove(&s->ents[i], &s->ents[i + 1], (s->n - i - 1) * sizeof(*s->ents));
+      s->n--;
+    }
+  }
   pthread_mutex_unlock(&t->lock);
 }
 

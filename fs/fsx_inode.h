@@ -50,7 +50,13 @@ struct fsx_inode {
                                  the all-buckets root) */
   char *key;                  /* object key (files) or prefix ending in '/'
                                  (directories; "" or the mount prefix for a
-                                 bucket root) */
+                                 bucket root). Replaced only by a rename,
+                                 under tab->lock; read it with
+                                 fsx_inode_key (the string stays valid
+                                 while the caller holds a reference) */
+  char **old_keys;            /* tab->lock: keys replaced by renames, freed
+                                 with the inode */
+  size_t n_old_keys;          /* tab->lock */
   struct fsx_attr attr;       /* tab->lock */
   uint64_t attr_expire_ms;    /* tab->lock; monotonic */
   bool meta_known;            /* tab->lock: a HEAD filled mode/uid/gid */
@@ -60,6 +66,14 @@ struct fsx_inode {
   uint64_t nlookup;           /* tab->lock: kernel references */
   uint64_t refs;              /* tab->lock: internal references */
   unsigned n_children;        /* tab->lock */
+  struct fsx_wb *wb;          /* tab->lock: write-back state (fsx_wb.h)
+                                 while open for writing or not yet
+                                 uploaded; its attributes win over any
+                                 listing or HEAD */
+  unsigned opens;             /* tab->lock: open file handles */
+  struct fsx_wb *orphan_wb;   /* tab->lock: unlinked while open for reading
+                                 only: its data, kept (a reference) until
+                                 the last handle closes */
   struct fsx_inode *next_ino, *next_name; /* hash chains; tab->lock */
   /* directory listing cache; tab->lock */
   struct fsx_dirsnap *snap;
@@ -109,9 +123,29 @@ struct fsx_inode *fsx_inode_find(struct fsx_table *t, uint64_t parent,
 /* FUSE forget: drop n kernel references. */
 void fsx_inode_forget(struct fsx_table *t, uint64_t ino, uint64_t n);
 
-/* Replace the attributes of in (e.g. after a HEAD); updates gen. */
+/*
+ * Replace the attributes of in (e.g. after a HEAD); updates gen. Ignored
+ * while the inode has write-back state (its own attributes are newer),
+ * unless force (the write-back itself, after an upload).
+ */
 void fsx_inode_set_attr(struct fsx_table *t, struct fsx_inode *in,
                         const struct fsx_attr *a, bool meta, uint64_t ttl_ms);
+void fsx_inode_set_attr_force(struct fsx_table *t, struct fsx_inode *in,
+                              const struct fsx_attr *a, uint64_t ttl_ms);
+
+/* The current key of in (see the field); valid while in is referenced. */
+const char *fsx_inode_key(struct fsx_table *t, struct fsx_inode *in);
+
+/* Unlink/rmdir: in loses its name (it lives on while referenced). */
+void fsx_inode_detach(struct fsx_table *t, struct fsx_inode *in);
+
+/*
+ * Rename: in moves to (newparent, newname), taking the key the name gives
+ * it there; an inode already under that name loses it. For a directory,
+ * every inode below it gets its new key too. -ENOMEM leaves all as it was.
+ */
+int fsx_inode_move(struct fsx_table *t, struct fsx_inode *in,
+                   struct fsx_inode *newparent, const char *newname);
 
 /*
  * Directory snapshot: install one (the directory keeps a reference and the
@@ -124,6 +158,15 @@ struct fsx_dirsnap *fsx_dir_get_snap(struct fsx_table *t,
                                      struct fsx_inode *dir, bool fresh_only);
 void fsx_dirsnap_put(struct fsx_table *t, struct fsx_dirsnap *s);
 void fsx_dir_invalidate(struct fsx_table *t, struct fsx_inode *dir);
+/*
+ * Our own change to a listed directory: put (or replace) name with a, or
+ * remove it, in dir's snapshot if it has one, so lookups answered from it
+ * stay right until it expires.
+ */
+void fsx_dir_snap_put_entry(struct fsx_table *t, struct fsx_inode *dir,
+                            const char *name, const struct fsx_attr *a);
+void fsx_dir_snap_remove(struct fsx_table *t, struct fsx_inode *dir,
+                         const char *name);
 /* Binary search in a snapshot; NULL if absent. */
 const struct fsx_dirent *fsx_dirsnap_find(const struct fsx_dirsnap *s,
                                           const char *name);

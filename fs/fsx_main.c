@@ -22,6 +22,8 @@
 #include "common/slog.h"
 #include "config/cfg.h"
 #include "fs/fsx_ops.h"
+#include "fs/fsx_stage.h"
+#include "fs/fsx_wb.h"
 
 #define PROG "s3rdmafs"
 
@@ -257,6 +259,11 @@ static void opts_from(const struct cfg *c, struct fsx_opts *o)
   o->max_inflight_per_file = c->read.max_inflight_per_file;
   o->max_read = c->read.max_read;
   o->mount_time = time(NULL);
+  o->part_size = c->write.part_size;
+  o->max_parts_inflight = c->write.max_parts_inflight;
+  o->max_memory = c->write.max_memory;
+  o->rename_dir_max = c->write.rename_dir_max;
+  o->retry_interval_ms = c->write.retry_interval_ms;
 }
 
 static int parse_args(int argc, char **argv, struct args *a, char ***olists,
@@ -321,7 +328,8 @@ int main(int argc, char **argv)
 {
   struct args a = {0};
   struct cfg c;
-  struct fsx_mount m = {0};
+  struct fsx_mount m = {.wb_lock = PTHREAD_MUTEX_INITIALIZER,
+                        .wb_cond = PTHREAD_COND_INITIALIZER};
   struct s3_client_config sc;
   struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
   struct fuse_session *se = NULL;
@@ -422,9 +430,15 @@ int main(int argc, char **argv)
            (unsigned long long)c.read.max_read);
   if (fuse_opt_add_arg(&fargs, "-o") || fuse_opt_add_arg(&fargs, err))
     goto free_names;
+  /* the staging directory (writes): locked here, kept by the daemon */
+  if (!c.mount.ro &&
+      fsx_stage_open(c.cache.dir, c.endpoint, &m.stage, err, sizeof(err))) {
+    log_err("%s", err);
+    goto free_names;
+  }
   se = fuse_session_new(&fargs, &fsx_ops, sizeof(fsx_ops), &m);
   if (!se)
-    goto free_names;
+    goto close_stage;
   m.se = se;
   if (fuse_set_signal_handlers(se))
     goto destroy_session;
@@ -456,6 +470,15 @@ int main(int argc, char **argv)
     log_err("%s", err);
     goto destroy_cache;
   }
+  if (m.stage) {
+    int n = fsx_stage_recover(m.stage, m.s3);
+    if (n)
+      log_notice("aborted %d unfinished uploads of earlier mounts", n);
+    if (fsx_wb_start(&m)) {
+      log_err("cannot start the write-back thread");
+      goto destroy_client;
+    }
+  }
   log_notice("mounted %s%s%s on %s (endpoint %s)",
              m.bucket ? m.bucket : "all buckets", m.prefix && *m.prefix ? ":/"
                                                                       : "",
@@ -475,6 +498,7 @@ int main(int argc, char **argv)
   log_notice("unmounting %s", a.mountpoint);
 
 destroy_client:
+  fsx_wb_stop(&m); /* last uploads, with the client still there */
   s3_client_destroy(m.s3);
 destroy_cache:
   fsx_cache_destroy(m.cache);
@@ -486,6 +510,8 @@ remove_handlers:
   fuse_remove_signal_handlers(se);
 destroy_session:
   fuse_session_destroy(se);
+close_stage:
+  fsx_stage_close(m.stage);
 free_names:
   fuse_opt_free_args(&fargs);
   free(m.bucket);

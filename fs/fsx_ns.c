@@ -145,10 +145,9 @@ static bool is_root(const struct fsx_inode *dir)
 }
 
 static int add_page(struct fsx_mount *m, struct snap_builder *b,
-                    const struct fsx_inode *dir,
+                    const struct fsx_inode *dir, const char *prefix,
                     const struct s3_list_result *res)
 {
-  const char *prefix = dir->key;
   size_t pl = strlen(prefix);
   const char *why;
   int rc = 0;
@@ -194,7 +193,8 @@ static int add_page(struct fsx_mount *m, struct snap_builder *b,
 int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
                     struct fsx_dirsnap **out)
 {
-  struct s3_list_params p = {.prefix = dir->key, .delimiter = "/"};
+  const char *dkey = fsx_inode_key(m->tab, dir);
+  struct s3_list_params p = {.prefix = dkey, .delimiter = "/"};
   struct snap_builder b = {0};
   struct s3_list_result res;
   struct fsx_dirsnap *s;
@@ -214,7 +214,7 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
       token = NULL;
       if (rc)
         break;
-      rc = add_page(m, &b, dir, &res);
+      rc = add_page(m, &b, dir, dkey, &res);
       if (!rc && res.truncated && !(token = strdup(res.next_token)))
         rc = -ENOMEM;
       s3_list_result_cleanup(&res);
@@ -229,7 +229,7 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
     free(b.ents);
     return rc;
   }
-  finish_snap(m, &b, dir->key);
+  finish_snap(m, &b, dkey);
   for (size_t i = 0; i < b.n; i++)
     b.ents[i].attr.as_of_ms = t0;
   s->ents = b.ents;
@@ -287,7 +287,7 @@ int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a)
   int rc;
 
   atomic_fetch_add(&m->st.heads, 1);
-  rc = s3_head_object(m->s3, in->bucket, in->key, &mt);
+  rc = s3_head_object(m->s3, in->bucket, fsx_inode_key(m->tab, in), &mt);
   if (rc)
     return rc;
   attr_from_meta(&mt, a);
@@ -305,6 +305,7 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   struct fsx_dirsnap *s;
   struct s3_req *head = NULL, *list = NULL;
   char *key = NULL, *dkey = NULL;
+  const char *dirkey;
   size_t kl;
   int rc, hrc, lrc;
 
@@ -328,14 +329,15 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     return e ? 0 : -ENOENT;
   }
 
-  kl = strlen(dir->key) + strlen(name);
+  dirkey = fsx_inode_key(m->tab, dir);
+  kl = strlen(dirkey) + strlen(name);
   key = malloc(kl + 1);
   dkey = malloc(kl + 2);
   if (!key || !dkey) {
     rc = -ENOMEM;
     goto out;
   }
-  sprintf(key, "%s%s", dir->key, name);
+  sprintf(key, "%s%s", dirkey, name);
   sprintf(dkey, "%s/", key);
   p.prefix = dkey;
   head = s3_req_create(m->s3, "HEAD", dir->bucket, key);
@@ -424,4 +426,24 @@ void fsx_ns_stat(const struct fsx_mount *m, uint64_t ino,
     st->st_mtim.tv_sec = m->o.mount_time;
   st->st_ctim = st->st_mtim;
   st->st_atim = st->st_mtim;
+}
+
+void fsx_ns_note_entry(struct fsx_mount *m, struct fsx_inode *in)
+{
+  struct fsx_inode *dir;
+  struct fsx_attr a;
+  char *name;
+  uint64_t parent;
+
+  fsx_table_lock(m->tab);
+  parent = in->parent;
+  name = in->name ? strdup(in->name) : NULL;
+  a = in->attr;
+  fsx_table_unlock(m->tab);
+  dir = name ? fsx_inode_get(m->tab, parent) : NULL;
+  if (dir) {
+    fsx_dir_snap_put_entry(m->tab, dir, name, &a);
+    fsx_inode_put(m->tab, dir);
+  }
+  free(name);
 }

@@ -10,23 +10,17 @@
 #include <sys/statvfs.h>
 
 #include "common/slog.h"
-#include "fs/fsx_ops.h"
+#include "fs/fsx_ops_i.h"
 #include "fs/fsx_read.h"
+#include "fs/fsx_wb.h"
 
 struct fsx_dirh {
   struct fsx_dirsnap *snap;
   uint64_t ino, parent;
 };
 
-static struct fsx_mount *M(fuse_req_t req)
-{
-  return fuse_req_userdata(req);
-}
-
-static double secs(uint64_t ms)
-{
-  return (double)ms / 1000.0;
-}
+#define M fsx_req_mount
+#define secs fsx_secs
 
 static void stats_attr(struct fsx_attr *a)
 {
@@ -39,6 +33,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
   struct fsx_mount *m = userdata;
 
   conn->want |= FUSE_CAP_ASYNC_READ;
+  if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) /* O_TRUNC reaches open */
+    conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
   if (conn->capable & FUSE_CAP_READDIRPLUS)
     conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO; /* always plus: attrs are free */
@@ -49,15 +45,27 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
   conn->congestion_threshold = 48;
 }
 
-/* Fill a fuse_entry_param for inode in (attributes copied under the lock). */
-static void entry_of(struct fsx_mount *m, struct fsx_inode *in,
-                     struct fuse_entry_param *e)
+void fsx_attr_of(struct fsx_mount *m, struct fsx_inode *in,
+                 struct fsx_attr *a)
+{
+  struct fsx_wb *wb;
+
+  fsx_table_lock(m->tab);
+  *a = in->attr;
+  fsx_table_unlock(m->tab);
+  wb = fsx_wb_get(m, in);
+  if (wb) {
+    fsx_wb_attr(wb, a);
+    fsx_wb_put(m, wb);
+  }
+}
+
+void fsx_entry_of(struct fsx_mount *m, struct fsx_inode *in,
+                  struct fuse_entry_param *e)
 {
   struct fsx_attr a;
 
-  fsx_table_lock(m->tab);
-  a = in->attr;
-  fsx_table_unlock(m->tab);
+  fsx_attr_of(m, in, &a);
   memset(e, 0, sizeof(*e));
   e->ino = in->ino;
   e->attr_timeout = secs(m->o.attr_ttl_ms);
@@ -65,9 +73,8 @@ static void entry_of(struct fsx_mount *m, struct fsx_inode *in,
   fsx_ns_stat(m, in->ino, &a, &e->attr);
 }
 
-/* The child inode of dir for a resolved name; kernel reference taken. */
-static struct fsx_inode *child_of(struct fsx_mount *m, struct fsx_inode *dir,
-                                  const char *name, const struct fsx_attr *a)
+struct fsx_inode *fsx_child_of(struct fsx_mount *m, struct fsx_inode *dir,
+                               const char *name, const struct fsx_attr *a)
 {
   /* in all-buckets mode the root's children are buckets */
   return fsx_inode_child(m->tab, dir, name, a, dir->bucket ? NULL : name,
@@ -96,6 +103,28 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     fuse_reply_err(req, ENOENT);
     return;
   }
+  /* a file being written is ours to describe, on the server or not */
+  in = fsx_inode_find(m->tab, parent, name);
+  if (in) {
+    bool writing;
+    fsx_table_lock(m->tab);
+    writing = in->wb != NULL;
+    a = in->attr;
+    fsx_table_unlock(m->tab);
+    fsx_inode_put(m->tab, in);
+    if (writing) {
+      in = fsx_child_of(m, dir, name, &a); /* the same inode, counted */
+      if (!in) {
+        fuse_reply_err(req, ENOMEM);
+      } else {
+        fsx_entry_of(m, in, &e);
+        if (fuse_reply_entry(req, &e))
+          fsx_inode_forget(m->tab, in->ino, 1);
+      }
+      fsx_inode_put(m->tab, dir);
+      return;
+    }
+  }
   rc = fsx_ns_lookup(m, dir, name, &a);
   if (rc == -ENOENT) {
     memset(&e, 0, sizeof(e)); /* a negative entry the kernel caches */
@@ -103,10 +132,10 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     fuse_reply_entry(req, &e);
   } else if (rc) {
     fuse_reply_err(req, -rc);
-  } else if (!(in = child_of(m, dir, name, &a))) {
+  } else if (!(in = fsx_child_of(m, dir, name, &a))) {
     fuse_reply_err(req, ENOMEM);
   } else {
-    entry_of(m, in, &e);
+    fsx_entry_of(m, in, &e);
     if (fuse_reply_entry(req, &e))
       fsx_inode_forget(m->tab, in->ino, 1);
   }
@@ -153,8 +182,9 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
   }
   fsx_table_lock(m->tab);
   a = in->attr;
-  stale = fsx_now_ms() >= in->attr_expire_ms;
+  stale = fsx_now_ms() >= in->attr_expire_ms && !in->wb;
   fsx_table_unlock(m->tab);
+  fsx_attr_of(m, in, &a);
   if (stale && a.kind != FSX_DIR && in->bucket) {
     rc = fsx_ns_head(m, in, &a);
     if (!rc)
@@ -243,7 +273,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     if (used + need > size)
       break;
     if (i >= 2) {
-      in = child_of(m, dir, name, &dh->snap->ents[i - 2].attr);
+      in = fsx_child_of(m, dir, name, &dh->snap->ents[i - 2].attr);
       if (!in) {
         if (!used) { /* an empty reply would read as the end */
           fuse_reply_err(req, ENOMEM);
@@ -251,7 +281,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         }
         break;
       }
-      entry_of(m, in, &e);
+      fsx_entry_of(m, in, &e);
       if (!plus) {
         e.attr.st_ino = in->ino;
         fsx_inode_forget(m->tab, in->ino, 1); /* no lookup for plain */
@@ -292,33 +322,79 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
   fuse_reply_err(req, 0);
 }
 
+static void open_stats(fuse_req_t req, struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_attr a;
+  struct fsx_fh *fh;
+
+  stats_attr(&a);
+  fh = fsx_fh_create(m, NULL, &a);
+  if (fh)
+    fh->special = fsx_stats_text(m, &fh->special_len);
+  if (!fh || !fh->special) {
+    fsx_fh_destroy(m, fh);
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  fi->fh = (uintptr_t)fh;
+  fi->direct_io = 1;
+  fuse_reply_open(req, fi);
+}
+
+/* Open a file this mount is writing: its state is the newest there is. */
+static void open_written(fuse_req_t req, struct fsx_inode *in,
+                         struct fsx_wb *wb, struct fuse_file_info *fi,
+                         bool writing)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_wb *mine = wb;
+  struct fsx_fh *fh;
+  struct fsx_attr a;
+  int rc = 0;
+
+  fsx_attr_of(m, in, &a);
+  if (writing) {
+    rc = fsx_open_for_write(m, in, &a, fi->flags, &mine);
+    fsx_wb_put(m, wb);
+  }
+  fh = rc ? NULL : fsx_fh_create(m, in, &a);
+  if (!fh) {
+    if (!rc)
+      fsx_wb_put(m, mine);
+    fuse_reply_err(req, rc ? -rc : ENOMEM);
+    return;
+  }
+  fh->wb = mine;
+  fh->writer = writing;
+  fh->append = (fi->flags & O_APPEND) != 0;
+  fi->fh = (uintptr_t)fh;
+  fi->keep_cache = 1; /* the kernel's pages are what was written here */
+  if (fuse_reply_open(req, fi))
+    fsx_fh_destroy(m, fh);
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   struct fsx_mount *m = M(req);
   struct fsx_inode *in;
+  struct fsx_wb *wb = NULL;
   struct fsx_fh *fh;
   struct fsx_attr a;
   bool changed, stale, reopened;
+  bool writing = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
   int rc;
 
   atomic_fetch_add(&m->st.opens, 1);
-  if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
-    fuse_reply_err(req, EROFS); /* writes arrive with a later release */
+  if (writing && m->o.ro) {
+    fuse_reply_err(req, EROFS);
     return;
   }
   if (ino == FSX_STATS_INO) {
-    stats_attr(&a);
-    fh = fsx_fh_create(m, NULL, &a);
-    if (fh)
-      fh->special = fsx_stats_text(m, &fh->special_len);
-    if (!fh || !fh->special) {
-      fsx_fh_destroy(m, fh);
-      fuse_reply_err(req, ENOMEM);
-      return;
-    }
-    fi->fh = (uintptr_t)fh;
-    fi->direct_io = 1;
-    fuse_reply_open(req, fi);
+    if (writing)
+      fuse_reply_err(req, EACCES);
+    else
+      open_stats(req, fi);
     return;
   }
   in = fsx_inode_get(m->tab, ino);
@@ -326,8 +402,16 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_err(req, ENOENT);
     return;
   }
+  wb = fsx_wb_get(m, in);
+  if (wb) {
+    open_written(req, in, wb, fi, writing);
+    fsx_inode_put(m->tab, in);
+    return;
+  }
   /* close-to-open: ask the server what the object is now */
   rc = fsx_ns_head(m, in, &a);
+  if (!rc && writing)
+    rc = fsx_open_for_write(m, in, &a, fi->flags, &wb);
   if (rc) {
     fuse_reply_err(req, -rc);
     fsx_inode_put(m->tab, in);
@@ -349,21 +433,50 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
      getattr again (offset -1: attributes only, no page locks, safe here) */
   if (changed && reopened && m->se)
     fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
+  if (wb)
+    fsx_wb_attr(wb, &a); /* O_TRUNC: empty now */
   fh = fsx_fh_create(m, in, &a);
   fsx_inode_put(m->tab, in);
   if (!fh) {
+    fsx_wb_put(m, wb);
     fuse_reply_err(req, ENOMEM);
     return;
   }
+  fh->wb = wb;
+  fh->writer = wb != NULL;
+  fh->append = (fi->flags & O_APPEND) != 0;
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = m->o.kernel_cache && !changed;
   if (fuse_reply_open(req, fi))
     fsx_fh_destroy(m, fh);
 }
 
+static void read_written(fuse_req_t req, struct fsx_wb *wb, size_t size,
+                         off_t off)
+{
+  struct fsx_mount *m = M(req);
+  char *buf = malloc(size ? size : 1);
+  ssize_t n;
+
+  if (!buf) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  n = fsx_wb_read(m, wb, (uint64_t)off, buf, size);
+  if (n < 0) {
+    atomic_fetch_add(&m->st.errors, 1);
+    fuse_reply_err(req, (int)-n);
+  } else {
+    atomic_fetch_add(&m->st.read_bytes, (uint64_t)n);
+    fuse_reply_buf(req, buf, (size_t)n);
+  }
+  free(buf);
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
+  struct fsx_wb *wb;
   struct fsx_mount *m = M(req);
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
   struct fsx_read_ctx *ctx = NULL;
@@ -371,6 +484,17 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   int niov, rc;
 
   atomic_fetch_add(&m->st.reads, 1);
+  if (fh->wb) {
+    read_written(req, fh->wb, size, off);
+    return;
+  }
+  if (fh->in && (wb = fsx_wb_get(m, fh->in))) {
+    /* written (or unlinked) since this handle was opened: the staged
+       data is the file now */
+    read_written(req, wb, size, off);
+    fsx_wb_put(m, wb);
+    return;
+  }
   fsx_fh_hold(fh);
   rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
   if (rc) {
@@ -390,7 +514,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_release(fuse_req_t req, fuse_ino_t ino,
                        struct fuse_file_info *fi)
 {
-  fsx_fh_destroy(M(req), (struct fsx_fh *)(uintptr_t)fi->fh);
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+
+  /* written after the last flush (a shared mapping's pages): upload now;
+     if that fails the file stays dirty and is retried in the background */
+  if (fh->writer && fsx_wb_dirty(fh->wb))
+    fsx_wb_commit(M(req), fh->wb);
+  fsx_fh_destroy(M(req), fh);
   fuse_reply_err(req, 0);
 }
 
@@ -424,7 +554,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
     fuse_reply_err(req, ENOENT);
     return;
   }
-  rc = s3_get_object(m->s3, in->bucket, in->key, 0, sizeof(buf) - 1, buf,
+  rc = s3_get_object(m->s3, in->bucket, fsx_inode_key(m->tab, in), 0, sizeof(buf) - 1, buf,
                      &got);
   fsx_inode_put(m->tab, in);
   if (rc) {
@@ -450,4 +580,14 @@ const struct fuse_lowlevel_ops fsx_ops = {
     .release = op_release,
     .statfs = op_statfs,
     .readlink = op_readlink,
+    .create = fsx_op_create,
+    .write = fsx_op_write,
+    .flush = fsx_op_flush,
+    .fsync = fsx_op_fsync,
+    .setattr = fsx_op_setattr,
+    .unlink = fsx_op_unlink,
+    .rmdir = fsx_op_rmdir,
+    .mkdir = fsx_op_mkdir,
+    .symlink = fsx_op_symlink,
+    .rename = fsx_op_rename,
 };

@@ -6,6 +6,7 @@
 
 #include "common/slog.h"
 #include "fs/fsx_read.h"
+#include "fs/fsx_wb.h"
 
 #define MAX_CHUNKS_PER_GET 16
 #define MAX_READ_CHUNKS 64
@@ -38,8 +39,20 @@ static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
 {
   struct fh_box *b = (struct fh_box *)fh;
 
+  struct fsx_wb *orphan = NULL;
+
   if (atomic_fetch_sub(&b->refs, 1) != 1)
     return;
+  if (fh->in) {
+    fsx_table_lock(m->tab);
+    if (!--fh->in->opens) {
+      orphan = fh->in->orphan_wb;
+      fh->in->orphan_wb = NULL;
+    }
+    fsx_table_unlock(m->tab);
+  }
+  fsx_wb_put(m, orphan);
+  fsx_wb_put(m, fh->wb);
   fsx_inode_put(m->tab, fh->in);
   pthread_mutex_destroy(&fh->lock);
   free(fh->special);
@@ -64,6 +77,7 @@ struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
   if (in) {
     fsx_table_lock(m->tab);
     in->refs++;
+    in->opens++;
     fsx_table_unlock(m->tab);
     fh->file = in->ino;
   }
@@ -145,7 +159,7 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
     iov[i].iov_len = f->want[i];
     total += f->want[i];
   }
-  f->req = s3_get_object_req(m->s3, fh->in->bucket, fh->in->key, first * cs,
+  f->req = s3_get_object_req(m->s3, fh->in->bucket, fsx_inode_key(m->tab, fh->in), first * cs,
                              total, fsx_chunk_data(chunks[0]));
   if (!f->req)
     goto fail;
@@ -237,7 +251,7 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     fsx_cache_put(m->cache, ctx->chunks[i]);
   ctx->n = 0;
   ctx->tmp = malloc(len);
-  r = ctx->tmp ? s3_get_object_req(m->s3, fh->in->bucket, fh->in->key, off,
+  r = ctx->tmp ? s3_get_object_req(m->s3, fh->in->bucket, fsx_inode_key(m->tab, fh->in), off,
                                    len, ctx->tmp)
                : NULL;
   if (!r)

@@ -35,6 +35,10 @@ struct fsx_fh {
   uint64_t window;            /* lock: readahead window, 0 = random */
   uint64_t ra_end;            /* lock: readahead issued up to here */
   _Atomic unsigned inflight;  /* fetches in flight for this file */
+  struct fsx_wb *wb;          /* write-back state (a reference), or NULL:
+                                 reads and writes go through it */
+  bool writer;                /* opened for writing: close uploads */
+  bool append;                /* O_APPEND: every write at the end */
   char *special;              /* the stats file's text, else NULL */
   size_t special_len;
 };

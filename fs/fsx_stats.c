@@ -36,6 +36,19 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       U(cs.misses), U(cs.evictions), U(cs.fill_errors), U(cs.nobufs),
       U(cs.chunks_used), U(cs.chunks_total), U(cs.chunk_size), cs.pinned,
       U(m->st.bytes_from_cache), U(m->st.bytes_direct));
+  if (n < cap)
+    n += (size_t)snprintf(
+        buf + n, cap - n,
+        "write.writes %llu\nwrite.bytes %llu\nwrite.commits %llu\n"
+        "write.commit_errors %llu\nwrite.parts_sent %llu\n"
+        "write.parts_copied %llu\nwrite.base_fetches %llu\n"
+        "write.base_fetch_bytes %llu\nfs.creates %llu\nfs.unlinks %llu\n"
+        "fs.renames %llu\nfs.objects_copied %llu\nfs.setattrs %llu\n",
+        U(m->st.writes), U(m->st.write_bytes), U(m->st.commits),
+        U(m->st.commit_errors), U(m->st.parts_sent), U(m->st.parts_copied),
+        U(m->st.base_fetches), U(m->st.base_fetch_bytes), U(m->st.creates),
+        U(m->st.unlinks), U(m->st.renames), U(m->st.objects_copied),
+        U(m->st.setattrs));
 #undef U
   *len = n < cap ? n : cap - 1;
   return buf;

@@ -209,6 +209,19 @@ int s3_complete_multipart(struct s3_client *c, const char *bucket,
 int s3_abort_multipart(struct s3_client *c, const char *bucket,
                        const char *key, const char *upload_id);
 /*
+ * ListMultipartUploads: one page (up to 1000) of the uploads in progress
+ * whose key starts with prefix (NULL or "": all), in key order, after
+ * key_marker/upload_id_marker (NULL: from the start; the upload id marker is
+ * only sent with a key marker). *out is zeroed here; after 0 the caller frees
+ * it with s3_uploads_result_cleanup; on failure it is empty. When
+ * out->truncated, ask again with out->next_key_marker and
+ * out->next_upload_id_marker (both set then).
+ */
+int s3_list_multipart_uploads(struct s3_client *c, const char *bucket,
+                              const char *prefix, const char *key_marker,
+                              const char *upload_id_marker,
+                              struct s3_uploads_result *out);
+/*
  * CopyObject. replace_meta false: metadata copied from the source (COPY);
  * true: the source's metadata replaced by o's (REPLACE).
  */
@@ -216,6 +229,27 @@ int s3_copy_object(struct s3_client *c, const char *src_bucket,
                    const char *src_key, const char *dst_bucket,
                    const char *dst_key, bool replace_meta,
                    const struct s3_put_opts *o, char etag[S3_ETAG_MAX]);
+/*
+ * A server-side copy of any size (S3 caps CopyObject at 5 GiB). size is the
+ * source's size as the caller knows it. size <= multipart_threshold (callers
+ * pass 5 GiB): s3_copy_object. Above it, a multipart upload of part_size
+ * parts (5 MiB..5 GiB, else -EINVAL; grown when the object would need more
+ * than 10000 parts; objects over 5 TiB are -EFBIG): the source is HEADed
+ * first (a size other than size is -ESTALE), each part is an UploadPartCopy
+ * of that ETag (x-amz-copy-source-if-match, which Ceph RGW 16 does not
+ * check), up to 16 on the wire at once, then Complete. replace_meta false (COPY): the source's Content-Type,
+ * Cache-Control, Content-Disposition, Content-Encoding, Content-Language,
+ * Expires and x-amz-meta-* go to the new object and o is ignored, as
+ * CopyObject does (tags, ACLs and storage class are not carried); true
+ * (REPLACE): o's. On any failure the upload is aborted and the error
+ * returned. etag may be NULL.
+ */
+int s3_copy_object_any(struct s3_client *c, const char *src_bucket,
+                       const char *src_key, const char *dst_bucket,
+                       const char *dst_key, bool replace_meta,
+                       const struct s3_put_opts *o, uint64_t size,
+                       uint64_t multipart_threshold, uint64_t part_size,
+                       char etag[S3_ETAG_MAX]);
 int s3_delete_object(struct s3_client *c, const char *bucket, const char *key);
 /* At most 1000 keys; per-key failures are listed in out->errors. */
 int s3_delete_objects(struct s3_client *c, const char *bucket,
@@ -243,5 +277,37 @@ struct s3_req *s3_upload_part_req(struct s3_client *c, const char *bucket,
                                   int part, const void *buf, size_t len);
 /* After an UploadPart finishes: 0 and the part's ETag. */
 int s3_upload_part_result(const struct s3_req *r, char etag[S3_ETAG_MAX]);
+/*
+ * PutObject as a request: the body is borrowed until completion (resent on
+ * retry), o is copied into the request. NULL: ENOMEM, or an o that cannot
+ * be sent (a meta key too long, a header with CR/LF); s3_put_object says
+ * which.
+ */
+struct s3_req *s3_put_object_req(struct s3_client *c, const char *bucket,
+                                 const char *key, const void *buf, size_t len,
+                                 const struct s3_put_opts *o);
+/* After a PUT finishes: 0 and the object's ETag ("" if the server sent
+   none; etag may be NULL). */
+int s3_put_object_result(const struct s3_req *r, char etag[S3_ETAG_MAX]);
+/*
+ * UploadPartCopy as a request: [off, off+len) of src into the part (len 0:
+ * the whole source). src_if_match (NULL: none; quotes optional) makes it
+ * x-amz-copy-source-if-match: the copy fails with -ESTALE (412) when the
+ * source's ETag is another. NULL: ENOMEM or a part number out of
+ * 1..10000 (s3_upload_part_copy says which).
+ * Ceph RGW 16 ignores x-amz-copy-source-if-match (and every other
+ * x-amz-copy-source-if-* on UploadPartCopy): the copy proceeds whatever the
+ * source's ETag. AWS S3 documents and enforces it.
+ */
+struct s3_req *s3_upload_part_copy_req(struct s3_client *c,
+                                       const char *bucket, const char *key,
+                                       const char *upload_id, int part,
+                                       const char *src_bucket,
+                                       const char *src_key, uint64_t off,
+                                       uint64_t len, const char *src_if_match);
+/* After an UploadPartCopy finishes: 0 and the part's ETag ("" on failure;
+   a reply without one is -EBADMSG). */
+int s3_upload_part_copy_result(const struct s3_req *r,
+                               char etag[S3_ETAG_MAX]);
 
 #endif

@@ -81,6 +81,8 @@ struct s3_req {
   unsigned attempts;
 
   /* results */
+  struct s3_etag_result etag_res; /* XML sink of builders whose caller gives
+                                     no result (UploadPartCopy) */
   int rc;
   long status;
   struct s3_error_info err;
@@ -126,6 +128,17 @@ struct s3_client {
 void s3_req_reset_reply(struct s3_req *r);
 /* Store one response header line; -EBADMSG for a malformed one. */
 int s3_req_store_header(struct s3_req *r, const char *line, size_t len);
+
+/* s3_ops.c: helpers shared by the operation files (s3_ops*.c) */
+/* Submit without a callback and wait; returns s3_req_result. */
+int s3_ops_run(struct s3_req *r);
+/* An ETag header or element into dst, quotes removed ("" for NULL). */
+void s3_ops_copy_etag(char dst[S3_ETAG_MAX], const char *src);
+/* Content-Type, x-amz-meta-* and extra headers of o (NULL: none). */
+int s3_ops_add_put_opts(struct s3_req *r, const struct s3_put_opts *o);
+/* x-amz-copy-source: bucket/key, the key URL-encoded. */
+int s3_ops_add_copy_source(struct s3_req *r, const char *bucket,
+                           const char *key);
 
 /* s3_engine.c */
 int s3_engine_start(struct s3_client *c);

@@ -1,6 +1,8 @@
 /*
  * s3_ops: the S3 operations, each built as a request (s3_req.c), run through
  * the engine and its reply decoded. The synchronous calls submit and wait.
+ * Multipart uploads are in s3_ops_multipart.c, copies of any size in
+ * s3_ops_copy.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,14 +16,13 @@
 #include "common/slog.h"
 #include "s3/s3_i.h"
 
-static int run(struct s3_req *r)
+int s3_ops_run(struct s3_req *r)
 {
   s3_req_submit(r, NULL, NULL);
   return s3_req_wait(r);
 }
 
-/* Copy an ETag header or element, quotes removed. */
-static void copy_etag(char dst[S3_ETAG_MAX], const char *src)
+void s3_ops_copy_etag(char dst[S3_ETAG_MAX], const char *src)
 {
   size_t n;
 
@@ -39,7 +40,7 @@ static void copy_etag(char dst[S3_ETAG_MAX], const char *src)
   dst[n] = '\0';
 }
 
-static int add_put_opts(struct s3_req *r, const struct s3_put_opts *o)
+int s3_ops_add_put_opts(struct s3_req *r, const struct s3_put_opts *o)
 {
   char name[256];
   int rc = 0;
@@ -97,7 +98,7 @@ int s3_list_buckets(struct s3_client *c, struct s3_buckets_result *out)
     return -ENOMEM;
   memset(out, 0, sizeof(*out));
   s3_req_set_sink_xml(r, S3_XML_LIST_BUCKETS, out);
-  rc = run(r);
+  rc = s3_ops_run(r);
   if (rc)
     s3_buckets_result_cleanup(out);
   s3_req_destroy(r);
@@ -119,7 +120,7 @@ int s3_create_bucket(struct s3_client *c, const char *bucket)
                  "</CreateBucketConfiguration>",
                  c->creds.region);
   s3_req_set_body(r, body, (size_t)n, true);
-  rc = run(r);
+  rc = s3_ops_run(r);
   s3_req_destroy(r);
   return rc;
 }
@@ -133,7 +134,7 @@ static int run_simple(struct s3_client *c, const char *method,
 
   if (!r)
     return -ENOMEM;
-  rc = run(r);
+  rc = s3_ops_run(r);
   s3_req_destroy(r);
   return rc;
 }
@@ -185,7 +186,7 @@ int s3_list_objects(struct s3_client *c, const char *bucket,
 
   if (!r)
     return -ENOMEM;
-  rc = run(r);
+  rc = s3_ops_run(r);
   if (rc)
     s3_list_result_cleanup(out);
   s3_req_destroy(r);
@@ -216,7 +217,7 @@ static int meta_from_headers(const struct s3_req *r, struct s3_object_meta *m)
     log_warn("HEAD %s: bad or missing Content-Length", r->key);
     return rc;
   }
-  copy_etag(m->etag, s3_req_header(r, "etag"));
+  s3_ops_copy_etag(m->etag, s3_req_header(r, "etag"));
   if (s3_req_header(r, "last-modified") &&
       parse_http_date(s3_req_header(r, "last-modified"), &m->mtime))
     log_info("HEAD %s: unparsable Last-Modified '%s'", r->key,
@@ -264,7 +265,7 @@ int s3_head_object(struct s3_client *c, const char *bucket, const char *key,
   memset(out, 0, sizeof(*out));
   if (!r)
     return -ENOMEM;
-  run(r);
+  s3_ops_run(r);
   rc = s3_head_object_result(r, out);
   s3_req_destroy(r);
   return rc;
@@ -307,116 +308,70 @@ int s3_get_object(struct s3_client *c, const char *bucket, const char *key,
   r = s3_get_object_req(c, bucket, key, off, len, buf);
   if (!r)
     return -ENOMEM;
-  run(r);
+  s3_ops_run(r);
   rc = s3_get_object_result(r, got);
   s3_req_destroy(r);
   return rc;
+}
+
+/* The PUT request, or the reason there is none. */
+static int put_build(struct s3_client *c, const char *bucket, const char *key,
+                     const void *buf, size_t len, const struct s3_put_opts *o,
+                     struct s3_req **out)
+{
+  struct s3_req *r = s3_req_create(c, "PUT", bucket, key);
+  int rc;
+
+  *out = NULL;
+  if (!r)
+    return -ENOMEM;
+  rc = s3_ops_add_put_opts(r, o);
+  if (rc) {
+    s3_req_destroy(r);
+    return rc;
+  }
+  s3_req_set_body(r, buf, len, c->cfg.sign_payload);
+  *out = r;
+  return 0;
+}
+
+struct s3_req *s3_put_object_req(struct s3_client *c, const char *bucket,
+                                 const char *key, const void *buf, size_t len,
+                                 const struct s3_put_opts *o)
+{
+  struct s3_req *r;
+
+  (void)put_build(c, bucket, key, buf, len, o, &r);
+  return r;
+}
+
+int s3_put_object_result(const struct s3_req *r, char etag[S3_ETAG_MAX])
+{
+  if (etag)
+    etag[0] = '\0';
+  if (r->rc)
+    return r->rc;
+  if (etag)
+    s3_ops_copy_etag(etag, s3_req_header(r, "etag"));
+  return 0;
 }
 
 int s3_put_object(struct s3_client *c, const char *bucket, const char *key,
                   const void *buf, size_t len, const struct s3_put_opts *o,
                   char etag[S3_ETAG_MAX])
 {
-  struct s3_req *r = s3_req_create(c, "PUT", bucket, key);
-  int rc;
-
-  if (!r)
-    return -ENOMEM;
-  s3_req_set_body(r, buf, len, c->cfg.sign_payload);
-  rc = add_put_opts(r, o);
-  if (!rc)
-    rc = run(r);
-  if (!rc && etag)
-    copy_etag(etag, s3_req_header(r, "etag"));
-  s3_req_destroy(r);
-  return rc;
-}
-
-int s3_create_multipart(struct s3_client *c, const char *bucket,
-                        const char *key, const struct s3_put_opts *o,
-                        char **upload_id)
-{
-  struct s3_req *r = s3_req_create(c, "POST", bucket, key);
-  struct s3_mpu_result res = {0};
-  int rc;
-
-  if (!r)
-    return -ENOMEM;
-  *upload_id = NULL;
-  rc = s3_req_add_query(r, "uploads", "");
-  if (!rc)
-    rc = add_put_opts(r, o);
-  if (!rc) {
-    s3_req_set_sink_xml(r, S3_XML_INITIATE_MPU, &res);
-    rc = run(r);
-  }
-  if (!rc) {
-    *upload_id = res.upload_id;
-    res.upload_id = NULL;
-  }
-  s3_mpu_result_cleanup(&res);
-  s3_req_destroy(r);
-  return rc;
-}
-
-static int add_part_query(struct s3_req *r, const char *upload_id, int part)
-{
-  char num[16];
-  int rc;
-
-  if (part < 1 || part > 10000)
-    return -EINVAL;
-  snprintf(num, sizeof(num), "%d", part);
-  rc = s3_req_add_query(r, "partNumber", num);
-  if (!rc)
-    rc = s3_req_add_query(r, "uploadId", upload_id);
-  return rc;
-}
-
-struct s3_req *s3_upload_part_req(struct s3_client *c, const char *bucket,
-                                  const char *key, const char *upload_id,
-                                  int part, const void *buf, size_t len)
-{
-  struct s3_req *r = s3_req_create(c, "PUT", bucket, key);
-
-  if (!r)
-    return NULL;
-  if (add_part_query(r, upload_id, part)) {
-    s3_req_destroy(r);
-    return NULL;
-  }
-  s3_req_set_body(r, buf, len, c->cfg.sign_payload);
-  return r;
-}
-
-int s3_upload_part_result(const struct s3_req *r, char etag[S3_ETAG_MAX])
-{
-  if (r->rc)
-    return r->rc;
-  copy_etag(etag, s3_req_header(r, "etag"));
-  return etag[0] ? 0 : -EBADMSG;
-}
-
-int s3_upload_part(struct s3_client *c, const char *bucket, const char *key,
-                   const char *upload_id, int part, const void *buf,
-                   size_t len, char etag[S3_ETAG_MAX])
-{
   struct s3_req *r;
-  int rc;
+  int rc = put_build(c, bucket, key, buf, len, o, &r);
 
-  if (part < 1 || part > 10000)
-    return -EINVAL;
-  r = s3_upload_part_req(c, bucket, key, upload_id, part, buf, len);
-  if (!r)
-    return -ENOMEM;
-  run(r);
-  rc = s3_upload_part_result(r, etag);
+  if (rc)
+    return rc;
+  s3_ops_run(r);
+  rc = s3_put_object_result(r, etag);
   s3_req_destroy(r);
   return rc;
 }
 
-/* "x-amz-copy-source: bucket/key", the key URL-encoded. */
-static int add_copy_source(struct s3_req *r, const char *bucket,
+int s3_ops_add_copy_source(struct s3_req *r, const char *bucket,
                            const char *key)
 {
   char *enc = s3_uri_encode(key, strlen(key), true), *v;
@@ -436,89 +391,6 @@ static int add_copy_source(struct s3_req *r, const char *bucket,
   return rc;
 }
 
-int s3_upload_part_copy(struct s3_client *c, const char *bucket,
-                        const char *key, const char *upload_id, int part,
-                        const char *src_bucket, const char *src_key,
-                        uint64_t off, uint64_t len, char etag[S3_ETAG_MAX])
-{
-  struct s3_req *r = s3_req_create(c, "PUT", bucket, key);
-  struct s3_etag_result res = {0};
-  char range[64];
-  int rc;
-
-  if (!r)
-    return -ENOMEM;
-  rc = add_part_query(r, upload_id, part);
-  if (!rc)
-    rc = add_copy_source(r, src_bucket, src_key);
-  if (!rc && len) {
-    snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, off,
-             off + len - 1);
-    rc = s3_req_add_header(r, "x-amz-copy-source-range", range);
-  }
-  if (!rc) {
-    s3_req_set_sink_xml(r, S3_XML_COPY_RESULT, &res);
-    rc = run(r);
-  }
-  if (!rc)
-    copy_etag(etag, res.etag);
-  s3_req_destroy(r);
-  return rc;
-}
-
-int s3_complete_multipart(struct s3_client *c, const char *bucket,
-                          const char *key, const char *upload_id,
-                          const struct s3_part_etag *parts, size_t n,
-                          char etag[S3_ETAG_MAX])
-{
-  struct s3_req *r = s3_req_create(c, "POST", bucket, key);
-  struct s3_etag_result res = {0};
-  char *body = NULL;
-  size_t len;
-  int rc;
-
-  if (!r)
-    return -ENOMEM;
-  rc = s3_xml_build_complete(parts, n, &body, &len);
-  if (!rc)
-    rc = s3_req_add_query(r, "uploadId", upload_id);
-  if (!rc) {
-    /* S3 documents Complete as safe to retry with the same parts */
-    s3_req_set_idempotent(r, true);
-    s3_req_set_body(r, body, len, true);
-    s3_req_set_sink_xml(r, S3_XML_COMPLETE_MPU, &res);
-    rc = run(r);
-  }
-  if (!rc && etag)
-    copy_etag(etag, res.etag);
-  free(body);
-  s3_req_destroy(r);
-  if (!rc && etag && !etag[0]) {
-    /* some servers (Ceph RGW 16) answer with an empty ETag: ask for it */
-    struct s3_object_meta m;
-    if (s3_head_object(c, bucket, key, &m) == 0) {
-      memcpy(etag, m.etag, S3_ETAG_MAX);
-      s3_object_meta_cleanup(&m);
-    }
-  }
-  return rc;
-}
-
-int s3_abort_multipart(struct s3_client *c, const char *bucket,
-                       const char *key, const char *upload_id)
-{
-  struct s3_req *r = s3_req_create(c, "DELETE", bucket, key);
-  int rc;
-
-  if (!r)
-    return -ENOMEM;
-  rc = s3_req_add_query(r, "uploadId", upload_id);
-  if (!rc)
-    rc = run(r);
-  s3_req_destroy(r);
-  return rc;
-}
-
 int s3_copy_object(struct s3_client *c, const char *src_bucket,
                    const char *src_key, const char *dst_bucket,
                    const char *dst_key, bool replace_meta,
@@ -530,18 +402,18 @@ int s3_copy_object(struct s3_client *c, const char *src_bucket,
 
   if (!r)
     return -ENOMEM;
-  rc = add_copy_source(r, src_bucket, src_key);
+  rc = s3_ops_add_copy_source(r, src_bucket, src_key);
   if (!rc)
     rc = s3_req_add_header(r, "x-amz-metadata-directive",
                            replace_meta ? "REPLACE" : "COPY");
   if (!rc && replace_meta)
-    rc = add_put_opts(r, o);
+    rc = s3_ops_add_put_opts(r, o);
   if (!rc) {
     s3_req_set_sink_xml(r, S3_XML_COPY_RESULT, &res);
-    rc = run(r);
+    rc = s3_ops_run(r);
   }
   if (!rc && etag)
-    copy_etag(etag, res.etag);
+    s3_ops_copy_etag(etag, res.etag);
   s3_req_destroy(r);
   return rc;
 }
@@ -578,7 +450,7 @@ int s3_delete_objects(struct s3_client *c, const char *bucket,
     s3_req_set_idempotent(r, true); /* deleting twice deletes once */
     s3_req_set_body(r, body, len, true);
     s3_req_set_sink_xml(r, S3_XML_DELETE_RESULT, out);
-    rc = run(r);
+    rc = s3_ops_run(r);
   }
   if (rc)
     s3_delete_result_cleanup(out);

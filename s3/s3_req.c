@@ -234,6 +234,10 @@ void s3_req_reset_reply(struct s3_req *r)
   if (r->xml) {
     s3_xml_destroy(r->xml);
     r->xml = NULL;
+    /* the last attempt may have parsed part of a body (the connection then
+       broke) or all of it (then the transfer failed): start clean, or the
+       retry would append to it */
+    s3_xml_result_reset(r->xml_kind, r->xml_result);
   }
   if (r->err_xml) {
     s3_xml_destroy(r->err_xml);

@@ -6,7 +6,8 @@
  * so that every element is matched on its local name whatever xmlns S3, RGW
  * or MinIO put on it. The parser keeps a stack of contexts (root, Contents,
  * Bucket, ...); a static table maps (parent context, local name) to either a
- * child context (a record: Contents, CommonPrefixes, Bucket, Deleted, Error)
+ * child context (a record: Contents, CommonPrefixes, Bucket, Deleted, Error,
+ * Upload)
  * or a leaf field whose text is collected. Elements not in the table are
  * skipped with their whole subtree. Leaf text goes into one fixed buffer of
  * XML_TEXT_MAX bytes (character data arrives in any number of pieces) and is
@@ -59,6 +60,8 @@ enum ctx {
   X_DELETE,       /* <DeleteResult> */
   X_DELETED,      /* record */
   X_DELERR,       /* record */
+  X_UPLOADS,      /* <ListMultipartUploadsResult> */
+  X_UPLOAD,       /* record */
 };
 
 enum field {
@@ -72,15 +75,18 @@ enum field {
   F_ETAG, F_MTIME,
   F_DEL_KEY,
   F_DERR_KEY, F_DERR_CODE, F_DERR_MSG,
+  F_UP_KEY, F_UP_ID, F_UP_INIT, F_NEXT_KEY, F_NEXT_UPID,
   F_COUNT
 };
+_Static_assert(F_COUNT <= 32, "->seen holds one bit per field");
 
 #define BIT(f) (1u << (f))
 /* Fields belonging to a record: cleared from ->seen when a record opens. */
 #define REC_FIELDS                                                             \
   (BIT(F_OBJ_KEY) | BIT(F_OBJ_SIZE) | BIT(F_OBJ_ETAG) | BIT(F_OBJ_MTIME) |     \
    BIT(F_OBJ_CLASS) | BIT(F_PREFIX) | BIT(F_BKT_NAME) | BIT(F_BKT_DATE) |      \
-   BIT(F_DEL_KEY) | BIT(F_DERR_KEY) | BIT(F_DERR_CODE) | BIT(F_DERR_MSG))
+   BIT(F_DEL_KEY) | BIT(F_DERR_KEY) | BIT(F_DERR_CODE) | BIT(F_DERR_MSG) |   \
+   BIT(F_UP_KEY) | BIT(F_UP_ID) | BIT(F_UP_INIT))
 
 /*
  * Longest accepted text per field. trunc: text past the buffer is dropped
@@ -103,6 +109,9 @@ static const struct {
     [F_DEL_KEY] = {XML_TEXT_MAX, false},
     [F_DERR_KEY] = {XML_TEXT_MAX, false}, [F_DERR_CODE] = {63, false},
     [F_DERR_MSG] = {XML_TEXT_MAX, true},
+    [F_UP_KEY] = {XML_TEXT_MAX, false}, [F_UP_ID] = {XML_TEXT_MAX, false},
+    [F_UP_INIT] = {64, false},    [F_NEXT_KEY] = {XML_TEXT_MAX, false},
+    [F_NEXT_UPID] = {XML_TEXT_MAX, false},
 };
 
 /* (parent, local name) -> child context and, for X_LEAF, the field. */
@@ -141,6 +150,14 @@ static const struct {
     {X_DELERR, "Key", X_LEAF, F_DERR_KEY},
     {X_DELERR, "Code", X_LEAF, F_DERR_CODE},
     {X_DELERR, "Message", X_LEAF, F_DERR_MSG},
+    {X_UPLOADS, "Upload", X_UPLOAD, F_NONE},
+    {X_UPLOADS, "IsTruncated", X_LEAF, F_TRUNC},
+    {X_UPLOADS, "NextKeyMarker", X_LEAF, F_NEXT_KEY},
+    {X_UPLOADS, "NextUploadIdMarker", X_LEAF, F_NEXT_UPID},
+    {X_UPLOADS, "EncodingType", X_LEAF, F_ENCTYPE},
+    {X_UPLOAD, "Key", X_LEAF, F_UP_KEY},
+    {X_UPLOAD, "UploadId", X_LEAF, F_UP_ID},
+    {X_UPLOAD, "Initiated", X_LEAF, F_UP_INIT},
 };
 
 /* Accepted root per kind; <Error> is accepted for every kind. */
@@ -156,6 +173,7 @@ static const struct {
     {S3_XML_COPY_RESULT, "CopyObjectResult", X_ETAGRES},
     {S3_XML_COPY_RESULT, "CopyPartResult", X_ETAGRES},
     {S3_XML_DELETE_RESULT, "DeleteResult", X_DELETE},
+    {S3_XML_LIST_UPLOADS, "ListMultipartUploadsResult", X_UPLOADS},
 };
 
 struct s3_xml {
@@ -183,6 +201,7 @@ struct s3_xml {
   struct s3_object_info obj;
   struct s3_bucket_info bkt;
   struct s3_delete_error derr;
+  struct s3_upload_info up;
   char *str;                       /* CommonPrefixes/Prefix, Deleted/Key */
   char text[XML_TEXT_MAX + 1];
 };
@@ -299,6 +318,7 @@ static int commit_field(struct s3_xml *x, enum field f)
   size_t n = x->text_len;
   struct s3_list_result *lr = x->result;
   struct s3_etag_result *er = x->result;
+  struct s3_uploads_result *ur = x->result;
   uint64_t v = 0;
   int rc = 0;
 
@@ -317,12 +337,12 @@ static int commit_field(struct s3_xml *x, enum field f)
     copy_trunc(x->err->resource, sizeof(x->err->resource), t, n);
     break;
   case F_TRUNC:
-    if (!strcmp(t, "true"))
-      lr->truncated = true;
-    else if (!strcmp(t, "false"))
-      lr->truncated = false;
-    else
+    if (strcmp(t, "true") && strcmp(t, "false"))
       rc = -EBADMSG;
+    else if (x->kind == S3_XML_LIST_UPLOADS)
+      ur->truncated = t[0] == 't';
+    else
+      lr->truncated = t[0] == 't';
     break;
   case F_NEXT:
     if (n)
@@ -387,6 +407,23 @@ static int commit_field(struct s3_xml *x, enum field f)
   case F_DERR_MSG:
     copy_trunc(x->derr.message, sizeof(x->derr.message), t, n);
     break;
+  case F_UP_KEY:
+    rc = dup_nonempty(t, n, &x->up.key);
+    break;
+  case F_UP_ID:
+    rc = dup_nonempty(t, n, &x->up.upload_id);
+    break;
+  case F_UP_INIT:
+    rc = parse_date(t, &x->up.initiated);
+    break;
+  case F_NEXT_KEY:      /* RGW sends them empty on the last page */
+    if (n)
+      rc = dup_nonempty(t, n, &ur->next_key_marker);
+    break;
+  case F_NEXT_UPID:
+    if (n)
+      rc = dup_nonempty(t, n, &ur->next_upload_id_marker);
+    break;
   case F_NONE:
   case F_COUNT:
     break;
@@ -400,6 +437,7 @@ static void open_record(struct s3_xml *x)
   memset(&x->obj, 0, sizeof(x->obj));
   memset(&x->bkt, 0, sizeof(x->bkt));
   memset(&x->derr, 0, sizeof(x->derr));
+  memset(&x->up, 0, sizeof(x->up));
   x->str = NULL;
 }
 
@@ -409,6 +447,7 @@ static int close_record(struct s3_xml *x, enum ctx c)
   struct s3_list_result *lr = x->result;
   struct s3_buckets_result *br = x->result;
   struct s3_delete_result *dr = x->result;
+  struct s3_uploads_result *ur = x->result;
   void *p = NULL;
   int rc = -EBADMSG;
 
@@ -463,6 +502,17 @@ static int close_record(struct s3_xml *x, enum ctx c)
     dr->errors[dr->n_errors++] = x->derr;
     x->derr.key = NULL;
     return 0;
+  case X_UPLOAD:
+    if (!x->up.key || !x->up.upload_id)
+      return -EBADMSG;
+    p = grow(ur->uploads, &x->cap, ur->n_uploads, sizeof(x->up), &rc);
+    if (!p)
+      return rc;
+    ur->uploads = p;
+    ur->uploads[ur->n_uploads++] = x->up;
+    x->up.key = NULL;
+    x->up.upload_id = NULL;
+    return 0;
   default:
     return 0;
   }
@@ -471,7 +521,7 @@ static int close_record(struct s3_xml *x, enum ctx c)
 static bool is_record(enum ctx c)
 {
   return c == X_CONTENTS || c == X_CPREFIX || c == X_BUCKET ||
-         c == X_DELETED || c == X_DELERR;
+         c == X_DELETED || c == X_DELERR || c == X_UPLOAD;
 }
 
 static enum ctx root_ctx(struct s3_xml *x, const char *local)
@@ -709,10 +759,23 @@ static int list_decode(struct s3_list_result *lr)
   return 0;
 }
 
+/* The same for a ListMultipartUploads page (AWS encodes NextKeyMarker too). */
+static int uploads_decode(struct s3_uploads_result *ur)
+{
+  int rc = 0;
+
+  for (size_t i = 0; !rc && i < ur->n_uploads; i++)
+    rc = url_decode(ur->uploads[i].key);
+  if (!rc && ur->next_key_marker)
+    rc = url_decode(ur->next_key_marker);
+  return rc;
+}
+
 /* Required top-level elements, once the document is complete. */
 static int check_result(struct s3_xml *x)
 {
   struct s3_list_result *lr = x->result;
+  struct s3_uploads_result *ur = x->result;
 
   switch (x->kind) {
   case S3_XML_ERROR:
@@ -726,6 +789,12 @@ static int check_result(struct s3_xml *x)
   case S3_XML_COMPLETE_MPU:
   case S3_XML_COPY_RESULT:
     return x->seen & BIT(F_ETAG) ? 0 : -EBADMSG;
+  case S3_XML_LIST_UPLOADS:
+    /* both markers are needed to ask for the next page */
+    if (ur->truncated &&
+        (!ur->next_key_marker || !ur->next_upload_id_marker))
+      return -EBADMSG;
+    return x->url_encoded ? uploads_decode(ur) : 0;
   case S3_XML_LIST_BUCKETS:
   case S3_XML_DELETE_RESULT:
     return 0;
@@ -733,8 +802,10 @@ static int check_result(struct s3_xml *x)
   return -EBADMSG;
 }
 
-static void result_cleanup(enum s3_xml_kind kind, void *result)
+void s3_xml_result_reset(enum s3_xml_kind kind, void *result)
 {
+  if (!result)
+    return;
   switch (kind) {
   case S3_XML_LIST_OBJECTS:
     s3_list_result_cleanup(result);
@@ -754,6 +825,10 @@ static void result_cleanup(enum s3_xml_kind kind, void *result)
   case S3_XML_DELETE_RESULT:
     s3_delete_result_cleanup(result);
     memset(result, 0, sizeof(struct s3_delete_result));
+    break;
+  case S3_XML_LIST_UPLOADS:
+    s3_uploads_result_cleanup(result);
+    memset(result, 0, sizeof(struct s3_uploads_result));
     break;
   case S3_XML_ERROR:
     break;
@@ -780,7 +855,7 @@ int s3_xml_finish(struct s3_xml *x)
                   ? XML_ErrorString(x->xerr)
                   : "content not as S3 documents it (or over a limit)");
     if (x->result)
-      result_cleanup(x->kind, x->result);
+      s3_xml_result_reset(x->kind, x->result);
     return x->rc;
   }
   return x->is_error ? 1 : 0;
@@ -793,6 +868,8 @@ void s3_xml_destroy(struct s3_xml *x)
   free(x->obj.key);
   free(x->bkt.name);
   free(x->derr.key);
+  free(x->up.key);
+  free(x->up.upload_id);
   free(x->str);
   XML_ParserFree(x->p);
   free(x);
@@ -861,4 +938,21 @@ void s3_delete_result_cleanup(struct s3_delete_result *r)
   r->deleted = NULL;
   r->errors = NULL;
   r->n_deleted = r->n_errors = 0;
+}
+
+void s3_uploads_result_cleanup(struct s3_uploads_result *r)
+{
+  if (!r)
+    return;
+  for (size_t i = 0; i < r->n_uploads; i++) {
+    free(r->uploads[i].key);
+    free(r->uploads[i].upload_id);
+  }
+  free(r->uploads);
+  free(r->next_key_marker);
+  free(r->next_upload_id_marker);
+  r->uploads = NULL;
+  r->next_key_marker = NULL;
+  r->next_upload_id_marker = NULL;
+  r->n_uploads = 0;
 }

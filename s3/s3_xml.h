@@ -62,6 +62,25 @@ struct s3_etag_result {            /* CompleteMultipartUploadResult,
   time_t mtime;                    /* LastModified when present, else 0 */
 };
 
+struct s3_upload_info {
+  char *key;            /* URL-decoded when the listing was encoding-type=url */
+  char *upload_id;
+  time_t initiated;     /* Initiated, UTC; 0 when the server sent none */
+};
+
+/*
+ * An <Upload> needs Key and UploadId (Initiated is optional, but must parse
+ * when given); a truncated page needs NextKeyMarker and NextUploadIdMarker,
+ * which may otherwise be absent or empty (NULL here).
+ */
+struct s3_uploads_result {         /* ListMultipartUploadsResult */
+  struct s3_upload_info *uploads;
+  size_t n_uploads;
+  bool truncated;                  /* IsTruncated */
+  char *next_key_marker;           /* NextKeyMarker or NULL */
+  char *next_upload_id_marker;     /* NextUploadIdMarker or NULL */
+};
+
 struct s3_delete_error {
   char *key;
   char code[64];
@@ -83,6 +102,7 @@ enum s3_xml_kind {
   S3_XML_COMPLETE_MPU,   /* result: struct s3_etag_result */
   S3_XML_COPY_RESULT,    /* result: struct s3_etag_result (object or part) */
   S3_XML_DELETE_RESULT,  /* result: struct s3_delete_result */
+  S3_XML_LIST_UPLOADS,   /* result: struct s3_uploads_result */
 };
 
 struct s3_xml;
@@ -105,8 +125,9 @@ int s3_xml_feed(struct s3_xml *x, const char *buf, size_t len);
  * End of document. Returns 0 when a document of the asked kind was parsed,
  * 1 when the document was an <Error> (err filled), -EBADMSG otherwise
  * (including an empty body). Does URL-decoding when the listing said
- * <EncodingType>url</EncodingType> (%XX, and '+' as a space as AWS and
- * MinIO encode it; a literal '+' always arrives as %2B). For S3_XML_ERROR
+ * <EncodingType>url</EncodingType> (keys, prefixes and an uploads listing's
+ * NextKeyMarker; %XX, and '+' as a space as AWS and MinIO encode it; a
+ * literal '+' always arrives as %2B). For S3_XML_ERROR
  * the success value is 1. On any failure the result has been emptied; after
  * 0 the caller frees it with the matching cleanup. Calling finish again
  * returns the same value.
@@ -118,11 +139,19 @@ void s3_xml_destroy(struct s3_xml *x);
 int s3_xml_parse(enum s3_xml_kind kind, const char *buf, size_t len,
                  void *result, struct s3_error_info *err);
 
+/*
+ * Free what a result of the kind holds and zero it, as a failed finish
+ * does: for the owner of a parser that is starting the document over (a
+ * retried request). NULL-tolerant.
+ */
+void s3_xml_result_reset(enum s3_xml_kind kind, void *result);
+
 /* Free what a result holds (not the struct itself). NULL-tolerant. */
 void s3_list_result_cleanup(struct s3_list_result *r);
 void s3_buckets_result_cleanup(struct s3_buckets_result *r);
 void s3_mpu_result_cleanup(struct s3_mpu_result *r);
 void s3_delete_result_cleanup(struct s3_delete_result *r);
+void s3_uploads_result_cleanup(struct s3_uploads_result *r);
 
 /*
  * Parse an ISO 8601 "2009-10-12T17:50:30.000Z" into UTC seconds; -EINVAL.

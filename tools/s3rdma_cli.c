@@ -5,7 +5,8 @@
  *   s3rdma-cli [options] ls [BUCKET[/PREFIX]] | mb BUCKET | rb BUCKET
  *              | put FILE BUCKET/KEY | get BUCKET/KEY FILE|- | head BUCKET/KEY
  *              | rm BUCKET/KEY... | cp BUCKET/KEY BUCKET/KEY
- *              | fill BUCKET/PREFIX COUNT SIZE
+ *              | fill BUCKET/PREFIX COUNT SIZE | uploads BUCKET [PREFIX]
+ *              | abort BUCKET KEY UPLOADID
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,9 @@ static void usage(FILE *f)
           "  rm BUCKET/KEY...         delete objects\n"
           "  cp SRC_BUCKET/KEY DST_BUCKET/KEY   server-side copy\n"
           "  fill BUCKET/PREFIX COUNT SIZE      COUNT objects PREFIX00000...\n"
+          "  uploads BUCKET [PREFIX]  multipart uploads in progress: "
+          "KEY<TAB>UPLOADID<TAB>INITIATED\n"
+          "  abort BUCKET KEY UPLOADID          abort a multipart upload\n"
           "options:\n"
           "  --endpoint URL     (default $S3R_ENDPOINT, $AWS_ENDPOINT_URL)\n"
           "  --region R  --profile P  --anonymous  --virtual-host  "
@@ -462,6 +466,51 @@ static int cmd_cp(struct cli *cl, const char *src, const char *dst)
   return rc;
 }
 
+/* Every page of ListMultipartUploads: KEY<TAB>UPLOADID<TAB>INITIATED. */
+static int cmd_uploads(struct cli *cl, const char *bucket, const char *prefix)
+{
+  struct s3_uploads_result res;
+  char *km = NULL, *im = NULL, tbuf[32];
+  int rc;
+
+  for (;;) {
+    rc = s3_list_multipart_uploads(cl->c, bucket, prefix, km, im, &res);
+    if (rc)
+      break;
+    for (size_t i = 0; i < res.n_uploads; i++) {
+      struct tm tm;
+
+      gmtime_r(&res.uploads[i].initiated, &tm);
+      strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+      printf("%s\t%s\t%s\n", res.uploads[i].key, res.uploads[i].upload_id,
+             tbuf);
+    }
+    if (!res.truncated) {
+      s3_uploads_result_cleanup(&res);
+      break;
+    }
+    /* a server that hands back the markers it was given would loop */
+    if (km && !strcmp(km, res.next_key_marker) &&
+        !strcmp(im, res.next_upload_id_marker)) {
+      s3_uploads_result_cleanup(&res);
+      rc = -EBADMSG;
+      break;
+    }
+    free(km);
+    free(im);
+    km = strdup(res.next_key_marker);
+    im = strdup(res.next_upload_id_marker);
+    s3_uploads_result_cleanup(&res);
+    if (!km || !im) {
+      rc = -ENOMEM;
+      break;
+    }
+  }
+  free(km);
+  free(im);
+  return rc;
+}
+
 int main(int argc, char **argv)
 {
   static const struct option opts[] = {
@@ -536,6 +585,10 @@ int main(int argc, char **argv)
     rc = cmd_fill(&cl, argv[0], argv[1], argv[2]);
   else if (!strcmp(cmd, "cp") && argc == 2)
     rc = cmd_cp(&cl, argv[0], argv[1]);
+  else if (!strcmp(cmd, "uploads") && (argc == 1 || argc == 2))
+    rc = cmd_uploads(&cl, argv[0], argc == 2 ? argv[1] : NULL);
+  else if (!strcmp(cmd, "abort") && argc == 3)
+    rc = s3_abort_multipart(cl.c, argv[0], argv[1], argv[2]);
   else {
     usage(stderr);
     s3_client_destroy(cl.c);

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # s3rdma-cli against RGW, checked with a second client (awscli):
-# multipart put with parts in flight, parallel ranged get, ls, head, cp, rm.
+# multipart put with parts in flight, parallel ranged get, ls, head, cp, rm,
+# listing and aborting multipart uploads.
 set -euo pipefail
 cli=$1
 tmp=$(mktemp -d)
 bucket=s3r-cli-$$-$RANDOM
 aws_() { "${S3R_AWS:-/usr/bin/aws}" --endpoint-url "$S3R_ENDPOINT" "$@"; }
 cleanup() {
+  "$cli" uploads "$bucket" 2>/dev/null | while IFS=$'\t' read -r k u _; do
+    "$cli" abort "$bucket" "$k" "$u" || true
+  done
   aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
@@ -49,6 +53,32 @@ check "missing key fails" bash -c "! '$cli' head '$bucket/nope' 2>$tmp/err"
 check "missing key says so" grep -q 'No such file' "$tmp/err"
 check "bad secret fails with EACCES" bash -c \
   "! AWS_SECRET_ACCESS_KEY=wrong '$cli' ls 2>$tmp/err2 && grep -q 'Permission denied' $tmp/err2"
+
+# multipart uploads in progress, made by awscli: list (all, by prefix), abort
+mpu_() { aws_ s3api create-multipart-upload --bucket "$bucket" --key "$1" \
+  --query UploadId --output text; }
+id1=$(mpu_ "mpu/one")
+id2=$(mpu_ "mpu/two words+é")
+id3=$(mpu_ "zzz/other")
+"$cli" uploads "$bucket" >"$tmp/ups"
+check "uploads lists three" test "$(wc -l <"$tmp/ups")" = 3
+check "uploads: key, id, time" grep -qxP \
+  "mpu/two words\+é\t\Q$id2\E\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" "$tmp/ups"
+check "uploads by prefix" test "$("$cli" uploads "$bucket" mpu/ | cut -f2 | sort)" = \
+  "$(printf '%s\n' "$id1" "$id2" | sort)"
+check "uploads, no match" test -z "$("$cli" uploads "$bucket" nope/)"
+"$cli" abort "$bucket" "mpu/one" "$id1"
+left=$(aws_ s3api list-multipart-uploads --bucket "$bucket" \
+  --query 'Uploads[].UploadId' --output text)
+check "abort removed one upload (awscli agrees)" \
+  test "$(tr '\t' '\n' <<<"$left" | sort)" = "$(printf '%s\n' "$id2" "$id3" | sort)"
+check "abort of an unknown upload fails" bash -c \
+  "! '$cli' abort '$bucket' mpu/one '$id1' 2>$tmp/err3 && grep -q 'No such file' $tmp/err3"
+"$cli" abort "$bucket" "mpu/two words+é" "$id2"
+"$cli" abort "$bucket" "zzz/other" "$id3"
+check "no uploads left" test -z "$("$cli" uploads "$bucket")"
+check "uploads of a missing bucket fails" bash -c \
+  "! '$cli' uploads s3r-no-such-bucket-x 2>/dev/null"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

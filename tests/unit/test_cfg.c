@@ -764,7 +764,8 @@ static const char full_file[] =
     "  \"read\": {\"readahead_min\": \"2M\", \"readahead_max\": \"128M\",\n"
     "    \"max_inflight_per_file\": 32, \"max_read\": \"128K\"},\n"
     "  \"write\": {\"part_size\": \"16M\", \"max_parts_inflight\": 4,\n"
-    "    \"max_memory\": \"1G\"},\n"
+    "    \"max_memory\": \"1G\", \"rename_dir_max\": 500,\n"
+    "    \"retry_interval\": \"5s\"},\n"
     "  \"mount\": {\"uid\": 4242, \"gid\": 4343, \"umask\": \"027\",\n"
     "    \"file_mode\": \"0640\", \"dir_mode\": 750, \"allow_other\": true,\n"
     "    \"ro\": true, \"all_buckets\": true},\n"
@@ -831,6 +832,8 @@ static void test_full_file(void **state)
   assert_int_equal(c.write.part_size, 16 * MiB);
   assert_int_equal(c.write.max_parts_inflight, 4);
   assert_int_equal(c.write.max_memory, 1 * GiB);
+  assert_int_equal(c.write.rename_dir_max, 500);
+  assert_int_equal(c.write.retry_interval_ms, 5000);
   assert_int_equal(c.mount.uid, 4242);
   assert_int_equal(c.mount.gid, 4343);
   assert_int_equal(c.mount.umask, 027);

@@ -1,7 +1,10 @@
 /*
  * The inode table: children by name, lookup counts and forget, freeing up
  * the tree, rehashing, a name whose kind changes, attribute age and
- * metadata rules, directory snapshots.
+ * metadata rules, directory snapshots; renames (files, over an existing
+ * name, directories with everything below re-keyed), unlink (detach),
+ * attributes while a file is being written, and patching a directory's
+ * snapshot in place or by copy-on-write.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -199,6 +202,515 @@ static void test_snapshots(void **state)
   fsx_table_destroy(t);
 }
 
+static struct fsx_attr dir_attr(void)
+{
+  struct fsx_attr a = {.kind = FSX_DIR};
+
+  return a;
+}
+
+static void test_move_file(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "pre/");
+  struct fsx_attr d = dir_attr(), f = file_attr("e1", 7, 1);
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  struct fsx_inode *a = fsx_inode_child(t, root, "a", &d, NULL, 0, true);
+  struct fsx_inode *b = fsx_inode_child(t, root, "b", &d, NULL, 0, true);
+  struct fsx_inode *in = fsx_inode_child(t, a, "f", &f, NULL, 0, true);
+  const char *oldkey = fsx_inode_key(t, in), *k2;
+  uint64_t ia = a->ino, ib = b->ino, iin = in->ino;
+
+  assert_string_equal(oldkey, "pre/a/f");
+  assert_int_equal(a->n_children, 1);
+  assert_int_equal(b->n_children, 0);
+  assert_int_equal(fsx_inode_move(t, in, b, "g"), 0);
+  assert_string_equal(fsx_inode_key(t, in), "pre/b/g");
+  assert_string_equal(in->key, "pre/b/g");
+  assert_string_equal(in->name, "g");
+  assert_int_equal(in->parent, ib);
+  assert_int_equal(in->ino, iin); /* the same inode */
+  assert_string_equal(oldkey, "pre/a/f"); /* still readable (ASan) */
+  assert_ptr_equal(fsx_inode_find(t, ib, "g"), in);
+  fsx_inode_put(t, in);
+  assert_null(fsx_inode_find(t, ia, "f"));
+  assert_null(fsx_inode_find(t, ib, "f"));
+  assert_null(fsx_inode_find(t, ia, "g"));
+  assert_int_equal(a->n_children, 0);
+  assert_int_equal(b->n_children, 1);
+  assert_int_equal(in->attr.size, 7); /* attributes travel with it */
+  /* a rename within the same directory, twice: every old key stays */
+  k2 = fsx_inode_key(t, in);
+  assert_int_equal(fsx_inode_move(t, in, b, "h"), 0);
+  assert_int_equal(fsx_inode_move(t, in, b, "i j"), 0);
+  assert_string_equal(fsx_inode_key(t, in), "pre/b/i j");
+  assert_string_equal(k2, "pre/b/g");
+  assert_string_equal(oldkey, "pre/a/f");
+  assert_int_equal(b->n_children, 1);
+  assert_null(fsx_inode_find(t, ib, "g"));
+  assert_null(fsx_inode_find(t, ib, "h"));
+  assert_ptr_equal(fsx_inode_find(t, ib, "i j"), in);
+  fsx_inode_put(t, in);
+  assert_int_equal(fsx_table_count(t), 4);
+  /* a, now empty and forgotten, goes; b stays while in needs it */
+  fsx_inode_forget(t, ia, 1);
+  assert_int_equal(fsx_table_count(t), 3);
+  assert_null(fsx_inode_get(t, ia));
+  fsx_inode_forget(t, ib, 1);
+  assert_int_equal(fsx_table_count(t), 3);
+  fsx_inode_forget(t, iin, 1);
+  assert_int_equal(fsx_table_count(t), 1);
+  assert_int_equal(root->n_children, 0);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+/* The source directory, forgotten before the move, goes with its last child. */
+static void test_move_frees_the_old_parent(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "");
+  struct fsx_attr d = dir_attr(), f = file_attr("e1", 1, 1);
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  struct fsx_inode *a = fsx_inode_child(t, root, "a", &d, NULL, 0, true);
+  struct fsx_inode *in = fsx_inode_child(t, a, "f", &f, NULL, 0, true);
+  uint64_t ia = a->ino;
+
+  fsx_inode_forget(t, ia, 1); /* kept by its child */
+  assert_int_equal(fsx_table_count(t), 3);
+  assert_int_equal(fsx_inode_move(t, in, root, "f"), 0);
+  assert_int_equal(fsx_table_count(t), 2);
+  assert_null(fsx_inode_get(t, ia));
+  assert_string_equal(fsx_inode_key(t, in), "f");
+  assert_int_equal(root->n_children, 1);
+  fsx_inode_forget(t, in->ino, 1);
+  assert_int_equal(fsx_table_count(t), 1);
+  assert_int_equal(root->n_children, 0);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+static void test_move_over_existing_name(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "");
+  struct fsx_attr d = dir_attr(), f1 = file_attr("e1", 1, 1),
+                  f2 = file_attr("e2", 2, 1);
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  struct fsx_inode *dir = fsx_inode_child(t, root, "d", &d, NULL, 0, true);
+  struct fsx_inode *x = fsx_inode_child(t, dir, "x", &f1, NULL, 0, true);
+  struct fsx_inode *y = fsx_inode_child(t, dir, "y", &f2, NULL, 0, true);
+  uint64_t iy = y->ino, ix = x->ino, id = dir->ino;
+
+  assert_int_equal(dir->n_children, 2);
+  assert_non_null(fsx_inode_get(t, iy)); /* someone still uses the victim */
+  assert_int_equal(fsx_inode_move(t, x, dir, "y"), 0);
+  assert_ptr_equal(fsx_inode_find(t, id, "y"), x);
+  fsx_inode_put(t, x);
+  assert_null(fsx_inode_find(t, id, "x"));
+  /* the victim has no name, keeps its key and stays alive */
+  assert_null(y->name);
+  assert_string_equal(fsx_inode_key(t, y), "d/y");
+  assert_string_equal(fsx_inode_key(t, x), "d/y");
+  assert_int_equal(y->attr.size, 2);
+  assert_int_equal(dir->n_children, 2);
+  assert_int_equal(fsx_table_count(t), 4);
+  fsx_inode_forget(t, iy, 1); /* the internal reference keeps it */
+  assert_int_equal(fsx_table_count(t), 4);
+  assert_ptr_equal(fsx_inode_find(t, id, "y"), x);
+  fsx_inode_put(t, x);
+  fsx_inode_put(t, y); /* now it goes, and the name stays x's */
+  assert_int_equal(fsx_table_count(t), 3);
+  assert_null(fsx_inode_get(t, iy));
+  assert_int_equal(dir->n_children, 1);
+  assert_ptr_equal(fsx_inode_find(t, id, "y"), x);
+  fsx_inode_put(t, x);
+  /* a new child of that name would now refresh x, not make another */
+  assert_ptr_equal(fsx_inode_child(t, dir, "y", &f1, NULL, 0, false), x);
+  fsx_inode_put(t, x);
+  fsx_inode_forget(t, id, 1);
+  fsx_inode_forget(t, ix, 1);
+  assert_int_equal(fsx_table_count(t), 1);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+static void test_move_directory_rekeys_below(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "m/");
+  struct fsx_attr d = dir_attr(), f = file_attr("e", 1, 1);
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  struct fsx_inode *dir = fsx_inode_child(t, root, "dir", &d, NULL, 0, true);
+  struct fsx_inode *dir2 = fsx_inode_child(t, root, "dir2", &d, NULL, 0, true);
+  struct fsx_inode *other = fsx_inode_child(t, root, "other", &d, NULL, 0,
+                                            true);
+  struct fsx_inode *sub = fsx_inode_child(t, dir, "sub", &d, NULL, 0, true);
+  struct fsx_inode *deep = fsx_inode_child(t, sub, "deep", &f, NULL, 0, true);
+  struct fsx_inode *g = fsx_inode_child(t, dir, "g", &f, NULL, 0, true);
+  struct fsx_inode *h = fsx_inode_child(t, dir2, "h", &f, NULL, 0, true);
+  /* a file named like the directory, beside it: "m/dir" is no prefix of
+     "m/dir/" */
+  struct fsx_inode *plain = fsx_inode_child(t, other, "dir", &f, NULL, 0,
+                                            true);
+  struct fsx_inode *all[] = {dir, dir2, other, sub, deep, g, h, plain};
+  const char *old_deep = fsx_inode_key(t, deep), *old_dir = fsx_inode_key(t,
+                                                                          dir);
+
+  assert_string_equal(old_deep, "m/dir/sub/deep");
+  assert_int_equal(root->n_children, 3);
+  assert_int_equal(fsx_inode_move(t, dir, other, "moved"), 0);
+  assert_string_equal(fsx_inode_key(t, dir), "m/other/moved/");
+  assert_string_equal(fsx_inode_key(t, sub), "m/other/moved/sub/");
+  assert_string_equal(fsx_inode_key(t, deep), "m/other/moved/sub/deep");
+  assert_string_equal(fsx_inode_key(t, g), "m/other/moved/g");
+  /* untouched: the sibling sharing a textual prefix, and everything else */
+  assert_string_equal(fsx_inode_key(t, dir2), "m/dir2/");
+  assert_string_equal(fsx_inode_key(t, h), "m/dir2/h");
+  assert_string_equal(fsx_inode_key(t, other), "m/other/");
+  assert_string_equal(fsx_inode_key(t, plain), "m/other/dir");
+  assert_string_equal(fsx_inode_key(t, root), "m/");
+  /* the old keys stay readable */
+  assert_string_equal(old_deep, "m/dir/sub/deep");
+  assert_string_equal(old_dir, "m/dir/");
+  /* names and parents below are unchanged: lookups still work */
+  assert_ptr_equal(fsx_inode_find(t, sub->ino, "deep"), deep);
+  fsx_inode_put(t, deep);
+  assert_ptr_equal(fsx_inode_find(t, other->ino, "moved"), dir);
+  fsx_inode_put(t, dir);
+  assert_null(fsx_inode_find(t, FSX_ROOT_INO, "dir"));
+  assert_int_equal(root->n_children, 2);
+  assert_int_equal(other->n_children, 2);
+  assert_int_equal(dir->n_children, 2);
+  /* and back to the top under another name: keys move again */
+  assert_int_equal(fsx_inode_move(t, dir, root, "d3"), 0);
+  assert_string_equal(fsx_inode_key(t, deep), "m/d3/sub/deep");
+  assert_string_equal(fsx_inode_key(t, g), "m/d3/g");
+  assert_string_equal(fsx_inode_key(t, plain), "m/other/dir");
+  assert_string_equal(old_deep, "m/dir/sub/deep");
+  assert_int_equal(root->n_children, 3);
+  assert_int_equal(other->n_children, 1);
+  for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+    fsx_inode_forget(t, all[i]->ino, 1);
+  assert_int_equal(fsx_table_count(t), 1);
+  assert_int_equal(root->n_children, 0);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+/* Moving a directory in one bucket leaves the same keys in another alone. */
+static void test_move_directory_other_bucket(void **state)
+{
+  struct fsx_table *t = fsx_table_create(NULL, "");
+  struct fsx_attr d = dir_attr(), f = file_attr("e", 1, 1);
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  struct fsx_inode *b1 = fsx_inode_child(t, root, "b1", &d, "b1", 0, true);
+  struct fsx_inode *b2 = fsx_inode_child(t, root, "b2", &d, "b2", 0, true);
+  struct fsx_inode *d1 = fsx_inode_child(t, b1, "dir", &d, NULL, 0, true);
+  struct fsx_inode *d2 = fsx_inode_child(t, b2, "dir", &d, NULL, 0, true);
+  struct fsx_inode *f1 = fsx_inode_child(t, d1, "f", &f, NULL, 0, true);
+  struct fsx_inode *f2 = fsx_inode_child(t, d2, "f", &f, NULL, 0, true);
+  struct fsx_inode *all[] = {b1, b2, d1, d2, f1, f2};
+
+  assert_string_equal(fsx_inode_key(t, b1), "");
+  assert_string_equal(fsx_inode_key(t, f1), "dir/f");
+  assert_string_equal(f1->bucket, "b1");
+  assert_int_equal(fsx_inode_move(t, d1, b1, "new"), 0);
+  assert_string_equal(fsx_inode_key(t, d1), "new/");
+  assert_string_equal(fsx_inode_key(t, f1), "new/f");
+  assert_string_equal(fsx_inode_key(t, d2), "dir/");
+  assert_string_equal(fsx_inode_key(t, f2), "dir/f");
+  assert_string_equal(fsx_inode_key(t, b1), "");
+  assert_string_equal(fsx_inode_key(t, b2), "");
+  for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+    fsx_inode_forget(t, all[i]->ino, 1);
+  assert_int_equal(fsx_table_count(t), 1);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+static void test_detach_and_key(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "p/");
+  struct fsx_attr d = dir_attr(), f = file_attr("e1", 3, 1);
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  struct fsx_inode *dir = fsx_inode_child(t, root, "d", &d, NULL, 0, true);
+  struct fsx_inode *in = fsx_inode_child(t, dir, "f", &f, NULL, 0, true), *n2;
+  uint64_t iin = in->ino, id = dir->ino;
+
+  assert_string_equal(fsx_inode_key(t, root), "p/");
+  assert_string_equal(fsx_inode_key(t, dir), "p/d/");
+  assert_string_equal(fsx_inode_key(t, in), "p/d/f");
+  fsx_inode_detach(t, in);
+  assert_null(in->name);
+  assert_null(fsx_inode_find(t, id, "f"));
+  /* it lives on for the kernel's reference, with its key and attributes */
+  assert_ptr_equal(fsx_inode_get(t, iin), in);
+  fsx_inode_put(t, in);
+  assert_string_equal(fsx_inode_key(t, in), "p/d/f");
+  assert_int_equal(in->attr.size, 3);
+  assert_int_equal(dir->n_children, 1);
+  /* detaching twice is harmless */
+  fsx_inode_detach(t, in);
+  /* the name is free for a new inode */
+  n2 = fsx_inode_child(t, dir, "f", &f, NULL, 0, true);
+  assert_ptr_not_equal(n2, in);
+  assert_true(n2->ino > iin);
+  assert_int_equal(dir->n_children, 2);
+  assert_ptr_equal(fsx_inode_find(t, id, "f"), n2);
+  fsx_inode_put(t, n2);
+  /* the last forget of the detached inode frees it, and only it */
+  fsx_inode_forget(t, iin, 1);
+  assert_null(fsx_inode_get(t, iin));
+  assert_int_equal(dir->n_children, 1);
+  assert_ptr_equal(fsx_inode_find(t, id, "f"), n2);
+  fsx_inode_put(t, n2);
+  /* a detached directory: its children still hold it */
+  fsx_inode_detach(t, dir);
+  assert_null(fsx_inode_find(t, FSX_ROOT_INO, "d"));
+  fsx_inode_forget(t, id, 1);
+  assert_int_equal(fsx_table_count(t), 3);
+  fsx_inode_forget(t, n2->ino, 1);
+  assert_int_equal(fsx_table_count(t), 1);
+  assert_int_equal(root->n_children, 0);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+static void test_set_attr_while_written(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "");
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO), *in;
+  struct fsx_attr a = file_attr("e1", 10, 100), b = file_attr("e2", 20, 200);
+  int dummy;
+
+  in = fsx_inode_child(t, root, "f", &a, NULL, 0, true);
+  in->wb = (struct fsx_wb *)(void *)&dummy;
+  /* a HEAD or a listing newer than what we have: ignored */
+  b.from_head = true;
+  b.has_mode = true;
+  b.mode = 0100600;
+  fsx_inode_set_attr(t, in, &b, true, 1000);
+  assert_int_equal(in->attr.size, 10);
+  assert_string_equal(in->attr.etag, "e1");
+  assert_int_equal(in->gen, fsx_etag_gen("e1"));
+  assert_false(in->attr.has_mode);
+  assert_false(in->meta_known);
+  b.from_head = false;
+  assert_ptr_equal(fsx_inode_child(t, root, "f", &b, NULL, 0, false), in);
+  fsx_inode_put(t, in);
+  assert_int_equal(in->attr.size, 10);
+  assert_string_equal(in->attr.etag, "e1");
+  /* the write-back itself forces its own (even if older) */
+  b = file_attr("e3", 30, 50);
+  b.has_mode = b.has_uid = b.has_gid = true;
+  b.mode = 0100640;
+  b.uid = 12;
+  b.gid = 34;
+  fsx_inode_set_attr_force(t, in, &b, 1000);
+  assert_int_equal(in->attr.size, 30);
+  assert_string_equal(in->attr.etag, "e3");
+  assert_int_equal(in->gen, fsx_etag_gen("e3"));
+  assert_true(in->meta_known);
+  assert_int_equal(in->attr.mode, 0100640);
+  assert_int_equal(in->attr.uid, 12);
+  assert_int_equal(in->attr.gid, 34);
+  assert_true(in->attr_expire_ms >= fsx_now_ms());
+  /* no write-back: set_attr applies again */
+  in->wb = NULL;
+  b = file_attr("e4", 40, 300);
+  fsx_inode_set_attr(t, in, &b, false, 0);
+  assert_int_equal(in->attr.size, 40);
+  assert_string_equal(in->attr.etag, "e4");
+  assert_int_equal(in->gen, fsx_etag_gen("e4"));
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+/* A snapshot of the given names (sizes 1, 2, ...), installed on dir and
+   held only by it. */
+static struct fsx_dirsnap *install_snap(struct fsx_table *t,
+                                        struct fsx_inode *dir,
+                                        const char *const *names, size_t n)
+{
+  struct fsx_dirsnap *s = calloc(1, sizeof(*s));
+
+  assert_non_null(s);
+  s->n = n;
+  s->ents = calloc(n ? n : 1, sizeof(*s->ents));
+  assert_non_null(s->ents);
+  for (size_t i = 0; i < n; i++) {
+    s->ents[i].name = strdup(names[i]);
+    s->ents[i].attr = file_attr("e", i + 1, 1);
+  }
+  fsx_dir_set_snap(t, dir, s, 60000);
+  fsx_dirsnap_put(t, s); /* ours */
+  assert_int_equal(s->refs, 1);
+  return s;
+}
+
+/* The snapshot's names in order, joined by ',' */
+static void snap_names(const struct fsx_dirsnap *s, char *buf, size_t sz)
+{
+  size_t o = 0;
+
+  buf[0] = '\0';
+  for (size_t i = 0; i < s->n; i++)
+    o += (size_t)snprintf(buf + o, sz - o, "%s%s", i ? "," : "",
+                          s->ents[i].name);
+}
+
+static void test_snap_put_entry_and_remove(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "");
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  static const char *const names[] = {"b", "d"};
+  struct fsx_dirsnap *s;
+  struct fsx_attr a = file_attr("new", 99, 5);
+  const struct fsx_dirent *e;
+  char buf[128];
+
+  /* no snapshot: nothing to patch, none made */
+  fsx_dir_snap_put_entry(t, root, "x", &a);
+  fsx_dir_snap_remove(t, root, "x");
+  assert_null(root->snap);
+  s = install_snap(t, root, names, 2);
+  /* inserted in order: before, between, after all */
+  fsx_dir_snap_put_entry(t, root, "c", &a);
+  fsx_dir_snap_put_entry(t, root, "a", &a);
+  fsx_dir_snap_put_entry(t, root, "e", &a);
+  fsx_dir_snap_put_entry(t, root, "b b", &a);
+  assert_ptr_equal(root->snap, s); /* only the directory held it: in place */
+  snap_names(s, buf, sizeof(buf));
+  assert_string_equal(buf, "a,b,b b,c,d,e");
+  assert_int_equal(s->n, 6);
+  e = fsx_dirsnap_find(s, "c");
+  assert_non_null(e);
+  assert_int_equal(e->attr.size, 99);
+  assert_string_equal(e->attr.etag, "new");
+  e = fsx_dirsnap_find(s, "d");
+  assert_int_equal(e->attr.size, 2);
+  /* an existing name: its attributes replaced, no new entry */
+  a = file_attr("newer", 123, 6);
+  a.kind = FSX_DIR;
+  fsx_dir_snap_put_entry(t, root, "d", &a);
+  assert_int_equal(s->n, 6);
+  e = fsx_dirsnap_find(s, "d");
+  assert_int_equal(e->attr.size, 123);
+  assert_int_equal(e->attr.kind, FSX_DIR);
+  assert_string_equal(e->attr.etag, "newer");
+  assert_string_equal(e->name, "d");
+  /* remove: first, middle, last, missing */
+  fsx_dir_snap_remove(t, root, "a");
+  fsx_dir_snap_remove(t, root, "c");
+  fsx_dir_snap_remove(t, root, "e");
+  fsx_dir_snap_remove(t, root, "zzz");
+  fsx_dir_snap_remove(t, root, "");
+  assert_ptr_equal(root->snap, s);
+  snap_names(s, buf, sizeof(buf));
+  assert_string_equal(buf, "b,b b,d");
+  assert_null(fsx_dirsnap_find(s, "a"));
+  assert_int_equal(fsx_dirsnap_find(s, "b")->attr.size, 1);
+  /* down to empty, then one again */
+  fsx_dir_snap_remove(t, root, "b");
+  fsx_dir_snap_remove(t, root, "d");
+  fsx_dir_snap_remove(t, root, "b b");
+  assert_int_equal(s->n, 0);
+  assert_null(fsx_dirsnap_find(s, "b"));
+  fsx_dir_snap_remove(t, root, "b");
+  assert_ptr_equal(root->snap, s);
+  fsx_dir_snap_put_entry(t, root, "only", &a);
+  assert_non_null(root->snap);
+  snap_names(root->snap, buf, sizeof(buf));
+  assert_string_equal(buf, "only");
+  /* the snapshot still answers a reader */
+  s = fsx_dir_get_snap(t, root, true);
+  assert_ptr_equal(s, root->snap);
+  assert_non_null(fsx_dirsnap_find(s, "only"));
+  fsx_dirsnap_put(t, s);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t); /* frees the directory's snapshot (ASan) */
+}
+
+/* An empty snapshot held only by the directory grows in place. */
+static void test_snap_put_entry_into_empty(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "");
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  struct fsx_attr a = file_attr("x", 1, 1);
+  struct fsx_dirsnap *s = install_snap(t, root, NULL, 0);
+  char buf[64];
+
+  fsx_dir_snap_remove(t, root, "nothing");
+  fsx_dir_snap_put_entry(t, root, "m", &a);
+  fsx_dir_snap_put_entry(t, root, "a", &a);
+  assert_non_null(root->snap);
+  snap_names(root->snap, buf, sizeof(buf));
+  assert_string_equal(buf, "a,m");
+  (void)s;
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+static void test_snap_copy_on_write(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "");
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
+  static const char *const names[] = {"a", "b", "c"};
+  struct fsx_dirsnap *s = install_snap(t, root, names, 3), *r1, *r2, *cur;
+  struct fsx_attr a = file_attr("n", 77, 9);
+  char buf[128];
+
+  r1 = fsx_dir_get_snap(t, root, true);
+  assert_ptr_equal(r1, s);
+  assert_int_equal(s->refs, 2);
+  /* a put while a reader holds it: the directory gets a copy */
+  fsx_dir_snap_put_entry(t, root, "bb", &a);
+  cur = root->snap;
+  assert_ptr_not_equal(cur, r1);
+  assert_int_equal(r1->refs, 1);
+  assert_int_equal(cur->refs, 1);
+  snap_names(r1, buf, sizeof(buf));
+  assert_string_equal(buf, "a,b,c");
+  snap_names(cur, buf, sizeof(buf));
+  assert_string_equal(buf, "a,b,bb,c");
+  assert_null(fsx_dirsnap_find(r1, "bb"));
+  assert_int_equal(fsx_dirsnap_find(cur, "bb")->attr.size, 77);
+  /* the copy's names are its own */
+  assert_ptr_not_equal(fsx_dirsnap_find(cur, "a")->name,
+                       fsx_dirsnap_find(r1, "a")->name);
+  /* the copy is the directory's alone now: later changes are in place
+     and the reader still sees nothing of them */
+  fsx_dir_snap_put_entry(t, root, "a", &a);
+  fsx_dir_snap_remove(t, root, "c");
+  assert_ptr_equal(root->snap, cur);
+  assert_int_equal(fsx_dirsnap_find(cur, "a")->attr.size, 77);
+  assert_int_equal(fsx_dirsnap_find(r1, "a")->attr.size, 1);
+  assert_null(fsx_dirsnap_find(cur, "c"));
+  assert_non_null(fsx_dirsnap_find(r1, "c"));
+  snap_names(r1, buf, sizeof(buf));
+  assert_string_equal(buf, "a,b,c");
+  /* a remove while another reader holds it: copied too */
+  r2 = fsx_dir_get_snap(t, root, false);
+  assert_ptr_equal(r2, cur);
+  fsx_dir_snap_remove(t, root, "zzz"); /* absent: nothing to copy */
+  assert_ptr_equal(root->snap, r2);
+  assert_int_equal(r2->refs, 2);
+  fsx_dir_snap_remove(t, root, "b");
+  assert_ptr_not_equal(root->snap, r2);
+  snap_names(r2, buf, sizeof(buf));
+  assert_string_equal(buf, "a,b,bb");
+  snap_names(root->snap, buf, sizeof(buf));
+  assert_string_equal(buf, "a,bb");
+  assert_int_equal(fsx_dirsnap_find(root->snap, "a")->attr.size, 77);
+  /* the readers let go: their snapshots are freed (ASan checks) */
+  fsx_dirsnap_put(t, r1);
+  fsx_dirsnap_put(t, r2);
+  /* the directory's still answers */
+  r1 = fsx_dir_get_snap(t, root, true);
+  assert_non_null(r1);
+  assert_non_null(fsx_dirsnap_find(r1, "bb"));
+  fsx_dirsnap_put(t, r1);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -208,6 +720,16 @@ int main(void)
       cmocka_unit_test(test_kind_change_makes_a_new_inode),
       cmocka_unit_test(test_attribute_age_and_metadata),
       cmocka_unit_test(test_snapshots),
+      cmocka_unit_test(test_move_file),
+      cmocka_unit_test(test_move_frees_the_old_parent),
+      cmocka_unit_test(test_move_over_existing_name),
+      cmocka_unit_test(test_move_directory_rekeys_below),
+      cmocka_unit_test(test_move_directory_other_bucket),
+      cmocka_unit_test(test_detach_and_key),
+      cmocka_unit_test(test_set_attr_while_written),
+      cmocka_unit_test(test_snap_put_entry_and_remove),
+      cmocka_unit_test(test_snap_put_entry_into_empty),
+      cmocka_unit_test(test_snap_copy_on_write),
   };
   return cmocka_run_group_tests_name("fsx_inode", tests, NULL, NULL);
 }

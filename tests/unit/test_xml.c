@@ -35,6 +35,7 @@ union result {
   struct s3_mpu_result mpu;
   struct s3_etag_result etag;
   struct s3_delete_result del;
+  struct s3_uploads_result ups;
 };
 
 struct xml_case {
@@ -105,6 +106,16 @@ static char *dump(enum s3_xml_kind kind, int rc, const union result *r,
                 r->del.errors[i].code, r->del.errors[i].message);
       fprintf(f, "n=%zu/%zu", r->del.n_deleted, r->del.n_errors);
       break;
+    case S3_XML_LIST_UPLOADS:
+      for (size_t i = 0; i < r->ups.n_uploads; i++)
+        fprintf(f, "up %s|%s|%lld\n", r->ups.uploads[i].key,
+                r->ups.uploads[i].upload_id,
+                (long long)r->ups.uploads[i].initiated);
+      fprintf(f, "trunc=%d next=%s|%s", r->ups.truncated,
+              r->ups.next_key_marker ? r->ups.next_key_marker : "(null)",
+              r->ups.next_upload_id_marker ? r->ups.next_upload_id_marker
+                                           : "(null)");
+      break;
     case S3_XML_ERROR:
       fprintf(f, "ok");
       break;
@@ -128,6 +139,9 @@ static void result_cleanup(enum s3_xml_kind kind, union result *r)
     break;
   case S3_XML_DELETE_RESULT:
     s3_delete_result_cleanup(&r->del);
+    break;
+  case S3_XML_LIST_UPLOADS:
+    s3_uploads_result_cleanup(&r->ups);
     break;
   default:
     break;
@@ -228,6 +242,17 @@ static char *parse_all(enum s3_xml_kind kind, const char *doc, size_t len,
 #define OBJ_(k, sz) "obj " k "|" sz "|" ETAG1_ "|1255369830|STANDARD\n"
 #define LIST1(body) DECL LBR "<Name>bucket</Name>" body LBR_END
 #define END0 "trunc=0 next=(null) count=0"
+
+#define LMU "<ListMultipartUploadsResult" NS
+#define LMU_END "</ListMultipartUploadsResult>"
+#define UPL(k, u) "<Upload><Key>" k "</Key><UploadId>" u "</UploadId></Upload>"
+#define UPEND0 "trunc=0 next=(null)|(null)"
+#define K256                                                                   \
+  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"         \
+  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"         \
+  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"         \
+  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define K1024 K256 K256 K256 K256
 
 #define AWS_ERR                                                                \
   DECL "<Error><Code>NoSuchKey</Code><Message>The resource you requested "     \
@@ -665,6 +690,127 @@ static const struct xml_case cases[] = {
      "</Code></Error></DeleteResult>",
      BAD, NULL},
 
+    /* ---- ListMultipartUploadsResult ---- */
+    {"uploads aws (pretty, truncated, owner, initiator)", S3_XML_LIST_UPLOADS,
+     DECL LMU ">\n  <Bucket>bucket</Bucket>\n  <KeyMarker></KeyMarker>\n"
+          "  <UploadIdMarker></UploadIdMarker>\n"
+          "  <NextKeyMarker>my-movie.m2ts</NextKeyMarker>\n"
+          "  <NextUploadIdMarker>YW55IGlkZWEgd2h5</NextUploadIdMarker>\n"
+          "  <MaxUploads>2</MaxUploads>\n  <IsTruncated>true</IsTruncated>\n"
+          "  <Upload>\n    <Key>my-divisor</Key>\n"
+          "    <UploadId>XMgbGlrZSBlbHZpbmcncyBub3Q</UploadId>\n"
+          "    <Initiator>\n      <ID>arn:aws:iam::111122223333:user/u1</ID>\n"
+          "      <DisplayName>u1</DisplayName>\n    </Initiator>\n"
+          "    <Owner>\n      <ID>75aa57f09aa0c8caeab4f8c24e99d10f</ID>\n"
+          "      <DisplayName>Owner</DisplayName>\n    </Owner>\n"
+          "    <StorageClass>STANDARD</StorageClass>\n"
+          "    <Initiated>2010-11-10T20:48:33.000Z</Initiated>\n"
+          "  </Upload>\n"
+          "  <Upload>\n    <Key>my-movie.m2ts</Key>\n"
+          "    <UploadId>YW55IGlkZWEgd2h5</UploadId>\n"
+          "    <StorageClass>STANDARD</StorageClass>\n"
+          "    <Initiated>2010-11-10T20:49:33.000Z</Initiated>\n"
+          "  </Upload>\n" LMU_END "\n",
+     0,
+     "up my-divisor|XMgbGlrZSBlbHZpbmcncyBub3Q|1289422113\n"
+     "up my-movie.m2ts|YW55IGlkZWEgd2h5|1289422173\n"
+     "trunc=1 next=my-movie.m2ts|YW55IGlkZWEgd2h5"},
+    {"uploads rgw (as Ceph 16 sends it)", S3_XML_LIST_UPLOADS,
+     DECL LMU "><Bucket>b</Bucket><NextKeyMarker>a b/c+d</NextKeyMarker>"
+          "<NextUploadIdMarker>2~rBL0r-CXa1xxr5</NextUploadIdMarker>"
+          "<MaxUploads>1000</MaxUploads><IsTruncated>false</IsTruncated>"
+          "<Upload><Key>a b/c+d</Key><UploadId>2~ZdOKhwLWiUDaYxgw</UploadId>"
+          "<Initiator><ID>s3rdmafs</ID><DisplayName>t</DisplayName>"
+          "</Initiator><Owner><ID>s3rdmafs</ID><DisplayName>t</DisplayName>"
+          "</Owner><StorageClass>STANDARD</StorageClass><Initiated>"
+          "2023-05-01T10:00:00.251Z</Initiated></Upload><Upload><Key>a b/c+d"
+          "</Key><UploadId>2~rBL0r-CXa1xxr5</UploadId><Initiated>"
+          "2023-05-01T10:00:01.519Z</Initiated></Upload>" LMU_END,
+     0,
+     "up a b/c+d|2~ZdOKhwLWiUDaYxgw|1682935200\n"
+     "up a b/c+d|2~rBL0r-CXa1xxr5|1682935201\n"
+     "trunc=0 next=a b/c+d|2~rBL0r-CXa1xxr5"},
+    {"uploads none", S3_XML_LIST_UPLOADS,
+     DECL LMU "><Bucket>b</Bucket><MaxUploads>1000</MaxUploads>"
+          "<IsTruncated>false</IsTruncated>" LMU_END,
+     0, "trunc=0 next=(null)|(null)"},
+    {"uploads empty root, empty markers", S3_XML_LIST_UPLOADS,
+     "<ListMultipartUploadsResult><NextKeyMarker/><NextUploadIdMarker>"
+     "</NextUploadIdMarker></ListMultipartUploadsResult>",
+     0, "trunc=0 next=(null)|(null)"},
+    {"uploads without Initiated", S3_XML_LIST_UPLOADS,
+     LMU ">" UPL("k", "u") LMU_END, 0, "up k|u|0\n" UPEND0},
+    {"uploads entities, utf-8, prefixes ignored", S3_XML_LIST_UPLOADS,
+     LMU "><Prefix>d/</Prefix><Delimiter>/</Delimiter>"
+         "<CommonPrefixes><Prefix>d/e/</Prefix></CommonPrefixes>"
+         UPL("d/a&amp;b &lt;c&gt;", "u1") UPL("d/été 😀", "u&amp;2") LMU_END,
+     0, "up d/a&b <c>|u1|0\nup d/été 😀|u&2|0\n" UPEND0},
+    {"uploads encoding-type=url (AWS style)", S3_XML_LIST_UPLOADS,
+     LMU "><EncodingType>url</EncodingType><IsTruncated>true</IsTruncated>"
+         "<NextKeyMarker>my+file%2B1</NextKeyMarker>"
+         "<NextUploadIdMarker>id%20x</NextUploadIdMarker>"
+         UPL("my+file%2B1", "id%20x") LMU_END,
+     0, "up my file+1|id%20x|0\ntrunc=1 next=my file+1|id%20x"},
+    {"uploads url bad escape", S3_XML_LIST_UPLOADS,
+     LMU "><EncodingType>url</EncodingType>" UPL("a%zz", "u") LMU_END, BAD,
+     NULL},
+    {"uploads url bad escape in marker", S3_XML_LIST_UPLOADS,
+     LMU "><EncodingType>url</EncodingType><NextKeyMarker>a%2</NextKeyMarker>"
+         LMU_END,
+     BAD, NULL},
+    {"uploads missing Key", S3_XML_LIST_UPLOADS,
+     LMU "><Upload><UploadId>u</UploadId></Upload>" LMU_END, BAD, NULL},
+    {"uploads missing UploadId", S3_XML_LIST_UPLOADS,
+     LMU "><Upload><Key>k</Key><Initiated>2010-11-10T20:48:33.000Z"
+         "</Initiated></Upload>" LMU_END,
+     BAD, NULL},
+    {"uploads empty Key", S3_XML_LIST_UPLOADS, LMU ">" UPL("", "u") LMU_END,
+     BAD, NULL},
+    {"uploads empty UploadId", S3_XML_LIST_UPLOADS,
+     LMU ">" UPL("k", "") LMU_END, BAD, NULL},
+    {"uploads UploadId twice", S3_XML_LIST_UPLOADS,
+     LMU "><Upload><Key>k</Key><UploadId>a</UploadId><UploadId>b</UploadId>"
+         "</Upload>" LMU_END,
+     BAD, NULL},
+    {"uploads bad Initiated", S3_XML_LIST_UPLOADS,
+     LMU "><Upload><Key>k</Key><UploadId>u</UploadId><Initiated>2010-11-31T"
+         "00:00:00Z</Initiated></Upload>" LMU_END,
+     BAD, NULL},
+    {"uploads Initiated in HTTP date format", S3_XML_LIST_UPLOADS,
+     LMU "><Upload><Key>k</Key><UploadId>u</UploadId><Initiated>Wed, 10 Nov "
+         "2010 20:48:33 GMT</Initiated></Upload>" LMU_END,
+     BAD, NULL},
+    {"uploads truncated without markers", S3_XML_LIST_UPLOADS,
+     LMU "><IsTruncated>true</IsTruncated>" UPL("k", "u") LMU_END, BAD, NULL},
+    {"uploads truncated without NextUploadIdMarker", S3_XML_LIST_UPLOADS,
+     LMU "><IsTruncated>true</IsTruncated><NextKeyMarker>k</NextKeyMarker>"
+         UPL("k", "u") LMU_END,
+     BAD, NULL},
+    {"uploads truncated with empty NextKeyMarker", S3_XML_LIST_UPLOADS,
+     LMU "><IsTruncated>true</IsTruncated><NextKeyMarker></NextKeyMarker>"
+         "<NextUploadIdMarker>u</NextUploadIdMarker>" UPL("k", "u") LMU_END,
+     BAD, NULL},
+    {"uploads IsTruncated not a boolean", S3_XML_LIST_UPLOADS,
+     LMU "><IsTruncated>1</IsTruncated>" LMU_END, BAD, NULL},
+    {"uploads UploadId too long", S3_XML_LIST_UPLOADS,
+     LMU ">" UPL("k", K1024 K1024 K1024 K1024 "x") LMU_END, BAD, NULL},
+    {"uploads element inside Key", S3_XML_LIST_UPLOADS,
+     LMU "><Upload><Key>a<b/></Key><UploadId>u</UploadId></Upload>" LMU_END,
+     BAD, NULL},
+    {"uploads Upload fields outside Upload ignored", S3_XML_LIST_UPLOADS,
+     LMU "><Key>k</Key><UploadId></UploadId><Initiated>x</Initiated>" LMU_END,
+     0, UPEND0},
+    {"uploads wrong root", S3_XML_LIST_UPLOADS, LBR LBR_END, BAD, NULL},
+    {"uploads given an initiate result", S3_XML_LIST_UPLOADS,
+     "<InitiateMultipartUploadResult><UploadId>u</UploadId>"
+     "</InitiateMultipartUploadResult>",
+     BAD, NULL},
+    {"uploads truncated document", S3_XML_LIST_UPLOADS,
+     DECL LMU ">" UPL("k", "u") "<Upload><Key>k2</Key>", BAD, NULL},
+    {"uploads 200 with Error", S3_XML_LIST_UPLOADS,
+     DECL "<Error><Code>NoSuchBucket</Code><Message>no</Message></Error>", 1,
+     "error NoSuchBucket|no||"},
+
     /* ---- <Error> ---- */
     {"error aws", S3_XML_ERROR, AWS_ERR, 1, AWS_ERR_},
     {"error rgw", S3_XML_ERROR,
@@ -731,7 +877,7 @@ static void test_error_every_kind(void **state)
   static const enum s3_xml_kind kinds[] = {
       S3_XML_ERROR,         S3_XML_LIST_OBJECTS, S3_XML_LIST_BUCKETS,
       S3_XML_INITIATE_MPU,  S3_XML_COMPLETE_MPU, S3_XML_COPY_RESULT,
-      S3_XML_DELETE_RESULT,
+      S3_XML_DELETE_RESULT, S3_XML_LIST_UPLOADS,
   };
   static const char *const docs[] = {
       AWS_ERR,
@@ -973,6 +1119,7 @@ static void test_api_edges(void **state)
   s3_buckets_result_cleanup(NULL);
   s3_mpu_result_cleanup(NULL);
   s3_delete_result_cleanup(NULL);
+  s3_uploads_result_cleanup(NULL);
   /* feeding nothing is fine */
   x = s3_xml_create(S3_XML_ERROR, NULL, &e);
   assert_int_equal(s3_xml_feed(x, "", 0), 0);

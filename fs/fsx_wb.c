@@ -1,0 +1,693 @@
+/*
+ * fsx_wb: write-back state, staging-file I/O and part uploads (the design
+ * is in fsx_wb.h; the commit and the retry thread are in fsx_wb_commit.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+#include "fs/fsx_stage.h"
+#include "fs/fsx_wb_i.h"
+
+#define GROUP_PARTS 1000u
+#define FETCH_RUN_BLOCKS 128u /* 8 MiB per GET */
+
+/* ---- part geometry ---- */
+
+static uint64_t round_block(uint64_t v)
+{
+  return (v + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK * FSX_WB_BLOCK;
+}
+
+static uint64_t group_len(uint64_t ps, unsigned g)
+{
+  uint64_t cap = FSX_WB_MAX_PART / FSX_WB_BLOCK * FSX_WB_BLOCK;
+  uint64_t l = round_block(ps) << g;
+
+  return l < cap ? l : cap;
+}
+
+void fsx_wb_part_span(uint64_t part_size, unsigned idx, uint64_t *start,
+                      uint64_t *len)
+{
+  unsigned g = idx / GROUP_PARTS;
+  uint64_t s = 0;
+
+  for (unsigned i = 0; i < g; i++)
+    s += GROUP_PARTS * group_len(part_size, i);
+  *len = group_len(part_size, g);
+  *start = s + (idx % GROUP_PARTS) * *len;
+}
+
+unsigned fsx_wb_part_of(uint64_t part_size, uint64_t off, uint64_t *start,
+                        uint64_t *len)
+{
+  unsigned groups = FSX_WB_MAX_PARTS / GROUP_PARTS;
+  uint64_t s = 0;
+
+  for (unsigned g = 0;; g++) {
+    uint64_t gl = group_len(part_size, g);
+    uint64_t idx = (off - s) / gl;
+    if (idx < GROUP_PARTS || g == groups - 1) {
+      if (idx >= GROUP_PARTS)
+        idx = GROUP_PARTS - 1; /* past the largest file: the last part */
+      *len = gl;
+      *start = s + idx * gl;
+      return g * GROUP_PARTS + (unsigned)idx;
+    }
+    s += GROUP_PARTS * gl;
+  }
+}
+
+uint64_t fsx_wb_max_size(uint64_t part_size)
+{
+  uint64_t s, l;
+
+  fsx_wb_part_span(part_size, FSX_WB_MAX_PARTS - 1, &s, &l);
+  return s + l;
+}
+
+/* ---- lifetime ---- */
+
+static void wb_free(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  pthread_mutex_lock(&m->wb_lock);
+  if (wb->prev)
+    wb->prev->next = wb->next;
+  else
+    m->wbs = wb->next;
+  if (wb->next)
+    wb->next->prev = wb->prev;
+  pthread_mutex_unlock(&m->wb_lock);
+  if (wb->upload_id) /* only at unmount after a failure: journal keeps it */
+    log_warn("%s: upload %s left for the next mount to abort",
+             wb->in->key, wb->upload_id);
+  close(wb->fd);
+  unlink(wb->path);
+  free(wb->present);
+  free(wb->parts);
+  free(wb->upload_id);
+  pthread_cond_destroy(&wb->cond);
+  pthread_mutex_destroy(&wb->lock);
+  fsx_inode_put(m->tab, wb->in);
+  free(wb);
+}
+
+struct fsx_wb *fsx_wb_get(struct fsx_mount *m, struct fsx_inode *in)
+{
+  struct fsx_wb *wb;
+
+  fsx_table_lock(m->tab);
+  wb = in->wb;
+  if (wb)
+    wb->refs++;
+  fsx_table_unlock(m->tab);
+  return wb;
+}
+
+void fsx_wb_put(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  bool last;
+
+  if (!wb)
+    return;
+  fsx_table_lock(m->tab);
+  last = --wb->refs == 0;
+  if (last)
+    wb->in->wb = NULL;
+  fsx_table_unlock(m->tab);
+  if (last)
+    wb_free(m, wb);
+}
+
+void fsx_wb_set_dirty(struct fsx_wb *wb)
+{
+  if (wb->unlinked)
+    return;
+  wb->data_dirty = true;
+  clock_gettime(CLOCK_REALTIME, &wb->mtime);
+  wb->meta.has_mtime = false;
+  if (!wb->dirty_ref) {
+    wb->dirty_ref = true;
+    fsx_table_lock(wb->m->tab);
+    wb->refs++;
+    fsx_table_unlock(wb->m->tab);
+  }
+}
+
+static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
+                             const struct fsx_attr *base, bool trunc,
+                             const struct fsx_wmeta *meta, int *rc)
+{
+  struct fsx_wb *wb = calloc(1, sizeof(*wb));
+
+  *rc = -ENOMEM;
+  if (!wb)
+    return NULL;
+  wb->m = m;
+  wb->in = in;
+  wb->psize = round_block(m->o.part_size);
+  wb->meta = *meta;
+  clock_gettime(CLOCK_REALTIME, &wb->mtime);
+  wb->fd = fsx_stage_create(m->stage, in->ino, wb->path, sizeof(wb->path));
+  if (wb->fd < 0) {
+    *rc = wb->fd;
+    log_err("staging file %s: %s", wb->path, strerror(-*rc));
+    free(wb);
+    return NULL;
+  }
+  if (base) {
+    wb->on_server = true;
+    snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", base->etag);
+    if (base->has_mode)
+      wb->meta.mode = (wb->meta.mode & S_IFMT) | (base->mode & 07777);
+    if (base->has_uid)
+      wb->meta.uid = base->uid;
+    if (base->has_gid)
+      wb->meta.gid = base->gid;
+    wb->mtime = base->mtime;
+  }
+  if (base && !trunc && base->size) {
+    wb->size = wb->base_len = base->size;
+    wb->nblocks = (base->size + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
+    wb->present = calloc((size_t)(wb->nblocks + 7) / 8, 1);
+    if (!wb->present || ftruncate(wb->fd, (off_t)base->size)) {
+      *rc = wb->present ? -errno : -ENOMEM;
+      goto close_file;
+    }
+  }
+  pthread_mutex_init(&wb->lock, NULL);
+  pthread_cond_init(&wb->cond, NULL);
+  *rc = 0;
+  return wb;
+
+close_file:
+  close(wb->fd);
+  unlink(wb->path);
+  free(wb->present);
+  free(wb);
+  return NULL;
+}
+
+int fsx_wb_open(struct fsx_mount *m, struct fsx_inode *in,
+                const struct fsx_attr *base, bool trunc,
+                const struct fsx_wmeta *meta, struct fsx_wb **out)
+{
+  struct fsx_wb *wb = fsx_wb_get(m, in), *mine;
+  int rc;
+
+  if (!wb) {
+    mine = wb_new(m, in, base, trunc, meta, &rc);
+    if (!mine)
+      return rc;
+    fsx_table_lock(m->tab);
+    wb = in->wb;
+    if (wb) { /* another open made one first: use that */
+      wb->refs++;
+    } else {
+      in->wb = mine;
+      in->refs++;
+      mine->refs = 1;
+    }
+    fsx_table_unlock(m->tab);
+    if (wb) {
+      mine->in = NULL;
+      close(mine->fd);
+      unlink(mine->path);
+      free(mine->present);
+      free(mine);
+    } else {
+      wb = mine;
+      pthread_mutex_lock(&m->wb_lock);
+      wb->next = m->wbs;
+      if (m->wbs)
+        m->wbs->prev = wb;
+      m->wbs = wb;
+      pthread_mutex_unlock(&m->wb_lock);
+      pthread_mutex_lock(&wb->lock);
+      if (!base || trunc) /* a new object, or emptied: that is a change */
+        fsx_wb_set_dirty(wb);
+      pthread_mutex_unlock(&wb->lock);
+      *out = wb;
+      return 0;
+    }
+  }
+  if (trunc && (rc = fsx_wb_truncate(m, wb, 0))) {
+    fsx_wb_put(m, wb);
+    return rc;
+  }
+  *out = wb;
+  return 0;
+}
+
+/* ---- staging I/O and base fetches ---- */
+
+bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b)
+{
+  return b >= wb->nblocks || b * FSX_WB_BLOCK >= wb->base_len ||
+         (wb->present[b / 8] & (1u << (b % 8)));
+}
+
+static void mark_present(struct fsx_wb *wb, uint64_t b0, uint64_t b1)
+{
+  for (uint64_t b = b0; b < b1 && b < wb->nblocks; b++)
+    wb->present[b / 8] |= (uint8_t)(1u << (b % 8));
+}
+
+static int pwrite_all(int fd, const char *p, size_t len, uint64_t off)
+{
+  while (len) {
+    ssize_t n = pwrite(fd, p, len, (off_t)off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n < 0 ? -errno : -EIO;
+    p += n;
+    len -= (size_t)n;
+    off += (uint64_t)n;
+  }
+  return 0;
+}
+
+/* GET [off, off+len) of the base (exactly that object) into buf. */
+static int get_base(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
+                    size_t len, void *buf)
+{
+  char quoted[FSX_ETAG_MAX + 2];
+  struct s3_req *r;
+  size_t got = 0;
+  int rc;
+
+  r = s3_get_object_req(m->s3, wb->in->bucket, fsx_inode_key(m->tab, wb->in),
+                        off, len, buf);
+  if (!r)
+    return -ENOMEM;
+  snprintf(quoted, sizeof(quoted), "\"%s\"", wb->base_etag);
+  rc = s3_req_add_header(r, "If-Match", quoted);
+  if (!rc) {
+    s3_req_submit(r, NULL, NULL);
+    s3_req_wait(r);
+    rc = s3_get_object_result(r, &got);
+  }
+  s3_req_destroy(r);
+  if (!rc && got != len)
+    rc = -ESTALE; /* shorter than it was */
+  atomic_fetch_add(&m->st.base_fetches, 1);
+  atomic_fetch_add(&m->st.base_fetch_bytes, got);
+  return rc;
+}
+
+int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
+                 uint64_t to)
+{
+  uint64_t b = from / FSX_WB_BLOCK;
+  uint64_t e = (to + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
+  int rc;
+
+  if (e > wb->nblocks)
+    e = wb->nblocks;
+  while (b < e) {
+    uint64_t r = b, off, end;
+    char *buf;
+    if (fsx_wb_block_present(wb, b)) {
+      b++;
+      continue;
+    }
+    while (r < e && r - b < FETCH_RUN_BLOCKS && !fsx_wb_block_present(wb, r))
+      r++;
+    off = b * FSX_WB_BLOCK;
+    end = r * FSX_WB_BLOCK < wb->base_len ? r * FSX_WB_BLOCK : wb->base_len;
+    buf = malloc((size_t)(end - off));
+    if (!buf)
+      return -ENOMEM;
+    rc = get_base(m, wb, off, (size_t)(end - off), buf);
+    if (!rc)
+      rc = pwrite_all(wb->fd, buf, (size_t)(end - off), off);
+    free(buf);
+    if (rc) {
+      log_err("%s: fetching bytes %llu-%llu of the object being changed: %s",
+              wb->in->key, (unsigned long long)off,
+              (unsigned long long)end, strerror(-rc));
+      return rc;
+    }
+    mark_present(wb, b, r);
+    b = r;
+  }
+  return 0;
+}
+
+/* Fetch the blocks that [off, off+len) covers only in part. */
+static int fetch_edges(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
+                       uint64_t len)
+{
+  uint64_t end = off + len, first = off / FSX_WB_BLOCK;
+  uint64_t last = (end - 1) / FSX_WB_BLOCK;
+  int rc = 0;
+
+  if (off % FSX_WB_BLOCK || end < (first + 1) * FSX_WB_BLOCK)
+    rc = fsx_wb_fetch(m, wb, off, off + 1);
+  if (!rc && last != first && end % FSX_WB_BLOCK)
+    rc = fsx_wb_fetch(m, wb, end - 1, end);
+  return rc;
+}
+
+/* ---- parts ---- */
+
+int fsx_wb_grow_parts(struct fsx_wb *wb, unsigned n)
+{
+  struct fsx_part *p;
+
+  if (n <= wb->nparts)
+    return 0;
+  if (n < wb->nparts * 2)
+    n = wb->nparts * 2;
+  if (n > FSX_WB_MAX_PARTS)
+    n = FSX_WB_MAX_PARTS;
+  p = realloc(wb->parts, n * sizeof(*p));
+  if (!p)
+    return -ENOMEM;
+  memset(p + wb->nparts, 0, (n - wb->nparts) * sizeof(*p));
+  wb->parts = p;
+  wb->nparts = n;
+  return 0;
+}
+
+void fsx_wb_wait_sent(struct fsx_wb *wb)
+{
+  while (wb->sending)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+}
+
+struct part_ctx {
+  struct fsx_wb *wb;
+  unsigned k;
+  void *map;
+  size_t len;
+};
+
+static void part_done(struct s3_req *r, void *arg)
+{
+  struct part_ctx *pc = arg;
+  struct fsx_wb *wb = pc->wb;
+  struct fsx_mount *m = wb->m;
+  struct fsx_part *p;
+  char etag[S3_ETAG_MAX];
+  int rc = s3_upload_part_result(r, etag);
+
+  if (pc->map)
+    munmap(pc->map, pc->len);
+  /* memory first: a writer may wait for it holding wb->lock */
+  pthread_mutex_lock(&m->wb_lock);
+  m->wb_mem -= pc->len;
+  pthread_cond_broadcast(&m->wb_cond);
+  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_lock(&wb->lock);
+  p = &wb->parts[pc->k];
+  if (rc) {
+    p->state = PART_FAILED;
+    if (!wb->part_err)
+      wb->part_err = rc;
+    log_warn("%s: part %u: %s", wb->in->key, pc->k + 1, strerror(-rc));
+  } else {
+    p->state = PART_DONE;
+    memcpy(p->etag, etag, sizeof(p->etag));
+    atomic_fetch_add(&m->st.parts_sent, 1);
+  }
+  wb->sending--;
+  pthread_cond_broadcast(&wb->cond);
+  pthread_mutex_unlock(&wb->lock);
+  s3_req_destroy(r);
+  free(pc);
+  fsx_wb_put(m, wb);
+}
+
+/*
+ * Upload part k from the staging file (lock held; waits, unlocking, while
+ * the file or the mount has too much on the wire).
+ */
+int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
+{
+  struct part_ctx *pc;
+  struct s3_req *r;
+  uint64_t s, l;
+  int rc;
+
+  fsx_wb_part_span(wb->psize, k, &s, &l);
+  if (s + l > wb->size)
+    l = wb->size - s;
+  while (wb->sending >= m->o.max_parts_inflight)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  pthread_mutex_lock(&m->wb_lock);
+  while (m->wb_mem && m->wb_mem + l > m->o.max_memory)
+    pthread_cond_wait(&m->wb_cond, &m->wb_lock);
+  m->wb_mem += l;
+  pthread_mutex_unlock(&m->wb_lock);
+  rc = -ENOMEM;
+  pc = calloc(1, sizeof(*pc));
+  if (!pc)
+    goto unaccount;
+  pc->wb = wb;
+  pc->k = k;
+  pc->len = (size_t)l;
+  if (l) {
+    pc->map = mmap(NULL, (size_t)l, PROT_READ, MAP_SHARED, wb->fd, (off_t)s);
+    if (pc->map == MAP_FAILED) {
+      rc = -errno;
+      goto free_ctx;
+    }
+  }
+  r = s3_upload_part_req(m->s3, wb->in->bucket, fsx_inode_key(m->tab, wb->in),
+                         wb->upload_id, (int)k + 1, pc->map, (size_t)l);
+  if (!r)
+    goto unmap;
+  wb->parts[k].state = PART_SENDING;
+  wb->parts[k].stale = false;
+  wb->parts[k].len = l;
+  wb->sending++;
+  fsx_table_lock(m->tab); /* the upload's reference */
+  wb->refs++;
+  fsx_table_unlock(m->tab);
+  s3_req_submit(r, part_done, pc);
+  return 0;
+
+unmap:
+  if (pc->map)
+    munmap(pc->map, (size_t)l);
+free_ctx:
+  free(pc);
+unaccount:
+  pthread_mutex_lock(&m->wb_lock);
+  m->wb_mem -= l;
+  pthread_cond_broadcast(&m->wb_cond);
+  pthread_mutex_unlock(&m->wb_lock);
+  return rc;
+}
+
+/* Parts a write into [off, off+len) changes: sent again at commit. */
+static void mark_stale(struct fsx_wb *wb, uint64_t off, uint64_t len)
+{
+  uint64_t s, l;
+  unsigned k = fsx_wb_part_of(wb->psize, off, &s, &l);
+
+  for (; k < wb->nparts && s < off + len; k++) {
+    if (wb->parts[k].state != PART_NONE)
+      wb->parts[k].stale = true;
+    fsx_wb_part_span(wb->psize, k + 1, &s, &l);
+  }
+}
+
+/* A sequential writer of a file with no base has passed whole parts: send
+   them now, while it goes on (lock held). */
+static int send_eager(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  uint64_t s, l;
+  int rc;
+
+  for (;;) {
+    if (wb->committing || wb->unlinked || wb->base_len)
+      return 0;
+    fsx_wb_part_span(wb->psize, wb->eager_next, &s, &l);
+    if (s + l > wb->size || wb->eager_next + 1 >= FSX_WB_MAX_PARTS)
+      return 0;
+    if ((rc = fsx_wb_grow_parts(wb, wb->eager_next + 1)))
+      return rc;
+    if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
+      return rc;
+    if (wb->parts[wb->eager_next].state == PART_NONE &&
+        (rc = fsx_wb_send_part(m, wb, wb->eager_next)))
+      return rc;
+    wb->eager_next++;
+  }
+}
+
+ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
+                     const void *buf, size_t len, bool append)
+{
+  uint64_t b0, b1;
+  int rc = 0;
+
+  if (!len)
+    return 0;
+  pthread_mutex_lock(&wb->lock);
+  while (wb->committing)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  if (append)
+    off = wb->size;
+  if (off + len > fsx_wb_max_size(wb->psize)) {
+    rc = -EFBIG;
+    goto out;
+  }
+  if ((rc = fetch_edges(m, wb, off, len)) ||
+      (rc = pwrite_all(wb->fd, buf, len, off)))
+    goto out;
+  b0 = (off + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
+  b1 = (off + len) / FSX_WB_BLOCK;
+  mark_present(wb, b0, b1);
+  if (off + len > wb->size)
+    wb->size = off + len;
+  fsx_wb_set_dirty(wb);
+  mark_stale(wb, off, len);
+  if (off == wb->seq_end && !wb->base_len)
+    rc = send_eager(m, wb);
+  wb->seq_end = off + len;
+  if (rc) /* the data is staged: the commit sends it again */
+    log_warn("%s: early part upload: %s", wb->in->key, strerror(-rc));
+  rc = 0;
+out:
+  pthread_mutex_unlock(&wb->lock);
+  if (!rc) {
+    atomic_fetch_add(&m->st.writes, 1);
+    atomic_fetch_add(&m->st.write_bytes, len);
+  }
+  return rc ? rc : (ssize_t)len;
+}
+
+ssize_t fsx_wb_read(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
+                    void *buf, size_t len)
+{
+  ssize_t n = 0;
+  int rc;
+
+  pthread_mutex_lock(&wb->lock);
+  if (off >= wb->size)
+    goto out;
+  if (len > wb->size - off)
+    len = (size_t)(wb->size - off);
+  rc = fsx_wb_fetch(m, wb, off, off + len);
+  if (rc) {
+    n = rc == -ESTALE ? -ESTALE : -EIO;
+    goto out;
+  }
+  while ((size_t)n < len) {
+    ssize_t k = pread(wb->fd, (char *)buf + n, len - (size_t)n,
+                      (off_t)(off + (uint64_t)n));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) { /* a hole at the end reads as zeros */
+      if (k < 0) {
+        n = -errno;
+        goto out;
+      }
+      memset((char *)buf + n, 0, len - (size_t)n);
+      n = (ssize_t)len;
+      break;
+    }
+    n += k;
+  }
+out:
+  pthread_mutex_unlock(&wb->lock);
+  return n;
+}
+
+int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
+{
+  int rc = 0;
+
+  pthread_mutex_lock(&wb->lock);
+  while (wb->committing)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  if (size > fsx_wb_max_size(wb->psize)) {
+    rc = -EFBIG;
+    goto out;
+  }
+  fsx_wb_wait_sent(wb); /* parts are mapped: never shrink under them */
+  if (size < wb->base_len) {
+    if (size % FSX_WB_BLOCK && (rc = fsx_wb_fetch(m, wb, size, size + 1)))
+      goto out;
+    wb->base_len = size;
+  }
+  if (size != wb->size && ftruncate(wb->fd, (off_t)size)) {
+    rc = -errno;
+    goto out;
+  }
+  if (size < wb->size)
+    mark_stale(wb, size, wb->size - size);
+  else if (size > wb->size)
+    mark_stale(wb, wb->size, size - wb->size);
+  wb->size = size;
+  if (wb->seq_end > size)
+    wb->seq_end = size;
+  fsx_wb_set_dirty(wb);
+out:
+  pthread_mutex_unlock(&wb->lock);
+  return rc;
+}
+
+bool fsx_wb_set_meta(struct fsx_mount *m, struct fsx_wb *wb,
+                     const struct fsx_wmeta *meta)
+{
+  bool pending;
+
+  (void)m;
+  pthread_mutex_lock(&wb->lock);
+  wb->meta = *meta;
+  if (!wb->unlinked) {
+    wb->meta_dirty = true;
+    if (!wb->dirty_ref) {
+      wb->dirty_ref = true;
+      fsx_table_lock(wb->m->tab);
+      wb->refs++;
+      fsx_table_unlock(wb->m->tab);
+    }
+  }
+  pending = wb->data_dirty || !wb->on_server;
+  pthread_mutex_unlock(&wb->lock);
+  return pending;
+}
+
+void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a)
+{
+  pthread_mutex_lock(&wb->lock);
+  a->kind = FSX_FILE;
+  a->size = wb->size;
+  a->mtime = wb->meta.has_mtime ? wb->meta.mtime : wb->mtime;
+  snprintf(a->etag, sizeof(a->etag), "%s", wb->base_etag);
+  a->has_mode = a->has_uid = a->has_gid = true;
+  a->mode = wb->meta.mode;
+  a->uid = wb->meta.uid;
+  a->gid = wb->meta.gid;
+  pthread_mutex_unlock(&wb->lock);
+}
+
+bool fsx_wb_dirty(struct fsx_wb *wb)
+{
+  bool d;
+
+  pthread_mutex_lock(&wb->lock);
+  d = wb->data_dirty || wb->meta_dirty;
+  pthread_mutex_unlock(&wb->lock);
+  return d;
+}
+
+void fsx_wb_renamed(struct fsx_wb *wb, const char *new_etag)
+{
+  pthread_mutex_lock(&wb->lock);
+  if (wb->base_etag[0])
+    snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", new_etag);
+  pthread_mutex_unlock(&wb->lock);
+}

@@ -1,0 +1,131 @@
+/*
+ * fsx_wb: the write-back of one file. Every file open for writing, or
+ * written and not yet uploaded, has one struct fsx_wb shared by all its
+ * handles and hung on its inode (in->wb).
+ *
+ * DESIGN
+ * - The file's bytes live in a sparse staging file (fsx_stage). Of the
+ *   object the file started from (the base), only the 64 KiB blocks that
+ *   are read or partly written are fetched (a bitmap says which); bytes
+ *   past base_len (the base cut by truncates) are the staging file's own.
+ * - A file with no base bytes (new, or opened with O_TRUNC) streams: each
+ *   multipart part is uploaded from the staging file (mapped, no copy) as
+ *   soon as the writer has passed it, up to write.max_parts_inflight per
+ *   file and write.max_memory in total; the writer waits beyond that. A
+ *   part written again after its upload began is marked stale and sent
+ *   again at commit. Part sizes grow with the part number (fsx_wb_part).
+ * - Commit (close, fsync, or the background retry): a single PUT up to one
+ *   part, else the remaining parts (UploadPartCopy for whole parts the
+ *   base still holds unchanged) and CompleteMultipartUpload. Until it
+ *   succeeds the file stays dirty with all its data, and close()/fsync()
+ *   get -EIO; a dirty file with no handles is retried every
+ *   write.retry_interval, and kept in cache.dir/unsaved at unmount.
+ * - Locking: wb->lock protects the fields marked so; it is held across
+ *   staging-file I/O and base fetches, never across uploads: part uploads
+ *   run on the S3 engine thread, whose callback takes wb->lock only to
+ *   record the result. One commit at a time (committing); writes and
+ *   truncates wait for it. Lock order: wb->lock, then the inode table's.
+ * - Lifetime: refs (under the table lock) count handles, temporary users
+ *   and one for being dirty; the last put detaches and frees it.
+ */
+#ifndef S3R_FSX_WB_H
+#define S3R_FSX_WB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "fs/fsx_i.h"
+
+#define FSX_WB_BLOCK (64u * 1024u)
+#define FSX_WB_MAX_PARTS 10000u
+#define FSX_WB_MAX_PART (5ull << 30)
+
+/*
+ * Part geometry (exposed for its unit test): parts 1..1000 have the base
+ * size (rounded up to FSX_WB_BLOCK), each next thousand twice the size,
+ * capped at 5 GiB, so 10000 parts of base 5 MiB hold more than 5 TB. The
+ * part (0-based index) holding offset off, and its start and length.
+ */
+unsigned fsx_wb_part_of(uint64_t part_size, uint64_t off, uint64_t *start,
+                        uint64_t *len);
+/* Start and length of part idx (0-based). */
+void fsx_wb_part_span(uint64_t part_size, unsigned idx, uint64_t *start,
+                      uint64_t *len);
+/* The largest file 10000 parts can hold. */
+uint64_t fsx_wb_max_size(uint64_t part_size);
+
+/* Metadata stored as s3fs's x-amz-meta-mode|uid|gid|mtime. */
+struct fsx_wmeta {
+  mode_t mode;                /* with the type bits */
+  uid_t uid;
+  gid_t gid;
+  bool has_mtime;             /* set explicitly (utimens) since the last
+                                 write; else the upload's time is it */
+  struct timespec mtime;
+};
+
+struct fsx_wb;
+struct s3_kv;
+
+/* mt as x-amz-meta-* pairs (values in v); returns how many (3 or 4). */
+size_t fsx_wmeta_kv(const struct fsx_wmeta *mt, struct s3_kv kv[4],
+                    char v[4][32]);
+
+/*
+ * The write-back state of in, created if it has none: base (NULL for a new
+ * file) says what the object is now; trunc starts from empty. Takes a
+ * reference for the caller (a handle: fsx_wb_put at release).
+ */
+int fsx_wb_open(struct fsx_mount *m, struct fsx_inode *in,
+                const struct fsx_attr *base, bool trunc,
+                const struct fsx_wmeta *meta, struct fsx_wb **out);
+/* A reference to in's write-back state, or NULL if it has none. */
+struct fsx_wb *fsx_wb_get(struct fsx_mount *m, struct fsx_inode *in);
+void fsx_wb_put(struct fsx_mount *m, struct fsx_wb *wb);
+
+/* Write len bytes at off (append: at the end); bytes written or -errno. */
+ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
+                     const void *buf, size_t len, bool append);
+/* Read up to len bytes at off into buf; bytes read (0 at the end). */
+ssize_t fsx_wb_read(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
+                    void *buf, size_t len);
+int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size);
+/* Change metadata, applied with the next commit. True while the bytes
+   are still to be uploaded (the metadata can wait for them). */
+bool fsx_wb_set_meta(struct fsx_mount *m, struct fsx_wb *wb,
+                     const struct fsx_wmeta *meta);
+
+/*
+ * Upload if dirty; 0 when the object on the server is the file, else -EIO
+ * (the reason logged) with everything kept for a retry.
+ */
+int fsx_wb_commit(struct fsx_mount *m, struct fsx_wb *wb);
+bool fsx_wb_dirty(struct fsx_wb *wb);
+
+/* The file's attributes now (size, mtime, mode...) over in's. */
+void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a);
+
+/*
+ * The file was unlinked: nothing of it is ever uploaded again. Its data
+ * stays readable and writable through the handles still open: the base
+ * blocks not fetched yet are fetched first (call before deleting).
+ */
+int fsx_wb_unlink(struct fsx_mount *m, struct fsx_wb *wb);
+/* The object was renamed by copy: the base is now new_etag. */
+void fsx_wb_renamed(struct fsx_wb *wb, const char *new_etag);
+
+/* The mount's write-back: start and stop the retry thread. */
+int fsx_wb_start(struct fsx_mount *m);
+/* Last commit attempts for every dirty file; the rest kept in unsaved/. */
+void fsx_wb_stop(struct fsx_mount *m);
+/* Dirty files whose key starts with prefix in bucket: committed now
+   (before a directory rename). 0 or the first error. */
+int fsx_wb_commit_below(struct fsx_mount *m, const char *bucket,
+                        const char *prefix);
+/* Is a file below prefix still waiting for its first upload (rmdir)? */
+bool fsx_wb_pending_below(struct fsx_mount *m, const char *bucket,
+                          const char *prefix);
+
+#endif

@@ -1,0 +1,519 @@
+/*
+ * fsx_wb_commit: uploading a file's write-back state (single PUT, or the
+ * rest of a multipart upload), unlink, and the background retry thread
+ * (design in fsx_wb.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+#include "fs/fsx_cache.h"
+#include "fs/fsx_stage.h"
+#include "fs/fsx_wb_i.h"
+
+/* ---- metadata ---- */
+
+struct wopts {
+  struct s3_put_opts o;
+  struct s3_kv kv[4];
+  char v[4][32];
+};
+
+size_t fsx_wmeta_kv(const struct fsx_wmeta *mt, struct s3_kv kv[4],
+                    char v[4][32])
+{
+  size_t n = 0;
+
+  snprintf(v[0], 32, "%u", (unsigned)mt->mode);
+  snprintf(v[1], 32, "%u", (unsigned)mt->uid);
+  snprintf(v[2], 32, "%u", (unsigned)mt->gid);
+  kv[n++] = (struct s3_kv){"mode", v[0]};
+  kv[n++] = (struct s3_kv){"uid", v[1]};
+  kv[n++] = (struct s3_kv){"gid", v[2]};
+  if (mt->has_mtime) {
+    snprintf(v[3], 32, "%lld", (long long)mt->mtime.tv_sec);
+    kv[n++] = (struct s3_kv){"mtime", v[3]};
+  }
+  return n;
+}
+
+/* s3fs's x-amz-meta-mode|uid|gid|mtime (decimal; mode with type bits). */
+static void meta_opts(const struct fsx_wmeta *mt, struct wopts *w)
+{
+  memset(w, 0, sizeof(*w));
+  w->o.meta = w->kv;
+  w->o.n_meta = fsx_wmeta_kv(mt, w->kv, w->v);
+}
+
+static bool same_meta(const struct fsx_wmeta *a, const struct fsx_wmeta *b)
+{
+  return a->mode == b->mode && a->uid == b->uid && a->gid == b->gid &&
+         a->has_mtime == b->has_mtime &&
+         (!a->has_mtime || a->mtime.tv_sec == b->mtime.tv_sec);
+}
+
+/* ---- multipart bookkeeping (lock held) ---- */
+
+int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  const char *key = fsx_inode_key(m->tab, wb->in);
+  struct wopts w;
+  long id;
+  int rc;
+
+  meta_opts(&wb->meta, &w);
+  rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o, &wb->upload_id);
+  if (rc)
+    return rc;
+  wb->sent_meta = wb->meta;
+  for (unsigned k = 0; k < wb->nparts; k++)
+    wb->parts[k] = (struct fsx_part){0};
+  wb->part_err = 0;
+  id = fsx_stage_note_upload(m->stage, wb->in->bucket, key, wb->upload_id);
+  if (id < 0)
+    log_warn("%s: could not record upload %s in cache.dir (%s): a crash "
+             "would leave it behind", key, wb->upload_id, strerror((int)-id));
+  wb->journal_id = id;
+  return 0;
+}
+
+/* Forget the open upload: aborted on the server, or (abort false) gone. */
+static void end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
+{
+  int rc = 0;
+
+  if (!wb->upload_id)
+    return;
+  fsx_wb_wait_sent(wb);
+  if (abort)
+    rc = s3_abort_multipart(m->s3, wb->in->bucket,
+                            fsx_inode_key(m->tab, wb->in), wb->upload_id);
+  if (rc && rc != -ENOENT) {
+    log_warn("%s: aborting upload %s: %s (the next mount retries)",
+             wb->in->key, wb->upload_id, strerror(-rc));
+  } else {
+    fsx_stage_forget_upload(m->stage, wb->journal_id);
+  }
+  free(wb->upload_id);
+  wb->upload_id = NULL;
+  wb->journal_id = 0;
+  for (unsigned k = 0; k < wb->nparts; k++)
+    wb->parts[k] = (struct fsx_part){0};
+  wb->eager_next = 0;
+}
+
+void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  end_upload(m, wb, true);
+}
+
+/* ---- commit ---- */
+
+/* May part k ([s, s+l)) be copied from the base on the server? */
+static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
+{
+  if (!wb->base_etag[0] || s + l > wb->base_len)
+    return false;
+  for (uint64_t b = s / FSX_WB_BLOCK; b * FSX_WB_BLOCK < s + l; b++)
+    if (b < wb->nblocks &&
+        (wb->present[b / 8] & (1u << (b % 8))))
+      return false;
+  return true;
+}
+
+static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
+                      char etag[S3_ETAG_MAX])
+{
+  void *map = NULL;
+  struct wopts w;
+  int rc;
+
+  if ((rc = fsx_wb_fetch(m, wb, 0, wb->size)))
+    return rc;
+  if (wb->size) {
+    map = mmap(NULL, (size_t)wb->size, PROT_READ, MAP_SHARED, wb->fd, 0);
+    if (map == MAP_FAILED)
+      return -errno;
+  }
+  meta_opts(&wb->meta, &w);
+  rc = s3_put_object(m->s3, wb->in->bucket, key, map, (size_t)wb->size, &w.o,
+                     etag);
+  if (map)
+    munmap(map, (size_t)wb->size);
+  if (!rc)
+    end_upload(m, wb, true); /* a stream that was cut back to one part */
+  return rc;
+}
+
+static int put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
+                         const char *key, char etag[S3_ETAG_MAX])
+{
+  struct s3_part_etag *pe = NULL;
+  uint64_t s, l;
+  unsigned n;
+  int rc;
+
+  if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
+    return rc;
+  n = fsx_wb_part_of(wb->psize, wb->size - 1, &s, &l) + 1;
+  if ((rc = fsx_wb_grow_parts(wb, n)))
+    return rc;
+  wb->part_err = 0;
+  for (unsigned k = 0; k < n && !rc; k++) {
+    struct fsx_part *p = &wb->parts[k];
+    fsx_wb_part_span(wb->psize, k, &s, &l);
+    if (s + l > wb->size)
+      l = wb->size - s;
+    if (p->state == PART_DONE && !p->stale && p->len == l)
+      continue;
+    if (copyable(wb, s, l)) {
+      rc = s3_upload_part_copy(m->s3, wb->in->bucket, key, wb->upload_id,
+                               (int)k + 1, wb->in->bucket, key, s, l,
+                               p->etag);
+      if (!rc) {
+        p->state = PART_DONE;
+        p->stale = false;
+        p->len = l;
+        atomic_fetch_add(&m->st.parts_copied, 1);
+      }
+    } else if (!(rc = fsx_wb_fetch(m, wb, s, s + l))) {
+      rc = fsx_wb_send_part(m, wb, k);
+    }
+  }
+  fsx_wb_wait_sent(wb);
+  if (!rc)
+    rc = wb->part_err;
+  pe = rc ? NULL : calloc(n, sizeof(*pe));
+  if (!rc && !pe)
+    rc = -ENOMEM;
+  for (unsigned k = 0; !rc && k < n; k++) {
+    if (wb->parts[k].state != PART_DONE || wb->parts[k].stale)
+      rc = -EIO;
+    pe[k].part_number = (int)k + 1;
+    pe[k].etag = wb->parts[k].etag;
+  }
+  if (!rc)
+    rc = s3_complete_multipart(m->s3, wb->in->bucket, key, wb->upload_id, pe,
+                               n, etag);
+  free(pe);
+  if (!rc)
+    end_upload(m, wb, false);
+  else if (rc == -ENOENT) /* the upload is gone (NoSuchUpload) */
+    end_upload(m, wb, false);
+  return rc;
+}
+
+/* After an upload: the server's object is now the file. */
+static void committed(struct fsx_mount *m, struct fsx_wb *wb,
+                      const char *etag)
+{
+  struct fsx_attr a;
+  uint8_t *np = NULL;
+  uint64_t nb = (wb->size + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
+
+  /* the new object is the new base: every block the staging file holds
+     (fetched, written, or past the old base) is present in it */
+  if (nb && (np = calloc((size_t)(nb + 7) / 8, 1)))
+    for (uint64_t b = 0; b < nb; b++)
+      if (fsx_wb_block_present(wb, b))
+        np[b / 8] |= (uint8_t)(1u << (b % 8));
+  if (nb && !np) { /* no memory for the bitmap: no base, all staged */
+    wb->base_len = 0;
+  } else {
+    free(wb->present);
+    wb->present = np;
+    wb->nblocks = nb;
+    wb->base_len = wb->size;
+  }
+  snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", etag);
+  wb->data_dirty = wb->meta_dirty = wb->failed = false;
+  wb->on_server = true;
+  wb->seq_end = wb->size;
+  memset(&a, 0, sizeof(a));
+  a.kind = FSX_FILE;
+  a.size = wb->size;
+  a.mtime = wb->meta.has_mtime ? wb->meta.mtime : wb->mtime;
+  snprintf(a.etag, sizeof(a.etag), "%s", etag);
+  a.from_head = true;
+  a.as_of_ms = fsx_now_ms();
+  a.has_mode = a.has_uid = a.has_gid = true;
+  a.mode = wb->meta.mode;
+  a.uid = wb->meta.uid;
+  a.gid = wb->meta.gid;
+  fsx_inode_set_attr_force(m->tab, wb->in, &a, m->o.attr_ttl_ms);
+  fsx_table_lock(m->tab);
+  /* the kernel's pages hold what we wrote: they stay valid */
+  snprintf(wb->in->kernel_etag, sizeof(wb->in->kernel_etag), "%s", etag);
+  fsx_table_unlock(m->tab);
+  fsx_cache_invalidate(m->cache, wb->in->ino);
+  fsx_ns_note_entry(m, wb->in);
+}
+
+static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  const char *key = fsx_inode_key(m->tab, wb->in);
+  char etag[S3_ETAG_MAX] = "";
+  struct wopts w;
+  int rc;
+
+  fsx_wb_wait_sent(wb);
+  if (!wb->data_dirty && wb->on_server) { /* metadata only: copy onto itself */
+    meta_opts(&wb->meta, &w);
+    rc = s3_copy_object(m->s3, wb->in->bucket, key, wb->in->bucket, key, true,
+                        &w.o, etag);
+  } else if (wb->size <= wb->psize) {
+    rc = put_single(m, wb, key, etag);
+  } else {
+    bool fix_meta;
+    rc = put_multipart(m, wb, key, etag);
+    fix_meta = !rc && !same_meta(&wb->meta, &wb->sent_meta);
+    if (fix_meta) { /* changed after the upload was created */
+      meta_opts(&wb->meta, &w);
+      rc = s3_copy_object(m->s3, wb->in->bucket, key, wb->in->bucket, key,
+                          true, &w.o, etag);
+    }
+  }
+  if (rc) {
+    log_err("%s: upload of %" PRIu64 " bytes failed: %s", key, wb->size,
+            strerror(-rc));
+    return rc;
+  }
+  committed(m, wb, etag);
+  return 0;
+}
+
+int fsx_wb_commit(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  bool put_ref = false;
+  int rc = 0;
+
+  pthread_mutex_lock(&wb->lock);
+  while (wb->committing)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  if ((!wb->data_dirty && !wb->meta_dirty) || wb->unlinked)
+    goto out;
+  wb->committing = true;
+  atomic_fetch_add(&m->st.commits, 1);
+  rc = do_commit(m, wb);
+  wb->committing = false;
+  if (rc) {
+    wb->failed = true;
+    atomic_fetch_add(&m->st.commit_errors, 1);
+  } else if (wb->dirty_ref) {
+    wb->dirty_ref = false;
+    put_ref = true;
+  }
+  pthread_cond_broadcast(&wb->cond);
+out:
+  pthread_mutex_unlock(&wb->lock);
+  if (put_ref)
+    fsx_wb_put(m, wb);
+  return rc ? -EIO : 0;
+}
+
+int fsx_wb_unlink(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  bool put_ref = false;
+  int rc;
+
+  pthread_mutex_lock(&wb->lock);
+  while (wb->committing)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  /* open handles keep reading it: bring in what only the object held */
+  rc = fsx_wb_fetch(m, wb, 0, wb->base_len);
+  if (!rc) {
+    end_upload(m, wb, true);
+    wb->unlinked = true;
+    wb->data_dirty = wb->meta_dirty = wb->failed = false;
+    put_ref = wb->dirty_ref;
+    wb->dirty_ref = false;
+  }
+  pthread_mutex_unlock(&wb->lock);
+  if (put_ref)
+    fsx_wb_put(m, wb);
+  return rc;
+}
+
+/* ---- the mount's write-back: retries, directory operations, unmount ---- */
+
+/*
+ * References to the write-back states matching want. Taken for all under
+ * m->wb_lock, filtered after it (want takes wb->lock, which ranks first).
+ */
+static size_t collect(struct fsx_mount *m, struct fsx_wb ***out,
+                      bool (*want)(struct fsx_wb *, const void *),
+                      const void *arg)
+{
+  struct fsx_wb **v = NULL, *wb;
+  size_t n = 0, cap = 0, kept = 0;
+
+  pthread_mutex_lock(&m->wb_lock);
+  for (wb = m->wbs; wb; wb = wb->next)
+    cap++;
+  v = cap ? malloc(cap * sizeof(*v)) : NULL;
+  for (wb = m->wbs; v && wb; wb = wb->next) {
+    fsx_table_lock(m->tab);
+    wb->refs++;
+    fsx_table_unlock(m->tab);
+    v[n++] = wb;
+  }
+  pthread_mutex_unlock(&m->wb_lock);
+  for (size_t i = 0; i < n; i++) {
+    if (want(v[i], arg))
+      v[kept++] = v[i];
+    else
+      fsx_wb_put(m, v[i]);
+  }
+  *out = v;
+  return kept;
+}
+
+static bool want_failed(struct fsx_wb *wb, const void *arg)
+{
+  bool f;
+
+  (void)arg;
+  pthread_mutex_lock(&wb->lock);
+  f = wb->failed && !wb->committing;
+  pthread_mutex_unlock(&wb->lock);
+  return f;
+}
+
+static bool want_dirty(struct fsx_wb *wb, const void *arg)
+{
+  (void)arg;
+  return fsx_wb_dirty(wb);
+}
+
+struct below {
+  const char *bucket, *prefix;
+};
+
+static bool want_below(struct fsx_wb *wb, const void *arg)
+{
+  const struct below *b = arg;
+  const char *key = fsx_inode_key(wb->m->tab, wb->in);
+
+  return !strcmp(wb->in->bucket, b->bucket) &&
+         !strncmp(key, b->prefix, strlen(b->prefix)) && fsx_wb_dirty(wb);
+}
+
+int fsx_wb_commit_below(struct fsx_mount *m, const char *bucket,
+                        const char *prefix)
+{
+  struct below b = {bucket, prefix};
+  struct fsx_wb **v;
+  size_t n = collect(m, &v, want_below, &b);
+  int rc = 0;
+
+  for (size_t i = 0; i < n; i++) {
+    int r = fsx_wb_commit(m, v[i]);
+    if (r && !rc)
+      rc = r;
+    fsx_wb_put(m, v[i]);
+  }
+  free(v);
+  return rc;
+}
+
+bool fsx_wb_pending_below(struct fsx_mount *m, const char *bucket,
+                          const char *prefix)
+{
+  struct below b = {bucket, prefix};
+  struct fsx_wb **v;
+  size_t n = collect(m, &v, want_below, &b);
+  bool any = false;
+
+  for (size_t i = 0; i < n; i++) {
+    pthread_mutex_lock(&v[i]->lock);
+    any = any || (!v[i]->on_server && !v[i]->unlinked);
+    pthread_mutex_unlock(&v[i]->lock);
+    fsx_wb_put(m, v[i]);
+  }
+  free(v);
+  return any;
+}
+
+static void *retry_main(void *arg)
+{
+  struct fsx_mount *m = arg;
+
+  pthread_mutex_lock(&m->wb_lock);
+  while (!m->wb_stopping) {
+    struct timespec ts;
+    struct fsx_wb **v;
+    size_t n;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)(m->o.retry_interval_ms / 1000);
+    ts.tv_nsec += (long)(m->o.retry_interval_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&m->wb_cond, &m->wb_lock, &ts);
+    if (m->wb_stopping)
+      break;
+    pthread_mutex_unlock(&m->wb_lock);
+    n = collect(m, &v, want_failed, NULL);
+    for (size_t i = 0; i < n; i++) {
+      if (!fsx_wb_commit(m, v[i]))
+        log_info("%s: uploaded on retry", v[i]->in->key);
+      fsx_wb_put(m, v[i]);
+    }
+    free(v);
+    pthread_mutex_lock(&m->wb_lock);
+  }
+  pthread_mutex_unlock(&m->wb_lock);
+  return NULL;
+}
+
+int fsx_wb_start(struct fsx_mount *m)
+{
+  int rc = pthread_create(&m->wb_thread, NULL, retry_main, m);
+
+  if (rc)
+    return -rc;
+  m->wb_started = true;
+  return 0;
+}
+
+void fsx_wb_stop(struct fsx_mount *m)
+{
+  struct fsx_wb **v;
+  size_t n;
+
+  if (m->wb_started) {
+    pthread_mutex_lock(&m->wb_lock);
+    m->wb_stopping = true;
+    pthread_cond_broadcast(&m->wb_cond);
+    pthread_mutex_unlock(&m->wb_lock);
+    pthread_join(m->wb_thread, NULL);
+    m->wb_started = false;
+  }
+  /* a last try for every dirty file; what still fails is kept on disk */
+  n = collect(m, &v, want_dirty, NULL);
+  for (size_t i = 0; i < n; i++) {
+    struct fsx_wb *wb = v[i];
+    if (fsx_wb_commit(m, wb)) {
+      pthread_mutex_lock(&wb->lock);
+      end_upload(m, wb, true);
+      fsx_stage_keep(m->stage, wb->path, wb->in->bucket, wb->in->key);
+      pthread_mutex_unlock(&wb->lock);
+    }
+    fsx_wb_put(m, wb);
+  }
+  free(v);
+  /* the kernel is gone: drop every handle's and dirty state's reference */
+  while (m->wbs) {
+    struct fsx_wb *wb = m->wbs;
+    fsx_table_lock(m->tab);
+    wb->refs = 1;
+    fsx_table_unlock(m->tab);
+    fsx_wb_put(m, wb);
+  }
+}

@@ -1,0 +1,66 @@
+/* Internals shared by fsx_wb.c (state, I/O, parts) and fsx_wb_commit.c. */
+#ifndef S3R_FSX_WB_I_H
+#define S3R_FSX_WB_I_H
+
+#include <pthread.h>
+
+#include "fs/fsx_wb.h"
+#include "s3/s3_client.h"
+
+enum fsx_part_state { PART_NONE, PART_SENDING, PART_DONE, PART_FAILED };
+
+struct fsx_part {
+  unsigned char state;        /* enum fsx_part_state */
+  bool stale;                 /* written since its upload began */
+  uint64_t len;               /* bytes sent */
+  char etag[S3_ETAG_MAX];
+};
+
+struct fsx_wb {
+  struct fsx_mount *m;
+  struct fsx_inode *in;       /* an internal reference, for the life of wb */
+  unsigned refs;              /* the table lock */
+  struct fsx_wb *next, *prev; /* m->wb_lock */
+  int fd;                     /* the staging file */
+  char path[4096];
+
+  pthread_mutex_t lock;
+  pthread_cond_t cond;        /* a part finished; a commit ended */
+  uint64_t size;              /* lock: the file's size */
+  uint64_t base_len;          /* lock: [0, base_len) of the base object may
+                                 still be fetched where not present */
+  char base_etag[FSX_ETAG_MAX]; /* lock: the base object; "" none */
+  uint8_t *present;           /* lock: base blocks held by the staging file */
+  uint64_t nblocks;           /* lock: blocks the bitmap covers */
+  bool data_dirty, meta_dirty; /* lock: the server lacks our bytes / meta */
+  bool dirty_ref;             /* lock: holds the reference for being dirty */
+  bool unlinked;              /* lock: never upload again */
+  bool committing;            /* lock */
+  bool failed;                /* lock: the last commit failed: retry */
+  bool on_server;             /* lock: an object exists (base or ours) */
+  uint64_t psize;             /* part size, a multiple of FSX_WB_BLOCK */
+  uint64_t seq_end;           /* lock: where a sequential writer goes next */
+  struct fsx_part *parts;     /* lock */
+  unsigned nparts;            /* lock: allocated entries */
+  unsigned sending;           /* lock: parts on the wire */
+  unsigned eager_next;        /* lock: first part not yet sent eagerly */
+  int part_err;               /* lock: first failed part's error */
+  char *upload_id;            /* lock */
+  long journal_id;            /* lock */
+  struct fsx_wmeta meta;      /* lock: what the object should carry */
+  struct fsx_wmeta sent_meta; /* lock: what the open upload was created with */
+  struct timespec mtime;      /* lock: the last change of the bytes */
+};
+
+/* fsx_wb.c */
+void fsx_wb_set_dirty(struct fsx_wb *wb);           /* lock held */
+int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
+                 uint64_t to);                       /* lock held */
+int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
+int fsx_wb_grow_parts(struct fsx_wb *wb, unsigned n); /* lock held */
+void fsx_wb_wait_sent(struct fsx_wb *wb);           /* lock held */
+bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);
+int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
+void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb);
+
+#endif

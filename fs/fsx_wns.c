@@ -1,0 +1,527 @@
+/*
+ * fsx_wns: operations that change the namespace: unlink, mkdir, rmdir,
+ * symlink and rename. S3 has no rename: a file is copied on the server and
+ * the source deleted; a directory is every object below it, copied, then
+ * deleted (at most write.rename_dir_max of them, else EXDEV, after which
+ * mv(1) copies by itself). Runs on FUSE worker threads.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/slog.h"
+#include "fs/fsx_ops_i.h"
+#include "fs/fsx_wb.h"
+
+#define M fsx_req_mount
+#define COPY_MAX_SINGLE (5ull << 30) /* CopyObject's limit */
+
+static void now_meta(fuse_req_t req, mode_t mode, struct fsx_wmeta *mt)
+{
+  const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+  memset(mt, 0, sizeof(*mt));
+  mt->mode = mode;
+  mt->uid = ctx->uid;
+  mt->gid = ctx->gid;
+  mt->has_mtime = true;
+  clock_gettime(CLOCK_REALTIME, &mt->mtime);
+}
+
+static void meta_attr(struct fsx_attr *a, enum fsx_kind kind,
+                      const struct fsx_wmeta *mt)
+{
+  memset(a, 0, sizeof(*a));
+  a->kind = kind;
+  a->mtime = mt->mtime;
+  a->as_of_ms = fsx_now_ms();
+  a->from_head = true;
+  a->has_mode = a->has_uid = a->has_gid = true;
+  a->mode = mt->mode;
+  a->uid = mt->uid;
+  a->gid = mt->gid;
+}
+
+/* A PUT carrying s3fs's metadata (directory markers, symlinks). */
+int fsx_put_with_meta(struct fsx_mount *m, const char *bucket,
+                      const char *key, const char *body,
+                      const struct fsx_wmeta *mt, char *etag)
+{
+  char v[4][32];
+  struct s3_kv kv[4];
+  struct s3_put_opts o = {.meta = kv};
+
+  o.n_meta = fsx_wmeta_kv(mt, kv, v);
+  return s3_put_object(m->s3, bucket, key, body, body ? strlen(body) : 0, &o,
+                       etag);
+}
+
+static char *key_in(struct fsx_mount *m, struct fsx_inode *dir,
+                    const char *name, bool is_dir)
+{
+  const char *dk = fsx_inode_key(m->tab, dir);
+  size_t l = strlen(dk) + strlen(name) + 2;
+  char *k = malloc(l);
+
+  if (k)
+    snprintf(k, l, "%s%s%s", dk, name, is_dir ? "/" : "");
+  return k;
+}
+
+/* The inode of an existing name in dir (an internal reference). */
+static int resolve(struct fsx_mount *m, struct fsx_inode *dir,
+                   const char *name, struct fsx_inode **out,
+                   struct fsx_attr *a)
+{
+  struct fsx_inode *in = fsx_inode_find(m->tab, dir->ino, name);
+  int rc;
+
+  if (!in) {
+    if ((rc = fsx_ns_lookup(m, dir, name, a)))
+      return rc;
+    in = fsx_inode_child(m->tab, dir, name, a, dir->bucket ? NULL : name,
+                         m->o.attr_ttl_ms, false);
+    if (!in)
+      return -ENOMEM;
+  }
+  fsx_attr_of(m, in, a);
+  *out = in;
+  return 0;
+}
+
+/* Does anything but the marker itself live below prefix? */
+static int dir_is_empty(struct fsx_mount *m, const char *bucket,
+                        const char *prefix)
+{
+  struct s3_list_params p = {.prefix = prefix, .delimiter = "/",
+                             .max_keys = 2};
+  struct s3_list_result r;
+  int rc = s3_list_objects(m->s3, bucket, &p, &r);
+
+  if (rc)
+    return rc;
+  if (r.n_prefixes || r.n_objects > 1 ||
+      (r.n_objects == 1 && strcmp(r.objects[0].key, prefix)))
+    rc = -ENOTEMPTY;
+  s3_list_result_cleanup(&r);
+  if (!rc && fsx_wb_pending_below(m, bucket, prefix))
+    rc = -ENOTEMPTY;
+  return rc;
+}
+
+static bool in_use(struct fsx_mount *m, struct fsx_inode *in)
+{
+  bool used;
+
+  fsx_table_lock(m->tab);
+  used = in->opens > 0;
+  fsx_table_unlock(m->tab);
+  return used;
+}
+
+/* Hand in a reference to wb, dropped when its last handle closes; false
+   if no handle is left (or one was handed already). */
+static bool keep_orphan(struct fsx_mount *m, struct fsx_inode *in,
+                        struct fsx_wb *wb)
+{
+  bool kept = false;
+
+  fsx_table_lock(m->tab);
+  if (in->opens && !in->orphan_wb) {
+    in->orphan_wb = wb;
+    kept = true;
+  }
+  fsx_table_unlock(m->tab);
+  return kept;
+}
+
+void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *dir = fsx_inode_get(m->tab, parent), *in = NULL;
+  struct fsx_wb *wb;
+  struct fsx_attr a;
+  int rc;
+
+  atomic_fetch_add(&m->st.unlinks, 1);
+  if (!dir) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  rc = m->o.ro ? -EROFS : resolve(m, dir, name, &in, &a);
+  if (!rc && a.kind == FSX_DIR)
+    rc = -EISDIR;
+  if (!rc && !in->bucket)
+    rc = -EPERM;
+  if (rc)
+    goto out;
+  wb = fsx_wb_get(m, in);
+  if (!wb && in_use(m, in)) { /* open for reading: keep its data here */
+    rc = fsx_open_for_write(m, in, &a, 0, &wb);
+    if (!rc && keep_orphan(m, in, wb))
+      fsx_wb_get(m, in); /* ours, besides the one handed over */
+  }
+  if (wb) { /* never uploaded again; open handles keep the data */
+    rc = rc ? rc : fsx_wb_unlink(m, wb);
+    fsx_wb_put(m, wb);
+  }
+  if (!rc)
+    rc = s3_delete_object(m->s3, in->bucket, fsx_inode_key(m->tab, in));
+  if (rc == -ENOENT && wb)
+    rc = 0; /* it had not been uploaded yet */
+  if (!rc) {
+    fsx_inode_detach(m->tab, in);
+    fsx_dir_snap_remove(m->tab, dir, name);
+  }
+out:
+  fsx_inode_put(m->tab, in);
+  fsx_inode_put(m->tab, dir);
+  fuse_reply_err(req, -rc);
+}
+
+void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *dir = fsx_inode_get(m->tab, parent), *in = NULL;
+  struct fsx_attr a;
+  const char *key;
+  int rc;
+
+  if (!dir) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  rc = m->o.ro ? -EROFS : resolve(m, dir, name, &in, &a);
+  if (!rc && a.kind != FSX_DIR)
+    rc = -ENOTDIR;
+  if (rc)
+    goto out;
+  if (!dir->bucket) { /* a bucket of an all-buckets mount */
+    rc = s3_delete_bucket(m->s3, name);
+    if (rc == -EEXIST || rc == -EBUSY)
+      rc = -ENOTEMPTY;
+  } else {
+    key = fsx_inode_key(m->tab, in);
+    rc = dir_is_empty(m, in->bucket, key);
+    if (!rc)
+      rc = s3_delete_object(m->s3, in->bucket, key);
+    if (rc == -ENOENT)
+      rc = 0; /* an implicit directory: its marker never existed */
+  }
+  if (!rc) {
+    fsx_inode_detach(m->tab, in);
+    fsx_dir_snap_remove(m->tab, dir, name);
+  }
+out:
+  fsx_inode_put(m->tab, in);
+  fsx_inode_put(m->tab, dir);
+  fuse_reply_err(req, -rc);
+}
+
+/* Create name in dir as kind: a marker, a symlink or a bucket. */
+static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
+                       enum fsx_kind kind, mode_t mode, const char *body)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *dir = fsx_inode_get(m->tab, parent), *in;
+  struct fuse_entry_param e;
+  char etag[S3_ETAG_MAX] = "", *key = NULL;
+  struct fsx_wmeta mt;
+  struct fsx_attr a;
+  int rc;
+
+  if (!dir) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  if (m->o.ro)
+    rc = -EROFS;
+  else if (strlen(name) > 255)
+    rc = -ENAMETOOLONG;
+  else if (parent == FSX_ROOT_INO && !strcmp(name, FSX_STATS_NAME))
+    rc = -EEXIST;
+  else if (!dir->bucket)
+    rc = kind == FSX_DIR ? s3_create_bucket(m->s3, name) : -EPERM;
+  else if (!(key = key_in(m, dir, name, kind == FSX_DIR)))
+    rc = -ENOMEM;
+  else {
+    now_meta(req, mode, &mt);
+    rc = fsx_put_with_meta(m, dir->bucket, key, body, &mt, etag);
+  }
+  free(key);
+  if (rc) {
+    fsx_inode_put(m->tab, dir);
+    fuse_reply_err(req, -rc);
+    return;
+  }
+  now_meta(req, mode, &mt);
+  meta_attr(&a, kind, &mt);
+  a.size = body ? strlen(body) : 0;
+  snprintf(a.etag, sizeof(a.etag), "%s", etag);
+  in = fsx_child_of(m, dir, name, &a);
+  fsx_inode_put(m->tab, dir);
+  if (!in) {
+    fuse_reply_err(req, ENOMEM);
+    return;
+  }
+  fsx_ns_note_entry(m, in);
+  fsx_entry_of(m, in, &e);
+  if (fuse_reply_entry(req, &e))
+    fsx_inode_forget(m->tab, in->ino, 1);
+}
+
+void fsx_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+                  mode_t mode)
+{
+  make_entry(req, parent, name, FSX_DIR, S_IFDIR | (mode & 07777), NULL);
+}
+
+void fsx_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+                    const char *name)
+{
+  make_entry(req, parent, name, FSX_SYMLINK, S_IFLNK | 0777, link);
+}
+
+/* ---- rename ---- */
+
+static int copy_object(struct fsx_mount *m, const char *bucket,
+                       const char *src, const char *dst, uint64_t size,
+                       char etag[S3_ETAG_MAX])
+{
+  atomic_fetch_add(&m->st.objects_copied, 1);
+  if (size > COPY_MAX_SINGLE)
+    return s3_copy_object_any(m->s3, bucket, src, bucket, dst, false, NULL,
+                              size, COPY_MAX_SINGLE, m->o.part_size < 64ull << 20
+                                                         ? 64ull << 20
+                                                         : m->o.part_size,
+                              etag);
+  return s3_copy_object(m->s3, bucket, src, bucket, dst, false, NULL, etag);
+}
+
+struct objlist {
+  char **keys;
+  uint64_t *sizes;
+  size_t n, cap;
+};
+
+static void objlist_free(struct objlist *l)
+{
+  for (size_t i = 0; i < l->n; i++)
+    free(l->keys[i]);
+  free(l->keys);
+  free(l->sizes);
+}
+
+/* Every object below prefix (no delimiter), at most max + 1 of them. */
+static int list_below(struct fsx_mount *m, const char *bucket,
+                      const char *prefix, size_t max, struct objlist *l)
+{
+  struct s3_list_params p = {.prefix = prefix};
+  char *token = NULL;
+  int rc;
+
+  memset(l, 0, sizeof(*l));
+  do {
+    struct s3_list_result r;
+    p.continuation = token;
+    rc = s3_list_objects(m->s3, bucket, &p, &r);
+    free(token);
+    token = NULL;
+    if (rc)
+      break;
+    for (size_t i = 0; !rc && i < r.n_objects && l->n <= max; i++) {
+      if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 64;
+        char **nk = realloc(l->keys, nc * sizeof(*nk));
+        uint64_t *ns = nk ? realloc(l->sizes, nc * sizeof(*ns)) : NULL;
+        if (nk)
+          l->keys = nk;
+        if (!ns) {
+          rc = -ENOMEM;
+          break;
+        }
+        l->sizes = ns;
+        l->cap = nc;
+      }
+      l->keys[l->n] = strdup(r.objects[i].key);
+      l->sizes[l->n] = (uint64_t)r.objects[i].size;
+      if (!l->keys[l->n])
+        rc = -ENOMEM;
+      else
+        l->n++;
+    }
+    if (!rc && r.truncated && r.next_token && l->n <= max &&
+        !(token = strdup(r.next_token)))
+      rc = -ENOMEM;
+    s3_list_result_cleanup(&r);
+  } while (!rc && token);
+  free(token);
+  return rc;
+}
+
+static int delete_keys(struct fsx_mount *m, const char *bucket,
+                       char *const *keys, size_t n)
+{
+  int rc = 0;
+
+  for (size_t i = 0; i < n && !rc; i += 1000) {
+    struct s3_delete_result r;
+    size_t k = n - i < 1000 ? n - i : 1000;
+    rc = s3_delete_objects(m->s3, bucket, (const char *const *)keys + i, k,
+                           &r);
+    if (!rc && r.n_errors) {
+      log_err("%s: %zu objects could not be deleted", bucket, r.n_errors);
+      rc = -EIO;
+    }
+    if (!rc || rc == -EIO)
+      s3_delete_result_cleanup(&r);
+  }
+  return rc;
+}
+
+static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
+                      const char *dstpfx)
+{
+  const char *srcpfx = fsx_inode_key(m->tab, src);
+  size_t sl = strlen(srcpfx);
+  struct objlist l;
+  char etag[S3_ETAG_MAX];
+  int rc;
+
+  if (!strncmp(dstpfx, srcpfx, sl))
+    return -EINVAL; /* into itself */
+  if ((rc = fsx_wb_commit_below(m, src->bucket, srcpfx)))
+    return rc;
+  rc = list_below(m, src->bucket, srcpfx, m->o.rename_dir_max, &l);
+  if (!rc && l.n > m->o.rename_dir_max) {
+    log_err("rename of %s: more than write.rename_dir_max (%u) objects to "
+            "copy; refused with EXDEV (mv copies by itself then)",
+            srcpfx, m->o.rename_dir_max);
+    rc = -EXDEV;
+  }
+  for (size_t i = 0; !rc && i < l.n; i++) {
+    size_t dl = strlen(dstpfx), rl = strlen(l.keys[i] + sl);
+    char *dst = malloc(dl + rl + 1);
+    if (!dst) {
+      rc = -ENOMEM;
+      break;
+    }
+    memcpy(dst, dstpfx, dl);
+    memcpy(dst + dl, l.keys[i] + sl, rl + 1);
+    rc = copy_object(m, src->bucket, l.keys[i], dst, l.sizes[i], etag);
+    free(dst);
+  }
+  if (!rc)
+    rc = delete_keys(m, src->bucket, l.keys, l.n);
+  objlist_free(&l);
+  return rc;
+}
+
+static int rename_file(struct fsx_mount *m, struct fsx_inode *src,
+                       const struct fsx_attr *a, const char *dstkey,
+                       char etag[S3_ETAG_MAX])
+{
+  struct fsx_wb *wb = fsx_wb_get(m, src);
+  const char *srckey = fsx_inode_key(m->tab, src);
+  int rc = 0;
+
+  if (wb) /* what is written so far goes first, to the old name */
+    rc = fsx_wb_commit(m, wb);
+  if (!rc)
+    rc = copy_object(m, src->bucket, srckey, dstkey, a->size, etag);
+  if (!rc)
+    rc = s3_delete_object(m->s3, src->bucket, srckey);
+  if (!rc && wb)
+    fsx_wb_renamed(wb, etag);
+  fsx_wb_put(m, wb);
+  return rc;
+}
+
+void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+                   fuse_ino_t newparent, const char *newname,
+                   unsigned int flags)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *dir = fsx_inode_get(m->tab, parent);
+  struct fsx_inode *ndir = fsx_inode_get(m->tab, newparent);
+  struct fsx_inode *src = NULL, *dst = NULL;
+  struct fsx_attr sa, da;
+  char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
+  bool dst_exists;
+  int rc;
+
+  atomic_fetch_add(&m->st.renames, 1);
+  if (!dir || !ndir) {
+    rc = -ENOENT;
+    goto out;
+  }
+  if (m->o.ro) {
+    rc = -EROFS;
+    goto out;
+  }
+  if (flags & ~(unsigned)RENAME_NOREPLACE) {
+    rc = -EINVAL; /* RENAME_EXCHANGE, RENAME_WHITEOUT */
+    goto out;
+  }
+  if ((rc = resolve(m, dir, name, &src, &sa)))
+    goto out;
+  if (!src->bucket || !ndir->bucket || strcmp(src->bucket, ndir->bucket) ||
+      (newparent == FSX_ROOT_INO && !strcmp(newname, FSX_STATS_NAME))) {
+    rc = -EXDEV; /* between buckets: mv copies */
+    goto out;
+  }
+  rc = resolve(m, ndir, newname, &dst, &da);
+  if (rc && rc != -ENOENT)
+    goto out;
+  dst_exists = rc == 0;
+  rc = 0;
+  if (dst_exists && (flags & RENAME_NOREPLACE))
+    rc = -EEXIST;
+  else if (dst_exists && sa.kind == FSX_DIR && da.kind != FSX_DIR)
+    rc = -ENOTDIR;
+  else if (dst_exists && sa.kind != FSX_DIR && da.kind == FSX_DIR)
+    rc = -EISDIR;
+  else if (dst_exists && da.kind == FSX_DIR)
+    rc = dir_is_empty(m, dst->bucket, fsx_inode_key(m->tab, dst));
+  if (rc || (dst_exists && dst == src))
+    goto out;
+  dstkey = key_in(m, ndir, newname, sa.kind == FSX_DIR);
+  if (!dstkey) {
+    rc = -ENOMEM;
+    goto out;
+  }
+  if (dst_exists && da.kind != FSX_DIR) {
+    struct fsx_wb *dwb = fsx_wb_get(m, dst);
+    if (dwb) { /* being written: replaced, its data must not come back */
+      rc = fsx_wb_unlink(m, dwb);
+      fsx_wb_put(m, dwb);
+    }
+  }
+  if (!rc && sa.kind == FSX_DIR) {
+    rc = rename_dir(m, src, dstkey);
+    if (!rc && dst_exists) /* the empty directory replaced: its marker */
+      s3_delete_object(m->s3, dst->bucket, fsx_inode_key(m->tab, dst));
+  } else if (!rc) {
+    rc = rename_file(m, src, &sa, dstkey, etag);
+  }
+  if (!rc)
+    rc = fsx_inode_move(m->tab, src, ndir, newname);
+  if (!rc && sa.kind != FSX_DIR && etag[0]) {
+    sa.as_of_ms = fsx_now_ms();
+    snprintf(sa.etag, sizeof(sa.etag), "%s", etag);
+    fsx_inode_set_attr(m->tab, src, &sa, false, m->o.attr_ttl_ms);
+  }
+  if (!rc) {
+    fsx_dir_snap_remove(m->tab, dir, name);
+    fsx_ns_note_entry(m, src);
+  }
+out:
+  free(dstkey);
+  fsx_inode_put(m->tab, src);
+  fsx_inode_put(m->tab, dst);
+  fsx_inode_put(m->tab, dir);
+  fsx_inode_put(m->tab, ndir);
+  fuse_reply_err(req, -rc);
+}

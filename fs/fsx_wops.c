@@ -1,0 +1,314 @@
+/*
+ * fsx_wops: the FUSE operations that change things: create and write
+ * (through fsx_wb), flush/fsync (the upload), setattr, unlink, mkdir,
+ * rmdir, symlink and rename. Each runs on a FUSE worker thread and waits
+ * for its S3 requests.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/slog.h"
+#include "fs/fsx_ops_i.h"
+#include "fs/fsx_read.h"
+#include "fs/fsx_wb.h"
+
+#define M fsx_req_mount
+
+static void now_attr(struct fsx_attr *a, enum fsx_kind kind)
+{
+  memset(a, 0, sizeof(*a));
+  a->kind = kind;
+  clock_gettime(CLOCK_REALTIME, &a->mtime);
+  a->as_of_ms = fsx_now_ms();
+  a->from_head = true;
+}
+
+/* Metadata for something the caller creates with mode. */
+static void new_meta(fuse_req_t req, mode_t type, mode_t mode,
+                     struct fsx_wmeta *mt)
+{
+  const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+  memset(mt, 0, sizeof(*mt));
+  mt->mode = type | (mode & 07777);
+  mt->uid = ctx->uid;
+  mt->gid = ctx->gid;
+}
+
+/* The metadata a file shows now (its stat), to be stored. */
+static void shown_meta(struct fsx_mount *m, uint64_t ino,
+                       const struct fsx_attr *a, struct fsx_wmeta *mt)
+{
+  struct stat st;
+
+  fsx_ns_stat(m, ino, a, &st);
+  memset(mt, 0, sizeof(*mt));
+  mt->mode = st.st_mode;
+  mt->uid = st.st_uid;
+  mt->gid = st.st_gid;
+}
+
+static void attr_meta(struct fsx_attr *a, const struct fsx_wmeta *mt)
+{
+  a->has_mode = a->has_uid = a->has_gid = true;
+  a->mode = mt->mode;
+  a->uid = mt->uid;
+  a->gid = mt->gid;
+  if (mt->has_mtime)
+    a->mtime = mt->mtime;
+}
+
+int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
+                       const struct fsx_attr *a, int flags, struct fsx_wb **wb)
+{
+  struct fsx_wmeta mt;
+
+  if (a->kind != FSX_FILE)
+    return a->kind == FSX_DIR ? -EISDIR : -EACCES;
+  shown_meta(m, in->ino, a, &mt);
+  return fsx_wb_open(m, in, a, (flags & O_TRUNC) != 0, &mt, wb);
+}
+
+/* A directory the caller may create entries in: the bucket's, not the
+   all-buckets root, and name a name S3 and FUSE can both hold. */
+static int check_new_name(struct fsx_mount *m, struct fsx_inode *dir,
+                          const char *name)
+{
+  if (m->o.ro)
+    return -EROFS;
+  if (strlen(name) > 255)
+    return -ENAMETOOLONG;
+  if (dir->ino == FSX_ROOT_INO && !strcmp(name, FSX_STATS_NAME))
+    return -EEXIST;
+  if (!dir->bucket)
+    return -EPERM; /* the root of an all-buckets mount holds buckets */
+  return 0;
+}
+
+void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+                   mode_t mode, struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *dir = fsx_inode_get(m->tab, parent), *in = NULL;
+  struct fuse_entry_param e;
+  struct fsx_wb *wb = NULL;
+  struct fsx_fh *fh = NULL;
+  struct fsx_wmeta mt;
+  struct fsx_attr a;
+  int rc;
+
+  atomic_fetch_add(&m->st.creates, 1);
+  if (!dir) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  if ((rc = check_new_name(m, dir, name)))
+    goto out;
+  /* the kernel asks only after a negative lookup, which may be up to
+     cache.negative_ttl old (with O_EXCL it has just looked again): unless
+     the file is emptied anyway, make sure nothing is there now */
+  if (!(fi->flags & (O_TRUNC | O_EXCL))) {
+    rc = fsx_ns_lookup(m, dir, name, &a);
+    if (!rc && a.kind != FSX_FILE)
+      rc = a.kind == FSX_DIR ? -EISDIR : -EEXIST;
+    if (rc && rc != -ENOENT)
+      goto out;
+    if (!rc) { /* it exists: open it as it is */
+      in = fsx_child_of(m, dir, name, &a);
+      rc = in ? fsx_ns_head(m, in, &a) : -ENOMEM;
+      if (!rc)
+        rc = fsx_open_for_write(m, in, &a, fi->flags, &wb);
+      goto made;
+    }
+  }
+  now_attr(&a, FSX_FILE);
+  new_meta(req, S_IFREG, mode, &mt);
+  attr_meta(&a, &mt);
+  in = fsx_child_of(m, dir, name, &a);
+  rc = in ? fsx_wb_open(m, in, NULL, true, &mt, &wb) : -ENOMEM;
+made:
+  if (!rc && !(fh = fsx_fh_create(m, in, &a)))
+    rc = -ENOMEM;
+  if (rc) {
+    fsx_wb_put(m, wb);
+    if (in)
+      fsx_inode_forget(m->tab, in->ino, 1);
+    goto out;
+  }
+  fh->wb = wb;
+  fh->writer = true;
+  fh->append = (fi->flags & O_APPEND) != 0;
+  fi->fh = (uintptr_t)fh;
+  fsx_entry_of(m, in, &e);
+  if (fuse_reply_create(req, &e, fi)) {
+    fsx_inode_forget(m->tab, in->ino, 1);
+    fsx_fh_destroy(m, fh);
+  }
+  fsx_inode_put(m->tab, dir);
+  return;
+out:
+  fsx_inode_put(m->tab, dir);
+  fuse_reply_err(req, -rc);
+}
+
+void fsx_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+                  size_t size, off_t off, struct fuse_file_info *fi)
+{
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+  ssize_t n;
+
+  if (!fh->writer) {
+    fuse_reply_err(req, EBADF);
+    return;
+  }
+  n = fsx_wb_write(M(req), fh->wb, (uint64_t)off, buf, size, fh->append);
+  if (n < 0) {
+    atomic_fetch_add(&M(req)->st.errors, 1);
+    fuse_reply_err(req, (int)-n);
+  } else {
+    fuse_reply_write(req, (size_t)n);
+  }
+}
+
+void fsx_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+
+  fuse_reply_err(req, fh->writer ? -fsx_wb_commit(M(req), fh->wb) : 0);
+}
+
+void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+                  struct fuse_file_info *fi)
+{
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+
+  (void)datasync; /* the object and its metadata go up together */
+  fuse_reply_err(req, fh->wb ? -fsx_wb_commit(M(req), fh->wb) : 0);
+}
+
+/* chmod/chown/utimens of something with no write-back state. */
+static int set_meta_object(struct fsx_mount *m, struct fsx_inode *in,
+                           struct fsx_attr *a, const struct fsx_wmeta *mt)
+{
+  const char *key = fsx_inode_key(m->tab, in);
+  char etag[S3_ETAG_MAX];
+  int rc;
+
+  if (!in->bucket || !key[0])
+    return 0; /* a bucket or the mount's root: nothing to store it in */
+  if (a->kind == FSX_DIR) {
+    /* the marker keeps it (created for an implicit directory) */
+    rc = fsx_put_with_meta(m, in->bucket, key, NULL, mt, etag);
+  } else {
+    char v[4][32];
+    struct s3_kv kv[4];
+    struct s3_put_opts o = {.meta = kv};
+    o.n_meta = fsx_wmeta_kv(mt, kv, v);
+    rc = s3_copy_object(m->s3, in->bucket, key, in->bucket, key, true, &o,
+                        etag);
+  }
+  if (rc)
+    return rc;
+  attr_meta(a, mt);
+  a->as_of_ms = fsx_now_ms();
+  a->from_head = true;
+  if (a->kind != FSX_DIR)
+    snprintf(a->etag, sizeof(a->etag), "%s", etag);
+  fsx_inode_set_attr(m->tab, in, a, true, m->o.attr_ttl_ms);
+  return 0;
+}
+
+static int setattr_size(struct fsx_mount *m, struct fsx_inode *in,
+                        struct fsx_fh *fh, uint64_t size)
+{
+  struct fsx_wb *wb = fh && fh->wb ? fh->wb : fsx_wb_get(m, in);
+  bool mine = !(fh && fh->wb), made = false;
+  struct fsx_attr a;
+  int rc = 0;
+
+  if (!wb) { /* truncate(2) of a file nobody here writes */
+    rc = fsx_ns_head(m, in, &a);
+    if (!rc)
+      rc = fsx_open_for_write(m, in, &a, size ? 0 : O_TRUNC, &wb);
+    made = true;
+  }
+  if (!rc)
+    rc = fsx_wb_truncate(m, wb, size);
+  if (!rc && made) /* no close() will come: upload now */
+    rc = fsx_wb_commit(m, wb);
+  if (mine && wb)
+    fsx_wb_put(m, wb);
+  return rc;
+}
+
+void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+                    int to_set, struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_fh *fh = fi ? (struct fsx_fh *)(uintptr_t)fi->fh : NULL;
+  struct fsx_inode *in;
+  struct fsx_wb *wb;
+  struct fsx_attr a;
+  struct stat st;
+  int rc = 0;
+
+  atomic_fetch_add(&m->st.setattrs, 1);
+  if (ino == FSX_STATS_INO) {
+    fuse_reply_err(req, EPERM);
+    return;
+  }
+  if (m->o.ro) {
+    fuse_reply_err(req, EROFS);
+    return;
+  }
+  in = fsx_inode_get(m->tab, ino);
+  if (!in) {
+    fuse_reply_err(req, ENOENT);
+    return;
+  }
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    fsx_attr_of(m, in, &a);
+    rc = a.kind == FSX_DIR ? -EISDIR
+                           : setattr_size(m, in, fh, (uint64_t)attr->st_size);
+  }
+  if (!rc && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+                        FUSE_SET_ATTR_GID | FUSE_SET_ATTR_MTIME |
+                        FUSE_SET_ATTR_MTIME_NOW))) {
+    struct fsx_wmeta mt;
+    fsx_attr_of(m, in, &a);
+    shown_meta(m, ino, &a, &mt);
+    if (to_set & FUSE_SET_ATTR_MODE)
+      mt.mode = (mt.mode & S_IFMT) | (attr->st_mode & 07777);
+    if (to_set & FUSE_SET_ATTR_UID)
+      mt.uid = attr->st_uid;
+    if (to_set & FUSE_SET_ATTR_GID)
+      mt.gid = attr->st_gid;
+    mt.has_mtime = true;
+    mt.mtime = a.mtime;
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+      clock_gettime(CLOCK_REALTIME, &mt.mtime);
+    else if (to_set & FUSE_SET_ATTR_MTIME)
+      mt.mtime = attr->st_mtim;
+    wb = fsx_wb_get(m, in);
+    if (wb) {
+      /* bytes already on the server: store the metadata now, else
+         with them at close */
+      if (!fsx_wb_set_meta(m, wb, &mt))
+        rc = fsx_wb_commit(m, wb);
+      fsx_wb_put(m, wb);
+    } else {
+      rc = set_meta_object(m, in, &a, &mt);
+    }
+  }
+  if (rc) {
+    fuse_reply_err(req, -rc);
+  } else {
+    fsx_attr_of(m, in, &a);
+    fsx_ns_stat(m, ino, &a, &st);
+    fuse_reply_attr(req, &st, fsx_secs(m->o.attr_ttl_ms));
+  }
+  fsx_inode_put(m->tab, in);
+}
