@@ -217,7 +217,15 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
     rc = -fsx_ns_load_dir(m, in, &s);
     if (rc)
       goto out;
-    fsx_dir_set_snap(m->tab, in, s, m->o.dir_ttl_ms); /* s: ours too */
+    fsx_dir_set_snap(m->tab, in, s, m->o.dir_ttl_ms);
+    fsx_dirsnap_put(m->tab, s);
+    /* files created here and not uploaded yet are listed too */
+    fsx_wb_list_pending(m, in);
+    s = fsx_dir_get_snap(m->tab, in, false);
+    if (!s) {
+      rc = ENOMEM;
+      goto out;
+    }
   }
   dh->snap = s;
   dh->ino = ino;
@@ -495,7 +503,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     fsx_wb_put(m, wb);
     return;
   }
-  fsx_fh_hold(fh);
+  fh = fsx_fh_latest(m, fh); /* held: the reply below uses it */
   rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
   if (rc) {
     atomic_fetch_add(&m->st.errors, 1);
@@ -517,8 +525,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
 
   /* written after the last flush (a shared mapping's pages): upload now;
-     if that fails the file stays dirty and is retried in the background */
-  if (fh->writer && fsx_wb_dirty(fh->wb))
+     if that fails the file stays dirty and is retried in the background
+     (as is one whose flush failed: that was reported to close()) */
+  if (fh->writer && fsx_wb_unflushed(fh->wb))
     fsx_wb_commit(M(req), fh->wb);
   fsx_fh_destroy(M(req), fh);
   fuse_reply_err(req, 0);

@@ -53,6 +53,8 @@ static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
   }
   fsx_wb_put(m, orphan);
   fsx_wb_put(m, fh->wb);
+  if (fh->succ)
+    fh_unref(m, fh->succ);
   fsx_inode_put(m->tab, fh->in);
   pthread_mutex_destroy(&fh->lock);
   free(fh->special);
@@ -97,6 +99,29 @@ void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh)
 void fsx_fh_hold(struct fsx_fh *fh)
 {
   atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
+}
+
+struct fsx_fh *fsx_fh_latest(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  struct fsx_fh *cur = fh, *next;
+  struct fsx_attr a;
+
+  if (!fh->in)
+    goto out;
+  fsx_table_lock(m->tab);
+  a = fh->in->attr;
+  fsx_table_unlock(m->tab);
+  if (a.kind != FSX_FILE || !a.etag[0])
+    goto out;
+  pthread_mutex_lock(&fh->lock);
+  while (cur->succ) /* successors are only ever added at the end */
+    cur = cur->succ;
+  if (cur->gen != fsx_etag_gen(a.etag) && (next = fsx_fh_create(m, fh->in, &a)))
+    cur = cur->succ = next;
+  pthread_mutex_unlock(&fh->lock);
+out:
+  fsx_fh_hold(cur);
+  return cur;
 }
 
 static size_t chunk_len(const struct fsx_fh *fh, size_t cs, uint64_t idx)

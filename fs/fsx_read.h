@@ -35,6 +35,8 @@ struct fsx_fh {
   uint64_t window;            /* lock: readahead window, 0 = random */
   uint64_t ra_end;            /* lock: readahead issued up to here */
   _Atomic unsigned inflight;  /* fetches in flight for this file */
+  struct fsx_fh *succ;        /* lock: the handle reads go to since this
+                                 mount changed the object (a reference) */
   struct fsx_wb *wb;          /* write-back state (a reference), or NULL:
                                  reads and writes go through it */
   bool writer;                /* opened for writing: close uploads */
@@ -54,6 +56,14 @@ void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh);
  * thread still holds pointers into fh (the stats file's text).
  */
 void fsx_fh_hold(struct fsx_fh *fh);
+
+/*
+ * The handle to read through (held; drop with fsx_fh_destroy): fh, or,
+ * once the object changed under it (this mount wrote a new one, or a
+ * lookup saw one), a successor opened on the object as it is now, so a
+ * reader never gets -ESTALE for what the same mount wrote.
+ */
+struct fsx_fh *fsx_fh_latest(struct fsx_mount *m, struct fsx_fh *fh);
 
 /*
  * The readahead policy (exposed for its unit test): is a read of [off,

@@ -92,6 +92,8 @@ static void wb_free(struct fsx_mount *m, struct fsx_wb *wb)
   free(wb->present);
   free(wb->parts);
   free(wb->upload_id);
+  pthread_cond_destroy(&wb->pcond);
+  pthread_mutex_destroy(&wb->plock);
   pthread_cond_destroy(&wb->cond);
   pthread_mutex_destroy(&wb->lock);
   fsx_inode_put(m->tab, wb->in);
@@ -183,6 +185,8 @@ static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
   }
   pthread_mutex_init(&wb->lock, NULL);
   pthread_cond_init(&wb->cond, NULL);
+  pthread_mutex_init(&wb->plock, NULL);
+  pthread_cond_init(&wb->pcond, NULL);
   *rc = 0;
   return wb;
 
@@ -361,26 +365,61 @@ static int fetch_edges(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
 int fsx_wb_grow_parts(struct fsx_wb *wb, unsigned n)
 {
   struct fsx_part *p;
+  int rc = 0;
 
+  pthread_mutex_lock(&wb->plock);
   if (n <= wb->nparts)
-    return 0;
+    goto out;
   if (n < wb->nparts * 2)
     n = wb->nparts * 2;
   if (n > FSX_WB_MAX_PARTS)
     n = FSX_WB_MAX_PARTS;
   p = realloc(wb->parts, n * sizeof(*p));
-  if (!p)
-    return -ENOMEM;
+  if (!p) {
+    rc = -ENOMEM;
+    goto out;
+  }
   memset(p + wb->nparts, 0, (n - wb->nparts) * sizeof(*p));
   wb->parts = p;
   wb->nparts = n;
-  return 0;
+out:
+  pthread_mutex_unlock(&wb->plock);
+  return rc;
 }
 
 void fsx_wb_wait_sent(struct fsx_wb *wb)
 {
+  pthread_mutex_lock(&wb->plock);
   while (wb->sending)
-    pthread_cond_wait(&wb->cond, &wb->lock);
+    pthread_cond_wait(&wb->pcond, &wb->plock);
+  pthread_mutex_unlock(&wb->plock);
+}
+
+struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k)
+{
+  struct fsx_part p = {0};
+
+  pthread_mutex_lock(&wb->plock);
+  if (k < wb->nparts)
+    p = wb->parts[k];
+  pthread_mutex_unlock(&wb->plock);
+  return p;
+}
+
+void fsx_wb_set_part(struct fsx_wb *wb, unsigned k, const struct fsx_part *p)
+{
+  pthread_mutex_lock(&wb->plock);
+  wb->parts[k] = *p;
+  pthread_mutex_unlock(&wb->plock);
+}
+
+void fsx_wb_reset_parts(struct fsx_wb *wb)
+{
+  pthread_mutex_lock(&wb->plock);
+  for (unsigned k = 0; k < wb->nparts; k++)
+    wb->parts[k] = (struct fsx_part){0};
+  wb->part_err = 0;
+  pthread_mutex_unlock(&wb->plock);
 }
 
 struct part_ctx {
@@ -406,7 +445,7 @@ static void part_done(struct s3_req *r, void *arg)
   m->wb_mem -= pc->len;
   pthread_cond_broadcast(&m->wb_cond);
   pthread_mutex_unlock(&m->wb_lock);
-  pthread_mutex_lock(&wb->lock);
+  pthread_mutex_lock(&wb->plock);
   p = &wb->parts[pc->k];
   if (rc) {
     p->state = PART_FAILED;
@@ -419,8 +458,8 @@ static void part_done(struct s3_req *r, void *arg)
     atomic_fetch_add(&m->st.parts_sent, 1);
   }
   wb->sending--;
-  pthread_cond_broadcast(&wb->cond);
-  pthread_mutex_unlock(&wb->lock);
+  pthread_cond_broadcast(&wb->pcond);
+  pthread_mutex_unlock(&wb->plock);
   s3_req_destroy(r);
   free(pc);
   fsx_wb_put(m, wb);
@@ -440,8 +479,10 @@ int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
   fsx_wb_part_span(wb->psize, k, &s, &l);
   if (s + l > wb->size)
     l = wb->size - s;
+  pthread_mutex_lock(&wb->plock);
   while (wb->sending >= m->o.max_parts_inflight)
-    pthread_cond_wait(&wb->cond, &wb->lock);
+    pthread_cond_wait(&wb->pcond, &wb->plock);
+  pthread_mutex_unlock(&wb->plock);
   pthread_mutex_lock(&m->wb_lock);
   while (m->wb_mem && m->wb_mem + l > m->o.max_memory)
     pthread_cond_wait(&m->wb_cond, &m->wb_lock);
@@ -465,10 +506,12 @@ int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
                          wb->upload_id, (int)k + 1, pc->map, (size_t)l);
   if (!r)
     goto unmap;
+  pthread_mutex_lock(&wb->plock);
   wb->parts[k].state = PART_SENDING;
   wb->parts[k].stale = false;
   wb->parts[k].len = l;
   wb->sending++;
+  pthread_mutex_unlock(&wb->plock);
   fsx_table_lock(m->tab); /* the upload's reference */
   wb->refs++;
   fsx_table_unlock(m->tab);
@@ -494,11 +537,13 @@ static void mark_stale(struct fsx_wb *wb, uint64_t off, uint64_t len)
   uint64_t s, l;
   unsigned k = fsx_wb_part_of(wb->psize, off, &s, &l);
 
+  pthread_mutex_lock(&wb->plock);
   for (; k < wb->nparts && s < off + len; k++) {
     if (wb->parts[k].state != PART_NONE)
       wb->parts[k].stale = true;
     fsx_wb_part_span(wb->psize, k + 1, &s, &l);
   }
+  pthread_mutex_unlock(&wb->plock);
 }
 
 /* A sequential writer of a file with no base has passed whole parts: send
@@ -518,7 +563,7 @@ static int send_eager(struct fsx_mount *m, struct fsx_wb *wb)
       return rc;
     if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
       return rc;
-    if (wb->parts[wb->eager_next].state == PART_NONE &&
+    if (fsx_wb_part(wb, wb->eager_next).state == PART_NONE &&
         (rc = fsx_wb_send_part(m, wb, wb->eager_next)))
       return rc;
     wb->eager_next++;
@@ -682,6 +727,16 @@ bool fsx_wb_dirty(struct fsx_wb *wb)
   d = wb->data_dirty || wb->meta_dirty;
   pthread_mutex_unlock(&wb->lock);
   return d;
+}
+
+bool fsx_wb_unflushed(struct fsx_wb *wb)
+{
+  bool u;
+
+  pthread_mutex_lock(&wb->lock);
+  u = (wb->data_dirty || wb->meta_dirty) && !wb->failed;
+  pthread_mutex_unlock(&wb->lock);
+  return u;
 }
 
 void fsx_wb_renamed(struct fsx_wb *wb, const char *new_etag)

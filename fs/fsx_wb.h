@@ -103,6 +103,8 @@ bool fsx_wb_set_meta(struct fsx_mount *m, struct fsx_wb *wb,
  */
 int fsx_wb_commit(struct fsx_mount *m, struct fsx_wb *wb);
 bool fsx_wb_dirty(struct fsx_wb *wb);
+/* Dirty with no failed upload yet: written after the last flush. */
+bool fsx_wb_unflushed(struct fsx_wb *wb);
 
 /* The file's attributes now (size, mtime, mode...) over in's. */
 void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a);
@@ -124,6 +126,8 @@ void fsx_wb_stop(struct fsx_mount *m);
    (before a directory rename). 0 or the first error. */
 int fsx_wb_commit_below(struct fsx_mount *m, const char *bucket,
                         const char *prefix);
+/* Put the files of dir not uploaded yet into its listing snapshot. */
+void fsx_wb_list_pending(struct fsx_mount *m, struct fsx_inode *dir);
 /* Is a file below prefix still waiting for its first upload (rmdir)? */
 bool fsx_wb_pending_below(struct fsx_mount *m, const char *bucket,
                           const char *prefix);

@@ -71,9 +71,7 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   if (rc)
     return rc;
   wb->sent_meta = wb->meta;
-  for (unsigned k = 0; k < wb->nparts; k++)
-    wb->parts[k] = (struct fsx_part){0};
-  wb->part_err = 0;
+  fsx_wb_reset_parts(wb);
   id = fsx_stage_note_upload(m->stage, wb->in->bucket, key, wb->upload_id);
   if (id < 0)
     log_warn("%s: could not record upload %s in cache.dir (%s): a crash "
@@ -102,8 +100,7 @@ static void end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
   free(wb->upload_id);
   wb->upload_id = NULL;
   wb->journal_id = 0;
-  for (unsigned k = 0; k < wb->nparts; k++)
-    wb->parts[k] = (struct fsx_part){0};
+  fsx_wb_reset_parts(wb);
   wb->eager_next = 0;
 }
 
@@ -154,31 +151,44 @@ static int put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
                          const char *key, char etag[S3_ETAG_MAX])
 {
   struct s3_part_etag *pe = NULL;
+  bool past = false;
   uint64_t s, l;
   unsigned n;
   int rc;
 
+  n = fsx_wb_part_of(wb->psize, wb->size - 1, &s, &l) + 1;
+  /* parts sent past the end (the file was cut since): some servers (RGW)
+     refuse to complete an upload without all of its parts, so start over */
+  fsx_wb_wait_sent(wb);
+  pthread_mutex_lock(&wb->plock);
+  for (unsigned k = n; k < wb->nparts && !past; k++)
+    past = wb->parts[k].state != PART_NONE;
+  pthread_mutex_unlock(&wb->plock);
+  if (past)
+    end_upload(m, wb, true);
   if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
     return rc;
-  n = fsx_wb_part_of(wb->psize, wb->size - 1, &s, &l) + 1;
   if ((rc = fsx_wb_grow_parts(wb, n)))
     return rc;
+  pthread_mutex_lock(&wb->plock);
   wb->part_err = 0;
+  pthread_mutex_unlock(&wb->plock);
   for (unsigned k = 0; k < n && !rc; k++) {
-    struct fsx_part *p = &wb->parts[k];
+    struct fsx_part p = fsx_wb_part(wb, k);
     fsx_wb_part_span(wb->psize, k, &s, &l);
     if (s + l > wb->size)
       l = wb->size - s;
-    if (p->state == PART_DONE && !p->stale && p->len == l)
+    if (p.state == PART_DONE && !p.stale && p.len == l)
       continue;
     if (copyable(wb, s, l)) {
       rc = s3_upload_part_copy(m->s3, wb->in->bucket, key, wb->upload_id,
                                (int)k + 1, wb->in->bucket, key, s, l,
-                               p->etag);
+                               p.etag);
       if (!rc) {
-        p->state = PART_DONE;
-        p->stale = false;
-        p->len = l;
+        p.state = PART_DONE;
+        p.stale = false;
+        p.len = l;
+        fsx_wb_set_part(wb, k, &p);
         atomic_fetch_add(&m->st.parts_copied, 1);
       }
     } else if (!(rc = fsx_wb_fetch(m, wb, s, s + l))) {
@@ -186,6 +196,7 @@ static int put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
     }
   }
   fsx_wb_wait_sent(wb);
+  pthread_mutex_lock(&wb->plock);
   if (!rc)
     rc = wb->part_err;
   pe = rc ? NULL : calloc(n, sizeof(*pe));
@@ -195,8 +206,9 @@ static int put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
     if (wb->parts[k].state != PART_DONE || wb->parts[k].stale)
       rc = -EIO;
     pe[k].part_number = (int)k + 1;
-    pe[k].etag = wb->parts[k].etag;
+    pe[k].etag = wb->parts[k].etag; /* stable: nothing is on the wire */
   }
+  pthread_mutex_unlock(&wb->plock);
   if (!rc)
     rc = s3_complete_multipart(m->s3, wb->in->bucket, key, wb->upload_id, pe,
                                n, etag);
@@ -205,6 +217,8 @@ static int put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
     end_upload(m, wb, false);
   else if (rc == -ENOENT) /* the upload is gone (NoSuchUpload) */
     end_upload(m, wb, false);
+  else if (rc == -EINVAL) /* refused as it is (InvalidPart...): anew */
+    end_upload(m, wb, true);
   return rc;
 }
 
@@ -437,6 +451,34 @@ bool fsx_wb_pending_below(struct fsx_mount *m, const char *bucket,
   }
   free(v);
   return any;
+}
+
+static bool want_child(struct fsx_wb *wb, const void *arg)
+{
+  const struct fsx_inode *dir = arg;
+  bool child;
+
+  fsx_table_lock(wb->m->tab);
+  child = wb->in->parent == dir->ino && wb->in->name;
+  fsx_table_unlock(wb->m->tab);
+  return child;
+}
+
+void fsx_wb_list_pending(struct fsx_mount *m, struct fsx_inode *dir)
+{
+  struct fsx_wb **v;
+  size_t n = collect(m, &v, want_child, dir);
+
+  for (size_t i = 0; i < n; i++) {
+    bool pending;
+    pthread_mutex_lock(&v[i]->lock);
+    pending = !v[i]->on_server && !v[i]->unlinked;
+    pthread_mutex_unlock(&v[i]->lock);
+    if (pending)
+      fsx_ns_note_entry(m, v[i]->in);
+    fsx_wb_put(m, v[i]);
+  }
+  free(v);
 }
 
 static void *retry_main(void *arg)

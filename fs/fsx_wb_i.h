@@ -25,7 +25,13 @@ struct fsx_wb {
   char path[4096];
 
   pthread_mutex_t lock;
-  pthread_cond_t cond;        /* a part finished; a commit ended */
+  pthread_cond_t cond;        /* a commit ended */
+  /* plock: the parts, which upload callbacks on the S3 engine thread
+     update. Never held across a wait for S3; taken after lock, alone by
+     the callbacks (which must never wait for lock: it is held across
+     synchronous requests that need the engine thread). */
+  pthread_mutex_t plock;
+  pthread_cond_t pcond;       /* plock: a part finished */
   uint64_t size;              /* lock: the file's size */
   uint64_t base_len;          /* lock: [0, base_len) of the base object may
                                  still be fetched where not present */
@@ -40,11 +46,11 @@ struct fsx_wb {
   bool on_server;             /* lock: an object exists (base or ours) */
   uint64_t psize;             /* part size, a multiple of FSX_WB_BLOCK */
   uint64_t seq_end;           /* lock: where a sequential writer goes next */
-  struct fsx_part *parts;     /* lock */
-  unsigned nparts;            /* lock: allocated entries */
-  unsigned sending;           /* lock: parts on the wire */
+  struct fsx_part *parts;     /* plock */
+  unsigned nparts;            /* plock: allocated entries */
+  unsigned sending;           /* plock: parts on the wire */
+  int part_err;               /* plock: first failed part's error */
   unsigned eager_next;        /* lock: first part not yet sent eagerly */
-  int part_err;               /* lock: first failed part's error */
   char *upload_id;            /* lock */
   long journal_id;            /* lock */
   struct fsx_wmeta meta;      /* lock: what the object should carry */
@@ -59,6 +65,11 @@ int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
 int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
 int fsx_wb_grow_parts(struct fsx_wb *wb, unsigned n); /* lock held */
 void fsx_wb_wait_sent(struct fsx_wb *wb);           /* lock held */
+/* Part k as it is now (a copy), and setting it (lock held). */
+struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k);
+void fsx_wb_set_part(struct fsx_wb *wb, unsigned k, const struct fsx_part *p);
+/* Forget every part and error (lock held, nothing on the wire). */
+void fsx_wb_reset_parts(struct fsx_wb *wb);
 bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);
 int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
 void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb);

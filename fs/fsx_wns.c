@@ -137,11 +137,36 @@ static bool keep_orphan(struct fsx_mount *m, struct fsx_inode *in,
   return kept;
 }
 
+/*
+ * in is about to go (unlink, or replaced by a rename): nothing of it is
+ * uploaded again, and the handles still open on it keep reading its data,
+ * brought here first. *pending: it had write-back state.
+ */
+static int keep_removed(struct fsx_mount *m, struct fsx_inode *in,
+                        const struct fsx_attr *a, bool *pending)
+{
+  struct fsx_wb *wb = fsx_wb_get(m, in);
+  int rc = 0;
+
+  *pending = wb != NULL;
+  if (!wb && in_use(m, in)) /* open for reading only */
+    rc = fsx_open_for_write(m, in, a, 0, &wb);
+  if (!wb)
+    return rc;
+  if (!rc)
+    rc = fsx_wb_unlink(m, wb);
+  /* held for the open handles, whoever closes last */
+  if (!rc && keep_orphan(m, in, wb))
+    fsx_wb_get(m, in);
+  fsx_wb_put(m, wb);
+  return rc;
+}
+
 void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   struct fsx_mount *m = M(req);
   struct fsx_inode *dir = fsx_inode_get(m->tab, parent), *in = NULL;
-  struct fsx_wb *wb;
+  bool pending = false;
   struct fsx_attr a;
   int rc;
 
@@ -157,19 +182,10 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     rc = -EPERM;
   if (rc)
     goto out;
-  wb = fsx_wb_get(m, in);
-  if (!wb && in_use(m, in)) { /* open for reading: keep its data here */
-    rc = fsx_open_for_write(m, in, &a, 0, &wb);
-    if (!rc && keep_orphan(m, in, wb))
-      fsx_wb_get(m, in); /* ours, besides the one handed over */
-  }
-  if (wb) { /* never uploaded again; open handles keep the data */
-    rc = rc ? rc : fsx_wb_unlink(m, wb);
-    fsx_wb_put(m, wb);
-  }
+  rc = keep_removed(m, in, &a, &pending);
   if (!rc)
     rc = s3_delete_object(m->s3, in->bucket, fsx_inode_key(m->tab, in));
-  if (rc == -ENOENT && wb)
+  if (rc == -ENOENT && pending)
     rc = 0; /* it had not been uploaded yet */
   if (!rc) {
     fsx_inode_detach(m->tab, in);
@@ -493,11 +509,8 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     goto out;
   }
   if (dst_exists && da.kind != FSX_DIR) {
-    struct fsx_wb *dwb = fsx_wb_get(m, dst);
-    if (dwb) { /* being written: replaced, its data must not come back */
-      rc = fsx_wb_unlink(m, dwb);
-      fsx_wb_put(m, dwb);
-    }
+    bool pending;
+    rc = keep_removed(m, dst, &da, &pending);
   }
   if (!rc && sa.kind == FSX_DIR) {
     rc = rename_dir(m, src, dstkey);

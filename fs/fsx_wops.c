@@ -142,6 +142,7 @@ made:
   fh->writer = true;
   fh->append = (fi->flags & O_APPEND) != 0;
   fi->fh = (uintptr_t)fh;
+  fsx_ns_note_entry(m, in); /* listed before its upload */
   fsx_entry_of(m, in, &e);
   if (fuse_reply_create(req, &e, fi)) {
     fsx_inode_forget(m->tab, in->ino, 1);
