@@ -406,13 +406,6 @@ struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k)
   return p;
 }
 
-void fsx_wb_set_part(struct fsx_wb *wb, unsigned k, const struct fsx_part *p)
-{
-  pthread_mutex_lock(&wb->plock);
-  wb->parts[k] = *p;
-  pthread_mutex_unlock(&wb->plock);
-}
-
 void fsx_wb_reset_parts(struct fsx_wb *wb)
 {
   pthread_mutex_lock(&wb->plock);
@@ -425,8 +418,10 @@ void fsx_wb_reset_parts(struct fsx_wb *wb)
 struct part_ctx {
   struct fsx_wb *wb;
   unsigned k;
+  bool copy;                  /* UploadPartCopy (no data of ours) */
   void *map;
-  size_t len;
+  size_t len;                 /* bytes counted against write.max_memory */
+  uint64_t part_len;
 };
 
 static void part_done(struct s3_req *r, void *arg)
@@ -436,7 +431,8 @@ static void part_done(struct s3_req *r, void *arg)
   struct fsx_mount *m = wb->m;
   struct fsx_part *p;
   char etag[S3_ETAG_MAX];
-  int rc = s3_upload_part_result(r, etag);
+  int rc = pc->copy ? s3_upload_part_copy_result(r, etag)
+                    : s3_upload_part_result(r, etag);
 
   if (pc->map)
     munmap(pc->map, pc->len);
@@ -455,7 +451,7 @@ static void part_done(struct s3_req *r, void *arg)
   } else {
     p->state = PART_DONE;
     memcpy(p->etag, etag, sizeof(p->etag));
-    atomic_fetch_add(&m->st.parts_sent, 1);
+    atomic_fetch_add(pc->copy ? &m->st.parts_copied : &m->st.parts_sent, 1);
   }
   wb->sending--;
   pthread_cond_broadcast(&wb->pcond);
@@ -466,27 +462,32 @@ static void part_done(struct s3_req *r, void *arg)
 }
 
 /*
- * Upload part k from the staging file (lock held; waits, unlocking, while
- * the file or the mount has too much on the wire).
+ * Upload part k: from the staging file (mapped), or with copy from the
+ * same range of the base object on the server. Lock held; waits, unlocked,
+ * while the file or the mount has too much on the wire.
  */
-int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
+static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
+                      bool copy)
 {
+  char quoted[FSX_ETAG_MAX + 2];
+  const char *key = fsx_inode_key(m->tab, wb->in);
   struct part_ctx *pc;
   struct s3_req *r;
-  uint64_t s, l;
+  uint64_t s, l, mem;
   int rc;
 
   fsx_wb_part_span(wb->psize, k, &s, &l);
   if (s + l > wb->size)
     l = wb->size - s;
+  mem = copy ? 0 : l;
   pthread_mutex_lock(&wb->plock);
   while (wb->sending >= m->o.max_parts_inflight)
     pthread_cond_wait(&wb->pcond, &wb->plock);
   pthread_mutex_unlock(&wb->plock);
   pthread_mutex_lock(&m->wb_lock);
-  while (m->wb_mem && m->wb_mem + l > m->o.max_memory)
+  while (mem && m->wb_mem && m->wb_mem + mem > m->o.max_memory)
     pthread_cond_wait(&m->wb_cond, &m->wb_lock);
-  m->wb_mem += l;
+  m->wb_mem += mem;
   pthread_mutex_unlock(&m->wb_lock);
   rc = -ENOMEM;
   pc = calloc(1, sizeof(*pc));
@@ -494,16 +495,22 @@ int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
     goto unaccount;
   pc->wb = wb;
   pc->k = k;
-  pc->len = (size_t)l;
-  if (l) {
+  pc->copy = copy;
+  pc->len = (size_t)mem;
+  if (mem) {
     pc->map = mmap(NULL, (size_t)l, PROT_READ, MAP_SHARED, wb->fd, (off_t)s);
     if (pc->map == MAP_FAILED) {
       rc = -errno;
+      pc->map = NULL;
       goto free_ctx;
     }
   }
-  r = s3_upload_part_req(m->s3, wb->in->bucket, fsx_inode_key(m->tab, wb->in),
-                         wb->upload_id, (int)k + 1, pc->map, (size_t)l);
+  snprintf(quoted, sizeof(quoted), "\"%s\"", wb->base_etag);
+  r = copy ? s3_upload_part_copy_req(m->s3, wb->in->bucket, key,
+                                     wb->upload_id, (int)k + 1,
+                                     wb->in->bucket, key, s, l, quoted)
+           : s3_upload_part_req(m->s3, wb->in->bucket, key, wb->upload_id,
+                                (int)k + 1, pc->map, (size_t)l);
   if (!r)
     goto unmap;
   pthread_mutex_lock(&wb->plock);
@@ -525,10 +532,20 @@ free_ctx:
   free(pc);
 unaccount:
   pthread_mutex_lock(&m->wb_lock);
-  m->wb_mem -= l;
+  m->wb_mem -= mem;
   pthread_cond_broadcast(&m->wb_cond);
   pthread_mutex_unlock(&m->wb_lock);
   return rc;
+}
+
+int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
+{
+  return start_part(m, wb, k, false);
+}
+
+int fsx_wb_copy_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
+{
+  return start_part(m, wb, k, true);
 }
 
 /* Parts a write into [off, off+len) changes: sent again at commit. */

@@ -181,16 +181,7 @@ static int put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
     if (p.state == PART_DONE && !p.stale && p.len == l)
       continue;
     if (copyable(wb, s, l)) {
-      rc = s3_upload_part_copy(m->s3, wb->in->bucket, key, wb->upload_id,
-                               (int)k + 1, wb->in->bucket, key, s, l,
-                               p.etag);
-      if (!rc) {
-        p.state = PART_DONE;
-        p.stale = false;
-        p.len = l;
-        fsx_wb_set_part(wb, k, &p);
-        atomic_fetch_add(&m->st.parts_copied, 1);
-      }
+      rc = fsx_wb_copy_part(m, wb, k);
     } else if (!(rc = fsx_wb_fetch(m, wb, s, s + l))) {
       rc = fsx_wb_send_part(m, wb, k);
     }

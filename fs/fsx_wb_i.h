@@ -63,11 +63,12 @@ void fsx_wb_set_dirty(struct fsx_wb *wb);           /* lock held */
 int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
                  uint64_t to);                       /* lock held */
 int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
+/* The same range of the base object, copied on the server. */
+int fsx_wb_copy_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
 int fsx_wb_grow_parts(struct fsx_wb *wb, unsigned n); /* lock held */
 void fsx_wb_wait_sent(struct fsx_wb *wb);           /* lock held */
-/* Part k as it is now (a copy), and setting it (lock held). */
+/* Part k as it is now (a copy; lock held). */
 struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k);
-void fsx_wb_set_part(struct fsx_wb *wb, unsigned k, const struct fsx_part *p);
 /* Forget every part and error (lock held, nothing on the wire). */
 void fsx_wb_reset_parts(struct fsx_wb *wb);
 bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);

@@ -54,6 +54,7 @@ md5() { md5sum <"$1" | cut -d' ' -f1; }
 # and the temporary directory.
 fs_cleanup() {
   local rc=$?
+  set +e # errexit would stop the cleanup at its first failing step
   if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
     echo "--- the daemon's log (exit $rc)"
     tail -n 60 "$log" 2>/dev/null || true

@@ -114,7 +114,7 @@ fs_umount "$mnt"
 if ! command -v s3rdmafs >/dev/null 2>&1 && [ -d /usr/local/sbin ] &&
    [ ! -e /usr/local/sbin/s3rdmafs ]; then
   ln -s "$FS" /usr/local/sbin/s3rdmafs
-  trap 'rc=$?; rm -f /usr/local/sbin/s3rdmafs; (exit $rc); fs_cleanup' EXIT
+  trap 'rc=$?; set +e; rm -f /usr/local/sbin/s3rdmafs; (exit $rc); fs_cleanup' EXIT
 fi
 check "mount -t fuse.s3rdmafs" \
   mount -t fuse.s3rdmafs "$bucket" "$mnt" -o cache.mlock=false
