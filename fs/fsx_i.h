@@ -89,6 +89,13 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
  */
 int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
                   struct fsx_attr *a);
+/*
+ * A directory's attributes from its "dir/" marker (dkey), where s3fs keeps
+ * its mode, owner and mtime; an implicit directory (no marker) gets the
+ * defaults. Either way a->from_head: nothing more to ask.
+ */
+int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
+                    struct fsx_attr *a);
 /* HEAD a file inode's object: size, ETag, mtime and s3fs metadata. */
 int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a);
 /*

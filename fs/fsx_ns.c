@@ -295,6 +295,37 @@ int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a)
   return 0;
 }
 
+int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
+                    struct fsx_attr *a)
+{
+  struct s3_object_meta mt;
+  struct fsx_attr x;
+  int rc;
+
+  memset(a, 0, sizeof(*a));
+  a->kind = FSX_DIR;
+  a->from_head = true;
+  a->as_of_ms = fsx_now_ms();
+  if (!bucket || !dkey[0])
+    return 0; /* a bucket's root: no marker */
+  atomic_fetch_add(&m->st.heads, 1);
+  rc = s3_head_object(m->s3, bucket, dkey, &mt);
+  if (rc == -ENOENT)
+    return 0; /* an implicit directory */
+  if (rc)
+    return rc;
+  attr_from_meta(&mt, &x);
+  s3_object_meta_cleanup(&mt);
+  a->mtime = x.mtime;
+  a->has_mode = x.has_mode; /* s3fs writes it with or without S_IFDIR */
+  a->mode = x.mode;
+  a->has_uid = x.has_uid;
+  a->uid = x.uid;
+  a->has_gid = x.has_gid;
+  a->gid = x.gid;
+  return 0;
+}
+
 int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
                   struct fsx_attr *a)
 {
@@ -354,13 +385,19 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   lrc = s3_req_wait(list);
   hrc = s3_head_object_result(head, &mt);
   if (!lrc && (lres.n_objects || lres.n_prefixes)) {
-    memset(a, 0, sizeof(*a));
-    a->kind = FSX_DIR; /* a directory wins over a file of the same name */
-    a->as_of_ms = fsx_now_ms();
+    /* a directory wins over a file of the same name */
     if (!hrc)
       skip_once(m, key, "an object and a prefix have this name; the "
                         "directory is shown");
-    rc = 0;
+    if (lres.n_objects && !strcmp(lres.objects[0].key, dkey)) {
+      rc = fsx_ns_head_dir(m, dir->bucket, dkey, a); /* its marker */
+    } else {
+      memset(a, 0, sizeof(*a));
+      a->kind = FSX_DIR;
+      a->from_head = true; /* implicit: nothing more to ask */
+      a->as_of_ms = fsx_now_ms();
+      rc = 0;
+    }
   } else if (!hrc) {
     attr_from_meta(&mt, a);
     rc = 0;

@@ -81,6 +81,39 @@ struct fsx_inode *fsx_child_of(struct fsx_mount *m, struct fsx_inode *dir,
                          m->o.attr_ttl_ms, true);
 }
 
+/* Has the directory name in dir been asked for its marker's metadata? */
+static bool dir_meta_known(struct fsx_mount *m, struct fsx_inode *dir,
+                           const char *name)
+{
+  struct fsx_inode *in = fsx_inode_find(m->tab, dir->ino, name);
+  bool known = false;
+
+  if (in) {
+    fsx_table_lock(m->tab);
+    known = in->meta_known && in->attr.kind == FSX_DIR;
+    fsx_table_unlock(m->tab);
+    fsx_inode_put(m->tab, in);
+  }
+  return known;
+}
+
+/* A listed directory's attributes from its marker. */
+static int dir_meta(struct fsx_mount *m, struct fsx_inode *dir,
+                    const char *name, struct fsx_attr *a)
+{
+  const char *dk = fsx_inode_key(m->tab, dir);
+  size_t l = strlen(dk) + strlen(name) + 2;
+  char *key = malloc(l);
+  int rc;
+
+  if (!key)
+    return -ENOMEM;
+  snprintf(key, l, "%s%s/", dk, name);
+  rc = fsx_ns_head_dir(m, dir->bucket, key, a);
+  free(key);
+  return rc;
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   struct fsx_mount *m = M(req);
@@ -126,6 +159,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     }
   }
   rc = fsx_ns_lookup(m, dir, name, &a);
+  if (!rc && a.kind == FSX_DIR && !a.from_head && dir->bucket &&
+      !dir_meta_known(m, dir, name))
+    rc = dir_meta(m, dir, name, &a);
   if (rc == -ENOENT) {
     memset(&e, 0, sizeof(e)); /* a negative entry the kernel caches */
     e.entry_timeout = secs(m->o.neg_ttl_ms);
@@ -187,6 +223,10 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
   fsx_attr_of(m, in, &a);
   if (stale && a.kind != FSX_DIR && in->bucket) {
     rc = fsx_ns_head(m, in, &a);
+    if (!rc)
+      fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  } else if (stale && a.kind == FSX_DIR && in->bucket) {
+    rc = fsx_ns_head_dir(m, in->bucket, fsx_inode_key(m->tab, in), &a);
     if (!rc)
       fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
   }

@@ -77,6 +77,7 @@ void fsx_wb_set_dirty(struct fsx_wb *wb)
     return;
   wb->data_dirty = true;
   clock_gettime(CLOCK_REALTIME, &wb->mtime);
+  wb->mtime.tv_nsec = 0; /* stored in whole seconds: shown as stored */
   wb->meta.has_mtime = false;
   if (!wb->dirty_ref) {
     wb->dirty_ref = true;
@@ -100,6 +101,7 @@ static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
   wb->psize = (m->o.part_size + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK * FSX_WB_BLOCK;
   wb->meta = *meta;
   clock_gettime(CLOCK_REALTIME, &wb->mtime);
+  wb->mtime.tv_nsec = 0;
   wb->fd = fsx_stage_create(m->stage, in->ino, wb->path, sizeof(wb->path));
   if (wb->fd < 0) {
     *rc = wb->fd;

@@ -50,6 +50,18 @@ static void meta_opts(const struct fsx_wmeta *mt, struct wopts *w)
   w->o.n_meta = fsx_wmeta_kv(mt, w->kv, w->v);
 }
 
+/* What the object should carry now: the mtime always (s3fs does), the
+   last change's when none was set explicitly, in whole seconds. */
+static void effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out)
+{
+  *out = wb->meta;
+  if (!out->has_mtime) {
+    out->has_mtime = true;
+    out->mtime = wb->mtime;
+  }
+  out->mtime.tv_nsec = 0;
+}
+
 static bool same_meta(const struct fsx_wmeta *a, const struct fsx_wmeta *b)
 {
   return a->mode == b->mode && a->uid == b->uid && a->gid == b->gid &&
@@ -62,15 +74,17 @@ static bool same_meta(const struct fsx_wmeta *a, const struct fsx_wmeta *b)
 int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
 {
   const char *key = fsx_inode_key(m->tab, wb->in);
+  struct fsx_wmeta mt;
   struct wopts w;
   long id;
   int rc;
 
-  meta_opts(&wb->meta, &w);
+  effective_meta(wb, &mt);
+  meta_opts(&mt, &w);
   rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o, &wb->upload_id);
   if (rc)
     return rc;
-  wb->sent_meta = wb->meta;
+  wb->sent_meta = mt;
   fsx_wb_reset_parts(wb);
   id = fsx_stage_note_upload(m->stage, wb->in->bucket, key, wb->upload_id);
   if (id < 0)
@@ -126,6 +140,7 @@ static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
 static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                       char etag[S3_ETAG_MAX])
 {
+  struct fsx_wmeta mt;
   void *map = NULL;
   struct wopts w;
   int rc;
@@ -137,7 +152,8 @@ static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
     if (map == MAP_FAILED)
       return -errno;
   }
-  meta_opts(&wb->meta, &w);
+  effective_meta(wb, &mt);
+  meta_opts(&mt, &w);
   rc = s3_put_object(m->s3, wb->in->bucket, key, map, (size_t)wb->size, &w.o,
                      etag);
   if (map)
@@ -243,6 +259,7 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   a.kind = FSX_FILE;
   a.size = wb->size;
   a.mtime = wb->meta.has_mtime ? wb->meta.mtime : wb->mtime;
+  a.mtime.tv_nsec = 0;
   snprintf(a.etag, sizeof(a.etag), "%s", etag);
   a.from_head = true;
   a.as_of_ms = fsx_now_ms();
@@ -263,22 +280,27 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
 {
   const char *key = fsx_inode_key(m->tab, wb->in);
   char etag[S3_ETAG_MAX] = "";
+  struct fsx_wmeta mt;
   struct wopts w;
   int rc;
 
   fsx_wb_wait_sent(wb);
   if (!wb->data_dirty && wb->on_server) { /* metadata only: copy onto itself */
-    meta_opts(&wb->meta, &w);
+    effective_meta(wb, &mt);
+    meta_opts(&mt, &w);
     rc = s3_copy_object(m->s3, wb->in->bucket, key, wb->in->bucket, key, true,
                         &w.o, etag);
   } else if (wb->size <= wb->psize) {
     rc = put_single(m, wb, key, etag);
   } else {
-    bool fix_meta;
     rc = put_multipart(m, wb, key, etag);
-    fix_meta = !rc && !same_meta(&wb->meta, &wb->sent_meta);
-    if (fix_meta) { /* changed after the upload was created */
-      meta_opts(&wb->meta, &w);
+    /* an upload started early carries the time it started: that is the
+       file's mtime, unless one was set since (then it is stored anew) */
+    if (!rc && !wb->meta.has_mtime)
+      wb->mtime = wb->sent_meta.mtime;
+    effective_meta(wb, &mt);
+    if (!rc && !same_meta(&mt, &wb->sent_meta)) {
+      meta_opts(&mt, &w);
       rc = s3_copy_object(m->s3, wb->in->bucket, key, wb->in->bucket, key,
                           true, &w.o, etag);
     }

@@ -293,6 +293,7 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
       clock_gettime(CLOCK_REALTIME, &mt.mtime);
     else if (to_set & FUSE_SET_ATTR_MTIME)
       mt.mtime = attr->st_mtim;
+    mt.mtime.tv_nsec = 0; /* stored in whole seconds: shown as stored */
     wb = fsx_wb_get(m, in);
     if (wb) {
       /* bytes already on the server: store the metadata now, else

@@ -22,6 +22,8 @@ PKGS=(
   libfuse3-dev fuse3 libcmocka-dev
   # tests: a real S3 server (Ceph RGW) and a second S3 client
   ceph-mon ceph-osd radosgw ceph-common awscli curl python3 openssl
+  # tests: the tools the write tests drive, and s3fs for metadata interop
+  rsync vim s3fs
 )
 
 missing=()
