@@ -243,8 +243,9 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
     for (uint64_t b = 0; b < nb; b++)
       if (fsx_wb_block_present(wb, b))
         np[b / 8] |= (uint8_t)(1u << (b % 8));
-  if (nb && !np) { /* no memory for the bitmap: no base, all staged */
-    wb->base_len = 0;
+  if (nb && !np) {
+    /* no memory for a new map: the old one is still true (a block it lacks
+       was in a part copied unchanged into the new object) */
   } else {
     free(wb->present);
     wb->present = np;
