@@ -74,6 +74,28 @@ size_t fsx_wmeta_kv(const struct fsx_wmeta *mt, struct s3_kv kv[4],
                     char v[4][32]);
 
 /*
+ * Options for writing an object anew (PUT, multipart, copy onto itself
+ * with REPLACE) with metadata mt. With keep, the object's current
+ * Content-Type and other x-amz-meta-* (a HEAD) are carried over, so that
+ * rewriting a file loses none of what other tools stored on it.
+ */
+struct fsx_wopts {
+  struct s3_put_opts o;
+  struct s3_kv *kv;
+  char v[4][32];
+  struct s3_object_meta cur;
+  bool have_cur;
+};
+int fsx_wopts_make(struct fsx_mount *m, const char *bucket, const char *key,
+                   bool keep, const struct fsx_wmeta *mt,
+                   struct fsx_wopts *w);
+void fsx_wopts_cleanup(struct fsx_wopts *w);
+/* New metadata for an object as it is: copied onto itself (REPLACE),
+   keeping what fsx_wopts_make keeps. */
+int fsx_copy_meta(struct fsx_mount *m, const char *bucket, const char *key,
+                  const struct fsx_wmeta *mt, char etag[S3_ETAG_MAX]);
+
+/*
  * The write-back state of in, created if it has none: base (NULL for a new
  * file) says what the object is now; trunc starts from empty. Takes a
  * reference for the caller (a handle: fsx_wb_put at release).

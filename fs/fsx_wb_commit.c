@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,12 +18,6 @@
 #include "fs/fsx_wb_i.h"
 
 /* ---- metadata ---- */
-
-struct wopts {
-  struct s3_put_opts o;
-  struct s3_kv kv[4];
-  char v[4][32];
-};
 
 size_t fsx_wmeta_kv(const struct fsx_wmeta *mt, struct s3_kv kv[4],
                     char v[4][32])
@@ -42,12 +37,48 @@ size_t fsx_wmeta_kv(const struct fsx_wmeta *mt, struct s3_kv kv[4],
   return n;
 }
 
-/* s3fs's x-amz-meta-mode|uid|gid|mtime (decimal; mode with type bits). */
-static void meta_opts(const struct fsx_wmeta *mt, struct wopts *w)
+static bool ours(const char *key)
 {
+  return !strcasecmp(key, "mode") || !strcasecmp(key, "uid") ||
+         !strcasecmp(key, "gid") || !strcasecmp(key, "mtime");
+}
+
+int fsx_wopts_make(struct fsx_mount *m, const char *bucket, const char *key,
+                   bool keep, const struct fsx_wmeta *mt, struct fsx_wopts *w)
+{
+  size_t n;
+  int rc;
+
   memset(w, 0, sizeof(*w));
+  if (keep) {
+    rc = s3_head_object(m->s3, bucket, key, &w->cur);
+    if (rc && rc != -ENOENT)
+      return rc;
+    w->have_cur = !rc;
+  }
+  w->kv = calloc(4 + (w->have_cur ? w->cur.n_meta : 0), sizeof(*w->kv));
+  if (!w->kv) {
+    fsx_wopts_cleanup(w);
+    return -ENOMEM;
+  }
+  n = fsx_wmeta_kv(mt, w->kv, w->v);
+  for (size_t i = 0; w->have_cur && i < w->cur.n_meta; i++)
+    if (!ours(w->cur.meta[i].key))
+      w->kv[n++] = (struct s3_kv){w->cur.meta[i].key, w->cur.meta[i].val};
   w->o.meta = w->kv;
-  w->o.n_meta = fsx_wmeta_kv(mt, w->kv, w->v);
+  w->o.n_meta = n;
+  if (w->have_cur && w->cur.content_type[0])
+    w->o.content_type = w->cur.content_type;
+  return 0;
+}
+
+void fsx_wopts_cleanup(struct fsx_wopts *w)
+{
+  free(w->kv);
+  w->kv = NULL;
+  if (w->have_cur)
+    s3_object_meta_cleanup(&w->cur);
+  w->have_cur = false;
 }
 
 /* What the object should carry now: the mtime always (s3fs does), the
@@ -74,14 +105,17 @@ static bool same_meta(const struct fsx_wmeta *a, const struct fsx_wmeta *b)
 int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
 {
   const char *key = fsx_inode_key(m->tab, wb->in);
+  struct fsx_wopts w;
   struct fsx_wmeta mt;
-  struct wopts w;
   long id;
   int rc;
 
   effective_meta(wb, &mt);
-  meta_opts(&mt, &w);
-  rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o, &wb->upload_id);
+  rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
+  if (!rc)
+    rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o,
+                             &wb->upload_id);
+  fsx_wopts_cleanup(&w);
   if (rc)
     return rc;
   wb->sent_meta = mt;
@@ -140,9 +174,9 @@ static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
 static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                       char etag[S3_ETAG_MAX])
 {
+  struct fsx_wopts w;
   struct fsx_wmeta mt;
   void *map = NULL;
-  struct wopts w;
   int rc;
 
   if ((rc = fsx_wb_fetch(m, wb, 0, wb->size)))
@@ -153,9 +187,11 @@ static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
       return -errno;
   }
   effective_meta(wb, &mt);
-  meta_opts(&mt, &w);
-  rc = s3_put_object(m->s3, wb->in->bucket, key, map, (size_t)wb->size, &w.o,
-                     etag);
+  rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
+  if (!rc)
+    rc = s3_put_object(m->s3, wb->in->bucket, key, map, (size_t)wb->size,
+                       &w.o, etag);
+  fsx_wopts_cleanup(&w);
   if (map)
     munmap(map, (size_t)wb->size);
   if (!rc)
@@ -277,20 +313,29 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   fsx_ns_note_entry(m, wb->in);
 }
 
+int fsx_copy_meta(struct fsx_mount *m, const char *bucket, const char *key,
+                  const struct fsx_wmeta *mt, char etag[S3_ETAG_MAX])
+{
+  struct fsx_wopts w;
+  int rc = fsx_wopts_make(m, bucket, key, true, mt, &w);
+
+  if (!rc)
+    rc = s3_copy_object(m->s3, bucket, key, bucket, key, true, &w.o, etag);
+  fsx_wopts_cleanup(&w);
+  return rc;
+}
+
 static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
 {
   const char *key = fsx_inode_key(m->tab, wb->in);
   char etag[S3_ETAG_MAX] = "";
   struct fsx_wmeta mt;
-  struct wopts w;
   int rc;
 
   fsx_wb_wait_sent(wb);
   if (!wb->data_dirty && wb->on_server) { /* metadata only: copy onto itself */
     effective_meta(wb, &mt);
-    meta_opts(&mt, &w);
-    rc = s3_copy_object(m->s3, wb->in->bucket, key, wb->in->bucket, key, true,
-                        &w.o, etag);
+    rc = fsx_copy_meta(m, wb->in->bucket, key, &mt, etag);
   } else if (wb->size <= wb->psize) {
     rc = put_single(m, wb, key, etag);
   } else {
@@ -300,11 +345,8 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
     if (!rc && !wb->meta.has_mtime)
       wb->mtime = wb->sent_meta.mtime;
     effective_meta(wb, &mt);
-    if (!rc && !same_meta(&mt, &wb->sent_meta)) {
-      meta_opts(&mt, &w);
-      rc = s3_copy_object(m->s3, wb->in->bucket, key, wb->in->bucket, key,
-                          true, &w.o, etag);
-    }
+    if (!rc && !same_meta(&mt, &wb->sent_meta))
+      rc = fsx_copy_meta(m, wb->in->bucket, key, &mt, etag);
   }
   if (rc) {
     log_err("%s: upload of %" PRIu64 " bytes failed: %s", key, wb->size,

@@ -204,12 +204,7 @@ static int set_meta_object(struct fsx_mount *m, struct fsx_inode *in,
     /* the marker keeps it (created for an implicit directory) */
     rc = fsx_put_with_meta(m, in->bucket, key, NULL, mt, etag);
   } else {
-    char v[4][32];
-    struct s3_kv kv[4];
-    struct s3_put_opts o = {.meta = kv};
-    o.n_meta = fsx_wmeta_kv(mt, kv, v);
-    rc = s3_copy_object(m->s3, in->bucket, key, in->bucket, key, true, &o,
-                        etag);
+    rc = fsx_copy_meta(m, in->bucket, key, mt, etag);
   }
   if (rc)
     return rc;

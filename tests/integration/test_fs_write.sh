@@ -173,6 +173,9 @@ printf 'path truncate me' >"$model/ptrunc.txt"
 for f in rw.bin append.txt long.txt trunc.txt excl.txt unlink-open.txt ptrunc.txt; do
   "$CLI" put "$model/$f" "$bucket/$f" >/dev/null
 done
+printf 'typed\n' >"$model/typed.txt"
+aws_ s3api put-object --bucket "$bucket" --key typed.txt --body "$model/typed.txt" \
+  --content-type text/x-typed --metadata color=blue >/dev/null
 mkdir -p "$model/implicit"
 cp "$model/excl.txt" "$model/implicit/inside.txt"
 "$CLI" put "$model/implicit/inside.txt" "$bucket/implicit/inside.txt" >/dev/null
@@ -272,6 +275,25 @@ check "O_TRUNC with new data: read back through the mount" eq content "$(cat "$m
 wcheck "O_TRUNC alone (: >)" eval ': >"$mnt/trunc.txt"'
 head_of trunc.txt
 check "O_TRUNC alone: empty object" eq size "$H_SIZE" 0
+
+# what other tools stored on an object survives rewriting it through us
+type_and_color() {
+  aws_ s3api head-object --bucket "$bucket" --key typed.txt \
+    --query '[ContentType, Metadata.color]' --output text
+}
+printf 'more\n' >>"$model/typed.txt"
+wcheck "append to an object with a content type and metadata" eval \
+  'printf "more\n" >>"$mnt/typed.txt"'
+check "append: object on the server" same_as_model typed.txt
+check "append: Content-Type and x-amz-meta-color kept" eq type,color \
+  "$(type_and_color | tr '\t' ' ')" "text/x-typed blue"
+wcheck "chmod of that object" chmod 640 "$mnt/typed.txt"
+check "chmod: Content-Type and x-amz-meta-color kept" eq type,color \
+  "$(type_and_color | tr '\t' ' ')" "text/x-typed blue"
+printf 'new\n' >"$model/typed.txt"
+wcheck "O_TRUNC rewrite of that object" eval 'printf "new\n" >"$mnt/typed.txt"'
+check "O_TRUNC rewrite: Content-Type and x-amz-meta-color kept" eq type,color \
+  "$(type_and_color | tr '\t' ' ')" "text/x-typed blue"
 
 wcheck "O_CREAT|O_EXCL on an existing object: EEXIST" python3 -c '
 import errno, os, sys
