@@ -96,6 +96,9 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
  */
 int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
                     struct fsx_attr *a);
+/* HEAD an object by key (ignoring every cache). */
+int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
+                    struct fsx_attr *a);
 /* HEAD a file inode's object: size, ETag, mtime and s3fs metadata. */
 int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a);
 /*

@@ -281,18 +281,24 @@ static void attr_from_meta(const struct s3_object_meta *mt, struct fsx_attr *a)
     a->kind = FSX_SYMLINK;
 }
 
-int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a)
+int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
+                    struct fsx_attr *a)
 {
   struct s3_object_meta mt;
   int rc;
 
   atomic_fetch_add(&m->st.heads, 1);
-  rc = s3_head_object(m->s3, in->bucket, fsx_inode_key(m->tab, in), &mt);
+  rc = s3_head_object(m->s3, bucket, key, &mt);
   if (rc)
     return rc;
   attr_from_meta(&mt, a);
   s3_object_meta_cleanup(&mt);
   return 0;
+}
+
+int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a)
+{
+  return fsx_ns_head_key(m, in->bucket, fsx_inode_key(m->tab, in), a);
 }
 
 int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,

@@ -458,8 +458,6 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   }
   /* close-to-open: ask the server what the object is now */
   rc = fsx_ns_head(m, in, &a);
-  if (!rc && writing)
-    rc = fsx_open_for_write(m, in, &a, fi->flags, &wb);
   if (rc) {
     fuse_reply_err(req, -rc);
     fsx_inode_put(m->tab, in);
@@ -481,6 +479,12 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
      getattr again (offset -1: attributes only, no page locks, safe here) */
   if (changed && reopened && m->se)
     fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
+  /* after the fresh attributes are in (the state's own win from now on) */
+  if (writing && (rc = fsx_open_for_write(m, in, &a, fi->flags, &wb))) {
+    fuse_reply_err(req, -rc);
+    fsx_inode_put(m->tab, in);
+    return;
+  }
   if (wb)
     fsx_wb_attr(wb, &a); /* O_TRUNC: empty now */
   fh = fsx_fh_create(m, in, &a);

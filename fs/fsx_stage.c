@@ -165,11 +165,35 @@ static void remove_tree(const char *dir)
   rmdir(dir);
 }
 
+/* Does dir hold anything but "." and ".."? */
+static bool has_entries(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  bool any = false;
+
+  while (d && !any && (e = readdir(d)))
+    any = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  if (d)
+    closedir(d);
+  return any;
+}
+
 void fsx_stage_close(struct fsx_stage *s)
 {
+  char *up;
+
   if (!s)
     return;
-  remove_tree(s->dir);
+  /* uploads this mount could not abort stay recorded, for the next mount
+     to abort (unlocked below, the directory reads as a dead mount's) */
+  up = path_join(s->dir, "uploads");
+  if (up && has_entries(up))
+    log_warn("%s: unfinished uploads left for the next mount to abort",
+             s->dir);
+  else
+    remove_tree(s->dir);
+  free(up);
   close(s->lock_fd);
   pthread_mutex_destroy(&s->lock);
   free(s->root);

@@ -16,6 +16,14 @@
 
 #define FETCH_RUN_BLOCKS 128u /* 8 MiB per GET */
 
+/* The largest file: what 10000 parts hold, and S3's 5 TiB. */
+static uint64_t size_limit(const struct fsx_wb *wb)
+{
+  uint64_t geo = fsx_wb_max_size(wb->psize), s3 = 5ull << 40;
+
+  return geo < s3 ? geo : s3;
+}
+
 /* ---- lifetime ---- */
 
 static void wb_free(struct fsx_mount *m, struct fsx_wb *wb)
@@ -166,10 +174,13 @@ int fsx_wb_open(struct fsx_mount *m, struct fsx_inode *in,
     }
     fsx_table_unlock(m->tab);
     if (wb) {
-      mine->in = NULL;
       close(mine->fd);
       unlink(mine->path);
       free(mine->present);
+      pthread_cond_destroy(&mine->pcond);
+      pthread_mutex_destroy(&mine->plock);
+      pthread_cond_destroy(&mine->cond);
+      pthread_mutex_destroy(&mine->lock);
       free(mine);
     } else {
       wb = mine;
@@ -358,7 +369,7 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
     pthread_cond_wait(&wb->cond, &wb->lock);
   if (append)
     off = wb->size;
-  if (off + len > fsx_wb_max_size(wb->psize)) {
+  if (off + len > size_limit(wb)) {
     rc = -EFBIG;
     goto out;
   }
@@ -431,7 +442,7 @@ int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
   pthread_mutex_lock(&wb->lock);
   while (wb->committing)
     pthread_cond_wait(&wb->cond, &wb->lock);
-  if (size > fsx_wb_max_size(wb->psize)) {
+  if (size > size_limit(wb)) {
     rc = -EFBIG;
     goto out;
   }

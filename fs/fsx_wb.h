@@ -132,11 +132,17 @@ bool fsx_wb_unflushed(struct fsx_wb *wb);
 void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a);
 
 /*
- * The file was unlinked: nothing of it is ever uploaded again. Its data
- * stays readable and writable through the handles still open: the base
- * blocks not fetched yet are fetched first (call before deleting).
+ * Removing a file (unlink, or replaced by a rename): first fetch_all, so
+ * the handles still open keep reading what only the object held; then,
+ * once the server's object is gone, discard: nothing of it is uploaded
+ * again (its upload aborted, its dirty state dropped). make_orphan hands
+ * in a reference to wb, dropped when its last handle closes (false if no
+ * handle is open or one was handed already).
  */
-int fsx_wb_unlink(struct fsx_mount *m, struct fsx_wb *wb);
+int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb);
+void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb);
+bool fsx_wb_make_orphan(struct fsx_mount *m, struct fsx_inode *in,
+                        struct fsx_wb *wb);
 /* The object was renamed by copy: the base is now new_etag. */
 void fsx_wb_renamed(struct fsx_wb *wb, const char *new_etag);
 

@@ -121,9 +121,14 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   wb->sent_meta = mt;
   fsx_wb_reset_parts(wb);
   id = fsx_stage_note_upload(m->stage, wb->in->bucket, key, wb->upload_id);
-  if (id < 0)
-    log_warn("%s: could not record upload %s in cache.dir (%s): a crash "
-             "would leave it behind", key, wb->upload_id, strerror((int)-id));
+  if (id < 0) { /* unrecorded, a crash would leak it: not started at all */
+    log_err("%s: could not record upload %s in cache.dir: %s", key,
+            wb->upload_id, strerror((int)-id));
+    s3_abort_multipart(m->s3, wb->in->bucket, key, wb->upload_id);
+    free(wb->upload_id);
+    wb->upload_id = NULL;
+    return (int)id;
+  }
   wb->journal_id = id;
   return 0;
 }
@@ -319,7 +324,11 @@ int fsx_copy_meta(struct fsx_mount *m, const char *bucket, const char *key,
   struct fsx_wopts w;
   int rc = fsx_wopts_make(m, bucket, key, true, mt, &w);
 
-  if (!rc)
+  /* CopyObject stops at 5 GiB: a multipart copy beyond */
+  if (!rc && w.have_cur && w.cur.size > (5ull << 30))
+    rc = s3_copy_object_any(m->s3, bucket, key, bucket, key, true, &w.o,
+                            w.cur.size, 5ull << 30, 256ull << 20, etag);
+  else if (!rc)
     rc = s3_copy_object(m->s3, bucket, key, bucket, key, true, &w.o, etag);
   fsx_wopts_cleanup(&w);
   return rc;
@@ -345,8 +354,15 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
     if (!rc && !wb->meta.has_mtime)
       wb->mtime = wb->sent_meta.mtime;
     effective_meta(wb, &mt);
-    if (!rc && !same_meta(&mt, &wb->sent_meta))
-      rc = fsx_copy_meta(m, wb->in->bucket, key, &mt, etag);
+    if (!rc && !same_meta(&mt, &wb->sent_meta)) {
+      int mrc = fsx_copy_meta(m, wb->in->bucket, key, &mt, etag);
+      if (mrc) { /* the bytes are up: only the metadata is left to do */
+        committed(m, wb, etag);
+        wb->meta_dirty = true;
+        log_err("%s: storing its metadata failed: %s", key, strerror(-mrc));
+        return mrc;
+      }
+    }
   }
   if (rc) {
     log_err("%s: upload of %" PRIu64 " bytes failed: %s", key, wb->size,
@@ -386,27 +402,48 @@ out:
   return rc ? -EIO : 0;
 }
 
-int fsx_wb_unlink(struct fsx_mount *m, struct fsx_wb *wb)
+int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb)
 {
-  bool put_ref = false;
   int rc;
 
   pthread_mutex_lock(&wb->lock);
   while (wb->committing)
     pthread_cond_wait(&wb->cond, &wb->lock);
-  /* open handles keep reading it: bring in what only the object held */
   rc = fsx_wb_fetch(m, wb, 0, wb->base_len);
-  if (!rc) {
-    end_upload(m, wb, true);
-    wb->unlinked = true;
-    wb->data_dirty = wb->meta_dirty = wb->failed = false;
-    put_ref = wb->dirty_ref;
-    wb->dirty_ref = false;
-  }
+  pthread_mutex_unlock(&wb->lock);
+  return rc;
+}
+
+void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  bool put_ref;
+
+  pthread_mutex_lock(&wb->lock);
+  while (wb->committing)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  end_upload(m, wb, true);
+  wb->unlinked = true;
+  wb->data_dirty = wb->meta_dirty = wb->failed = false;
+  put_ref = wb->dirty_ref;
+  wb->dirty_ref = false;
   pthread_mutex_unlock(&wb->lock);
   if (put_ref)
     fsx_wb_put(m, wb);
-  return rc;
+}
+
+bool fsx_wb_make_orphan(struct fsx_mount *m, struct fsx_inode *in,
+                        struct fsx_wb *wb)
+{
+  bool kept = false;
+
+  fsx_table_lock(m->tab);
+  if (in->opens && !in->orphan_wb) {
+    in->orphan_wb = wb;
+    wb->refs++; /* the orphan's own, taken under the same lock */
+    kept = true;
+  }
+  fsx_table_unlock(m->tab);
+  return kept;
 }
 
 /* ---- the mount's write-back: retries, directory operations, unmount ---- */
@@ -428,9 +465,11 @@ static size_t collect(struct fsx_mount *m, struct fsx_wb ***out,
   v = cap ? malloc(cap * sizeof(*v)) : NULL;
   for (wb = m->wbs; v && wb; wb = wb->next) {
     fsx_table_lock(m->tab);
-    wb->refs++;
+    if (wb->refs) { /* none: being freed, waits for wb_lock to unlist it */
+      wb->refs++;
+      v[n++] = wb;
+    }
     fsx_table_unlock(m->tab);
-    v[n++] = wb;
   }
   pthread_mutex_unlock(&m->wb_lock);
   for (size_t i = 0; i < n; i++) {
@@ -443,11 +482,18 @@ static size_t collect(struct fsx_mount *m, struct fsx_wb ***out,
   return kept;
 }
 
+/* Failed, and closed: an open file is retried by its own close or fsync,
+   never uploaded half-written from here. */
 static bool want_failed(struct fsx_wb *wb, const void *arg)
 {
-  bool f;
+  bool f, open;
 
   (void)arg;
+  fsx_table_lock(wb->m->tab);
+  open = wb->in->opens > 0;
+  fsx_table_unlock(wb->m->tab);
+  if (open)
+    return false;
   pthread_mutex_lock(&wb->lock);
   f = wb->failed && !wb->committing;
   pthread_mutex_unlock(&wb->lock);
@@ -553,7 +599,10 @@ static void *retry_main(void *arg)
       ts.tv_sec++;
       ts.tv_nsec -= 1000000000L;
     }
-    pthread_cond_timedwait(&m->wb_cond, &m->wb_lock, &ts);
+    /* wb_cond is also broadcast as part uploads end: wait out the time */
+    while (!m->wb_stopping &&
+           pthread_cond_timedwait(&m->wb_cond, &m->wb_lock, &ts) != ETIMEDOUT)
+      ;
     if (m->wb_stopping)
       break;
     pthread_mutex_unlock(&m->wb_lock);

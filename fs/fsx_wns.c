@@ -121,52 +121,44 @@ static bool in_use(struct fsx_mount *m, struct fsx_inode *in)
   return used;
 }
 
-/* Hand in a reference to wb, dropped when its last handle closes; false
-   if no handle is left (or one was handed already). */
-static bool keep_orphan(struct fsx_mount *m, struct fsx_inode *in,
-                        struct fsx_wb *wb)
-{
-  bool kept = false;
-
-  fsx_table_lock(m->tab);
-  if (in->opens && !in->orphan_wb) {
-    in->orphan_wb = wb;
-    kept = true;
-  }
-  fsx_table_unlock(m->tab);
-  return kept;
-}
-
 /*
- * in is about to go (unlink, or replaced by a rename): nothing of it is
- * uploaded again, and the handles still open on it keep reading its data,
- * brought here first. *pending: it had write-back state.
+ * in is about to go (unlink, or replaced by a rename): the write-back state
+ * that keeps its data for the handles still open (a reference in *wb, or
+ * NULL), its base fetched. Nothing is discarded yet: see gone().
  */
-static int keep_removed(struct fsx_mount *m, struct fsx_inode *in,
-                        const struct fsx_attr *a, bool *pending)
+static int going(struct fsx_mount *m, struct fsx_inode *in,
+                 const struct fsx_attr *a, struct fsx_wb **wb)
 {
-  struct fsx_wb *wb = fsx_wb_get(m, in);
   int rc = 0;
 
-  *pending = wb != NULL;
-  if (!wb && in_use(m, in)) /* open for reading only */
-    rc = fsx_open_for_write(m, in, a, 0, &wb);
-  if (!wb)
-    return rc;
-  if (!rc)
-    rc = fsx_wb_unlink(m, wb);
-  /* held for the open handles, whoever closes last */
-  if (!rc && keep_orphan(m, in, wb))
-    fsx_wb_get(m, in);
-  fsx_wb_put(m, wb);
+  *wb = fsx_wb_get(m, in);
+  if (!*wb && in_use(m, in)) /* open for reading only */
+    rc = fsx_open_for_write(m, in, a, 0, wb);
+  if (!rc && *wb)
+    rc = fsx_wb_fetch_all(m, *wb);
+  if (rc && *wb) {
+    fsx_wb_put(m, *wb);
+    *wb = NULL;
+  }
   return rc;
+}
+
+/* The server's object is gone: what going() kept is never uploaded again
+   and stays for the open handles only. Drops the reference. */
+static void gone(struct fsx_mount *m, struct fsx_inode *in, struct fsx_wb *wb)
+{
+  if (!wb)
+    return;
+  fsx_wb_discard(m, wb);
+  fsx_wb_make_orphan(m, in, wb);
+  fsx_wb_put(m, wb);
 }
 
 void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   struct fsx_mount *m = M(req);
   struct fsx_inode *dir = fsx_inode_get(m->tab, parent), *in = NULL;
-  bool pending = false;
+  struct fsx_wb *wb = NULL;
   struct fsx_attr a;
   int rc;
 
@@ -182,14 +174,17 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     rc = -EPERM;
   if (rc)
     goto out;
-  rc = keep_removed(m, in, &a, &pending);
+  rc = going(m, in, &a, &wb);
   if (!rc)
     rc = s3_delete_object(m->s3, in->bucket, fsx_inode_key(m->tab, in));
-  if (rc == -ENOENT && pending)
+  if (rc == -ENOENT && wb)
     rc = 0; /* it had not been uploaded yet */
   if (!rc) {
+    gone(m, in, wb);
     fsx_inode_detach(m->tab, in);
     fsx_dir_snap_remove(m->tab, dir, name);
+  } else {
+    fsx_wb_put(m, wb); /* still there: its data goes up as it would */
   }
 out:
   fsx_inode_put(m->tab, in);
@@ -463,6 +458,7 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   struct fsx_inode *dir = fsx_inode_get(m->tab, parent);
   struct fsx_inode *ndir = fsx_inode_get(m->tab, newparent);
   struct fsx_inode *src = NULL, *dst = NULL;
+  struct fsx_wb *dwb = NULL;
   struct fsx_attr sa, da;
   char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
   bool dst_exists;
@@ -508,17 +504,24 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     rc = -ENOMEM;
     goto out;
   }
-  if (dst_exists && da.kind != FSX_DIR) {
-    bool pending;
-    rc = keep_removed(m, dst, &da, &pending);
-  }
+  if (dst_exists && da.kind != FSX_DIR)
+    rc = going(m, dst, &da, &dwb);
   if (!rc && sa.kind == FSX_DIR) {
-    rc = rename_dir(m, src, dstkey);
-    if (!rc && dst_exists) /* the empty directory replaced: its marker */
-      s3_delete_object(m->s3, dst->bucket, fsx_inode_key(m->tab, dst));
+    /* the empty directory replaced: its marker first (the copy may
+       write the same key) */
+    if (dst_exists)
+      rc = s3_delete_object(m->s3, dst->bucket, fsx_inode_key(m->tab, dst));
+    if (rc == -ENOENT)
+      rc = 0;
+    if (!rc)
+      rc = rename_dir(m, src, dstkey);
   } else if (!rc) {
     rc = rename_file(m, src, &sa, dstkey, etag);
   }
+  if (!rc)
+    gone(m, dst, dwb); /* replaced: never uploaded again */
+  else
+    fsx_wb_put(m, dwb);
   if (!rc)
     rc = fsx_inode_move(m->tab, src, ndir, newname);
   if (!rc && sa.kind != FSX_DIR && etag[0]) {

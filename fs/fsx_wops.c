@@ -107,20 +107,26 @@ void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
   }
   if ((rc = check_new_name(m, dir, name)))
     goto out;
-  /* the kernel asks only after a negative lookup, which may be up to
-     cache.negative_ttl old (with O_EXCL it has just looked again): unless
-     the file is emptied anyway, make sure nothing is there now */
-  if (!(fi->flags & (O_TRUNC | O_EXCL))) {
-    rc = fsx_ns_lookup(m, dir, name, &a);
-    if (!rc && a.kind != FSX_FILE)
-      rc = a.kind == FSX_DIR ? -EISDIR : -EEXIST;
+  /* the kernel asks only after a negative lookup, which may be a cached
+     listing's up to cache.dir_ttl old: unless the file is emptied anyway,
+     ask the server whether something is there now */
+  if (!(fi->flags & O_TRUNC) || (fi->flags & O_EXCL)) {
+    const char *dk = fsx_inode_key(m->tab, dir);
+    size_t kl = strlen(dk) + strlen(name) + 1;
+    char *key = malloc(kl);
+    rc = key ? 0 : -ENOMEM;
+    if (key) {
+      snprintf(key, kl, "%s%s", dk, name);
+      rc = fsx_ns_head_key(m, dir->bucket, key, &a);
+      free(key);
+    }
+    if (!rc && (fi->flags & O_EXCL))
+      rc = -EEXIST;
     if (rc && rc != -ENOENT)
       goto out;
     if (!rc) { /* it exists: open it as it is */
       in = fsx_child_of(m, dir, name, &a);
-      rc = in ? fsx_ns_head(m, in, &a) : -ENOMEM;
-      if (!rc)
-        rc = fsx_open_for_write(m, in, &a, fi->flags, &wb);
+      rc = in ? fsx_open_for_write(m, in, &a, fi->flags, &wb) : -ENOMEM;
       goto made;
     }
   }
