@@ -84,9 +84,11 @@ void fsx_wb_set_dirty(struct fsx_wb *wb)
   if (wb->unlinked)
     return;
   wb->data_dirty = true;
+  pthread_mutex_lock(&wb->plock);
   clock_gettime(CLOCK_REALTIME, &wb->mtime);
   wb->mtime.tv_nsec = 0; /* stored in whole seconds: shown as stored */
   wb->meta.has_mtime = false;
+  pthread_mutex_unlock(&wb->plock);
   if (!wb->dirty_ref) {
     wb->dirty_ref = true;
     fsx_table_lock(wb->m->tab);
@@ -379,8 +381,11 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
   b0 = (off + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
   b1 = (off + len) / FSX_WB_BLOCK;
   mark_present(wb, b0, b1);
-  if (off + len > wb->size)
+  if (off + len > wb->size) {
+    pthread_mutex_lock(&wb->plock);
     wb->size = off + len;
+    pthread_mutex_unlock(&wb->plock);
+  }
   fsx_wb_set_dirty(wb);
   mark_stale(wb, off, len);
   if (off == wb->seq_end && !wb->base_len)
@@ -460,7 +465,9 @@ int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
     mark_stale(wb, size, wb->size - size);
   else if (size > wb->size)
     mark_stale(wb, wb->size, size - wb->size);
+  pthread_mutex_lock(&wb->plock);
   wb->size = size;
+  pthread_mutex_unlock(&wb->plock);
   if (wb->seq_end > size)
     wb->seq_end = size;
   fsx_wb_set_dirty(wb);
@@ -476,7 +483,9 @@ bool fsx_wb_set_meta(struct fsx_mount *m, struct fsx_wb *wb,
 
   (void)m;
   pthread_mutex_lock(&wb->lock);
+  pthread_mutex_lock(&wb->plock);
   wb->meta = *meta;
+  pthread_mutex_unlock(&wb->plock);
   if (!wb->unlinked) {
     wb->meta_dirty = true;
     if (!wb->dirty_ref) {
@@ -493,7 +502,8 @@ bool fsx_wb_set_meta(struct fsx_mount *m, struct fsx_wb *wb,
 
 void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a)
 {
-  pthread_mutex_lock(&wb->lock);
+  /* plock, not lock: a getattr never waits for an upload */
+  pthread_mutex_lock(&wb->plock);
   a->kind = FSX_FILE;
   a->size = wb->size;
   a->mtime = wb->meta.has_mtime ? wb->meta.mtime : wb->mtime;
@@ -502,7 +512,7 @@ void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a)
   a->mode = wb->meta.mode;
   a->uid = wb->meta.uid;
   a->gid = wb->meta.gid;
-  pthread_mutex_unlock(&wb->lock);
+  pthread_mutex_unlock(&wb->plock);
 }
 
 bool fsx_wb_dirty(struct fsx_wb *wb)
@@ -528,7 +538,9 @@ bool fsx_wb_unflushed(struct fsx_wb *wb)
 void fsx_wb_renamed(struct fsx_wb *wb, const char *new_etag)
 {
   pthread_mutex_lock(&wb->lock);
+  pthread_mutex_lock(&wb->plock);
   if (wb->base_etag[0])
     snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", new_etag);
+  pthread_mutex_unlock(&wb->plock);
   pthread_mutex_unlock(&wb->lock);
 }

@@ -20,13 +20,17 @@
  *   succeeds the file stays dirty with all its data, and close()/fsync()
  *   get -EIO; a dirty file with no handles is retried every
  *   write.retry_interval, and kept in cache.dir/unsaved at unmount.
- * - Locking: wb->lock protects the fields marked so; it is held across
- *   staging-file I/O and base fetches, never across uploads: part uploads
- *   run on the S3 engine thread, whose callback takes wb->lock only to
- *   record the result. One commit at a time (committing); writes and
- *   truncates wait for it. Lock order: wb->lock, then the inode table's.
- * - Lifetime: refs (under the table lock) count handles, temporary users
- *   and one for being dirty; the last put detaches and frees it.
+ * - Locking: wb->lock protects the fields marked so and serialises the
+ *   file's writers, truncates and commits; it is held across staging-file
+ *   I/O, base fetches and a commit's requests. wb->plock, taken after it
+ *   and never across a wait for S3, protects the parts (updated by the
+ *   upload callbacks on the S3 engine thread, which take nothing else of
+ *   the file's) and doubles the size, times and metadata that getattr
+ *   reads, so a stat never waits for an upload. Lock order: wb->lock,
+ *   wb->plock, the inode table's.
+ * - Lifetime: refs (under the table lock) count handles, temporary users,
+ *   one for being dirty, one per part upload in flight and the inode's
+ *   orphan_wb; the last put detaches and frees it.
  */
 #ifndef S3R_FSX_WB_H
 #define S3R_FSX_WB_H

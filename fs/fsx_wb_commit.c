@@ -293,9 +293,11 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
     wb->nblocks = nb;
     wb->base_len = wb->size;
   }
+  pthread_mutex_lock(&wb->plock);
   snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", etag);
-  wb->data_dirty = wb->meta_dirty = wb->failed = false;
   wb->on_server = true;
+  pthread_mutex_unlock(&wb->plock);
+  wb->data_dirty = wb->meta_dirty = wb->failed = false;
   wb->seq_end = wb->size;
   memset(&a, 0, sizeof(a));
   a.kind = FSX_FILE;
@@ -351,8 +353,11 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
     rc = put_multipart(m, wb, key, etag);
     /* an upload started early carries the time it started: that is the
        file's mtime, unless one was set since (then it is stored anew) */
-    if (!rc && !wb->meta.has_mtime)
+    if (!rc && !wb->meta.has_mtime) {
+      pthread_mutex_lock(&wb->plock);
       wb->mtime = wb->sent_meta.mtime;
+      pthread_mutex_unlock(&wb->plock);
+    }
     effective_meta(wb, &mt);
     if (!rc && !same_meta(&mt, &wb->sent_meta)) {
       int mrc = fsx_copy_meta(m, wb->in->bucket, key, &mt, etag);
@@ -422,7 +427,9 @@ void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb)
   while (wb->committing)
     pthread_cond_wait(&wb->cond, &wb->lock);
   end_upload(m, wb, true);
+  pthread_mutex_lock(&wb->plock);
   wb->unlinked = true;
+  pthread_mutex_unlock(&wb->plock);
   wb->data_dirty = wb->meta_dirty = wb->failed = false;
   put_ref = wb->dirty_ref;
   wb->dirty_ref = false;
@@ -546,9 +553,9 @@ bool fsx_wb_pending_below(struct fsx_mount *m, const char *bucket,
   bool any = false;
 
   for (size_t i = 0; i < n; i++) {
-    pthread_mutex_lock(&v[i]->lock);
+    pthread_mutex_lock(&v[i]->plock);
     any = any || (!v[i]->on_server && !v[i]->unlinked);
-    pthread_mutex_unlock(&v[i]->lock);
+    pthread_mutex_unlock(&v[i]->plock);
     fsx_wb_put(m, v[i]);
   }
   free(v);
@@ -573,9 +580,9 @@ void fsx_wb_list_pending(struct fsx_mount *m, struct fsx_inode *dir)
 
   for (size_t i = 0; i < n; i++) {
     bool pending;
-    pthread_mutex_lock(&v[i]->lock);
+    pthread_mutex_lock(&v[i]->plock);
     pending = !v[i]->on_server && !v[i]->unlinked;
-    pthread_mutex_unlock(&v[i]->lock);
+    pthread_mutex_unlock(&v[i]->plock);
     if (pending)
       fsx_ns_note_entry(m, v[i]->in);
     fsx_wb_put(m, v[i]);

@@ -32,7 +32,10 @@ struct fsx_wb {
      synchronous requests that need the engine thread). */
   pthread_mutex_t plock;
   pthread_cond_t pcond;       /* plock: a part finished */
-  uint64_t size;              /* lock: the file's size */
+  uint64_t size;              /* lock and plock to change, either to read
+                                 (getattr takes plock only: it never waits
+                                 for an upload); so are mtime, meta,
+                                 base_etag, on_server and unlinked */
   uint64_t base_len;          /* lock: [0, base_len) of the base object may
                                  still be fetched where not present */
   char base_etag[FSX_ETAG_MAX]; /* lock: the base object; "" none */
