@@ -607,8 +607,8 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
     fuse_reply_err(req, ENOENT);
     return;
   }
-  rc = s3_get_object(m->s3, in->bucket, fsx_inode_key(m->tab, in), 0, sizeof(buf) - 1, buf,
-                     &got);
+  rc = s3_get_object(m->s3, in->bucket, fsx_inode_key(m->tab, in), 0,
+                     sizeof(buf) - 1, buf, &got);
   fsx_inode_put(m->tab, in);
   if (rc) {
     fuse_reply_err(req, -rc);

@@ -38,7 +38,6 @@ struct fh_box {
 static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
 {
   struct fh_box *b = (struct fh_box *)fh;
-
   struct fsx_wb *orphan = NULL;
 
   if (atomic_fetch_sub(&b->refs, 1) != 1)
@@ -184,8 +183,9 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
     iov[i].iov_len = f->want[i];
     total += f->want[i];
   }
-  f->req = s3_get_object_req(m->s3, fh->in->bucket, fsx_inode_key(m->tab, fh->in), first * cs,
-                             total, fsx_chunk_data(chunks[0]));
+  f->req = s3_get_object_req(m->s3, fh->in->bucket,
+                             fsx_inode_key(m->tab, fh->in), first * cs, total,
+                             fsx_chunk_data(chunks[0]));
   if (!f->req)
     goto fail;
   if (s3_req_set_sink_iov(f->req, iov, n) ||
@@ -276,8 +276,9 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     fsx_cache_put(m->cache, ctx->chunks[i]);
   ctx->n = 0;
   ctx->tmp = malloc(len);
-  r = ctx->tmp ? s3_get_object_req(m->s3, fh->in->bucket, fsx_inode_key(m->tab, fh->in), off,
-                                   len, ctx->tmp)
+  r = ctx->tmp ? s3_get_object_req(m->s3, fh->in->bucket,
+                                   fsx_inode_key(m->tab, fh->in), off, len,
+                                   ctx->tmp)
                : NULL;
   if (!r)
     return -ENOMEM;

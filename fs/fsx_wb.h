@@ -129,6 +129,13 @@ bool fsx_wb_set_meta(struct fsx_mount *m, struct fsx_wb *wb,
  */
 int fsx_wb_commit(struct fsx_mount *m, struct fsx_wb *wb);
 bool fsx_wb_dirty(struct fsx_wb *wb);
+/*
+ * Commit, then hold every other commit and write of the file until
+ * fsx_wb_ungate (a rename: nothing may land on the old name between its
+ * copy and its delete). Gated only on success.
+ */
+int fsx_wb_gate(struct fsx_mount *m, struct fsx_wb *wb);
+void fsx_wb_ungate(struct fsx_wb *wb);
 /* Dirty with no failed upload yet: written after the last flush. */
 bool fsx_wb_unflushed(struct fsx_wb *wb);
 

@@ -378,7 +378,8 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
   return 0;
 }
 
-int fsx_wb_commit(struct fsx_mount *m, struct fsx_wb *wb)
+/* Commit; with gate, leave committing set on success (see fsx_wb_gate). */
+static int commit(struct fsx_mount *m, struct fsx_wb *wb, bool gate)
 {
   bool put_ref = false;
   int rc = 0;
@@ -386,25 +387,42 @@ int fsx_wb_commit(struct fsx_mount *m, struct fsx_wb *wb)
   pthread_mutex_lock(&wb->lock);
   while (wb->committing)
     pthread_cond_wait(&wb->cond, &wb->lock);
-  if ((!wb->data_dirty && !wb->meta_dirty) || wb->unlinked)
-    goto out;
   wb->committing = true;
-  atomic_fetch_add(&m->st.commits, 1);
-  rc = do_commit(m, wb);
-  wb->committing = false;
-  if (rc) {
-    wb->failed = true;
-    atomic_fetch_add(&m->st.commit_errors, 1);
-  } else if (wb->dirty_ref) {
-    wb->dirty_ref = false;
-    put_ref = true;
+  if ((wb->data_dirty || wb->meta_dirty) && !wb->unlinked) {
+    atomic_fetch_add(&m->st.commits, 1);
+    rc = do_commit(m, wb);
+    if (rc) {
+      wb->failed = true;
+      atomic_fetch_add(&m->st.commit_errors, 1);
+    } else if (wb->dirty_ref) {
+      wb->dirty_ref = false;
+      put_ref = true;
+    }
   }
+  wb->committing = gate && !rc;
   pthread_cond_broadcast(&wb->cond);
-out:
   pthread_mutex_unlock(&wb->lock);
   if (put_ref)
     fsx_wb_put(m, wb);
   return rc ? -EIO : 0;
+}
+
+int fsx_wb_commit(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  return commit(m, wb, false);
+}
+
+int fsx_wb_gate(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  return commit(m, wb, true);
+}
+
+void fsx_wb_ungate(struct fsx_wb *wb)
+{
+  pthread_mutex_lock(&wb->lock);
+  wb->committing = false;
+  pthread_cond_broadcast(&wb->cond);
+  pthread_mutex_unlock(&wb->lock);
 }
 
 int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb)
@@ -656,6 +674,12 @@ void fsx_wb_stop(struct fsx_mount *m)
     if (fsx_wb_commit(m, wb)) {
       pthread_mutex_lock(&wb->lock);
       end_upload(m, wb, true);
+      /* the kept file must be the whole file: what only the base held,
+         fetched if the server still answers, else said */
+      if (fsx_wb_fetch(m, wb, 0, wb->base_len))
+        log_err("%s: bytes of %s not fetched from the object (ETag %s) "
+                "read as zeros in the kept file", wb->in->bucket,
+                wb->in->key, wb->base_etag);
       fsx_stage_keep(m->stage, wb->path, wb->in->bucket, wb->in->key);
       pthread_mutex_unlock(&wb->lock);
     }

@@ -301,13 +301,12 @@ static int copy_object(struct fsx_mount *m, const char *bucket,
                        const char *src, const char *dst, uint64_t size,
                        char etag[S3_ETAG_MAX])
 {
+  uint64_t ps = m->o.part_size < 64ull << 20 ? 64ull << 20 : m->o.part_size;
+
   atomic_fetch_add(&m->st.objects_copied, 1);
   if (size > COPY_MAX_SINGLE)
     return s3_copy_object_any(m->s3, bucket, src, bucket, dst, false, NULL,
-                              size, COPY_MAX_SINGLE, m->o.part_size < 64ull << 20
-                                                         ? 64ull << 20
-                                                         : m->o.part_size,
-                              etag);
+                              size, COPY_MAX_SINGLE, ps, etag);
   return s3_copy_object(m->s3, bucket, src, bucket, dst, false, NULL, etag);
 }
 
@@ -430,23 +429,27 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
   return rc;
 }
 
+/* Copy and delete; *gated: src's write-back state, held from its last
+   commit until the caller has moved the inode (fsx_wb_ungate, put). */
 static int rename_file(struct fsx_mount *m, struct fsx_inode *src,
                        const struct fsx_attr *a, const char *dstkey,
-                       char etag[S3_ETAG_MAX])
+                       char etag[S3_ETAG_MAX], struct fsx_wb **gated)
 {
   struct fsx_wb *wb = fsx_wb_get(m, src);
   const char *srckey = fsx_inode_key(m->tab, src);
   int rc = 0;
 
-  if (wb) /* what is written so far goes first, to the old name */
-    rc = fsx_wb_commit(m, wb);
-  if (!rc)
-    rc = copy_object(m, src->bucket, srckey, dstkey, a->size, etag);
+  /* what is written so far goes first, to the old name */
+  if (wb && (rc = fsx_wb_gate(m, wb))) {
+    fsx_wb_put(m, wb);
+    return rc;
+  }
+  rc = copy_object(m, src->bucket, srckey, dstkey, a->size, etag);
   if (!rc)
     rc = s3_delete_object(m->s3, src->bucket, srckey);
   if (!rc && wb)
     fsx_wb_renamed(wb, etag);
-  fsx_wb_put(m, wb);
+  *gated = wb;
   return rc;
 }
 
@@ -458,7 +461,7 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   struct fsx_inode *dir = fsx_inode_get(m->tab, parent);
   struct fsx_inode *ndir = fsx_inode_get(m->tab, newparent);
   struct fsx_inode *src = NULL, *dst = NULL;
-  struct fsx_wb *dwb = NULL;
+  struct fsx_wb *dwb = NULL, *swb = NULL;
   struct fsx_attr sa, da;
   char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
   bool dst_exists;
@@ -516,7 +519,7 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     if (!rc)
       rc = rename_dir(m, src, dstkey);
   } else if (!rc) {
-    rc = rename_file(m, src, &sa, dstkey, etag);
+    rc = rename_file(m, src, &sa, dstkey, etag, &swb);
   }
   if (!rc)
     gone(m, dst, dwb); /* replaced: never uploaded again */
@@ -524,6 +527,10 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_wb_put(m, dwb);
   if (!rc)
     rc = fsx_inode_move(m->tab, src, ndir, newname);
+  if (swb) { /* its next commit goes to the new name */
+    fsx_wb_ungate(swb);
+    fsx_wb_put(m, swb);
+  }
   if (!rc && sa.kind != FSX_DIR && etag[0]) {
     sa.as_of_ms = fsx_now_ms();
     snprintf(sa.etag, sizeof(sa.etag), "%s", etag);
