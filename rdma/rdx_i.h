@@ -1,0 +1,104 @@
+/*
+ * rdx_i: what the rdma/ modules share and nothing else sees: the transport
+ * ops table each kind implements, the region layout, the cma halves, and
+ * the /proc readers. Unit tests include it to reach the parsers.
+ */
+#ifndef S3R_RDX_I_H
+#define S3R_RDX_I_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rdma/rdx_server.h"
+#include "rdma/rdx_token.h"
+#include "rdma/rdx_transport.h"
+
+/* One registered segment. */
+struct rdx_seg {
+  uint64_t addr;
+  uint64_t len;  /* 1..RDX_SEG_MAX */
+  void *priv;    /* the transport's (verbs: its struct ibv_mr *) */
+};
+
+struct rdx_region {
+  struct rdx_transport *t;
+  uint64_t base;
+  uint64_t len;
+  uint64_t seg_len;
+  size_t nseg;
+  struct rdx_seg seg[];
+};
+
+/*
+ * What a kind implements. Each is called with arguments rdx_transport.c
+ * has already checked. token() runs on any thread, concurrently with
+ * itself and with reg/unreg of other segments (see rdx_transport.h); reg
+ * and unreg of one region run on one thread.
+ */
+struct rdx_transport_ops {
+  /* Register one segment (fill seg->priv): 0 or a negative errno. */
+  int (*reg)(struct rdx_transport *t, struct rdx_seg *seg);
+  /* Undo reg. */
+  void (*unreg)(struct rdx_transport *t, struct rdx_seg *seg);
+  /* Fill *tok for [addr, addr + len), inside seg, op RDX_GET or RDX_PUT:
+     0 or a negative errno. */
+  int (*token)(struct rdx_transport *t, const struct rdx_seg *seg,
+               uint64_t addr, uint64_t len, enum rdx_op op,
+               struct rdx_token *tok);
+  /* Free t (the struct embedding it). */
+  void (*close)(struct rdx_transport *t);
+};
+
+/* Embedded first in each kind's own struct. */
+struct rdx_transport {
+  const struct rdx_transport_ops *ops;
+  enum rdx_transport_kind kind;
+};
+
+/* Set why to a formatted one-line reason (when why && whylen); return rc. */
+int rdx_reason(char *why, size_t whylen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- cma (rdx_cma.c) ---------------------------------------------------- */
+
+/* Open a cma transport for this process: 0, -ENODEV or -ENOMEM (+ err). */
+int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen);
+
+/* Can this process reach others with process_vm_*? 0, or -EOPNOTSUPP. */
+int rdx_cma_server_probe(char *why, size_t whylen);
+
+/* Would the cma chunk be served (peer, process identity)? 0 or as
+   rdx_serve. Token and request are already checked. */
+int rdx_cma_check(const struct rdx_token *tok, const struct rdx_req *req,
+                  char *why, size_t whylen);
+
+/* Move one cma chunk; every argument but the process already checked. */
+int rdx_cma_serve(const struct rdx_token *tok, const struct rdx_req *req,
+                  uint64_t token_off, void *local, size_t len, char *why,
+                  size_t whylen);
+
+/* ---- /proc (rdx_proc.c) ------------------------------------------------- */
+
+/*
+ * Parse a /proc/PID/stat text of n bytes: the state (field 3) and the start
+ * time (field 22, clock ticks after boot). comm (field 2) may hold any
+ * bytes, spaces and ')' included: the fields start after the last ')'.
+ * Returns 0 or -EINVAL.
+ */
+int rdx_stat_parse(const char *buf, size_t n, char *state, uint64_t *start);
+
+/* Read /proc/PID/stat (pid 0: this process): 0, -ESRCH (no such process)
+   or another negative errno. */
+int rdx_proc_stat(pid_t pid, char *state, uint64_t *start);
+
+/*
+ * Parse the "Uid:" line of a /proc/PID/status text of n bytes: real,
+ * effective, saved and filesystem uid. Returns 0 or -EINVAL.
+ */
+int rdx_status_uids(const char *buf, size_t n, uint64_t uids[4]);
+
+/* Read /proc/PID/status's uids: 0, -ESRCH or another negative errno. */
+int rdx_proc_uids(pid_t pid, uint64_t uids[4]);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * rdx_server: the server half's checks shared by every kind, then dispatch
+ * to the kind that moves the bytes (rdx_cma.c; the verbs kinds next).
+ */
+#include "rdma/rdx_i.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rdx_server {
+  int cma;                    /* 0, or -EOPNOTSUPP with cma_why */
+  char cma_why[RDX_ERR_MAX];
+};
+
+int rdx_server_create(struct rdx_server **out, char *err, size_t errlen)
+{
+  struct rdx_server *s;
+
+  rdx_reason(err, errlen, 0, "%s", "");
+  if (!out)
+    return rdx_reason(err, errlen, -EINVAL, "no place for the server");
+  *out = NULL;
+  s = calloc(1, sizeof(*s));
+  if (!s)
+    return rdx_reason(err, errlen, -ENOMEM, "out of memory");
+  s->cma = rdx_cma_server_probe(s->cma_why, sizeof(s->cma_why));
+  *out = s;
+  return 0;
+}
+
+void rdx_server_destroy(struct rdx_server *s)
+{
+  free(s);
+}
+
+int rdx_server_serves(const struct rdx_server *s, enum rdx_kind kind,
+                      char *why, size_t whylen)
+{
+  if (!s)
+    return rdx_reason(why, whylen, -EINVAL, "no server");
+  switch (kind) {
+  case RDX_CMA:
+    if (s->cma)
+      return rdx_reason(why, whylen, s->cma, "%s", s->cma_why);
+    return 0;
+  case RDX_RC:
+  case RDX_DC:
+    return rdx_reason(why, whylen, -EOPNOTSUPP,
+                      "%s tokens: the server half is not built yet",
+                      rdx_kind_name(kind));
+  }
+  return rdx_reason(why, whylen, -EINVAL, "token kind %d unknown", (int)kind);
+}
+
+void *rdx_server_buf_alloc(struct rdx_server *s, size_t len)
+{
+  long page = sysconf(_SC_PAGESIZE);
+  void *p = NULL;
+
+  if (!s || len == 0)
+    return NULL;
+  if (posix_memalign(&p, page > 0 ? (size_t)page : 4096, len))
+    return NULL;
+  return p;
+}
+
+void rdx_server_buf_free(struct rdx_server *s, void *buf)
+{
+  free(buf);
+}
+
+/* Token against request, and the kind served: no I/O. */
+static int check_request(const struct rdx_server *s,
+                         const struct rdx_token *tok,
+                         const struct rdx_req *req, char *why, size_t whylen)
+{
+  int rc;
+
+  if (!s || !tok || !req)
+    return rdx_reason(why, whylen, -EINVAL, "no server, token or request");
+  rc = rdx_token_check(tok, req->op, req->len, why, whylen);
+  if (rc)
+    return rc;
+  return rdx_server_serves(s, tok->kind, why, whylen);
+}
+
+int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
+                    const struct rdx_req *req, char *why, size_t whylen)
+{
+  int rc = check_request(s, tok, req, why, whylen);
+
+  if (rc)
+    return rc;
+  if (tok->kind == RDX_CMA)
+    return rdx_cma_check(tok, req, why, whylen);
+  return rdx_reason(why, whylen, -EOPNOTSUPP, "%s tokens are not served",
+                    rdx_kind_name(tok->kind));
+}
+
+int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,
+              const struct rdx_req *req, uint64_t token_off, void *local,
+              size_t len, char *why, size_t whylen)
+{
+  int rc = check_request(s, tok, req, why, whylen);
+
+  if (rc)
+    return rc;
+  if (!local || len == 0)
+    return rdx_reason(why, whylen, -EINVAL, "%s",
+                      local ? "empty chunk" : "no local buffer");
+  /* rdx_token_check has made req->len <= tok->len (== but for a DC GET) */
+  if (token_off >= req->len || (uint64_t)len > req->len - token_off)
+    return rdx_reason(why, whylen, -ERANGE,
+                      "chunk at %" PRIu64 "+%zu is outside the request's %" PRIu64
+                      " bytes",
+                      token_off, len, req->len);
+  if (tok->kind == RDX_CMA)
+    return rdx_cma_serve(tok, req, token_off, local, len, why, whylen);
+  return rdx_reason(why, whylen, -EOPNOTSUPP, "%s tokens are not served",
+                    rdx_kind_name(tok->kind));
+}

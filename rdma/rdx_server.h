@@ -1,0 +1,124 @@
+/*
+ * rdx_server: the server half, what s3rdma-gateway calls to execute a
+ * client's token. The gateway streams an object through a small buffer and
+ * moves it chunk by chunk: for a GET it fills its buffer from upstream and
+ * rdx_serve() writes it into the client at the token's address + token_off;
+ * for a PUT rdx_serve() reads the next chunk from the client into its
+ * buffer, which it then sends upstream.
+ *
+ * Every call checks everything again (the token against the request with
+ * rdx_token_check(), the chunk against the request's range, the client
+ * process's identity) before it touches client memory, and never touches
+ * client memory outside [tok->addr, tok->addr + req->len), which lies within
+ * the token's range.
+ *
+ * Kinds served: cma (process_vm_writev/readv; the gateway needs
+ * CAP_SYS_PTRACE or the client's uid, and yama's ptrace_scope allowing it).
+ * rc and dc: not built yet (-EOPNOTSUPP: decline with 501).
+ *
+ * cma and who may name which process: a cma token names a pid on this
+ * host, and the gateway usually runs as root, so a token could name any
+ * process. rdx_serve refuses cma unless the request came over a same-host
+ * connection (req->peer_local) and, when the gateway knows the requesting
+ * process's uid (SO_PEERCRED on a unix socket; for loopback TCP the
+ * socket's owner from NETLINK_SOCK_DIAG or /proc/net/tcp), unless the named
+ * process runs as that uid (real, effective and saved; uid 0 may name any).
+ * Without a peer uid, any local user holding gateway credentials can make
+ * the gateway read or write any process's memory: supply it.
+ *
+ * The pid is checked against the token's start time (a recycled pid is a
+ * different process) through a pidfd held across the transfer; a process
+ * that exits during a transfer makes the call fail. A pid recycled by
+ * another process between the check and a process_vm_* call is possible in
+ * principle (the pid space would have to wrap in between); the kernel has
+ * no pidfd form of process_vm_* to close that window.
+ *
+ * DESIGN (threads): a server is immutable after rdx_server_create; every
+ * function may run on any thread concurrently. Nothing here logs.
+ */
+#ifndef S3R_RDX_SERVER_H
+#define S3R_RDX_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdma/rdx_token.h"
+
+/* What the gateway knows about the request a token came with. */
+struct rdx_req {
+  enum rdx_op op;     /* RDX_GET (GetObject) or RDX_PUT (PutObject, UploadPart) */
+  uint64_t len;       /* the bytes the whole request moves (see rdx_token_check) */
+  bool peer_local;    /* it came over a same-host connection */
+  int64_t peer_uid;   /* the requesting process's uid, -1 when unknown */
+};
+
+struct rdx_server;
+
+/*
+ * Create a server context: notes which kinds this process can serve (cma:
+ * process_vm_readv exists, yama's ptrace_scope and CAP_SYS_PTRACE allow
+ * reaching other processes). Returns 0 and *out (free with
+ * rdx_server_destroy), -EINVAL (out NULL) or -ENOMEM, with a one-line reason
+ * in err.
+ */
+int rdx_server_create(struct rdx_server **out, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+
+void rdx_server_destroy(struct rdx_server *s);
+
+/*
+ * Can s serve tokens of this kind? 0, or -EOPNOTSUPP with the reason in why
+ * (decline with 501 before fetching anything from upstream).
+ */
+int rdx_server_serves(const struct rdx_server *s, enum rdx_kind kind,
+                      char *why, size_t whylen)
+    __attribute__((warn_unused_result));
+
+/*
+ * Buffers for rdx_serve's local side: verbs kinds need their chunk buffer
+ * registered, and will register these; cma takes any memory. Page-aligned,
+ * uninitialised; NULL when out of memory. Free with rdx_server_buf_free
+ * (NULL does nothing).
+ */
+void *rdx_server_buf_alloc(struct rdx_server *s, size_t len);
+void rdx_server_buf_free(struct rdx_server *s, void *buf);
+
+/*
+ * Would rdx_serve execute tok for req? Everything rdx_serve checks before
+ * moving a byte, without moving one: call it once the request's length is
+ * known (for a GET, from upstream's Content-Length) and before streaming.
+ * Returns 0, or as rdx_serve.
+ */
+int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
+                    const struct rdx_req *req, char *why, size_t whylen)
+    __attribute__((warn_unused_result));
+
+/*
+ * Move one chunk: for RDX_GET write len bytes from local into the client at
+ * tok->addr + token_off; for RDX_PUT read them from there into local.
+ * [token_off, token_off + len) must lie within [0, req->len) (which
+ * rdx_token_check has matched to the token). Partial transfers are
+ * continued until len bytes moved or an error.
+ * Returns 0 when all len bytes moved, or (why: one line, never the token):
+ *   -EINVAL      the token is not valid or executable, req->op unknown, s,
+ *                tok, req or local NULL, len 0         (refuse: 400)
+ *   -EPERM       the token does not match the request: operation, or
+ *                length (rdx_token_check)              (refuse: 403)
+ *   -ERANGE      the chunk is not within [0, req->len)  (a gateway bug)
+ *   -EACCES      cma: the peer may not name that process (not local, or
+ *                another uid)                          (refuse: 403)
+ *   -ESRCH       cma: the named process is gone, is another process
+ *                (start time differs), or exited during the transfer
+ *   -EFAULT      the client's range is not mapped (writable, for a GET);
+ *                bytes before the hole may have been moved, within range
+ *   -EOPNOTSUPP  this server cannot serve the kind: rc/dc not built, or
+ *                the kernel refused access (ptrace policy) (decline: 501)
+ *   -ENOMEM, or another negative errno from the kernel.
+ */
+int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,
+              const struct rdx_req *req, uint64_t token_off, void *local,
+              size_t len, char *why, size_t whylen)
+    __attribute__((warn_unused_result));
+
+#endif

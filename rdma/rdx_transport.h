@@ -1,0 +1,139 @@
+/*
+ * rdx_transport: the client half of the data plane. A transport registers
+ * memory that a server may write into (GET) or read from (PUT), and writes
+ * tokens (x-amz-rdma-token values, see rdx_token.h) scoped to exactly one
+ * request's range and operation.
+ *
+ * Kinds:
+ *   cma  same host: the server calls process_vm_writev/readv on this
+ *        process. Registration is bookkeeping only; the token names this
+ *        process's pid and start time (/proc/self/stat field 22).
+ *   rc   verbs RC (any device, soft-RoCE included): not built yet.
+ *   dc   mlx5 DC, the cuObject token: not built yet.
+ *
+ * Registration is transport-independent: memory is registered as a region
+ * cut into segments of at most RDX_SEG_MAX bytes (4 GiB - 64 KiB, the
+ * largest DC registration) whatever the kind, and a token's range must lie
+ * within one segment, so code that works with cma works unchanged with dc.
+ * Segment i of a region covers region offsets [i * seg_len, (i + 1) *
+ * seg_len) (the last one shorter), where seg_len is the largest multiple of
+ * the caller's unit not above RDX_SEG_MAX: register a page-cache arena of
+ * fixed-size chunks with unit = the chunk size, and no chunk straddles a
+ * segment.
+ *
+ * A token cannot be revoked by cma (the server needs nothing from us to
+ * use it) and, for verbs kinds, only by deregistering its segment: memory
+ * named by a token handed to a server must not be reused for anything else
+ * until that request has completed (or failed for good: a timed-out GET may
+ * still be written by a slow server).
+ *
+ * DESIGN (threads): a transport and a region are immutable once opened or
+ * registered. rdx_token_for() may run on any thread, concurrently with
+ * itself and with register/unregister of other regions; a region must not
+ * be unregistered while another thread makes a token for it. Nothing here
+ * logs: errors come back as a negative errno and, where an err buffer is
+ * taken, a one-line reason.
+ */
+#ifndef S3R_RDX_TRANSPORT_H
+#define S3R_RDX_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdma/rdx_token.h"
+
+/* Largest segment of a registration: the largest DC registration. */
+#define RDX_SEG_MAX RDX_DC_LEN_MAX
+/* The DC access key cuObject clients and servers use unless told. */
+#define RDX_DC_ACCESS_KEY_DEFAULT 0xffeeddccu
+/* An err/why buffer of this size holds every message of this module. */
+#define RDX_ERR_MAX 256
+
+/* The values of config's enum cfg_rdma_transport, in the same order. */
+enum rdx_transport_kind {
+  RDX_TRANSPORT_OFF = 0,
+  RDX_TRANSPORT_AUTO,
+  RDX_TRANSPORT_CMA,
+  RDX_TRANSPORT_RC,
+  RDX_TRANSPORT_DC,
+};
+
+struct rdx_params {
+  /* The S3 endpoint runs on this host (its address is a local one): only
+     then does auto consider cma. An explicit cma ignores it. */
+  bool endpoint_local;
+  /* dc: the DCT access key; 0 means RDX_DC_ACCESS_KEY_DEFAULT. */
+  uint32_t dc_access_key;
+};
+
+struct rdx_transport;
+struct rdx_region;
+
+/* "off", "auto", "cma", "rc", "dc"; "?" for anything else. */
+const char *rdx_transport_kind_name(enum rdx_transport_kind kind);
+
+/*
+ * Open a transport of the given kind. p may be NULL (all defaults). auto
+ * picks the best kind available: dc, then rc (neither built yet), then cma
+ * when p->endpoint_local.
+ * Returns 0 and *out (free with rdx_transport_close), or, with *out NULL
+ * and a one-line reason in err (always NUL-terminated when errlen > 0):
+ *   -ENODEV  the kind cannot run here: off, no RDMA device, /proc or
+ *            process_vm_readv missing, auto found nothing (the caller uses
+ *            HTTP bodies; under auto that is one log line, not an error)
+ *   -ENOSYS  rc/dc: a device is present but the transport is not built yet
+ *   -EINVAL  unknown kind, out NULL
+ *   -ENOMEM
+ */
+int rdx_transport_open(enum rdx_transport_kind kind,
+                       const struct rdx_params *p, struct rdx_transport **out,
+                       char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+
+/* The kind actually opened (never off or auto). */
+enum rdx_transport_kind rdx_transport_kind(const struct rdx_transport *t);
+
+/* Close t; NULL does nothing. Every region must be unregistered first. */
+void rdx_transport_close(struct rdx_transport *t);
+
+/*
+ * Register [base, base + len) with t, in segments of seg_len = the largest
+ * multiple of unit not above RDX_SEG_MAX (unit 0 or 1: RDX_SEG_MAX). cma
+ * does not touch the memory; verbs kinds pin it. Returns 0 and *out (free
+ * with rdx_unregister), or -EINVAL (NULL t/base/out, len 0, unit over
+ * RDX_SEG_MAX, the range wraps), -ENOMEM, or a verbs registration's error.
+ */
+int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
+                 struct rdx_region **out) __attribute__((warn_unused_result));
+
+/* Release a region; NULL does nothing. Tokens for it must be finished. */
+void rdx_unregister(struct rdx_region *r);
+
+/* The region's length, its segment length, and how many segments. */
+size_t rdx_region_len(const struct rdx_region *r);
+size_t rdx_region_seg_len(const struct rdx_region *r);
+size_t rdx_region_nseg(const struct rdx_region *r);
+
+/*
+ * Write the token for region offsets [off, off + len) and operation op
+ * (RDX_GET: the server writes there; RDX_PUT: it reads from there) into
+ * buf, NUL-terminated. The token grants exactly that range and operation:
+ * make it for exactly the bytes the request will move (for a ranged GET,
+ * clip to the object's size: the server refuses a token longer than what
+ * it sends).
+ * Returns the token's length (without the NUL), or:
+ *   -EINVAL  NULL t/r, len 0, op not RDX_GET/RDX_PUT, r not registered
+ *            with t
+ *   -ERANGE  [off, off + len) not inside the region
+ *   -EXDEV   the range crosses a segment boundary (split it, or use HTTP)
+ *   -ENOSPC  buf cannot hold the token (RDX_TOKEN_MAX always can)
+ *   -ECHILD  cma: called in a child forked after rdx_transport_open (the
+ *            token would name the parent)
+ * On error buf holds "" when buflen > 0.
+ */
+int rdx_token_for(struct rdx_transport *t, const struct rdx_region *r,
+                  uint64_t off, uint64_t len, enum rdx_op op, char *buf,
+                  size_t buflen) __attribute__((warn_unused_result));
+
+#endif
