@@ -9,9 +9,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "rdma/rdx_i.h" /* rdx_reason */
 
 #define PREFIX "s3r1:"
 #define PREFIX_LEN 5
@@ -27,19 +28,6 @@ _Static_assert(sizeof("s3r1:rc:get:ip6/") - 1 + IP6_TEXT_MAX +
 _Static_assert(INET6_ADDRSTRLEN == IP6_TEXT_MAX + 1, "IPv6 text length");
 
 static const char hexdig[] = "0123456789abcdef";
-
-__attribute__((format(printf, 4, 5))) static int
-reason(char *why, size_t whylen, int rc, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (why && whylen > 0) {
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-  }
-  return rc;
-}
 
 const char *rdx_kind_name(enum rdx_kind kind)
 {
@@ -82,48 +70,48 @@ int rdx_token_validate(const struct rdx_token *t, char *why, size_t whylen)
   uint64_t max;
 
   if (!t)
-    return reason(why, whylen, -EINVAL, "no token");
+    return rdx_reason(why, whylen, -EINVAL, "no token");
   switch (t->kind) {
   case RDX_DC:
     max = RDX_DC_LEN_MAX;
     if (t->op != RDX_OP_NONE)
-      return reason(why, whylen, -EINVAL, "dc token with an operation");
+      return rdx_reason(why, whylen, -EINVAL, "dc token with an operation");
     if (t->dc.dctn > 0xffffff)
-      return reason(why, whylen, -EINVAL, "dc dctn 0x%" PRIx32 " over 24 bits",
+      return rdx_reason(why, whylen, -EINVAL, "dc dctn 0x%" PRIx32 " over 24 bits",
                     t->dc.dctn);
     break;
   case RDX_RC:
     max = RDX_LEN_MAX;
     if (t->rc.af != RDX_AF_IP4 && t->rc.af != RDX_AF_IP6 &&
         t->rc.af != RDX_AF_GID)
-      return reason(why, whylen, -EINVAL, "rc listener family %d unknown",
+      return rdx_reason(why, whylen, -EINVAL, "rc listener family %d unknown",
                     (int)t->rc.af);
     if (t->rc.af == RDX_AF_IP4 && !all_zero(t->rc.addr + 4, 12))
-      return reason(why, whylen, -EINVAL, "rc ip4 listener with padding");
+      return rdx_reason(why, whylen, -EINVAL, "rc ip4 listener with padding");
     if (t->rc.port == 0)
-      return reason(why, whylen, -EINVAL, "rc listener port 0");
+      return rdx_reason(why, whylen, -EINVAL, "rc listener port 0");
     break;
   case RDX_CMA:
     max = RDX_LEN_MAX;
     if (t->cma.pid < 1)
-      return reason(why, whylen, -EINVAL, "cma pid %" PRId32 " not positive",
+      return rdx_reason(why, whylen, -EINVAL, "cma pid %" PRId32 " not positive",
                     t->cma.pid);
     break;
   default:
-    return reason(why, whylen, -EINVAL, "token kind %d unknown", (int)t->kind);
+    return rdx_reason(why, whylen, -EINVAL, "token kind %d unknown", (int)t->kind);
   }
   if (t->kind != RDX_DC && t->op != RDX_GET && t->op != RDX_PUT)
-    return reason(why, whylen, -EINVAL, "%s token operation %d unknown",
+    return rdx_reason(why, whylen, -EINVAL, "%s token operation %d unknown",
                   rdx_kind_name(t->kind), (int)t->op);
   if (t->len == 0)
-    return reason(why, whylen, -EINVAL, "%s token length 0",
+    return rdx_reason(why, whylen, -EINVAL, "%s token length 0",
                   rdx_kind_name(t->kind));
   if (t->len > max)
-    return reason(why, whylen, -EINVAL,
+    return rdx_reason(why, whylen, -EINVAL,
                   "%s token length %" PRIu64 " over the limit %" PRIu64,
                   rdx_kind_name(t->kind), t->len, max);
   if (t->len - 1 > UINT64_MAX - t->addr)
-    return reason(why, whylen, -EINVAL,
+    return rdx_reason(why, whylen, -EINVAL,
                   "%s token range 0x%" PRIx64 "+%" PRIu64 " wraps past 2^64",
                   rdx_kind_name(t->kind), t->addr, t->len);
   return 0;
@@ -519,36 +507,36 @@ int rdx_token_check(const struct rdx_token *t, enum rdx_op op, uint64_t len,
   if (rc)
     return rc;
   if (op != RDX_GET && op != RDX_PUT)
-    return reason(why, whylen, -EINVAL, "request operation %d unknown",
+    return rdx_reason(why, whylen, -EINVAL, "request operation %d unknown",
                   (int)op);
   switch (t->kind) {
   case RDX_DC:
     if (t->dc.dctn == 0)
-      return reason(why, whylen, -EINVAL, "dc token names DCT number 0");
+      return rdx_reason(why, whylen, -EINVAL, "dc token names DCT number 0");
     if (t->dc.has_gid && all_zero(t->dc.gid, sizeof(t->dc.gid)))
-      return reason(why, whylen, -EINVAL, "dc token's GID is zero");
+      return rdx_reason(why, whylen, -EINVAL, "dc token's GID is zero");
     if (!t->dc.has_gid && t->dc.lid == 0)
-      return reason(why, whylen, -EINVAL, "dc token has neither GID nor LID");
+      return rdx_reason(why, whylen, -EINVAL, "dc token has neither GID nor LID");
     break;
   case RDX_RC:
     if (rc_unspecified(&t->rc))
-      return reason(why, whylen, -EINVAL, "rc listener address unspecified");
+      return rdx_reason(why, whylen, -EINVAL, "rc listener address unspecified");
     break;
   case RDX_CMA:
     break;
   }
   if (t->kind != RDX_DC && t->op != op)
-    return reason(why, whylen, -EPERM, "%s token for %s on a %s request",
+    return rdx_reason(why, whylen, -EPERM, "%s token for %s on a %s request",
                   rdx_kind_name(t->kind), rdx_op_name(t->op), rdx_op_name(op));
   if (len == 0)
-    return reason(why, whylen, -EPERM, "%s request moves no bytes",
+    return rdx_reason(why, whylen, -EPERM, "%s request moves no bytes",
                   rdx_op_name(op));
   if (t->len < len)
-    return reason(why, whylen, -EPERM,
+    return rdx_reason(why, whylen, -EPERM,
                   "%s token covers %" PRIu64 " bytes, %s request moves %" PRIu64,
                   rdx_kind_name(t->kind), t->len, rdx_op_name(op), len);
   if (t->len > len && !(t->kind == RDX_DC && op == RDX_GET))
-    return reason(why, whylen, -EPERM,
+    return rdx_reason(why, whylen, -EPERM,
                   "%s token covers %" PRIu64 " bytes, %s request moves only "
                   "%" PRIu64,
                   rdx_kind_name(t->kind), t->len, rdx_op_name(op), len);

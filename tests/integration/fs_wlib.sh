@@ -1,0 +1,66 @@
+# shellcheck shell=bash
+# Helpers shared by the write tests (test_fs_write.sh, test_fs_tools.sh),
+# sourced after fs_lib.sh. Needs: $tmp, $mnt, $bucket, $model, $guard_s,
+# $fspid and $mopts set by the script.
+# mount_fs OPTION...: mount with these options (kept for guard's remount)
+mount_fs() {
+  mopts=("$@")
+  fs_mount "$bucket" "$mnt" "$log" "${mopts[@]}"
+  fspid=${!:-} # (fs_mount starts the daemon in the background)
+}
+# guard CMD...: run CMD in a subshell. If it is not done in $guard_s s, say
+# so with the kernel stacks of its processes and the daemon's threads, kill
+# the daemon (a process waiting on a FUSE flush cannot be interrupted
+# otherwise) and mount again, so that the rest of the test still runs.
+guard() {
+  local pid p i
+  ("$@") &
+  pid=$!
+  for ((i = 0; i < guard_s * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+    sleep 0.1
+  done
+  echo "# HUNG for $guard_s s: $*"
+  for p in $pid $(pgrep -P "$pid") $(for c in $(pgrep -P "$pid"); do pgrep -P "$c"; done); do
+    echo "#   pid $p $(cat "/proc/$p/comm" 2>/dev/null): $(tr '\n' ' ' <"/proc/$p/stack" 2>/dev/null)"
+  done
+  if [ -n "$fspid" ] && [ "$(cat "/proc/$fspid/comm" 2>/dev/null)" = s3rdmafs ]; then
+    echo "#   daemon threads wait in:$(for t in /proc/"$fspid"/task/*; do printf ' %s' "$(cat "$t/wchan")"; done 2>/dev/null)"
+    tail -n 20 "$log" | sed 's/^/#   log: /'
+    kill -9 "$fspid"
+  fi
+  wait "$pid" || true
+  cp "$log" "$log.hung-$SECONDS" 2>/dev/null || true
+  fs_umount "$mnt" || true
+  mount_fs "${mopts[@]}" || true
+  return 1
+}
+# gen SEED BYTES: reproducible pseudo-random bytes, fast
+gen() {
+  { openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass "pass:$1" </dev/zero 2>/dev/null || true; } |
+    head -c "$2"
+}
+# head_of KEY: one HEAD through awscli; sets H_SIZE H_ETAG H_MODE H_UID H_GID
+# H_MTIME (integer part; "None" for metadata not there), H_SIZE=absent when
+# there is no such object
+head_of() {
+  local out
+  if ! out=$(aws_ s3api head-object --bucket "$bucket" --key "$1" --query \
+      '[ContentLength, ETag, Metadata.mode, Metadata.uid, Metadata.gid, Metadata.mtime]' \
+      --output text 2>&1); then
+    H_SIZE=absent H_ETAG='' H_MODE='' H_UID='' H_GID='' H_MTIME=''
+    echo "# HEAD $1: $(tail -n1 <<<"$out")"
+    return 0
+  fi
+  read -r H_SIZE H_ETAG H_MODE H_UID H_GID H_MTIME <<<"$out"
+  H_ETAG=${H_ETAG//\"/}
+  H_MTIME=${H_MTIME%%.*}
+}
+# same_as_model REL: the object REL has the size and md5 of $model/REL
+same_as_model() {
+  local want got
+  want="$(stat -c %s "$model/$1") $(md5 "$model/$1")"
+  got="$(aws_ s3api head-object --bucket "$bucket" --key "$1" --query ContentLength \
+    --output text 2>/dev/null) $(key_md5 "$1")"
+  [ "$want" = "$got" ] || { echo "# $1: want size+md5 $want, got $got"; return 1; }
+}
