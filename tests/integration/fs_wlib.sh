@@ -64,3 +64,37 @@ same_as_model() {
     --output text 2>/dev/null) $(key_md5 "$1")"
   [ "$want" = "$got" ] || { echo "# $1: want size+md5 $want, got $got"; return 1; }
 }
+# w_do CMD [ARG]: a command to the writer coprocess W (started by the
+# script with writer_py): open PATH for writing
+# (O_CREAT|O_TRUNC), write the content of local file ARG, fsync, fchmod
+# MODE (decimal), close, quit
+writer_py='
+import os, sys
+fd = -1
+for line in sys.stdin:
+    cmd, _, arg = line.rstrip("\n").partition(" ")
+    try:
+        if cmd == "open":
+            fd = os.open(arg, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        elif cmd == "write":
+            with open(arg, "rb") as f:
+                data = memoryview(f.read())
+            while data:
+                data = data[os.write(fd, data):]
+        elif cmd == "fsync":
+            os.fsync(fd)
+        elif cmd == "fchmod":
+            os.fchmod(fd, int(arg))
+        elif cmd == "close":
+            os.close(fd)
+        elif cmd == "quit":
+            print("ok")
+            break
+        print("ok")
+    except OSError as e:
+        print("error:", e)'
+w_do() {
+  local r=
+  echo "$*" >&"${W[1]}" && read -r -t 120 r <&"${W[0]}" || r="no answer"
+  [ "$r" = ok ] || { echo "# writer: $*: $r"; return 1; }
+}

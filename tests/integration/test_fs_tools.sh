@@ -79,39 +79,6 @@ same_attrs() { # DIR-A DIR-B [owner]
   show_diff "stat (< $1, > $2)" "$d"
   return 1
 }
-# w_do CMD [ARG]: have the writer coprocess W open PATH for writing
-# (O_CREAT|O_TRUNC), write the content of local file ARG, fsync, fchmod
-# MODE (decimal), close, quit
-writer_py='
-import os, sys
-fd = -1
-for line in sys.stdin:
-    cmd, _, arg = line.rstrip("\n").partition(" ")
-    try:
-        if cmd == "open":
-            fd = os.open(arg, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        elif cmd == "write":
-            with open(arg, "rb") as f:
-                data = memoryview(f.read())
-            while data:
-                data = data[os.write(fd, data):]
-        elif cmd == "fsync":
-            os.fsync(fd)
-        elif cmd == "fchmod":
-            os.fchmod(fd, int(arg))
-        elif cmd == "close":
-            os.close(fd)
-        elif cmd == "quit":
-            print("ok")
-            break
-        print("ok")
-    except OSError as e:
-        print("error:", e)'
-w_do() {
-  local r=
-  echo "$*" >&"${W[1]}" && read -r -t 120 r <&"${W[0]}" || r="no answer"
-  [ "$r" = ok ] || { echo "# writer: $*: $r"; return 1; }
-}
 eq() { [ "$2" = "$3" ] || { echo "# $1: want '$3', got '$2'"; return 1; }; }
 in_range() {
   [ "$1" -ge "$2" ] 2>/dev/null && [ "$1" -le "$3" ] ||

@@ -63,36 +63,6 @@ in_range() {
 }
 # eq NAME-OF-VALUE GOT WANT: a comparison that says what it got
 eq() { [ "$2" = "$3" ] || { echo "# $1: want '$3', got '$2'"; return 1; }; }
-# w_do CMD [ARG]: have the writer coprocess W (below) open PATH for writing
-# (O_CREAT|O_TRUNC), write the content of local file ARG, fsync, close, quit
-writer_py='
-import os, sys
-fd = -1
-for line in sys.stdin:
-    cmd, _, arg = line.rstrip("\n").partition(" ")
-    try:
-        if cmd == "open":
-            fd = os.open(arg, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        elif cmd == "write":
-            with open(arg, "rb") as f:
-                data = memoryview(f.read())
-            while data:
-                data = data[os.write(fd, data):]
-        elif cmd == "fsync":
-            os.fsync(fd)
-        elif cmd == "close":
-            os.close(fd)
-        elif cmd == "quit":
-            print("ok")
-            break
-        print("ok")
-    except OSError as e:
-        print("error:", e)'
-w_do() {
-  local r=
-  echo "$*" >&"${W[1]}" && read -r -t 120 r <&"${W[0]}" || r="no answer"
-  [ "$r" = ok ] || { echo "# writer: $*: $r"; return 1; }
-}
 # both REL PYTHON: run PYTHON (p = the path) on $model/REL, then on the mount
 both() {
   python3 -c "import os, sys; p = sys.argv[1]
