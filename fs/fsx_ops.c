@@ -119,6 +119,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   struct fsx_mount *m = M(req);
   struct fuse_entry_param e;
   struct fsx_inode *dir, *in;
+  bool writing = false;
   struct fsx_attr a;
   int rc;
 
@@ -139,27 +140,14 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   /* a file being written is ours to describe, on the server or not */
   in = fsx_inode_find(m->tab, parent, name);
   if (in) {
-    bool writing;
     fsx_table_lock(m->tab);
     writing = in->wb != NULL;
     a = in->attr;
     fsx_table_unlock(m->tab);
     fsx_inode_put(m->tab, in);
-    if (writing) {
-      in = fsx_child_of(m, dir, name, &a); /* the same inode, counted */
-      if (!in) {
-        fuse_reply_err(req, ENOMEM);
-      } else {
-        fsx_entry_of(m, in, &e);
-        if (fuse_reply_entry(req, &e))
-          fsx_inode_forget(m->tab, in->ino, 1);
-      }
-      fsx_inode_put(m->tab, dir);
-      return;
-    }
   }
-  rc = fsx_ns_lookup(m, dir, name, &a);
-  if (!rc && a.kind == FSX_DIR && !a.from_head && dir->bucket &&
+  rc = writing ? 0 : fsx_ns_lookup(m, dir, name, &a);
+  if (!rc && !writing && a.kind == FSX_DIR && !a.from_head && dir->bucket &&
       !dir_meta_known(m, dir, name))
     rc = dir_meta(m, dir, name, &a);
   if (rc == -ENOENT) {
