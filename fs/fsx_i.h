@@ -19,6 +19,7 @@
 #define FSX_STATS_NAME ".s3rdmafs-stats"
 
 struct fuse_session;
+struct fsx_rdma;
 struct fsx_stage;
 struct fsx_wb;
 
@@ -67,6 +68,7 @@ struct fsx_mount {
   struct fsx_stats st;
   struct fuse_session *se;    /* for kernel cache notifications */
   struct fsx_stage *stage;    /* cache.dir: staging files, upload journal */
+  struct fsx_rdma *rdma;      /* the data plane; NULL: HTTP bodies only */
   /* write-back (fsx_wb.c) */
   pthread_mutex_t wb_lock;
   pthread_cond_t wb_cond;     /* wb_mem went down, or stopping */

@@ -22,6 +22,7 @@
 #include "common/slog.h"
 #include "config/cfg.h"
 #include "fs/fsx_ops.h"
+#include "fs/fsx_rdma.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb.h"
 
@@ -170,6 +171,7 @@ static void s3_config_from(const struct cfg *c, struct s3_client_config *s)
   s->retry.base_ms = c->s3.retry.base_ms;
   s->retry.max_backoff_ms = c->s3.retry.max_backoff_ms;
   s->retry.budget_ms = c->s3.retry.budget_ms;
+  s->rdma_header = c->rdma.token_header;
   s->creds.region = c->region;
   s->creds.profile = c->credentials.profile;
   switch (c->credentials.source) {
@@ -413,6 +415,10 @@ int main(int argc, char **argv)
     slog_set_level(a.debug ? LOG_DEBUG : c.log.level);
     if (crc)
       goto free_names;
+    if (fsx_rdma_probe(&c, err, sizeof(err))) {
+      log_err("%s", err);
+      goto free_names;
+    }
   }
 
   if (fuse_opt_add_arg(&fargs, argv[0]) ||
@@ -470,6 +476,10 @@ int main(int argc, char **argv)
     log_err("%s", err);
     goto destroy_cache;
   }
+  if (fsx_rdma_open(&m, &c, err, sizeof(err))) {
+    log_err("%s", err);
+    goto destroy_client;
+  }
   if (m.stage) {
     int n = fsx_stage_recover(m.stage, m.s3);
     if (n)
@@ -500,6 +510,7 @@ int main(int argc, char **argv)
 destroy_client:
   fsx_wb_stop(&m); /* last uploads, with the client still there */
   s3_client_destroy(m.s3);
+  fsx_rdma_close(&m); /* no request in flight names the arena now */
 destroy_cache:
   fsx_cache_destroy(m.cache);
 destroy_table:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/slog.h"
+#include "fs/fsx_rdma.h"
 #include "fs/fsx_read.h"
 #include "fs/fsx_wb.h"
 
@@ -139,6 +140,8 @@ static void fetch_done(struct s3_req *r, void *arg)
   size_t got = 0, pos = 0;
   int rc = s3_get_object_result(r, &got);
 
+  bool retire = fsx_rdma_must_retire(m, r, f->n);
+
   if (rc == -ESTALE)
     log_warn("%s: the object changed while being read", f->fh->in->key);
   atomic_fetch_add(&m->st.get_bytes, got);
@@ -150,7 +153,8 @@ static void fetch_done(struct s3_req *r, void *arg)
     if (!crc && valid < f->want[i])
       crc = -EIO; /* shorter than the object we opened */
     fsx_chunk_fill_done(m->cache, f->chunks[i], crc, valid);
-    fsx_cache_put(m->cache, f->chunks[i]);
+    if (!retire) /* else the reference is kept: never reused */
+      fsx_cache_put(m->cache, f->chunks[i]);
     pos += f->want[i];
   }
   if (rc)
@@ -189,7 +193,8 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
   if (!f->req)
     goto fail;
   if (s3_req_set_sink_iov(f->req, iov, n) ||
-      (fh->etag[0] && s3_req_add_header(f->req, "if-match", fh->etag)))
+      (fh->etag[0] && s3_req_add_header(f->req, "if-match", fh->etag)) ||
+      fsx_rdma_get(m, f->req, chunks[0], total))
     goto fail;
   atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
   atomic_fetch_add(&fh->inflight, 1);
@@ -248,6 +253,12 @@ static uint64_t ensure(struct fsx_mount *m, struct fsx_fh *fh, uint64_t from,
     }
     if (!keep)
       atomic_fetch_add(&m->st.readahead_chunks, 1);
+    if (nrun && fsx_rdma_active(m) &&
+        !fsx_rdma_adjacent(m, run[nrun - 1], ch)) {
+      /* one token names one contiguous range of the arena */
+      fetch_start(m, fh, run_first, run, nrun);
+      nrun = 0;
+    }
     if (!nrun)
       run_first = idx;
     run[nrun++] = ch;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "fs/fsx_ops.h"
+#include "fs/fsx_rdma.h"
 
 char *fsx_stats_text(struct fsx_mount *m, size_t *len)
 {
@@ -50,6 +51,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
         U(m->st.unlinks), U(m->st.renames), U(m->st.objects_copied),
         U(m->st.setattrs));
 #undef U
+  if (n < cap)
+    n += fsx_rdma_stats(m, buf + n, cap - n);
   *len = n < cap ? n : cap - 1;
   return buf;
 }

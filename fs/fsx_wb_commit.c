@@ -15,6 +15,7 @@
 #include "common/slog.h"
 #include "fs/fsx_cache.h"
 #include "fs/fsx_stage.h"
+#include "fs/fsx_rdma.h"
 #include "fs/fsx_wb_i.h"
 
 /* ---- metadata ---- */
@@ -176,6 +177,34 @@ static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
   return true;
 }
 
+/*
+ * PutObject of [buf, buf + len), with a token when the data plane is up.
+ * *keep is set to NULL when buf must stay mapped (a token outstanding).
+ */
+static int put_object(struct fsx_mount *m, const char *bucket,
+                      const char *key, const void *buf, size_t len,
+                      const struct s3_put_opts *o, char etag[S3_ETAG_MAX],
+                      void **keep)
+{
+  struct s3_req *r = s3_put_object_req(m->s3, bucket, key, buf, len, o);
+  void *reg = NULL;
+  int rc;
+
+  if (!r) /* says why */
+    return s3_put_object(m->s3, bucket, key, buf, len, o, etag);
+  rc = fsx_rdma_put(m, r, buf, len, &reg);
+  if (!rc) {
+    s3_req_submit(r, NULL, NULL);
+    s3_req_wait(r);
+    rc = s3_put_object_result(r, etag);
+    fsx_rdma_put_done(m, reg);
+    if (fsx_rdma_must_retire(m, r, 1))
+      *keep = NULL;
+  }
+  s3_req_destroy(r);
+  return rc;
+}
+
 static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                       char etag[S3_ETAG_MAX])
 {
@@ -194,8 +223,8 @@ static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   effective_meta(wb, &mt);
   rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
   if (!rc)
-    rc = s3_put_object(m->s3, wb->in->bucket, key, map, (size_t)wb->size,
-                       &w.o, etag);
+    rc = put_object(m, wb->in->bucket, key, map, (size_t)wb->size, &w.o,
+                    etag, &map);
   fsx_wopts_cleanup(&w);
   if (map)
     munmap(map, (size_t)wb->size);

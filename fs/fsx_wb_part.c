@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "common/slog.h"
+#include "fs/fsx_rdma.h"
 #include "fs/fsx_wb_i.h"
 
 #define GROUP_PARTS 1000u
@@ -132,6 +133,7 @@ struct part_ctx {
   void *map;
   size_t len;                 /* bytes counted against write.max_memory */
   uint64_t part_len;
+  void *rdma_reg;             /* the map registered for a token */
 };
 
 static void part_done(struct s3_req *r, void *arg)
@@ -144,7 +146,9 @@ static void part_done(struct s3_req *r, void *arg)
   int rc = pc->copy ? s3_upload_part_copy_result(r, etag)
                     : s3_upload_part_result(r, etag);
 
-  if (pc->map)
+  fsx_rdma_put_done(m, pc->rdma_reg);
+  /* a token still outstanding: the server may yet read the map */
+  if (pc->map && !fsx_rdma_must_retire(m, r, 1))
     munmap(pc->map, pc->len);
   /* memory first: a writer may wait for it holding wb->lock */
   pthread_mutex_lock(&m->wb_lock);
@@ -223,6 +227,10 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
                                 (int)k + 1, pc->map, (size_t)l);
   if (!r)
     goto unmap;
+  if (!copy && fsx_rdma_put(m, r, pc->map, (size_t)l, &pc->rdma_reg)) {
+    s3_req_destroy(r);
+    goto unmap;
+  }
   pthread_mutex_lock(&wb->plock);
   wb->parts[k].state = PART_SENDING;
   wb->parts[k].stale = false;

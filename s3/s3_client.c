@@ -4,6 +4,7 @@
  * on its own thread before every attempt, so every retry is signed afresh
  * with a new x-amz-date.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,7 @@ static int parse_endpoint(struct s3_client *c, const char *ep, char *err,
 static void free_strings(struct s3_client *c)
 {
   free(c->ca_bundle);
+  free(c->rdma_header);
   free(c->endpoint);
   free(c->host);
   free(c->base_path);
@@ -106,6 +108,19 @@ struct s3_client *s3_client_create(const struct s3_client_config *cfg,
   ca = cfg->ca_bundle ? cfg->ca_bundle : getenv("AWS_CA_BUNDLE");
   if (ca && *ca && !(c->ca_bundle = strdup(ca)))
     goto free_endpoint;
+  c->rdma_header = strdup(cfg->rdma_header && *cfg->rdma_header
+                              ? cfg->rdma_header
+                              : "x-amz-rdma-token");
+  if (!c->rdma_header)
+    goto free_endpoint;
+  for (char *p = c->rdma_header; *p; p++) {
+    if (*p <= ' ' || *p >= 127 || *p == ':') {
+      snprintf(err, errlen, "rdma token header '%s': not a header name",
+               cfg->rdma_header);
+      goto free_endpoint;
+    }
+    *p = (char)tolower((unsigned char)*p);
+  }
   rc = s3_creds_resolve(&cfg->creds, &c->creds, err, errlen);
   if (rc)
     goto free_endpoint;
@@ -203,7 +218,10 @@ static int slist_add(struct curl_slist **l, const char *name, const char *val)
 int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
 {
   char *enc_key = NULL, *query = NULL, *path = NULL, *host = NULL;
-  char *auth = NULL, range[64], amz_date[20];
+  char *auth = NULL, range[64], amz_date[20], declen[24];
+  /* a token request sends no body (DESIGN.md section 4) */
+  const char *payload_hash = r->rdma_on ? S3_UNSIGNED_PAYLOAD
+                                        : r->payload_hash;
   struct s3_kv *sh = NULL;
   size_t nsh = 0, plen;
   struct tm tm;
@@ -253,7 +271,7 @@ int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
           query);
 
   /* every header we send is signed, the Host included */
-  sh = calloc(r->n_headers + 6, sizeof(*sh));
+  sh = calloc(r->n_headers + 8, sizeof(*sh));
   if (!sh) {
     rc = -ENOMEM;
     goto out;
@@ -264,7 +282,7 @@ int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
   sh[nsh++] = (struct s3_kv){"host", host};
   if (!c->creds.anonymous) {
     sh[nsh++] = (struct s3_kv){"x-amz-date", amz_date};
-    sh[nsh++] = (struct s3_kv){"x-amz-content-sha256", r->payload_hash};
+    sh[nsh++] = (struct s3_kv){"x-amz-content-sha256", payload_hash};
     if (c->creds.session_token)
       sh[nsh++] = (struct s3_kv){"x-amz-security-token",
                                  c->creds.session_token};
@@ -274,6 +292,14 @@ int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
              (unsigned long long)r->range_off,
              (unsigned long long)(r->range_off + r->range_len - 1));
     sh[nsh++] = (struct s3_kv){"range", range};
+  }
+  if (r->rdma_on) {
+    sh[nsh++] = (struct s3_kv){c->rdma_header, r->rdma_token};
+    if (!strcmp(r->method, "PUT")) {
+      snprintf(declen, sizeof(declen), "%llu",
+               (unsigned long long)r->rdma_len);
+      sh[nsh++] = (struct s3_kv){"x-amz-decoded-content-length", declen};
+    }
   }
   for (size_t i = 0; i < r->n_headers; i++)
     sh[nsh++] = r->headers[i];
@@ -289,7 +315,7 @@ int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
         .query = query,
         .headers = sh,
         .n_headers = nsh,
-        .payload_hash = r->payload_hash,
+        .payload_hash = payload_hash,
         .amz_date = amz_date,
         .region = c->creds.region,
         .service = "s3",
@@ -329,6 +355,11 @@ void s3_client_stats(const struct s3_client *c, struct s3_stats *out)
   out->cancelled = atomic_load(&c->st_cancelled);
   out->inflight = atomic_load(&c->st_inflight);
   out->max_inflight_seen = atomic_load(&c->st_max_inflight);
+  out->rdma_requests = atomic_load(&c->st_rdma_requests);
+  out->rdma_bytes = atomic_load(&c->st_rdma_bytes);
+  out->rdma_declined = atomic_load(&c->st_rdma_declined);
+  out->rdma_ignored = atomic_load(&c->st_rdma_ignored);
+  out->rdma_resent = atomic_load(&c->st_rdma_resent);
   for (int i = 0; i < S3_EC_COUNT && i < 16; i++)
     out->errors[i] = atomic_load(&c->st_errors[i]);
 }
@@ -352,6 +383,11 @@ size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len)
   EMIT("s3.inflight %llu\n", (unsigned long long)s->inflight);
   EMIT("s3.max_inflight_seen %llu\n",
        (unsigned long long)s->max_inflight_seen);
+  EMIT("s3.rdma_requests %llu\n", (unsigned long long)s->rdma_requests);
+  EMIT("s3.rdma_bytes %llu\n", (unsigned long long)s->rdma_bytes);
+  EMIT("s3.rdma_declined %llu\n", (unsigned long long)s->rdma_declined);
+  EMIT("s3.rdma_ignored %llu\n", (unsigned long long)s->rdma_ignored);
+  EMIT("s3.rdma_resent %llu\n", (unsigned long long)s->rdma_resent);
   for (int i = 1; i < S3_EC_COUNT; i++)
     EMIT("s3.errors.%s %llu\n", s3_err_class_name((enum s3_err_class)i),
          (unsigned long long)s->errors[i]);

@@ -37,6 +37,8 @@ struct s3_client_config {
                                  our small XML bodies */
   struct s3_retry_policy retry; /* zeroed: s3_retry_policy_default */
   unsigned retry_quota;       /* tokens; 0: default 500 */
+  const char *rdma_header;    /* header carrying RDMA tokens; NULL:
+                                 "x-amz-rdma-token" */
 };
 
 /* Fill defaults (everything above except the endpoint). */
@@ -69,6 +71,13 @@ struct s3_stats {
   uint64_t errors[16];        /* by enum s3_err_class, final outcomes */
   uint64_t inflight;          /* now */
   uint64_t max_inflight_seen;
+  /* RDMA tokens (s3_req_set_rdma): bytes_sent/bytes_received above count
+     HTTP bodies only, these the bytes the server moved by RDMA */
+  uint64_t rdma_requests;     /* requests that carried a token */
+  uint64_t rdma_bytes;
+  uint64_t rdma_declined;     /* x-amz-rdma-reply: 501 */
+  uint64_t rdma_ignored;      /* replies without x-amz-rdma-reply */
+  uint64_t rdma_resent;       /* PUTs sent again over HTTP */
 };
 
 void s3_client_stats(const struct s3_client *c, struct s3_stats *out);
@@ -126,12 +135,47 @@ int s3_req_wait(struct s3_req *r);
 void s3_req_cancel(struct s3_req *r);
 void s3_req_destroy(struct s3_req *r);
 
+/*
+ * RDMA (DESIGN.md section 4). Carry token, a transport's token for exactly
+ * the len bytes this GET, PUT or UploadPart moves, in the client's token
+ * header (signed), with x-amz-content-sha256: UNSIGNED-PAYLOAD and no body
+ * (a PUT also sends x-amz-decoded-content-length: len). The memory the token
+ * names must be the request's own: for a GET the sink buffer (a single one,
+ * of len bytes; set the range to the same len), for a PUT the body (kept,
+ * borrowed, for an HTTP resend). The reply decides:
+ *   x-amz-rdma-reply 200/204/206  the server moved the bytes: a GET must
+ *        have an empty body and x-amz-rdma-bytes-transferred <= len (fewer at
+ *        the end of the object), a PUT exactly len; else -EBADMSG
+ *   x-amz-rdma-reply 501  declined: a GET's bytes came in the body; a PUT
+ *        is sent again at once over HTTP
+ *   no x-amz-rdma-reply   the server ignored the token: as 501 (for a PUT it
+ *        stored an empty object or part, which the resend overwrites), and
+ *        s3_client_rdma_usable() turns false (logged once)
+ *   any other value       -EBADMSG
+ * -EINVAL: not a GET or PUT, an empty or CR/LF-carrying token, len 0.
+ */
+int s3_req_set_rdma(struct s3_req *r, const char *token, uint64_t len);
+
+enum s3_rdma_path {
+  S3_RDMA_NONE = 0, /* no token, or the request failed */
+  S3_RDMA_DONE,     /* the server moved the bytes */
+  S3_RDMA_DECLINED, /* 501: HTTP body (a PUT: resent) */
+  S3_RDMA_IGNORED,  /* no reply header: HTTP body (a PUT: resent) */
+};
+/* How the finished request's bytes moved, and how many by RDMA. */
+enum s3_rdma_path s3_req_rdma_path(const struct s3_req *r);
+uint64_t s3_req_rdma_bytes(const struct s3_req *r);
+/* Did the last attempt carry a token? (false after an HTTP resend) */
+bool s3_req_rdma_carried(const struct s3_req *r);
+/* false once the server has shown it ignores tokens: stop making them. */
+bool s3_client_rdma_usable(const struct s3_client *c);
+
 /* ---- results of a finished request ---- */
 
 /* 0 or a negative errno. */
 int s3_req_result(const struct s3_req *r);
 long s3_req_status(const struct s3_req *r);
-/* Body bytes stored in the sink buffer. */
+/* Bytes stored in the sink buffer (by the HTTP body or by RDMA). */
 size_t s3_req_received(const struct s3_req *r);
 /* A response header by name (case-insensitive), borrowed, or NULL. */
 const char *s3_req_header(const struct s3_req *r, const char *name);

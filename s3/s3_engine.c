@@ -180,7 +180,8 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
 static size_t read_cb(char *buf, size_t size, size_t nmemb, void *ud)
 {
   struct s3_req *r = ud;
-  size_t n = size * nmemb, left = r->body_len - r->body_off;
+  size_t n = size * nmemb;
+  size_t left = r->rdma_on ? 0 : r->body_len - r->body_off; /* RDMA: none */
 
   if (n > left)
     n = left;
@@ -285,7 +286,8 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
     curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
   } else if (!strcmp(r->method, "PUT")) {
     curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->body_len);
+    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
+                     (curl_off_t)(r->rdma_on ? 0 : r->body_len));
     curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
     curl_easy_setopt(h, CURLOPT_READDATA, r);
     curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_cb);
@@ -400,6 +402,18 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
 
   if (cancel) {
     finish(c, r, -ECANCELED, S3_EC_NONE);
+    return;
+  }
+  if (r->rdma_on && s3_rdma_attempt_end(c, r, &rc, &m) == S3_RDMA_RESEND) {
+    /* a PUT the server declined or ignored: the body over HTTP, now */
+    log_debug("%s %s/%s: RDMA %s, resending over HTTP", r->method,
+              r->bucket ? r->bucket : "", r->key,
+              r->rdma_path == S3_RDMA_IGNORED ? "ignored" : "declined");
+    r->not_before_ms = 0;
+    pthread_mutex_lock(&e->lock);
+    r->state = S3_REQ_QUEUED;
+    list_push(&e->queue, &e->queue_tail, r);
+    pthread_mutex_unlock(&e->lock);
     return;
   }
   if (rc == 0) {

@@ -50,6 +50,14 @@ struct s3_req {
   unsigned timeout_ms;
   bool idempotent;
 
+  /* RDMA token (s3_rdma.c); owned */
+  char *rdma_token;               /* NULL: none */
+  uint64_t rdma_len;              /* the bytes the token names */
+  bool rdma_on;                   /* this attempt carries it (cleared for the
+                                     HTTP resend of a declined PUT) */
+  enum s3_rdma_path rdma_path;    /* how the last attempt moved the bytes */
+  uint64_t rdma_bytes;            /* moved by the server over RDMA */
+
   /* where the reply body goes */
   enum s3_sink_kind sink;
   struct iovec sink_iov[S3_SINK_MAX_IOV]; /* borrowed buffers */
@@ -115,12 +123,16 @@ struct s3_client {
   char *host;                     /* "127.0.0.1:7480": the Host header */
   char *base_path;                /* path prefix of the endpoint, "" usually */
   char *ca_bundle;
+  char *rdma_header;              /* token header name, lowercase */
+  _Atomic bool rdma_ignored;      /* the server ignores tokens */
   struct s3_creds creds;
   struct s3_retry_quota quota;
   struct s3_engine eng;
 
   _Atomic uint64_t st_requests, st_attempts, st_retries, st_sent, st_recv,
       st_cancelled, st_inflight, st_max_inflight;
+  _Atomic uint64_t st_rdma_requests, st_rdma_bytes, st_rdma_declined,
+      st_rdma_ignored, st_rdma_resent;
   _Atomic uint64_t st_errors[S3_EC_COUNT];
 };
 
@@ -139,6 +151,17 @@ int s3_ops_add_put_opts(struct s3_req *r, const struct s3_put_opts *o);
 /* x-amz-copy-source: bucket/key, the key URL-encoded. */
 int s3_ops_add_copy_source(struct s3_req *r, const char *bucket,
                            const char *key);
+
+/* s3_rdma.c */
+enum s3_rdma_verdict { S3_RDMA_KEEP = 0, S3_RDMA_RESEND };
+/*
+ * Judge a finished attempt that carried a token (engine thread, after
+ * classify). May change *rc and *m (a malformed RDMA reply is -EBADMSG).
+ * S3_RDMA_RESEND: send the request again at once over HTTP (a PUT the
+ * server declined or ignored), token dropped.
+ */
+enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
+                                         int *rc, struct s3_err_map *m);
 
 /* s3_engine.c */
 int s3_engine_start(struct s3_client *c);

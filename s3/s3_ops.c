@@ -292,7 +292,7 @@ int s3_get_object_result(const struct s3_req *r, size_t *got)
     return 0; /* the range starts at or past the end of the object */
   if (r->rc)
     return r->rc;
-  *got = r->sink_len;
+  *got = s3_req_received(r);
   return 0;
 }
 

@@ -87,6 +87,7 @@ void s3_req_destroy(struct s3_req *r)
     s3_xml_destroy(r->err_xml);
   curl_slist_free_all(r->hdr_list);
   free(r->url);
+  free(r->rdma_token);
   pthread_cond_destroy(&r->cv);
   free(r->bucket);
   free(r->key);
@@ -186,6 +187,8 @@ long s3_req_status(const struct s3_req *r)
 
 size_t s3_req_received(const struct s3_req *r)
 {
+  if (r->rdma_path == S3_RDMA_DONE)
+    return (size_t)r->rdma_bytes;
   return r->sink_len;
 }
 

@@ -1,0 +1,86 @@
+/*
+ * fsx_rdma: the mount's RDMA data plane. It opens the configured transport
+ * (rdma.transport), registers the page-cache arena with it (unit = the
+ * chunk size, so no chunk straddles a segment), and attaches tokens to the
+ * GETs that fill chunks and to the PUTs and UploadParts of the write path.
+ * Whatever it cannot do (no transport, a range across segments, a server
+ * that ignores tokens) goes in the HTTP body instead: RDMA is never needed
+ * for correctness.
+ *
+ * Memory named by a token must not be reused while a server may still
+ * write it. A GET that fails without an HTTP reply (timeout, connection
+ * lost) leaves that in doubt, so its chunks are retired for good
+ * (fsx_rdma_retire: their references are never dropped) and counted.
+ *
+ * DESIGN (threads): the state is set up before the FUSE loop starts and
+ * torn down after it ends; in between every function may run on any thread
+ * (the transport's token maker is thread-safe, counters are atomics, the
+ * retired list has its own lock).
+ */
+#ifndef S3R_FSX_RDMA_H
+#define S3R_FSX_RDMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/cfg.h"
+
+struct fsx_mount;
+struct fsx_chunk;
+struct s3_req;
+
+/*
+ * Can the configured transport run here? Called before the daemon forks,
+ * so an explicit kind that cannot run fails the mount with its reason on
+ * the terminal. off and auto never fail (auto reports what it will do when
+ * the mount opens it). 0 or a negative errno with the reason in err.
+ */
+int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen);
+
+/*
+ * Open the transport and register the cache arena (after fork: a cma
+ * token names the daemon's pid). off: nothing. auto finding nothing: one
+ * log line, HTTP bodies. 0 or a negative errno with the reason in err.
+ */
+int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
+                  size_t errlen);
+/* After the S3 client has stopped (no request in flight). */
+void fsx_rdma_close(struct fsx_mount *m);
+
+/* Is a transport open and the server not known to ignore tokens? */
+bool fsx_rdma_active(struct fsx_mount *m);
+
+/*
+ * Attach a GET token for len bytes at the chunk's data (the request's
+ * single sink buffer; later chunks must follow it in the arena, see
+ * fsx_rdma_adjacent). 0 when attached or when RDMA is not active (the GET
+ * then goes over HTTP); a negative errno only for ENOMEM.
+ */
+int fsx_rdma_get(struct fsx_mount *m, struct s3_req *r,
+                 struct fsx_chunk *first, size_t len);
+/* Does chunk b follow chunk a in the arena, within one segment? */
+bool fsx_rdma_adjacent(struct fsx_mount *m, struct fsx_chunk *a,
+                       struct fsx_chunk *b);
+
+/*
+ * A PUT or UploadPart of [buf, buf + len): registers the buffer and
+ * attaches a token. *reg (NULL when nothing was registered) must be given
+ * to fsx_rdma_put_done once the request has finished. 0, or -ENOMEM; no
+ * transport: 0 and nothing attached.
+ */
+int fsx_rdma_put(struct fsx_mount *m, struct s3_req *r, const void *buf,
+                 size_t len, void **reg);
+void fsx_rdma_put_done(struct fsx_mount *m, void *reg);
+
+/*
+ * After a GET finished: must its chunks be retired (it carried a token and
+ * failed without an HTTP reply)? Counts them when so.
+ */
+bool fsx_rdma_must_retire(struct fsx_mount *m, const struct s3_req *r,
+                          int nchunks);
+
+/* "rdma.* name value" lines for the stats file; returns the length. */
+size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * s3_rdma: the client side of S3 over RDMA (DESIGN.md section 4) in the
+ * request engine: a request carries a token, and the reply says whether the
+ * server moved the bytes (x-amz-rdma-reply 200/204/206), declined (501) or
+ * ignored the token (no reply header). The rules are in s3_client.h at
+ * s3_req_set_rdma. The transports that make tokens live in rdma/; this file
+ * only carries an opaque token, so s3/ does not depend on rdma/.
+ *
+ * Runs on the engine thread (s3_rdma_attempt_end) or on the submitter's
+ * before submit (s3_req_set_rdma); the client's counters and the ignored flag
+ * are atomics.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/slog.h"
+#include "s3/s3_i.h"
+
+int s3_req_set_rdma(struct s3_req *r, const char *token, uint64_t len)
+{
+  char *t;
+
+  if (!token || !*token || strpbrk(token, "\r\n") || !len)
+    return -EINVAL;
+  if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "PUT") != 0)
+    return -EINVAL;
+  t = strdup(token);
+  if (!t)
+    return -ENOMEM;
+  free(r->rdma_token);
+  r->rdma_token = t;
+  r->rdma_len = len;
+  r->rdma_on = true;
+  return 0;
+}
+
+enum s3_rdma_path s3_req_rdma_path(const struct s3_req *r)
+{
+  return r->rdma_path;
+}
+
+uint64_t s3_req_rdma_bytes(const struct s3_req *r)
+{
+  return r->rdma_bytes;
+}
+
+bool s3_req_rdma_carried(const struct s3_req *r)
+{
+  return r->rdma_token && r->rdma_on;
+}
+
+bool s3_client_rdma_usable(const struct s3_client *c)
+{
+  return !atomic_load(&c->rdma_ignored);
+}
+
+/* A decimal byte count, digits only, no overflow. */
+static bool parse_count(const char *s, uint64_t *out)
+{
+  uint64_t v = 0;
+
+  if (!s || !*s || strlen(s) > 20)
+    return false;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+      return false;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  *out = v;
+  return true;
+}
+
+static enum s3_rdma_verdict resend(struct s3_client *c, struct s3_req *r)
+{
+  r->rdma_on = false;
+  atomic_fetch_add(&c->st_rdma_resent, 1);
+  return S3_RDMA_RESEND;
+}
+
+static void malformed(struct s3_req *r, int *rc, struct s3_err_map *m,
+                      const char *what)
+{
+  log_warn("%s %s/%s: malformed RDMA reply (%s): failing the request",
+           r->method, r->bucket ? r->bucket : "", r->key, what);
+  *m = (struct s3_err_map){.err = EBADMSG, .cls = S3_EC_PROTOCOL};
+  *rc = -EBADMSG;
+}
+
+enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
+                                         int *rc, struct s3_err_map *m)
+{
+  const char *v = s3_req_header(r, "x-amz-rdma-reply");
+  bool put = strcmp(r->method, "PUT") == 0;
+  uint64_t n;
+
+  r->rdma_path = S3_RDMA_NONE;
+  r->rdma_bytes = 0;
+  atomic_fetch_add(&c->st_rdma_requests, 1);
+  if (!v) {
+    if (*rc)
+      return S3_RDMA_KEEP; /* an error reply: retried or failed as usual */
+    atomic_fetch_add(&c->st_rdma_ignored, 1);
+    if (!atomic_exchange(&c->rdma_ignored, true))
+      log_warn("the S3 server ignores %s (no x-amz-rdma-reply): file data "
+               "goes in HTTP bodies from now on",
+               c->rdma_header);
+    r->rdma_path = S3_RDMA_IGNORED;
+    return put ? resend(c, r) : S3_RDMA_KEEP;
+  }
+  if (strcmp(v, "501") == 0) {
+    atomic_fetch_add(&c->st_rdma_declined, 1);
+    if (put)
+      return resend(c, r); /* nothing was stored: send the body */
+    if (!*rc)
+      r->rdma_path = S3_RDMA_DECLINED; /* the bytes came in the body */
+    return S3_RDMA_KEEP;
+  }
+  if (strcmp(v, "200") != 0 && strcmp(v, "204") != 0 &&
+      strcmp(v, "206") != 0) {
+    malformed(r, rc, m, "x-amz-rdma-reply is not 200, 204, 206 or 501");
+    return S3_RDMA_KEEP;
+  }
+  if (*rc)
+    return S3_RDMA_KEEP;
+  if (!parse_count(s3_req_header(r, "x-amz-rdma-bytes-transferred"), &n)) {
+    malformed(r, rc, m, "x-amz-rdma-bytes-transferred missing or not a count");
+    return S3_RDMA_KEEP;
+  }
+  if (put ? n != r->rdma_len : n > r->rdma_len) {
+    malformed(r, rc, m, "x-amz-rdma-bytes-transferred does not match the token");
+    return S3_RDMA_KEEP;
+  }
+  if (r->sink_len) {
+    malformed(r, rc, m, "a body came with the RDMA transfer");
+    return S3_RDMA_KEEP;
+  }
+  r->rdma_path = S3_RDMA_DONE;
+  r->rdma_bytes = n;
+  atomic_fetch_add(&c->st_rdma_bytes, n);
+  return S3_RDMA_KEEP;
+}
