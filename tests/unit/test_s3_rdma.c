@@ -1,0 +1,199 @@
+/*
+ * test_s3_rdma: the client's reading of RDMA replies (s3_rdma.c), without a
+ * server: each attempt's reply headers and body are set as the engine's
+ * callbacks would leave them, then judged. Covers success, short GETs at the
+ * end of an object, declined and ignored tokens (a PUT is resent), and
+ * replies that must not be trusted.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "s3/s3_i.h"
+
+struct fixture {
+  struct s3_client c;
+  struct s3_req *r;
+  char buf[64];
+};
+
+static struct fixture *fix(const char *method, uint64_t len)
+{
+  struct fixture *f = calloc(1, sizeof(*f));
+
+  assert_non_null(f);
+  f->c.rdma_header = (char *)"x-amz-rdma-token";
+  f->r = s3_req_create(&f->c, method, "b", "k");
+  assert_non_null(f->r);
+  if (!strcmp(method, "GET"))
+    s3_req_set_sink_buf(f->r, f->buf, sizeof(f->buf));
+  else
+    s3_req_set_body(f->r, f->buf, (size_t)len, false);
+  assert_int_equal(s3_req_set_rdma(f->r, "tok", len), 0);
+  return f;
+}
+
+static void done(struct fixture *f)
+{
+  s3_req_destroy(f->r);
+  free(f);
+}
+
+/* A reply: its HTTP outcome, body bytes, headers ("name", "value", ...
+   NULL). */
+static enum s3_rdma_verdict judge(struct fixture *f, int *rc, size_t body,
+                                  ...)
+{
+  struct s3_err_map m = {0};
+  const char *name, *val;
+  char line[256];
+  va_list ap;
+
+  s3_req_reset_reply(f->r);
+  va_start(ap, body);
+  while ((name = va_arg(ap, const char *))) {
+    val = va_arg(ap, const char *);
+    snprintf(line, sizeof(line), "%s: %s\r\n", name, val);
+    assert_int_equal(s3_req_store_header(f->r, line, strlen(line)), 0);
+  }
+  va_end(ap);
+  f->r->sink_len = body;
+  return s3_rdma_attempt_end(&f->c, f->r, rc, &m);
+}
+
+#define REPLY "x-amz-rdma-reply"
+#define BYTES "x-amz-rdma-bytes-transferred"
+
+static void test_set_rdma_rules(void **state)
+{
+  struct s3_req *r = s3_req_create(NULL, "HEAD", "b", "k");
+
+  (void)state;
+  assert_int_equal(s3_req_set_rdma(r, "tok", 1), -EINVAL); /* not GET/PUT */
+  s3_req_destroy(r);
+  r = s3_req_create(NULL, "GET", "b", "k");
+  assert_int_equal(s3_req_set_rdma(r, "", 1), -EINVAL);
+  assert_int_equal(s3_req_set_rdma(r, "a\r\nb: c", 1), -EINVAL);
+  assert_int_equal(s3_req_set_rdma(r, "tok", 0), -EINVAL);
+  assert_false(s3_req_rdma_carried(r));
+  assert_int_equal(s3_req_set_rdma(r, "tok", 5), 0);
+  assert_true(s3_req_rdma_carried(r));
+  s3_req_destroy(r);
+}
+
+static void test_get_done(void **state)
+{
+  struct fixture *f = fix("GET", 64);
+  int rc = 0;
+
+  (void)state;
+  assert_int_equal(judge(f, &rc, 0, REPLY, "206", BYTES, "64", NULL),
+                   S3_RDMA_KEEP);
+  assert_int_equal(rc, 0);
+  assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_DONE);
+  assert_int_equal(s3_req_received(f->r), 64);
+  /* the end of the object: fewer bytes than the token */
+  rc = 0;
+  judge(f, &rc, 0, REPLY, "200", BYTES, "10", NULL);
+  assert_int_equal(rc, 0);
+  assert_int_equal(s3_req_received(f->r), 10);
+  assert_int_equal(atomic_load(&f->c.st_rdma_bytes), 74);
+  done(f);
+}
+
+static void test_get_untrusted(void **state)
+{
+  static const char *bad_counts[] = {"65", "-1", "", "1x", "1 2", "0x10", "+5",
+                                     "99999999999999999999999"};
+  struct fixture *f = fix("GET", 64);
+  int rc;
+
+  (void)state;
+  for (size_t i = 0; i < sizeof(bad_counts) / sizeof(*bad_counts); i++) {
+    rc = 0;
+    judge(f, &rc, 0, REPLY, "206", BYTES, bad_counts[i], NULL);
+    assert_int_equal(rc, -EBADMSG);
+    assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_NONE);
+  }
+  rc = 0; /* no count at all */
+  judge(f, &rc, 0, REPLY, "206", NULL);
+  assert_int_equal(rc, -EBADMSG);
+  rc = 0; /* an unknown reply code */
+  judge(f, &rc, 0, REPLY, "302", BYTES, "64", NULL);
+  assert_int_equal(rc, -EBADMSG);
+  rc = 0; /* a body came as well: it went where the token points */
+  judge(f, &rc, 3, REPLY, "206", BYTES, "64", NULL);
+  assert_int_equal(rc, -EBADMSG);
+  done(f);
+}
+
+static void test_get_declined_ignored(void **state)
+{
+  struct fixture *f = fix("GET", 64);
+  int rc = 0;
+
+  (void)state;
+  judge(f, &rc, 64, REPLY, "501", NULL); /* the body brought the bytes */
+  assert_int_equal(rc, 0);
+  assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_DECLINED);
+  assert_int_equal(s3_req_received(f->r), 64);
+  assert_true(s3_client_rdma_usable(&f->c));
+  rc = 0;
+  assert_int_equal(judge(f, &rc, 0, "etag", "\"x\"", NULL), S3_RDMA_KEEP);
+  assert_int_equal(rc, 0);
+  assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_IGNORED);
+  assert_false(s3_client_rdma_usable(&f->c));
+  /* an error reply without the header says nothing about tokens */
+  done(f);
+  f = fix("GET", 64);
+  rc = -ENOENT;
+  judge(f, &rc, 0, NULL);
+  assert_int_equal(rc, -ENOENT);
+  assert_true(s3_client_rdma_usable(&f->c));
+  done(f);
+}
+
+static void test_put(void **state)
+{
+  struct fixture *f = fix("PUT", 32);
+  int rc = 0;
+
+  (void)state;
+  judge(f, &rc, 0, REPLY, "200", BYTES, "32", "etag", "\"e\"", NULL);
+  assert_int_equal(rc, 0);
+  assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_DONE);
+  rc = 0; /* a PUT moves exactly the token's bytes */
+  judge(f, &rc, 0, REPLY, "200", BYTES, "31", NULL);
+  assert_int_equal(rc, -EBADMSG);
+  /* declined, whatever the HTTP status: resent over HTTP, token dropped */
+  rc = -ENOSYS;
+  assert_int_equal(judge(f, &rc, 0, REPLY, "501", NULL), S3_RDMA_RESEND);
+  assert_false(s3_req_rdma_carried(f->r));
+  assert_int_equal(atomic_load(&f->c.st_rdma_resent), 1);
+  done(f);
+  /* ignored: the server stored an empty object; resent, and no more tokens */
+  f = fix("PUT", 32);
+  rc = 0;
+  assert_int_equal(judge(f, &rc, 0, "etag", "\"empty\"", NULL), S3_RDMA_RESEND);
+  assert_false(s3_client_rdma_usable(&f->c));
+  done(f);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_set_rdma_rules),
+      cmocka_unit_test(test_get_done),
+      cmocka_unit_test(test_get_untrusted),
+      cmocka_unit_test(test_get_declined_ignored),
+      cmocka_unit_test(test_put),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
