@@ -174,7 +174,7 @@ int fsx_rdma_get(struct fsx_mount *m, struct s3_req *r,
   return attach(d, r, rc, tok, len);
 }
 
-int fsx_rdma_put(struct fsx_mount *m, struct s3_req *r, const void *buf,
+int fsx_rdma_buf(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
                  size_t len, void **reg)
 {
   struct fsx_rdma *d = m->rdma;
@@ -185,11 +185,11 @@ int fsx_rdma_put(struct fsx_mount *m, struct s3_req *r, const void *buf,
   *reg = NULL;
   if (!fsx_rdma_active(m) || !len || len > RDX_SEG_MAX)
     return 0;
-  /* the server only reads it; registration wants a writable-typed base */
-  rc = rdx_register(d->t, (void *)(uintptr_t)buf, len, 0, &region);
+  rc = rdx_register(d->t, buf, len, 0, &region);
   if (rc)
     return attach(d, r, rc, NULL, 0);
-  rc = rdx_token_for(d->t, region, 0, len, RDX_PUT, tok, sizeof(tok));
+  rc = rdx_token_for(d->t, region, 0, len, get ? RDX_GET : RDX_PUT, tok,
+                     sizeof(tok));
   if (rc < 0) {
     rdx_unregister(region);
     return attach(d, r, rc, NULL, 0);
@@ -199,14 +199,30 @@ int fsx_rdma_put(struct fsx_mount *m, struct s3_req *r, const void *buf,
     rdx_unregister(region);
     return rc;
   }
-  atomic_fetch_add(&d->put_tokens, 1);
+  atomic_fetch_add(get ? &d->get_tokens : &d->put_tokens, 1);
   *reg = region;
   return 0;
 }
 
-void fsx_rdma_put_done(struct fsx_mount *m, void *reg)
+void fsx_rdma_buf_done(struct fsx_mount *m, void *reg)
 {
   rdx_unregister(reg);
+}
+
+int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
+                 size_t len, bool *retired)
+{
+  void *reg = NULL;
+  int rc = fsx_rdma_buf(m, r, get, buf, len, &reg);
+
+  *retired = false;
+  if (rc)
+    return rc;
+  s3_req_submit(r, NULL, NULL);
+  s3_req_wait(r);
+  fsx_rdma_buf_done(m, reg);
+  *retired = fsx_rdma_must_retire(m, r, 1);
+  return 0;
 }
 
 bool fsx_rdma_must_retire(struct fsx_mount *m, const struct s3_req *r,

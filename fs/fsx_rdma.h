@@ -64,18 +64,27 @@ bool fsx_rdma_adjacent(struct fsx_mount *m, struct fsx_chunk *a,
                        struct fsx_chunk *b);
 
 /*
- * A PUT or UploadPart of [buf, buf + len): registers the buffer and
- * attaches a token. *reg (NULL when nothing was registered) must be given
- * to fsx_rdma_put_done once the request has finished. 0, or -ENOMEM; no
+ * A request moving [buf, buf + len) outside the page cache (get: a GET
+ * into it; else a PUT or UploadPart from it): registers the buffer and
+ * attaches a token. *reg (NULL when nothing was registered) goes to
+ * fsx_rdma_buf_done once the request has finished. 0, or -ENOMEM; no
  * transport: 0 and nothing attached.
  */
-int fsx_rdma_put(struct fsx_mount *m, struct s3_req *r, const void *buf,
+int fsx_rdma_buf(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
                  size_t len, void **reg);
-void fsx_rdma_put_done(struct fsx_mount *m, void *reg);
+void fsx_rdma_buf_done(struct fsx_mount *m, void *reg);
+/*
+ * The same for a request run synchronously: attach, submit, wait, release.
+ * Returns 0 once it has finished (read its outcome with the s3 result
+ * functions), or -ENOMEM without submitting. *retired: buf must never be
+ * freed or reused (a token may still be served).
+ */
+int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
+                 size_t len, bool *retired);
 
 /*
- * After a GET finished: must its chunks be retired (it carried a token and
- * failed without an HTTP reply)? Counts them when so.
+ * After a request finished: must its memory be retired (it carried a token
+ * and failed without an HTTP reply)? Counts n buffers or chunks when so.
  */
 bool fsx_rdma_must_retire(struct fsx_mount *m, const struct s3_req *r,
                           int nchunks);

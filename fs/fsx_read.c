@@ -281,6 +281,7 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
 {
   struct s3_req *r;
   size_t got = 0;
+  bool retired;
   int rc;
 
   for (int i = 0; i < ctx->n; i++)
@@ -298,10 +299,12 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     return -ENOMEM;
   }
   atomic_fetch_add(&m->st.gets, 1);
-  s3_req_submit(r, NULL, NULL);
-  s3_req_wait(r);
-  rc = s3_get_object_result(r, &got);
+  rc = fsx_rdma_run(m, r, true, ctx->tmp, len, &retired);
+  if (!rc)
+    rc = s3_get_object_result(r, &got);
   s3_req_destroy(r);
+  if (retired)
+    ctx->tmp = NULL; /* a server may still write it: never freed */
   if (rc == -ESTALE)
     log_warn("%s: the object changed while being read", fh->in->key);
   if (rc)

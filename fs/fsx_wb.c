@@ -12,6 +12,7 @@
 
 #include "common/slog.h"
 #include "fs/fsx_stage.h"
+#include "fs/fsx_rdma.h"
 #include "fs/fsx_wb_i.h"
 
 #define FETCH_RUN_BLOCKS 128u /* 8 MiB per GET */
@@ -237,26 +238,25 @@ static int pwrite_all(int fd, const char *p, size_t len, uint64_t off)
   return 0;
 }
 
-/* GET [off, off+len) of the base (exactly that object) into buf. */
+/* GET [off, off+len) of the base (exactly that object) into buf; with
+   *retired, buf must not be freed (fsx_rdma_run). */
 static int get_base(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
-                    size_t len, void *buf)
+                    size_t len, void *buf, bool *retired)
 {
   char quoted[FSX_ETAG_MAX + 2];
   struct s3_req *r;
   size_t got = 0;
   int rc;
 
+  *retired = false;
   r = s3_get_object_req(m->s3, wb->in->bucket, fsx_inode_key(m->tab, wb->in),
                         off, len, buf);
   if (!r)
     return -ENOMEM;
   snprintf(quoted, sizeof(quoted), "\"%s\"", wb->base_etag);
   rc = s3_req_add_header(r, "If-Match", quoted);
-  if (!rc) {
-    s3_req_submit(r, NULL, NULL);
-    s3_req_wait(r);
+  if (!rc && !(rc = fsx_rdma_run(m, r, true, buf, len, retired)))
     rc = s3_get_object_result(r, &got);
-  }
   s3_req_destroy(r);
   if (!rc && got != len)
     rc = -ESTALE; /* shorter than it was */
@@ -276,6 +276,7 @@ int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
     e = wb->nblocks;
   while (b < e) {
     uint64_t r = b, off, end;
+    bool retired;
     char *buf;
     if (fsx_wb_block_present(wb, b)) {
       b++;
@@ -288,10 +289,11 @@ int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
     buf = malloc((size_t)(end - off));
     if (!buf)
       return -ENOMEM;
-    rc = get_base(m, wb, off, (size_t)(end - off), buf);
+    rc = get_base(m, wb, off, (size_t)(end - off), buf, &retired);
     if (!rc)
       rc = pwrite_all(wb->fd, buf, (size_t)(end - off), off);
-    free(buf);
+    if (!retired)
+      free(buf);
     if (rc) {
       log_err("%s: fetching bytes %llu-%llu of the object being changed: %s",
               wb->in->key, (unsigned long long)off,

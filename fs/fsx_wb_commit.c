@@ -187,20 +187,16 @@ static int put_object(struct fsx_mount *m, const char *bucket,
                       void **keep)
 {
   struct s3_req *r = s3_put_object_req(m->s3, bucket, key, buf, len, o);
-  void *reg = NULL;
+  bool retired;
   int rc;
 
   if (!r) /* says why */
     return s3_put_object(m->s3, bucket, key, buf, len, o, etag);
-  rc = fsx_rdma_put(m, r, buf, len, &reg);
-  if (!rc) {
-    s3_req_submit(r, NULL, NULL);
-    s3_req_wait(r);
+  rc = fsx_rdma_run(m, r, false, (void *)(uintptr_t)buf, len, &retired);
+  if (!rc)
     rc = s3_put_object_result(r, etag);
-    fsx_rdma_put_done(m, reg);
-    if (fsx_rdma_must_retire(m, r, 1))
-      *keep = NULL;
-  }
+  if (retired)
+    *keep = NULL;
   s3_req_destroy(r);
   return rc;
 }

@@ -146,7 +146,7 @@ static void part_done(struct s3_req *r, void *arg)
   int rc = pc->copy ? s3_upload_part_copy_result(r, etag)
                     : s3_upload_part_result(r, etag);
 
-  fsx_rdma_put_done(m, pc->rdma_reg);
+  fsx_rdma_buf_done(m, pc->rdma_reg);
   /* a token still outstanding: the server may yet read the map */
   if (pc->map && !fsx_rdma_must_retire(m, r, 1))
     munmap(pc->map, pc->len);
@@ -227,7 +227,7 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
                                 (int)k + 1, pc->map, (size_t)l);
   if (!r)
     goto unmap;
-  if (!copy && fsx_rdma_put(m, r, pc->map, (size_t)l, &pc->rdma_reg)) {
+  if (!copy && fsx_rdma_buf(m, r, false, pc->map, (size_t)l, &pc->rdma_reg)) {
     s3_req_destroy(r);
     goto unmap;
   }
