@@ -270,8 +270,8 @@ const struct cfg_key cfg_keys[] = {
     {K_BOOL("log.syslog", log.syslog, false),
      .doc = "log to syslog instead of stderr"},
 
-    {K_ENUM("rdma.transport", rdma.transport, transport_vals, CFG_RDMA_OFF),
-     .doc = "RDMA data plane (reserved): off, auto, cma (same host), rc, dc"},
+    {K_ENUM("rdma.transport", rdma.transport, transport_vals, CFG_RDMA_AUTO),
+     .doc = "data plane for file bytes: off (HTTP bodies), auto, cma (same host), rc, dc"},
     {K_STR("rdma.token_header", rdma.token_header, "x-amz-rdma-token",
            check_header_name),
      .doc = "request header carrying the RDMA token (vendors differ)"},

@@ -178,21 +178,30 @@ static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
 }
 
 /*
- * PutObject of [buf, buf + len), with a token when the data plane is up.
+ * PutObject of [buf, buf + len), with a token when the data plane is up
+ * (over an existing object, only once the server has answered a token).
  * *keep is set to NULL when buf must stay mapped (a token outstanding).
  */
 static int put_object(struct fsx_mount *m, const char *bucket,
                       const char *key, const void *buf, size_t len,
-                      const struct s3_put_opts *o, char etag[S3_ETAG_MAX],
-                      void **keep)
+                      const struct s3_put_opts *o, bool existing,
+                      char etag[S3_ETAG_MAX], void **keep)
 {
   struct s3_req *r = s3_put_object_req(m->s3, bucket, key, buf, len, o);
   bool retired;
-  int rc;
+  int rc = 0;
 
   if (!r) /* says why */
     return s3_put_object(m->s3, bucket, key, buf, len, o, etag);
-  rc = fsx_rdma_run(m, r, false, (void *)(uintptr_t)buf, len, &retired);
+  if (existing && !s3_client_rdma_known(m->s3)) {
+    /* no token until the server has shown it knows them: one that ignored
+       it would store an empty object over this one until our resend */
+    s3_req_submit(r, NULL, NULL);
+    s3_req_wait(r);
+    retired = false;
+  } else {
+    rc = fsx_rdma_run(m, r, false, (void *)(uintptr_t)buf, len, &retired);
+  }
   if (!rc)
     rc = s3_put_object_result(r, etag);
   if (retired)
@@ -220,7 +229,7 @@ static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
   if (!rc)
     rc = put_object(m, wb->in->bucket, key, map, (size_t)wb->size, &w.o,
-                    etag, &map);
+                    wb->on_server, etag, &map);
   fsx_wopts_cleanup(&w);
   if (map)
     munmap(map, (size_t)wb->size);

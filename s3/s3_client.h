@@ -169,6 +169,14 @@ uint64_t s3_req_rdma_bytes(const struct s3_req *r);
 bool s3_req_rdma_carried(const struct s3_req *r);
 /* false once the server has shown it ignores tokens: stop making them. */
 bool s3_client_rdma_usable(const struct s3_client *c);
+/*
+ * Has the server answered a token (x-amz-rdma-reply)? Until then, a
+ * PutObject over an existing object should go without one: a server that
+ * ignores the token stores an empty object until the HTTP resend, and
+ * others would see the old data gone meanwhile. (Parts are not visible
+ * before Complete, and a new object was not there to lose.)
+ */
+bool s3_client_rdma_known(const struct s3_client *c);
 
 /* ---- results of a finished request ---- */
 

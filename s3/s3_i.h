@@ -125,6 +125,7 @@ struct s3_client {
   char *ca_bundle;
   char *rdma_header;              /* token header name, lowercase */
   _Atomic bool rdma_ignored;      /* the server ignores tokens */
+  _Atomic bool rdma_seen;         /* it has answered a token */
   struct s3_creds creds;
   struct s3_retry_quota quota;
   struct s3_engine eng;

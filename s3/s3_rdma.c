@@ -55,6 +55,11 @@ bool s3_client_rdma_usable(const struct s3_client *c)
   return !atomic_load(&c->rdma_ignored);
 }
 
+bool s3_client_rdma_known(const struct s3_client *c)
+{
+  return atomic_load(&c->rdma_seen);
+}
+
 /* A decimal byte count, digits only, no overflow. */
 static bool parse_count(const char *s, uint64_t *out)
 {
@@ -102,12 +107,13 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
       return S3_RDMA_KEEP; /* an error reply: retried or failed as usual */
     atomic_fetch_add(&c->st_rdma_ignored, 1);
     if (!atomic_exchange(&c->rdma_ignored, true))
-      log_warn("the S3 server ignores %s (no x-amz-rdma-reply): file data "
+      log_notice("the S3 server ignores %s (no x-amz-rdma-reply): file data "
                "goes in HTTP bodies from now on",
                c->rdma_header);
     r->rdma_path = S3_RDMA_IGNORED;
     return put ? resend(c, r) : S3_RDMA_KEEP;
   }
+  atomic_store(&c->rdma_seen, true);
   if (strcmp(v, "501") == 0) {
     atomic_fetch_add(&c->st_rdma_declined, 1);
     if (put)

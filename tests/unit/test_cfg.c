@@ -177,7 +177,7 @@ static void test_defaults(void **state)
   assert_false(c.mount.all_buckets);
   assert_int_equal(c.log.level, LOG_NOTICE);
   assert_false(c.log.syslog);
-  assert_int_equal(c.rdma.transport, CFG_RDMA_OFF);
+  assert_int_equal(c.rdma.transport, CFG_RDMA_AUTO);
   assert_string_equal(c.rdma.token_header, "x-amz-rdma-token");
   assert_int_equal(c.rdma.dc_access_key, 0xffeeddccu);
 

@@ -93,8 +93,10 @@ static void test_get_done(void **state)
   int rc = 0;
 
   (void)state;
+  assert_false(s3_client_rdma_known(&f->c));
   assert_int_equal(judge(f, &rc, 0, REPLY, "206", BYTES, "64", NULL),
                    S3_RDMA_KEEP);
+  assert_true(s3_client_rdma_known(&f->c));
   assert_int_equal(rc, 0);
   assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_DONE);
   assert_int_equal(s3_req_received(f->r), 64);
@@ -145,6 +147,7 @@ static void test_get_declined_ignored(void **state)
   assert_int_equal(s3_req_received(f->r), 64);
   assert_true(s3_client_rdma_usable(&f->c));
   rc = 0;
+  assert_true(s3_client_rdma_known(&f->c)); /* a 501 is an answer too */
   assert_int_equal(judge(f, &rc, 0, "etag", "\"x\"", NULL), S3_RDMA_KEEP);
   assert_int_equal(rc, 0);
   assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_IGNORED);
