@@ -54,16 +54,20 @@ static struct rdx_params params_of(const struct cfg *c)
 
 int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen)
 {
+  enum rdx_transport_kind kind = (enum rdx_transport_kind)c->rdma.transport;
   struct rdx_params p = params_of(c);
   struct rdx_transport *t;
+  char why[RDX_ERR_MAX];
   int rc;
 
-  if (c->rdma.transport == CFG_RDMA_OFF || c->rdma.transport == CFG_RDMA_AUTO)
+  if (kind == RDX_TRANSPORT_OFF || kind == RDX_TRANSPORT_AUTO)
     return 0;
-  rc = rdx_transport_open((enum rdx_transport_kind)c->rdma.transport, &p, &t,
-                          err, errlen);
-  if (rc)
+  rc = rdx_transport_open(kind, &p, &t, why, sizeof(why));
+  if (rc) {
+    snprintf(err, errlen, "rdma.transport %s: %s",
+             rdx_transport_kind_name(kind), why);
     return rc;
+  }
   rdx_transport_close(t);
   return 0;
 }

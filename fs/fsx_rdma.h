@@ -8,14 +8,14 @@
  * for correctness.
  *
  * Memory named by a token must not be reused while a server may still
- * write it. A GET that fails without an HTTP reply (timeout, connection
- * lost) leaves that in doubt, so its chunks are retired for good
- * (fsx_rdma_retire: their references are never dropped) and counted.
+ * use it. A request that fails without an HTTP reply (timeout, connection
+ * lost) leaves that in doubt, so its memory is retired for good
+ * (fsx_rdma_must_retire: page-cache chunks keep a reference forever, other
+ * buffers are never freed or unmapped) and counted in rdma.retired_chunks.
  *
  * DESIGN (threads): the state is set up before the FUSE loop starts and
  * torn down after it ends; in between every function may run on any thread
- * (the transport's token maker is thread-safe, counters are atomics, the
- * retired list has its own lock).
+ * (the transport's token maker is thread-safe, counters are atomics).
  */
 #ifndef S3R_FSX_RDMA_H
 #define S3R_FSX_RDMA_H

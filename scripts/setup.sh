@@ -19,7 +19,7 @@ PKGS=(
   # build
   build-essential cmake pkg-config
   libcurl4-openssl-dev libexpat1-dev libssl-dev libjansson-dev
-  libfuse3-dev fuse3 libcmocka-dev
+  libfuse3-dev fuse3 libcmocka-dev libmicrohttpd-dev
   # tests: a real S3 server (Ceph RGW) and a second S3 client
   ceph-mon ceph-osd radosgw ceph-common awscli curl python3 openssl
   # tests: the tools the write tests drive, and s3fs for metadata interop

@@ -29,10 +29,15 @@ wait_mount() {
   return 1
 }
 
-# fs_mount BUCKET MNT LOG [extra args...]: foreground daemon in the background
+# fs_mount BUCKET MNT LOG [extra args...]: foreground daemon in the background.
+# S3R_FS_ENDPOINT and S3R_FS_OPTS (with_gateway.sh sets them) mount through
+# another endpoint with more -o options; awscli checks stay on S3R_ENDPOINT.
 fs_mount() {
   local bucket=$1 mp=$2 log=$3; shift 3
-  "$FS" "$bucket" "$mp" -f -o cache.mlock=false "$@" >"$log" 2>&1 &
+  local via=()
+  if [ -n "${S3R_FS_ENDPOINT:-}" ]; then via+=(-o "endpoint=$S3R_FS_ENDPOINT"); fi
+  if [ -n "${S3R_FS_OPTS:-}" ]; then via+=(-o "$S3R_FS_OPTS"); fi
+  "$FS" "$bucket" "$mp" -f -o cache.mlock=false "${via[@]}" "$@" >"$log" 2>&1 &
   wait_mount "$mp" || { echo "mount failed:"; cat "$log"; return 1; }
 }
 

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Workload fs_rdma: cold sequential read of one object (default 1 GiB) with
+# dd through s3rdma-gateway in front of RGW, the mount with
+# rdma.transport=cma (file bytes by cross-memory attach) against the same
+# mount with rdma.transport=off (file bytes in HTTP bodies through the same
+# gateway), and, for reference, the mount on RGW directly (off). Tools
+# alternate (A B C A B C ...), every mount is fresh and caches are dropped
+# before each run; medians reported.
+#
+# Reported per tool: MB/s, and the daemon's own CPU seconds per GiB read
+# (user + system of every thread, /proc/PID/stat before and after the dd;
+# the dd process is not counted), and the gateway's CPU seconds per GiB
+# (it does the copying for cma). Ratios: cma/off for both; the goal
+# (issue 5) is daemon CPU per GiB with cma at most a quarter of off's.
+#
+#   bench/fs_rdma.sh [--size MiB] [--reps N]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+size_mib=1024 reps=3
+while [ $# -gt 0 ]; do
+  case $1 in
+    --size) size_mib=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    fs_rdma) shift ;;
+    *) echo "usage: $0 [--size MiB] [--reps N]" >&2; exit 2 ;;
+  esac
+done
+
+bench_setup
+FS=$BENCH_TOP/build/bin/s3rdmafs
+GW=$BENCH_TOP/scripts/gateway.sh
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-rdma.XXXXXX")
+mnt=$tmp/mnt
+mkdir -p "$mnt"
+export S3R_GW_DIR=$tmp/gw
+ours_pid=
+umount_ours() {
+  fusermount3 -u "$mnt" 2>/dev/null || true
+  [ -n "$ours_pid" ] || return 0
+  for _ in $(seq 1 300); do kill -0 "$ours_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$ours_pid" 2>/dev/null || true
+  ours_pid=
+}
+cleanup() {
+  set +e
+  umount_ours
+  "$GW" stop
+  rm -rf "$tmp"
+  bench_teardown
+}
+trap cleanup EXIT
+
+bucket=s3r-bench-fs
+key=read-${size_mib}m.bin
+bytes=$((size_mib * 1048576))
+"$CLI" mb "$bucket" 2>/dev/null || true
+if ! "$CLI" head "$bucket/$key" 2>/dev/null | grep -qx "size $bytes"; then
+  echo "fs_rdma: uploading a ${size_mib} MiB object" >&2
+  head -c "$bytes" /dev/urandom | "$CLI" --parallel 8 put - "$bucket/$key"
+fi
+"$GW" start >&2
+eval "$("$GW" env)"
+gw_pid=$(cat "$S3R_GW_DIR/pid")
+
+mount_ours() { # endpoint transport
+  # the daemon in the foreground (its pid is $!), as the defaults otherwise
+  "$FS" "$bucket" "$mnt" -f -o "endpoint=$1,rdma.transport=$2" >"$tmp/fs.log" 2>&1 &
+  ours_pid=$!
+  for _ in $(seq 1 100); do
+    grep -qs " $mnt " /proc/mounts && { stat "$mnt" >/dev/null; return 0; }
+    sleep 0.1
+  done
+  echo "fs_rdma: the mount did not come up:" >&2
+  cat "$tmp/fs.log" >&2
+  return 1
+}
+
+# read_once tool: sets r_mbs, r_cpu (daemon CPU s/GiB), r_gcpu (gateway's)
+read_once() {
+  local t0 t1 c0 c1 g0 g1
+  case $1 in
+    cma) mount_ours "$S3R_GW_ENDPOINT" cma ;;
+    off) mount_ours "$S3R_GW_ENDPOINT" off ;;
+    direct) mount_ours "$S3R_ENDPOINT" off ;;
+  esac
+  drop_caches
+  c0=$(proc_cpu_s "$ours_pid") g0=$(proc_cpu_s "$gw_pid")
+  t0=$(now)
+  dd if="$mnt/$key" of=/dev/null bs=1M status=none
+  t1=$(now)
+  c1=$(proc_cpu_s "$ours_pid") g1=$(proc_cpu_s "$gw_pid")
+  if [ "$1" = cma ] && ! grep -q '^s3.rdma_bytes [1-9]' "$mnt/.s3rdmafs-stats"; then
+    echo "fs_rdma: the cma mount moved no bytes by rdma" >&2
+    exit 1
+  fi
+  umount_ours
+  r_mbs=$(awk -v b="$bytes" -v a="$t0" -v c="$t1" 'BEGIN { printf "%.1f", b / 1e6 / (c - a) }')
+  r_cpu=$(awk -v b="$bytes" -v x="$c0" -v y="$c1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
+  r_gcpu=$(awk -v b="$bytes" -v x="$g0" -v y="$g1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
+  [ "$1" != direct ] || r_gcpu=0
+}
+
+tools=(cma off direct)
+declare -A mbs cpu gcpu
+for ((i = 1; i <= reps; i++)); do
+  for tool in "${tools[@]}"; do
+    read_once "$tool"
+    echo "fs_rdma: rep $i $tool $r_mbs MB/s, daemon $r_cpu CPU s/GiB, gateway $r_gcpu" >&2
+    mbs[$tool]="${mbs[$tool]:-} $r_mbs"
+    cpu[$tool]="${cpu[$tool]:-} $r_cpu"
+    gcpu[$tool]="${gcpu[$tool]:-} $r_gcpu"
+  done
+done
+
+printf '\n%-10s %-8s %10s %16s %18s\n' fs_rdma tool MB/s "daemon CPU s/GiB" "gateway CPU s/GiB"
+declare -A m_mbs m_cpu
+for tool in "${tools[@]}"; do
+  # shellcheck disable=SC2086
+  m_mbs[$tool]=$(median ${mbs[$tool]})
+  # shellcheck disable=SC2086
+  m_cpu[$tool]=$(median ${cpu[$tool]})
+  # shellcheck disable=SC2086
+  g=$(median ${gcpu[$tool]})
+  printf '%-10s %-8s %10s %16s %18s\n' "" "$tool" "${m_mbs[$tool]}" "${m_cpu[$tool]}" "$g"
+  bench_line fs_rdma "s3rdmafs-$tool" "${m_mbs[$tool]}" MB/s "$reps"
+  bench_line fs_rdma_cpu "s3rdmafs-$tool" "${m_cpu[$tool]}" cpu_s_per_GiB "$reps"
+  bench_line fs_rdma_gateway_cpu "s3rdmafs-$tool" "$g" cpu_s_per_GiB "$reps"
+done
+ratio_line fs_rdma s3rdmafs-cma s3rdmafs-off "${m_mbs[cma]}" "${m_mbs[off]}"
+ratio_line fs_rdma s3rdmafs-cma s3rdmafs-direct "${m_mbs[cma]}" "${m_mbs[direct]}"
+# daemon CPU per GiB, cma over off: the goal is at most 0.25
+ratio_line fs_rdma_cpu s3rdmafs-cma s3rdmafs-off "${m_cpu[cma]}" "${m_cpu[off]}"

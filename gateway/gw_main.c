@@ -1,0 +1,299 @@
+/*
+ * s3rdma-gateway: an S3 front end that verifies clients' SigV4, re-signs
+ * and forwards to an upstream S3 endpoint, and moves the object bytes of
+ * requests carrying an RDMA token through rdma/rdx_server instead of the
+ * HTTP body. The CLI, start-up and shutdown.
+ *
+ * DESIGN (threads): main parses the flags, binds, optionally daemonises,
+ * blocks SIGINT/SIGTERM (every thread created later inherits the mask),
+ * starts the worker pool (gw_proxy) and the HTTP server (gw_http), then
+ * waits for a signal in sigwait(). Stop: the HTTP server first (its
+ * requests finish), then the pool; the stats are printed last.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "common/slog.h"
+#include "gateway/gw_http.h"
+#include "gateway/gw_proxy.h"
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+"usage: s3rdma-gateway --listen ADDR:PORT --upstream http://HOST:PORT\n"
+"                      --access-key AK --secret-key SK [options]\n"
+"  --listen ADDR:PORT          address to serve (e.g. 127.0.0.1:7481, [::1]:7481)\n"
+"  --upstream URL              upstream S3 endpoint (path-style)\n"
+"  --access-key AK             clients' access key (or $AWS_ACCESS_KEY_ID)\n"
+"  --secret-key SK             clients' secret key (or $AWS_SECRET_ACCESS_KEY)\n"
+"  --upstream-access-key AK    upstream's keys (default: the clients')\n"
+"  --upstream-secret-key SK\n"
+"  --region R                  region to sign upstream requests for\n"
+"                              (default: the client's credential scope)\n"
+"  --token-header NAME         RDMA token header (default x-amz-rdma-token)\n"
+"  --max-conns N               client connections at once (default 64)\n"
+"  --threads N                 upstream worker threads (default 16)\n"
+"  --chunk-size BYTES          RDMA chunk buffer (default 1048576)\n"
+"  --timeout S                 idle limit of every wait (default 120)\n"
+"  --serve all|none            serve RDMA tokens (all: every kind this host\n"
+"                              can), or decline them all with 501 (a plain\n"
+"                              proxy; default all)\n"
+"  --log-level LEVEL           error|warn|notice|info|debug (default notice)\n"
+"  --pidfile FILE              write the pid there\n"
+"  -f, --foreground            do not daemonise (log to stderr)\n"
+"  -h, --help\n"
+"GET /_s3rdma/stats (loopback peers, no auth) shows the counters.\n");
+}
+
+static int parse_uint(const char *flag, const char *v, unsigned long long min,
+                      unsigned long long max, unsigned long long *out)
+{
+  char *end;
+  unsigned long long n;
+
+  errno = 0;
+  n = strtoull(v, &end, 10);
+  if (!v[0] || *end || errno || n < min || n > max || v[0] == '-') {
+    fprintf(stderr, "s3rdma-gateway: %s: '%s' is not a number in %llu..%llu\n",
+            flag, v, min, max);
+    return -EINVAL;
+  }
+  *out = n;
+  return 0;
+}
+
+enum {
+  OPT_LISTEN = 256, OPT_UPSTREAM, OPT_AK, OPT_SK, OPT_UAK, OPT_USK,
+  OPT_REGION, OPT_TOKHDR, OPT_MAXCONNS, OPT_THREADS, OPT_CHUNK, OPT_TIMEOUT, OPT_SERVE,
+  OPT_LOGLEVEL, OPT_PIDFILE,
+};
+
+static const struct option opts[] = {
+    {"listen", required_argument, NULL, OPT_LISTEN},
+    {"upstream", required_argument, NULL, OPT_UPSTREAM},
+    {"access-key", required_argument, NULL, OPT_AK},
+    {"secret-key", required_argument, NULL, OPT_SK},
+    {"upstream-access-key", required_argument, NULL, OPT_UAK},
+    {"upstream-secret-key", required_argument, NULL, OPT_USK},
+    {"region", required_argument, NULL, OPT_REGION},
+    {"token-header", required_argument, NULL, OPT_TOKHDR},
+    {"max-conns", required_argument, NULL, OPT_MAXCONNS},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"chunk-size", required_argument, NULL, OPT_CHUNK},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"serve", required_argument, NULL, OPT_SERVE},
+    {"log-level", required_argument, NULL, OPT_LOGLEVEL},
+    {"pidfile", required_argument, NULL, OPT_PIDFILE},
+    {"foreground", no_argument, NULL, 'f'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Parse argv into cfg. Returns 0, 1 (--help shown) or -EINVAL. */
+static int parse_args(int argc, char **argv, struct gw_config *cfg,
+                      const char **pidfile, bool *fg)
+{
+  unsigned long long n;
+  int c, lvl;
+
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":fh", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_LISTEN: cfg->listen = optarg; break;
+    case OPT_UPSTREAM: cfg->upstream = optarg; break;
+    case OPT_AK: cfg->access_key = optarg; break;
+    case OPT_SK: cfg->secret_key = optarg; break;
+    case OPT_UAK: cfg->up_access_key = optarg; break;
+    case OPT_USK: cfg->up_secret_key = optarg; break;
+    case OPT_REGION: cfg->region = optarg; break;
+    case OPT_TOKHDR:
+      if (!optarg[0] || strpbrk(optarg, " :\t\r\n")) {
+        fprintf(stderr, "s3rdma-gateway: --token-header: bad header name '%s'\n",
+                optarg);
+        return -EINVAL;
+      }
+      cfg->token_header = optarg;
+      break;
+    case OPT_MAXCONNS:
+      if (parse_uint("--max-conns", optarg, 1, 10000, &n))
+        return -EINVAL;
+      cfg->max_conns = (unsigned)n;
+      break;
+    case OPT_THREADS:
+      if (parse_uint("--threads", optarg, 1, 1024, &n))
+        return -EINVAL;
+      cfg->threads = (unsigned)n;
+      break;
+    case OPT_CHUNK:
+      if (parse_uint("--chunk-size", optarg, 4096, 64ULL << 20, &n))
+        return -EINVAL;
+      cfg->chunk_size = (size_t)n;
+      break;
+    case OPT_TIMEOUT:
+      if (parse_uint("--timeout", optarg, 1, 86400, &n))
+        return -EINVAL;
+      cfg->timeout_s = (unsigned)n;
+      break;
+    case OPT_SERVE:
+      if (strcmp(optarg, "all") != 0 && strcmp(optarg, "none") != 0) {
+        fprintf(stderr, "s3rdma-gateway: --serve: '%s' is not all or none\n",
+                optarg);
+        return -EINVAL;
+      }
+      cfg->serve_none = strcmp(optarg, "none") == 0;
+      break;
+    case OPT_LOGLEVEL:
+      lvl = slog_parse_level(optarg);
+      if (lvl < 0) {
+        fprintf(stderr, "s3rdma-gateway: --log-level: unknown level '%s'\n",
+                optarg);
+        return -EINVAL;
+      }
+      slog_set_level(lvl);
+      break;
+    case OPT_PIDFILE: *pidfile = optarg; break;
+    case 'f': *fg = true; break;
+    case 'h': usage(stdout); return 1;
+    case ':':
+      fprintf(stderr, "s3rdma-gateway: %s needs a value\n", argv[optind - 1]);
+      return -EINVAL;
+    default:
+      fprintf(stderr, "s3rdma-gateway: unknown option '%s' (see --help)\n",
+              argv[optind - 1]);
+      return -EINVAL;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "s3rdma-gateway: unexpected argument '%s'\n", argv[optind]);
+    return -EINVAL;
+  }
+  if (!cfg->access_key)
+    cfg->access_key = getenv("AWS_ACCESS_KEY_ID");
+  if (!cfg->secret_key)
+    cfg->secret_key = getenv("AWS_SECRET_ACCESS_KEY");
+  if (!cfg->listen || !cfg->upstream) {
+    fprintf(stderr, "s3rdma-gateway: %s is required (see --help)\n",
+            !cfg->listen ? "--listen" : "--upstream");
+    return -EINVAL;
+  }
+  if (!cfg->access_key || !cfg->secret_key || !cfg->access_key[0] ||
+      !cfg->secret_key[0]) {
+    fprintf(stderr, "s3rdma-gateway: missing keys: give --access-key and "
+                    "--secret-key (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)\n");
+    return -EINVAL;
+  }
+  if (!cfg->up_access_key != !cfg->up_secret_key) {
+    fprintf(stderr, "s3rdma-gateway: --upstream-access-key and "
+                    "--upstream-secret-key go together\n");
+    return -EINVAL;
+  }
+  if (!cfg->up_access_key) {
+    cfg->up_access_key = cfg->access_key;
+    cfg->up_secret_key = cfg->secret_key;
+  }
+  return 0;
+}
+
+static void print_stats(struct gw_stats *stats, bool fg)
+{
+  char buf[2048];
+
+  gw_stats_format(stats, buf, sizeof(buf));
+  if (fg) {
+    fprintf(stderr, "s3rdma-gateway: stats at exit:\n%s", buf);
+    return;
+  }
+  for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+    log_notice("stats: %s", line);
+}
+
+int main(int argc, char **argv)
+{
+  struct gw_config cfg = {
+      .token_header = "x-amz-rdma-token", .max_conns = 64, .threads = 16,
+      .chunk_size = 1 << 20, .pipe_size = 256 << 10, .timeout_s = 120,
+      .max_put = 5ULL << 30,
+  };
+  static struct gw_stats stats;
+  struct rdx_server *rdx = NULL;
+  struct gw_proxy *proxy = NULL;
+  struct gw_http *http = NULL;
+  const char *pidfile = NULL;
+  char err[512] = "";
+  bool fg = false;
+  sigset_t set;
+  int rc, sig;
+
+  slog_set_level(LOG_NOTICE);
+  rc = parse_args(argc, argv, &cfg, &pidfile, &fg);
+  if (rc)
+    return rc > 0 ? 0 : 2;
+  signal(SIGPIPE, SIG_IGN);
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  if (!fg) {
+    if (daemon(0, 0)) {
+      fprintf(stderr, "s3rdma-gateway: daemon: %s\n", strerror(errno));
+      return 1;
+    }
+    slog_use_syslog("s3rdma-gateway");
+  }
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+    log_err("curl_global_init failed");
+    return 1;
+  }
+  rc = rdx_server_create(&rdx, err, sizeof(err));
+  if (rc) {
+    log_err("rdma server: %s", err);
+    goto cleanup_curl;
+  }
+  rc = gw_proxy_create(&cfg, &stats, rdx, &proxy, err, sizeof(err));
+  if (rc) {
+    log_err("%s", err);
+    goto destroy_rdx;
+  }
+  rc = gw_http_start(&cfg, &stats, proxy, rdx, &http, err, sizeof(err));
+  if (rc) {
+    log_err("%s", err);
+    goto destroy_proxy;
+  }
+  if (pidfile) {
+    FILE *f = fopen(pidfile, "we");
+    if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f)) {
+      log_err("--pidfile: cannot write %s: %s", pidfile, strerror(errno));
+      rc = -EIO;
+      goto stop_http;
+    }
+  }
+  log_notice("listening on %s (port %u), upstream %s, %u threads, %u conns",
+             cfg.listen, gw_http_port(http), cfg.upstream, cfg.threads,
+             cfg.max_conns);
+  do {
+    if (sigwait(&set, &sig))
+      break;
+  } while (sig != SIGINT && sig != SIGTERM);
+  log_notice("signal %d: stopping", sig);
+  rc = 0;
+  if (pidfile)
+    unlink(pidfile);
+stop_http:
+  gw_http_stop(http);
+destroy_proxy:
+  gw_proxy_destroy(proxy);
+destroy_rdx:
+  rdx_server_destroy(rdx);
+cleanup_curl:
+  curl_global_cleanup();
+  if (proxy)
+    print_stats(&stats, fg);
+  return rc ? 1 : 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * gw_stats: the gateway's counters. Each counter is atomic (relaxed):
+ * any thread adds, GET /_s3rdma/stats and exit print them.
+ */
+#ifndef S3R_GW_STATS_H
+#define S3R_GW_STATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gw_stats {
+  _Atomic uint64_t requests;       /* requests answered (any outcome) */
+  _Atomic uint64_t auth_failures;  /* refused by SigV4 verification */
+  _Atomic uint64_t token_gets;     /* token GETs served by rdma */
+  _Atomic uint64_t token_puts;     /* token PUTs served by rdma */
+  _Atomic uint64_t rdma_bytes_get; /* bytes written into clients */
+  _Atomic uint64_t rdma_bytes_put; /* bytes read from clients */
+  _Atomic uint64_t http_bytes_in;  /* request bodies, client -> upstream */
+  _Atomic uint64_t http_bytes_out; /* response bodies, upstream -> client */
+  _Atomic uint64_t declined;       /* tokens answered 501 */
+  _Atomic uint64_t refused;        /* tokens refused 400/403 */
+  _Atomic uint64_t token_failures; /* token transfers failed midway */
+  _Atomic uint64_t upstream_errors; /* transport errors talking upstream */
+  _Atomic uint64_t upstream_5xx;   /* 5xx statuses from upstream */
+};
+
+#define gw_stat_add(s, field, n)                                               \
+  atomic_fetch_add_explicit(&(s)->field, (uint64_t)(n), memory_order_relaxed)
+
+/* "name value\n" lines into buf (NUL-terminated); returns the length. */
+size_t gw_stats_format(struct gw_stats *s, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# s3rdma-gateway in front of the local RGW (tests/servers/rgw.sh), for the
+# tests, the benchmarks and the quickstart. RGW must be running.
+#
+#   scripts/gateway.sh start [--port N] [-- gateway flags...]
+#                      start it (does nothing when it already runs)
+#   scripts/gateway.sh stop     stop it (SIGTERM, then SIGKILL after 10 s)
+#   scripts/gateway.sh status   exit 0 when it answers
+#   scripts/gateway.sh env      S3R_GW_ENDPOINT=http://127.0.0.1:PORT
+#   scripts/gateway.sh stats    its counters (GET /_s3rdma/stats)
+#
+# The binary: $S3R_GATEWAY, else build/bin/s3rdma-gateway. State (pid, port,
+# log) in $S3R_GW_DIR (default /tmp/s3rdmafs-gw). The keys are RGW's: clients
+# sign with the same keys through the gateway as without it.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+dir=${S3R_GW_DIR:-/tmp/s3rdmafs-gw}
+bin=${S3R_GATEWAY:-$top/build/bin/s3rdma-gateway}
+port=7490
+
+say() { echo "gateway.sh: $*" >&2; }
+
+running() {
+  [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null
+}
+endpoint() { echo "http://127.0.0.1:$(cat "$dir/port")"; }
+answers() {
+  curl -s -o /dev/null --max-time 2 "$(endpoint)/_s3rdma/stats"
+}
+
+start() {
+  local extra=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --port) port=$2; shift 2 ;;
+      --) shift; extra=("$@"); break ;;
+      *) say "unknown argument '$1'"; exit 2 ;;
+    esac
+  done
+  if running && answers; then return 0; fi
+  [ -x "$bin" ] || { say "no gateway binary at $bin (build first)"; exit 1; }
+  eval "$("$top/tests/servers/rgw.sh" env)"
+  mkdir -p "$dir"
+  echo "$port" >"$dir/port"
+  # setsid: the gateway outlives the shell that started it (ctest fixtures)
+  setsid "$bin" -f --listen "127.0.0.1:$port" --upstream "$S3R_ENDPOINT" \
+    ${extra[@]+"${extra[@]}"} >"$dir/log" 2>&1 </dev/null &
+  echo $! >"$dir/pid"
+  for _ in $(seq 1 100); do
+    if answers; then say "running on $(endpoint) in front of $S3R_ENDPOINT"; return 0; fi
+    running || break
+    sleep 0.1
+  done
+  say "the gateway did not start; its log:"
+  cat "$dir/log" >&2
+  exit 1
+}
+
+stop() {
+  running || { rm -f "$dir/pid"; return 0; }
+  local pid
+  pid=$(cat "$dir/pid")
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$dir/pid"
+}
+
+case ${1:-} in
+  start) shift; start "$@" ;;
+  stop) stop ;;
+  status) running && answers ;;
+  env) [ -f "$dir/port" ] || { say "not started"; exit 1; }; echo "S3R_GW_ENDPOINT=$(endpoint)" ;;
+  stats) curl -sf --max-time 5 "$(endpoint)/_s3rdma/stats" ;;
+  *) echo "usage: $0 start [--port N] [-- flags] | stop | status | env | stats" >&2; exit 2 ;;
+esac

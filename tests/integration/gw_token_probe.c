@@ -1,0 +1,373 @@
+/*
+ * gw_token_probe: the token paths of s3rdma-gateway, end to end over cma.
+ * Run with S3R_ENDPOINT pointing at a gateway (test_gw_token.sh does it).
+ * Prints "ok - ..." / "not ok - ..." lines; exit 0 when all pass, 77 when
+ * cma is not available here (skip), 1 otherwise.
+ *
+ * The token requests are written by hand (token header, UNSIGNED-PAYLOAD,
+ * x-amz-decoded-content-length) so the exact wire form is under test; the
+ * last checks go through the client's own s3_req_set_rdma.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integration/itest.h"
+#include "rdma/rdx_transport.h"
+
+#define PAGE 4096
+#define TOKHDR "x-amz-rdma-token"
+#define CANARY 0xa5
+
+static int fails;
+static struct s3_client *c;
+static char bucket[64];
+static struct rdx_transport *tr;
+static unsigned char *mem;     /* PAGE canary + BUF + PAGE canary */
+static unsigned char *buf;     /* mem + PAGE */
+static size_t buf_len;
+static struct rdx_region *reg;
+
+static void check(bool ok, const char *name)
+{
+  printf("%s - %s\n", ok ? "ok" : "not ok", name);
+  fflush(stdout);
+  if (!ok)
+    fails++;
+}
+
+static bool canaries_intact(void)
+{
+  for (size_t i = 0; i < PAGE; i++)
+    if (mem[i] != CANARY || buf[buf_len + i] != CANARY)
+      return false;
+  return true;
+}
+
+static bool buf_is(unsigned char v, size_t off, size_t n)
+{
+  for (size_t i = off; i < off + n; i++)
+    if (buf[i] != v)
+      return false;
+  return true;
+}
+
+struct reply {
+  long status;
+  int result;
+  char rdma_reply[16];
+  uint64_t moved;
+  bool has_moved;
+  size_t body;
+  char code[64];
+  char etag[S3_ETAG_MAX];
+};
+
+/*
+ * One hand-made token request. range_len 0: no Range. decoded < 0: no
+ * x-amz-decoded-content-length. query: "partNumber=1&uploadId=..." or NULL.
+ */
+static struct reply token_req(const char *method, const char *key,
+                              const char *token, uint64_t range_off,
+                              uint64_t range_len, int64_t decoded,
+                              const char *upload_id, int part)
+{
+  struct s3_req *r = s3_req_create(c, method, bucket, key);
+  static char sink[64 * 1024];
+  struct reply rep = {0};
+  char num[32];
+  const char *v;
+
+  if (token && s3_req_add_header(r, TOKHDR, token))
+    abort();
+  if (decoded >= 0) {
+    snprintf(num, sizeof(num), "%" PRId64, decoded);
+    if (s3_req_add_header(r, "x-amz-decoded-content-length", num))
+      abort();
+  }
+  if (upload_id) {
+    snprintf(num, sizeof(num), "%d", part);
+    if (s3_req_add_query(r, "partNumber", num) ||
+        s3_req_add_query(r, "uploadId", upload_id))
+      abort();
+  }
+  s3_req_set_body(r, NULL, 0, false); /* UNSIGNED-PAYLOAD, no body */
+  if (range_len)
+    s3_req_set_range(r, range_off, range_len);
+  s3_req_set_sink_buf(r, sink, sizeof(sink));
+  s3_req_submit(r, NULL, NULL);
+  rep.result = s3_req_wait(r);
+  rep.status = s3_req_status(r);
+  rep.body = s3_req_received(r);
+  v = s3_req_header(r, "x-amz-rdma-reply");
+  snprintf(rep.rdma_reply, sizeof(rep.rdma_reply), "%s", v ? v : "");
+  v = s3_req_header(r, "x-amz-rdma-bytes-transferred");
+  if (v) {
+    rep.has_moved = true;
+    rep.moved = strtoull(v, NULL, 10);
+  }
+  v = s3_req_header(r, "etag");
+  snprintf(rep.etag, sizeof(rep.etag), "%s", v ? v : "");
+  if (s3_req_error(r))
+    snprintf(rep.code, sizeof(rep.code), "%s", s3_req_error(r)->code);
+  s3_req_destroy(r);
+  return rep;
+}
+
+static void token(uint64_t off, uint64_t len, enum rdx_op op, char *out)
+{
+  if (rdx_token_for(tr, reg, off, len, op, out, RDX_TOKEN_MAX) < 0)
+    abort();
+}
+
+static void reset_buf(unsigned char v)
+{
+  memset(buf, v, buf_len);
+}
+
+static bool object_is(const char *key, const unsigned char *want, size_t n)
+{
+  unsigned char *got = malloc(n + 1);
+  size_t g = 0;
+  bool ok;
+
+  ok = got && s3_get_object(c, bucket, key, 0, n + 1, got, &g) == 0 &&
+       g == n && memcmp(got, want, n) == 0;
+  free(got);
+  return ok;
+}
+
+static void test_get(const unsigned char *obj, size_t size)
+{
+  char tok[RDX_TOKEN_MAX];
+  struct reply rep;
+  uint64_t L = 2 * 1024 * 1024 + 5, off = 1000;
+
+  reset_buf(0);
+  token(0, L, RDX_GET, tok);
+  rep = token_req("GET", "obj", tok, off, L, -1, NULL, 0);
+  check(rep.result == 0 && rep.status == 206, "token GET of a range: 206");
+  check(strcmp(rep.rdma_reply, "206") == 0, "token GET: x-amz-rdma-reply 206");
+  check(rep.has_moved && rep.moved == L, "token GET: bytes-transferred");
+  check(rep.body == 0, "token GET: empty body");
+  check(memcmp(buf, obj + off, L) == 0, "token GET: the right bytes");
+  check(buf_is(0, L, buf_len - L) && canaries_intact(),
+        "token GET: nothing written past the range");
+
+  /* the range runs past the end of the object: what upstream sent */
+  reset_buf(0x11);
+  token(0, 4096, RDX_GET, tok);
+  rep = token_req("GET", "obj", tok, size - 100, 4096, -1, NULL, 0);
+  check(rep.status == 206 && rep.moved == 100 &&
+            memcmp(buf, obj + size - 100, 100) == 0 && buf_is(0x11, 100, 3996),
+        "token GET past the end moves what exists");
+
+  /* no Range: the whole object (length from upstream) */
+  reset_buf(0);
+  token(0, size, RDX_GET, tok);
+  rep = token_req("GET", "obj", tok, 0, 0, -1, NULL, 0);
+  check(rep.status == 200 && strcmp(rep.rdma_reply, "200") == 0 &&
+            rep.moved == size && memcmp(buf, obj, size) == 0,
+        "token GET of a whole object: 200");
+  check(canaries_intact(), "canaries intact after GETs");
+}
+
+static void test_put(unsigned char *pat, size_t n)
+{
+  char tok[RDX_TOKEN_MAX], *upload = NULL;
+  struct reply rep;
+  struct s3_part_etag part = {0};
+
+  itest_fill(pat, n, 7);
+  memcpy(buf, pat, n);
+  token(0, n, RDX_PUT, tok);
+  rep = token_req("PUT", "put", tok, 0, 0, (int64_t)n, NULL, 0);
+  check(rep.result == 0 && rep.status == 200 &&
+            strcmp(rep.rdma_reply, "200") == 0 && rep.moved == n,
+        "token PUT: 200, x-amz-rdma-reply 200, bytes-transferred");
+  check(object_is("put", pat, n), "token PUT stored the buffer");
+
+  /* UploadPart with a token, then Complete */
+  if (s3_create_multipart(c, bucket, "mp", NULL, &upload) == 0) {
+    rep = token_req("PUT", "mp", tok, 0, 0, (int64_t)n, upload, 1);
+    check(rep.result == 0 && rep.status == 200 &&
+              strcmp(rep.rdma_reply, "206") == 0 && rep.moved == n,
+          "token UploadPart: x-amz-rdma-reply 206");
+    part.part_number = 1;
+    part.etag = rep.etag;
+    check(s3_complete_multipart(c, bucket, "mp", upload, &part, 1, NULL) == 0 &&
+              object_is("mp", pat, n),
+          "token UploadPart + Complete stored the buffer");
+    free(upload);
+  } else {
+    check(false, "create multipart upload");
+  }
+}
+
+/* Tampered tokens: refused, nothing moved, nothing stored. */
+static void test_refused(const unsigned char *obj, const unsigned char *pat,
+                         size_t n)
+{
+  char tok[RDX_TOKEN_MAX], bad[RDX_TOKEN_MAX];
+  struct reply rep;
+  uint64_t L = 65536;
+
+  reset_buf(0x5a);
+  token(0, L, RDX_GET, tok);
+  rep = token_req("GET", "obj", tok, 0, L + 1, -1, NULL, 0);
+  check((rep.status == 403 || rep.status == 400) && rep.moved == 0 &&
+            buf_is(0x5a, 0, buf_len) && canaries_intact(),
+        "GET range widened by 1: refused, nothing written");
+
+  token(0, L, RDX_PUT, tok);
+  rep = token_req("GET", "obj", tok, 0, L, -1, NULL, 0);
+  check(rep.status == 403 && buf_is(0x5a, 0, buf_len),
+        "put token on a GET: 403, nothing written");
+
+  token(0, L, RDX_GET, tok);
+  snprintf(bad, sizeof(bad), "%s", tok);
+  memcpy(bad + 13, "00000001", 8); /* s3r1:cma:get:PPPPPPPP: another pid */
+  rep = token_req("GET", "obj", bad, 0, L, -1, NULL, 0);
+  check((rep.status == 400 || rep.status == 403) && buf_is(0x5a, 0, buf_len),
+        "GET with another pid: refused, nothing written");
+
+  rep = token_req("GET", "obj", "s3r1:cma:get:garbage", 0, L, -1, NULL, 0);
+  check(rep.status == 400, "malformed token: 400");
+
+  /* PUTs: the object "put" must stay pat */
+  memset(buf, 0x77, n);
+  token(0, n, RDX_GET, tok);
+  rep = token_req("PUT", "put", tok, 0, 0, (int64_t)n, NULL, 0);
+  check(rep.status == 403, "get token on a PUT: 403");
+  token(0, n - 1, RDX_PUT, tok);
+  rep = token_req("PUT", "put", tok, 0, 0, (int64_t)n, NULL, 0);
+  check(rep.status == 400, "PUT with decoded length != token length: 400");
+  token(0, n, RDX_PUT, tok);
+  snprintf(bad, sizeof(bad), "%s", tok);
+  memcpy(bad + 13, "00000001", 8);
+  rep = token_req("PUT", "put", bad, 0, 0, (int64_t)n, NULL, 0);
+  check(rep.status == 400 || rep.status == 403, "PUT with another pid: refused");
+  check(object_is("put", pat, n), "refused PUTs stored nothing");
+  check(canaries_intact(), "canaries intact after refusals");
+  (void)obj;
+}
+
+/* A kind the gateway cannot serve (DC): declined with 501. */
+static void test_declined(const unsigned char *obj, const unsigned char *pat,
+                          size_t n)
+{
+  static const char dc[] = "000073967e5ff000:00001000:01f2e973:0000:007a03:1:"
+                           "00000000000000000000ffff0f0f0fdf";
+  struct reply rep;
+  struct s3_req *r;
+  static unsigned char body[4096];
+
+  r = s3_req_create(c, "GET", bucket, "obj");
+  if (s3_req_add_header(r, TOKHDR, dc))
+    abort();
+  s3_req_set_body(r, NULL, 0, false);
+  s3_req_set_range(r, 500, sizeof(body));
+  s3_req_set_sink_buf(r, body, sizeof(body));
+  s3_req_submit(r, NULL, NULL);
+  check(s3_req_wait(r) == 0 && s3_req_status(r) == 206 &&
+            s3_req_header(r, "x-amz-rdma-reply") &&
+            strcmp(s3_req_header(r, "x-amz-rdma-reply"), "501") == 0 &&
+            s3_req_received(r) == sizeof(body) &&
+            memcmp(body, obj + 500, sizeof(body)) == 0,
+        "dc token GET declined: 501 and the bytes in the body");
+  s3_req_destroy(r);
+
+  rep = token_req("PUT", "put", dc, 0, 0, 4096, NULL, 0);
+  check(rep.status == 501 && strcmp(rep.rdma_reply, "501") == 0 &&
+            strcmp(rep.code, "NotImplemented") == 0,
+        "dc token PUT declined: 501 NotImplemented");
+  check(object_is("put", pat, n), "declined PUT stored nothing");
+}
+
+/* The client's own token support (s3_req_set_rdma) against the gateway. */
+static void test_client(const unsigned char *obj, unsigned char *pat, size_t n)
+{
+  char tok[RDX_TOKEN_MAX];
+  struct s3_req *r;
+  uint64_t L = 300000;
+  int rc;
+
+  reset_buf(0);
+  token(0, L, RDX_GET, tok);
+  r = s3_req_create(c, "GET", bucket, "obj");
+  s3_req_set_range(r, 12345, L);
+  s3_req_set_sink_buf(r, buf, L);
+  rc = s3_req_set_rdma(r, tok, L);
+  s3_req_submit(r, NULL, NULL);
+  rc = rc ? rc : s3_req_wait(r);
+  check(rc == 0 && s3_req_rdma_path(r) == S3_RDMA_DONE &&
+            s3_req_rdma_bytes(r) == L && memcmp(buf, obj + 12345, L) == 0,
+        "client s3_req_set_rdma GET through the gateway");
+  s3_req_destroy(r);
+
+  itest_fill(pat, n, 9);
+  memcpy(buf, pat, n);
+  token(0, n, RDX_PUT, tok);
+  r = s3_req_create(c, "PUT", bucket, "put2");
+  s3_req_set_body(r, buf, n, false);
+  rc = s3_req_set_rdma(r, tok, n);
+  s3_req_submit(r, NULL, NULL);
+  rc = rc ? rc : s3_req_wait(r);
+  check(rc == 0 && s3_req_rdma_path(r) == S3_RDMA_DONE &&
+            object_is("put2", pat, n),
+        "client s3_req_set_rdma PUT through the gateway");
+  s3_req_destroy(r);
+}
+
+int main(void)
+{
+  char err[RDX_ERR_MAX];
+  size_t size = 3 * 1024 * 1024 + 123, n = 1536 * 1024 + 7;
+  unsigned char *obj = malloc(size), *pat = malloc(n);
+  int rc;
+
+  rc = rdx_transport_open(RDX_TRANSPORT_CMA, NULL, &tr, err, sizeof(err));
+  if (rc) {
+    printf("skip: cma transport: %s\n", err);
+    return 77;
+  }
+  c = itest_client(NULL);
+  itest_bucket_name(bucket, sizeof(bucket), "gwtok");
+  buf_len = size + PAGE;
+  mem = aligned_alloc(PAGE, (buf_len + 3 * PAGE - 1) / PAGE * PAGE);
+  if (!obj || !pat || !mem)
+    return 1;
+  memset(mem, CANARY, buf_len + 2 * PAGE);
+  buf = mem + PAGE;
+  if (rdx_register(tr, buf, buf_len, 0, &reg))
+    return 1;
+  if (s3_create_bucket(c, bucket)) {
+    printf("not ok - create bucket %s\n", bucket);
+    return 1;
+  }
+  itest_fill(obj, size, 3);
+  if (s3_put_object(c, bucket, "obj", obj, size, NULL, NULL)) {
+    printf("not ok - put the test object\n");
+    return 1;
+  }
+  test_get(obj, size);
+  test_put(pat, n);
+  test_refused(obj, pat, n);
+  test_declined(obj, pat, n);
+  if (!getenv("GW_PROBE_NO_CLIENT"))
+    test_client(obj, pat, n);
+
+  itest_drop_bucket(c, bucket);
+  rdx_unregister(reg);
+  rdx_transport_close(tr);
+  s3_client_destroy(c);
+  free(mem);
+  free(obj);
+  free(pat);
+  printf("%d failed\n", fails);
+  return fails ? 1 : 0;
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# s3rdma-gateway as a plain S3 proxy in front of RGW: awscli and curl
+# through it (buckets, small and 40 MiB objects, multipart, ranges, list,
+# head, copy, delete, bad keys), its stats, a clean stop.
+# Usage: test_gw_proxy.sh BIN_DIR (with RGW's env: run under with_rgw.sh)
+set -euo pipefail
+BIN=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/fs_lib.sh
+. "$here/fs_lib.sh"
+# shellcheck source=tests/integration/gw_lib.sh
+. "$here/gw_lib.sh"
+
+tmp=$(mktemp -d /tmp/s3r-gwproxy.XXXXXX)
+bucket=s3r-gwproxy-$$-$((RANDOM % 10000))
+cleanup() {
+  local rc=$?
+  set +e
+  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
+    echo "--- the gateway's log (exit $rc)"; tail -n 60 "$tmp/gw.log"
+  fi
+  aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1
+  gw_stop
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# awscli through the gateway; a small multipart threshold for "s3 cp"
+cat >"$tmp/aws.cfg" <<CFG
+[default]
+s3 =
+  multipart_threshold = 5MB
+  multipart_chunksize = 5MB
+CFG
+gaws() {
+  AWS_CONFIG_FILE=$tmp/aws.cfg AWS_SHARED_CREDENTIALS_FILE=/dev/null \
+    timeout 120 "${S3R_AWS:-/usr/bin/aws}" --endpoint-url "$GW_ENDPOINT" "$@"
+}
+# curl with SigV4 (curl's own signer)
+gcurl() {
+  timeout 60 curl -s --aws-sigv4 "aws:amz:${AWS_DEFAULT_REGION:-us-east-1}:s3" \
+    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "$@"
+}
+same() { [ "$(md5 "$1")" = "$(md5 "$2")" ]; }
+
+gw_start "$tmp/gw.log" --log-level info --threads 4 --max-conns 32
+
+head -c 1000 /dev/urandom >"$tmp/small"
+head -c $((40 << 20)) /dev/urandom >"$tmp/big"
+head -c $((20 << 20)) /dev/urandom >"$tmp/mp"
+
+check "create bucket" gaws s3 mb "s3://$bucket"
+check "list buckets" bash -c "$(declare -f gaws); tmp=$tmp GW_ENDPOINT=$GW_ENDPOINT gaws s3 ls | grep -q ' $bucket\$'"
+check "put small" gaws s3 cp "$tmp/small" "s3://$bucket/small" --quiet
+check "get small" gaws s3 cp "s3://$bucket/small" "$tmp/small.out" --quiet
+check "small round trip" same "$tmp/small" "$tmp/small.out"
+check "put 40 MiB (one PUT)" gaws s3api put-object --bucket "$bucket" --key big --body "$tmp/big" --output text
+check "get 40 MiB" gaws s3api get-object --bucket "$bucket" --key big "$tmp/big.out" --output text
+check "40 MiB round trip" same "$tmp/big" "$tmp/big.out"
+check "multipart upload of 20 MiB" gaws s3 cp "$tmp/mp" "s3://$bucket/mp" --quiet
+etag=$(gaws s3api head-object --bucket "$bucket" --key mp --query ETag --output text)
+check "it was multipart (ETag $etag)" bash -c "[[ '$etag' == *-4* ]]"
+check "get the multipart object" gaws s3 cp "s3://$bucket/mp" "$tmp/mp.out" --quiet
+check "multipart round trip" same "$tmp/mp" "$tmp/mp.out"
+
+gaws s3api get-object --bucket "$bucket" --key big --range bytes=1000-5095 "$tmp/range.out" --output text >/dev/null
+dd if="$tmp/big" of="$tmp/range.want" bs=1 skip=1000 count=4096 status=none
+check "ranged get" same "$tmp/range.want" "$tmp/range.out"
+check "list objects" bash -c "$(declare -f gaws); tmp=$tmp GW_ENDPOINT=$GW_ENDPOINT gaws s3api list-objects-v2 --bucket $bucket --query 'Contents[].Key' --output text | tr '\t' '\n' | sort | tr '\n' ' ' | grep -qx 'big mp small '"
+len=$(gaws s3api head-object --bucket "$bucket" --key big --query ContentLength --output text)
+check "head object: ContentLength" test "$len" = $((40 << 20))
+hl=$(gcurl -I "$GW_ENDPOINT/$bucket/big" | tr -d '\r' | awk -F': ' 'tolower($1) == "content-length" { print $2 }')
+check "HEAD keeps Content-Length (curl)" test "$hl" = $((40 << 20))
+check "curl GET (SigV4)" bash -c "$(declare -f gcurl); AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY gcurl -f -o $tmp/small.curl $GW_ENDPOINT/$bucket/small"
+check "curl GET round trip" same "$tmp/small" "$tmp/small.curl"
+check "copy object" gaws s3 cp "s3://$bucket/small" "s3://$bucket/copy" --quiet
+check "get the copy" gaws s3 cp "s3://$bucket/copy" "$tmp/copy.out" --quiet
+check "copy round trip" same "$tmp/small" "$tmp/copy.out"
+check "delete object" gaws s3 rm "s3://$bucket/copy" --quiet
+check "deleted object is gone" bash -c "! AWS_CONFIG_FILE=$tmp/aws.cfg timeout 60 aws --endpoint-url $GW_ENDPOINT s3api head-object --bucket $bucket --key copy >/dev/null 2>&1"
+check "delete objects (POST ?delete)" gaws s3api delete-objects --bucket "$bucket" --delete 'Objects=[{Key=mp}]' --output text
+check "missing key: 404 through the gateway" test "$(gcurl -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/nope")" = 404
+
+# refused requests
+check "wrong secret key: refused" bash -c "AWS_SECRET_ACCESS_KEY=wrong AWS_CONFIG_FILE=/dev/null timeout 60 aws --endpoint-url $GW_ENDPOINT s3 ls s3://$bucket 2>&1 | grep -q SignatureDoesNotMatch"
+check "wrong secret key: 403 (curl)" test "$(AWS_SECRET_ACCESS_KEY=wrong gcurl -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/small")" = 403
+check "anonymous: 403" test "$(curl -s -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/small")" = 403
+
+# stats
+gw_stats >"$tmp/stats"
+cat "$tmp/stats"
+check "stats: bytes in >= 60 MiB" test "$(gw_stat http_bytes_in)" -ge $((60 << 20))
+check "stats: bytes out >= 60 MiB" test "$(gw_stat http_bytes_out)" -ge $((60 << 20))
+check "stats: auth failures counted" test "$(gw_stat auth_failures)" -ge 3
+check "no upstream errors" test "$(gw_stat upstream_errors)" = 0
+
+check "empty the bucket" gaws s3 rb "s3://$bucket" --force
+check "gateway stops cleanly" gw_stop
+check "stats printed at exit" grep -q "http_bytes_out" "$tmp/gw.log"
+summary

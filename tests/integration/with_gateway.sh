@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Run a filesystem test suite with its mounts going through s3rdma-gateway
+# (in front of the local RGW) with rdma.transport=cma; awscli, the CLI and
+# s3fs in the suite still talk to RGW directly (fs_lib.sh's fs_mount reads
+# S3R_FS_ENDPOINT and S3R_FS_OPTS). Afterwards the gateway's counters must
+# show file bytes moved by cma, in both directions when the suite writes,
+# and no token refused or failed midway.
+#
+#   with_gateway.sh SUITE BUILD_BIN_DIR      (under with_rgw.sh)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+suite=$1 bin=$(cd "$2" && pwd)
+gw=$top/scripts/gateway.sh
+
+S3R_GW_DIR=$(mktemp -d /tmp/s3r-gw.XXXXXX)
+export S3R_GW_DIR S3R_GATEWAY=$bin/s3rdma-gateway
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+trap '"$gw" stop; rm -rf "$S3R_GW_DIR"' EXIT
+"$gw" start --port "$port"
+eval "$("$gw" env)"
+export S3R_FS_ENDPOINT=$S3R_GW_ENDPOINT S3R_FS_OPTS=rdma.transport=cma
+
+rc=0
+"$suite" "$bin" || rc=$?
+
+stats=$("$gw" stats) || { echo "not ok - the gateway answers its stats"; exit 1; }
+echo "--- the gateway's counters after the suite"
+echo "$stats"
+val() { awk -v k="$1" '$1 == k { print $2 }' <<<"$stats"; }
+gate=0
+expect() { # name, then a condition for [ ]
+  local name=$1; shift
+  if [ "$@" ]; then echo "ok - gateway: $name"; else echo "not ok - gateway: $name"; gate=1; fi
+}
+expect "file bytes read by cma" "$(val rdma_bytes_get)" -gt 0
+case $(basename "$suite") in
+  *write* | *tools*) expect "file bytes written by cma" "$(val rdma_bytes_put)" -gt 0 ;;
+esac
+expect "no token refused" "$(val refused)" -eq 0
+expect "no token transfer failed" "$(val token_failures)" -eq 0
+expect "no token declined" "$(val declined)" -eq 0
+[ "$gate" -eq 0 ] || rc=1
+exit "$rc"
