@@ -56,6 +56,16 @@ proc_cpu_s() {
     'BEGIN { printf "%.2f", (u + k) / hz }'
 }
 
+# proc_user_cpu_s PID: the user-space part of proc_cpu_s (utime only): the
+# process's own code, without what the kernel does on its behalf.
+proc_user_cpu_s() {
+  local s f
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }
+  read -r -a f <<<"$s"
+  awk -v u="${f[11]}" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", u / hz }'
+}
+
 drop_caches() {
   sync
   echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +189,62 @@ static void s3_config_from(const struct cfg *c, struct s3_client_config *s)
   }
 }
 
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape_mountinfo(char *s)
+{
+  char *o = s;
+
+  for (; *s; s++) {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+        s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+      *o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+      s += 3;
+    } else {
+      *o++ = *s;
+    }
+  }
+  *o = '\0';
+}
+
+/*
+ * Let the kernel read ahead kb KiB at once on this mount: its default (128
+ * KiB) cuts every read into 128 KiB FUSE requests whatever max_read, and
+ * each request costs the daemon a wake-up and a pinning of the reader's
+ * pages. The knob is the mount's bdi, /sys/class/bdi/MAJOR:MINOR/
+ * read_ahead_kb, found through /proc/self/mountinfo by the mountpoint's
+ * real path, resolved before mounting (any look at the mountpoint now would
+ * wait for our own loop, not running yet). Best effort: only root may
+ * write it.
+ */
+static void kernel_readahead(const char *real, unsigned long kb)
+{
+  char line[4096], dev[32] = "", path[PATH_MAX];
+  FILE *f;
+
+  f = fopen("/proc/self/mountinfo", "re");
+  if (!real || !f)
+    goto out;
+  while (fgets(line, sizeof(line), f)) {
+    char d[32];
+    if (sscanf(line, "%*s %*s %31s %*s %4095s", d, path) != 2)
+      continue;
+    unescape_mountinfo(path);
+    if (strcmp(path, real) == 0)
+      snprintf(dev, sizeof(dev), "%s", d); /* the last mount there wins */
+  }
+  if (dev[0]) {
+    snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
+    FILE *ra = fopen(path, "we");
+    if (!ra || fprintf(ra, "%lu\n", kb) < 0 || fclose(ra) != 0)
+      log_info("cannot set %s to %lu (kernel reads stay 128 KiB)", path, kb);
+    else
+      log_debug("%s: %lu", path, kb);
+  }
+out:
+  if (f)
+    fclose(f);
+}
+
 /* Does the bucket (or the endpoint) answer, with these keys? */
 static int check_source(struct s3_client *s3, const char *bucket,
                         const char *prefix, const char *endpoint)
@@ -336,7 +393,7 @@ int main(int argc, char **argv)
   struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
   struct fuse_session *se = NULL;
   struct fuse_loop_config *lc = NULL;
-  char err[1024], **olists;
+  char err[1024], **olists, *real_mnt = NULL;
   int nol = 0, rc = 1;
 
   if (argc == 3 && !strcmp(argv[1], "stats"))
@@ -448,10 +505,12 @@ int main(int argc, char **argv)
   m.se = se;
   if (fuse_set_signal_handlers(se))
     goto destroy_session;
+  real_mnt = realpath(a.mountpoint, NULL);
   if (fuse_session_mount(se, a.mountpoint)) {
     log_err("cannot mount on %s", a.mountpoint);
     goto remove_handlers;
   }
+  kernel_readahead(real_mnt, 4 * (unsigned long)(c.read.max_read / 1024));
   if (!a.foreground || c.log.syslog)
     slog_use_syslog(PROG); /* nothing on stderr once daemonised */
   if (fuse_daemonize(a.foreground))
@@ -524,6 +583,7 @@ destroy_session:
 close_stage:
   fsx_stage_close(m.stage);
 free_names:
+  free(real_mnt);
   fuse_opt_free_args(&fargs);
   free(m.bucket);
   free(m.prefix);

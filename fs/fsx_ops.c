@@ -40,7 +40,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO; /* always plus: attrs are free */
   conn->max_read = (unsigned)m->o.max_read;
   conn->max_write = (unsigned)m->o.max_read;
-  conn->max_readahead = (unsigned)m->o.max_read;
+  /* the kernel reads ahead up to this much (and the bdi's read_ahead_kb,
+     which fsx_main raises to match): several max_read requests at once */
+  conn->max_readahead = 4 * (unsigned)m->o.max_read;
   conn->max_background = 64;
   conn->congestion_threshold = 48;
 }
