@@ -63,7 +63,7 @@ if ! "$CLI" head "$bucket/$key" 2>/dev/null | grep -qx "size $bytes"; then
   echo "fs_rdma: uploading a ${size_mib} MiB object" >&2
   head -c "$bytes" /dev/urandom | "$CLI" --parallel 8 put - "$bucket/$key"
 fi
-"$GW" start >&2
+"$GW" start --port 0 >&2
 eval "$("$GW" env)"
 gw_pid=$(cat "$S3R_GW_DIR/pid")
 

@@ -232,9 +232,9 @@ int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
 bool fsx_rdma_must_retire(struct fsx_mount *m, const struct s3_req *r,
                           int nchunks)
 {
-  /* an HTTP reply (any status) means the server is done with the token */
-  if (!m->rdma || !s3_req_rdma_carried(r) || !s3_req_result(r) ||
-      s3_req_status(r) != 0)
+  /* an HTTP reply (any status) means the server was done with the token;
+     an attempt without one leaves it in doubt, even if a retry succeeded */
+  if (!m->rdma || !s3_req_rdma_doubt(r))
     return false;
   if (atomic_fetch_add(&m->rdma->retired_chunks, (uint64_t)nchunks) == 0)
     log_warn("rdma: a GET failed with its token outstanding; its page-cache "

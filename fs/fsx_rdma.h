@@ -8,8 +8,8 @@
  * for correctness.
  *
  * Memory named by a token must not be reused while a server may still
- * use it. A request that fails without an HTTP reply (timeout, connection
- * lost) leaves that in doubt, so its memory is retired for good
+ * use it. An attempt that ends without an HTTP reply (timeout, connection
+ * lost) leaves that in doubt, so the request's memory is retired for good
  * (fsx_rdma_must_retire: page-cache chunks keep a reference forever, other
  * buffers are never freed or unmapped) and counted in rdma.retired_chunks.
  *
@@ -83,8 +83,9 @@ int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
                  size_t len, bool *retired);
 
 /*
- * After a request finished: must its memory be retired (it carried a token
- * and failed without an HTTP reply)? Counts n buffers or chunks when so.
+ * After a request finished: must its memory be retired (an attempt carrying
+ * its token ended without an HTTP reply, s3_req_rdma_doubt)? Counts n
+ * buffers or chunks when so.
  */
 bool fsx_rdma_must_retire(struct fsx_mount *m, const struct s3_req *r,
                           int nchunks);

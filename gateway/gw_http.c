@@ -64,6 +64,7 @@ struct creq {
   bool sync_init;     /* r.mu, r.cv and the pipes initialised */
   bool submitted;
   bool up_failed;     /* the worker stopped taking the body: drop it */
+  bool hdr_oom;       /* a header could not be copied: refuse */
 };
 
 /* ---- answers ------------------------------------------------------------- */
@@ -80,19 +81,44 @@ static enum MHD_Result queue(struct MHD_Connection *con, unsigned status,
   return ret;
 }
 
+/* s with XML's five special characters escaped (malloc'd; NULL: ENOMEM). */
+static char *xml_escape(const char *s)
+{
+  char *o = malloc(6 * strlen(s) + 1), *p = o;
+
+  if (!o)
+    return NULL;
+  for (; *s; s++) {
+    switch (*s) {
+    case '<': p = stpcpy(p, "&lt;"); break;
+    case '>': p = stpcpy(p, "&gt;"); break;
+    case '&': p = stpcpy(p, "&amp;"); break;
+    case '"': p = stpcpy(p, "&quot;"); break;
+    case '\'': p = stpcpy(p, "&apos;"); break;
+    default: *p++ = *s;
+    }
+  }
+  *p = '\0';
+  return o;
+}
+
 static enum MHD_Result answer_error(struct creq *q, struct MHD_Connection *con,
                                     int status, const char *code,
                                     const char *msg, bool rdma_501)
 {
   struct MHD_Response *resp;
-  char *xml = NULL;
-  int n;
+  char *xml = NULL, *emsg = xml_escape(msg);
+  char *epath = xml_escape(q->r.path ? q->r.path : "");
+  int n = -1;
 
-  n = asprintf(&xml,
-               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<Error><Code>%s</Code><Message>%s</Message>"
-               "<Resource>%s</Resource></Error>\n",
-               code, msg, q->r.path ? q->r.path : "");
+  if (emsg && epath)
+    n = asprintf(&xml,
+                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<Error><Code>%s</Code><Message>%s</Message>"
+                 "<Resource>%s</Resource></Error>\n",
+                 code, emsg, epath);
+  free(emsg);
+  free(epath);
   if (n < 0)
     return MHD_NO;
   resp = MHD_create_response_from_buffer((size_t)n, xml,
@@ -156,9 +182,11 @@ static enum MHD_Result answer(struct creq *q, struct MHD_Connection *con)
   char num[32];
 
   q->phase = 2;
-  if (gw_req_wait_ready(r, q->h->cfg->timeout_s))
+  if (gw_req_wait_ready(r, q->h->cfg->timeout_s)) {
+    gw_req_cancel(r); /* a token's memory is not touched after our answer */
     return answer_error(q, con, 504, "GatewayTimeout",
                         "upstream did not answer in time", false);
+  }
   /* ready: the worker no longer writes what is read below */
   if (r->mode == GW_MODE_ERROR)
     return answer_error(q, con, r->err_status, r->err_code, r->err_msg,
@@ -208,6 +236,13 @@ static enum MHD_Result header_iter(void *cls, enum MHD_ValueKind kind,
   kv = &q->r.hdrs[q->r.n_hdrs];
   kv->key = strdup(key);
   kv->val = strdup(value ? value : "");
+  if (!kv->key || !kv->val) {
+    free((char *)kv->key);
+    free((char *)kv->val);
+    kv->key = kv->val = NULL;
+    q->hdr_oom = true; /* refused, not verified with a header missing */
+    return MHD_NO;
+  }
   q->r.n_hdrs++;
   return MHD_YES;
 }
@@ -322,6 +357,11 @@ static enum MHD_Result setup_token(struct creq *q, struct MHD_Connection *con,
     return decline(q, con, get, why);
   }
   peer_identity(q, con);
+  if (r->token.kind == RDX_CMA && r->rdx.peer_local && r->rdx.peer_uid < 0)
+    /* fail closed: without the asker's uid any local user could name any
+       process (rdx_server.h) */
+    return refuse_token(q, con, -EACCES,
+                        "cannot tell which user sent the request");
   if (get) {
     r->rdx.op = RDX_GET;
     r->rdx.len = range_len(hdr(q, "range"));
@@ -380,7 +420,9 @@ static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
   if (strcmp(r->path, STATS_PATH) == 0 && strcmp(method, "GET") == 0)
     return answer_stats(q, con);
   if (MHD_get_connection_values(con, MHD_HEADER_KIND, header_iter, q) < 0 ||
-      r->n_hdrs >= MAX_HEADERS)
+      q->hdr_oom)
+    return MHD_NO; /* out of memory: drop the connection */
+  if (r->n_hdrs >= MAX_HEADERS)
     return answer_error(q, con, 400, "InvalidRequest", "too many headers",
                         false);
 
@@ -507,6 +549,7 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **con_cls,
     log_debug("%s %s: connection ended early (%d)",
               r->method ? r->method : "?", r->path ? r->path : "?", (int)toe);
   if (q->submitted) {
+    gw_req_cancel(r); /* the client may have gone: leave its memory alone */
     gw_pipe_abort(&r->up, -ECONNRESET);
     gw_pipe_abort(&r->down, -ECONNRESET);
     gw_req_wait_done(r);

@@ -19,6 +19,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/time.h>
 
 bool gw_addr_is_loopback(const struct sockaddr *a)
@@ -92,7 +93,9 @@ static int64_t uid_netlink(const struct ep *src, const struct ep *dst)
   req.nlh.nlmsg_seq = 1;
   req.r.sdiag_family = (uint8_t)src->family;
   req.r.sdiag_protocol = IPPROTO_TCP;
-  req.r.idiag_states = ~0u;
+  /* a full socket only: a TIME_WAIT one (the client closed at once) is
+     reported with uid 0, which would let anyone pass for root */
+  req.r.idiag_states = (1u << TCP_ESTABLISHED) | (1u << TCP_CLOSE_WAIT);
   req.r.id.idiag_sport = htons(src->port);
   req.r.id.idiag_dport = htons(dst->port);
   memcpy(req.r.id.idiag_src, src->addr, src->family == AF_INET ? 4 : 16);
@@ -112,7 +115,9 @@ static int64_t uid_netlink(const struct ep *src, const struct ep *dst)
         h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
       const struct inet_diag_msg *m = NLMSG_DATA(h);
       if (m->id.idiag_sport == htons(src->port) &&
-          m->id.idiag_dport == htons(dst->port)) {
+          m->id.idiag_dport == htons(dst->port) && m->idiag_inode != 0 &&
+          (m->idiag_state == TCP_ESTABLISHED ||
+           m->idiag_state == TCP_CLOSE_WAIT)) {
         uid = m->idiag_uid;
         break;
       }
@@ -161,8 +166,13 @@ static int64_t uid_proc(const struct ep *src, const struct ep *dst)
   while (fgets(line, sizeof(line), f)) {
     unsigned st;
     long u;
+    unsigned long inode;
     struct ep a, b;
-    if (sscanf(line, " %*d: %79s %79s %x %*s %*s %*s %ld", l, r, &st, &u) != 4)
+    if (sscanf(line, " %*d: %79s %79s %x %*s %*s %*s %ld %*d %lu", l, r, &st,
+               &u, &inode) != 5)
+      continue;
+    /* a full socket only (see uid_netlink): established or close-wait */
+    if ((st != TCP_ESTABLISHED && st != TCP_CLOSE_WAIT) || inode == 0)
       continue;
     if (proc_ep(l, src->family, &a) && proc_ep(r, src->family, &b) &&
         ep_eq(&a, src) && ep_eq(&b, dst)) {

@@ -121,6 +121,15 @@ int gw_req_wait_ready(struct gw_req *r, unsigned timeout_s)
   return rc;
 }
 
+void gw_req_cancel(struct gw_req *r)
+{
+  pthread_mutex_lock(&r->mu);
+  r->cancel = true;
+  while (r->serving)
+    pthread_cond_wait(&r->cv, &r->mu);
+  pthread_mutex_unlock(&r->mu);
+}
+
 void gw_req_wait_done(struct gw_req *r)
 {
   pthread_mutex_lock(&r->mu);
@@ -130,6 +139,32 @@ void gw_req_wait_done(struct gw_req *r)
 }
 
 /* ---- rdma ---------------------------------------------------------------- */
+
+/*
+ * rdx_serve for the request's token, unless the connection has given the
+ * request up (gw_req_cancel): then -ECANCELED, nothing touched.
+ */
+static int serve(struct run *w, size_t len, char *why, size_t whylen)
+{
+  struct gw_req *r = w->r;
+  int rc;
+
+  pthread_mutex_lock(&r->mu);
+  if (r->cancel) {
+    pthread_mutex_unlock(&r->mu);
+    snprintf(why, whylen, "the client was answered or has left");
+    return -ECANCELED;
+  }
+  r->serving = true;
+  pthread_mutex_unlock(&r->mu);
+  rc = rdx_serve(w->p->rdx, &r->token, &r->rdx, r->tok_off, r->chunk, len,
+                 why, whylen);
+  pthread_mutex_lock(&r->mu);
+  r->serving = false;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  return rc;
+}
 
 /* A token refused or failed: log one line (kind and reason, no token). */
 static void token_fail(struct run *w, int rc, const char *why, bool midway)
@@ -176,8 +211,7 @@ static int serve_chunk(struct run *w)
 
   if (!r->chunk_fill)
     return 0;
-  rc = rdx_serve(w->p->rdx, &r->token, &r->rdx, r->tok_off, r->chunk,
-                 r->chunk_fill, why, sizeof(why));
+  rc = serve(w, r->chunk_fill, why, sizeof(why));
   if (rc == -EOPNOTSUPP && r->tok_off == 0) {
     fallback_http(w, why);
     rc = gw_pipe_push(&r->down, r->chunk, r->chunk_fill);
@@ -346,8 +380,7 @@ static size_t read_tok(struct run *w, char *buf, size_t max)
       return 0;
     if (k > left)
       k = (size_t)left;
-    rc = rdx_serve(w->p->rdx, &r->token, &r->rdx, r->tok_off, r->chunk, k,
-                   why, sizeof(why));
+    rc = serve(w, k, why, sizeof(why));
     if (rc == -EOPNOTSUPP && r->tok_off == 0) {
       gw_stat_add(w->p->stats, declined, 1);
       log_notice("token %s %s %s declined: %s", rdx_kind_name(r->token.kind),
@@ -391,7 +424,32 @@ static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
 
 /* ---- forwarding ---------------------------------------------------------- */
 
-/* Does a client header go upstream? */
+/* Is name among the client's SignedHeaders (gw_auth checked the list)? */
+static bool is_signed(const struct gw_req *r, const char *name)
+{
+  const char *a = gw_header_get(r->hdrs, r->n_hdrs, "authorization");
+  const char *p = a ? strstr(a, "SignedHeaders=") : NULL;
+  size_t n = strlen(name);
+
+  if (!p)
+    return false;
+  p += strlen("SignedHeaders=");
+  while (*p && *p != ',' && *p != ' ') {
+    size_t k = strcspn(p, ";, ");
+    if (k == n && strncasecmp(p, name, n) == 0)
+      return true;
+    p += k;
+    if (*p == ';')
+      p++;
+  }
+  return false;
+}
+
+/*
+ * Does a client header go upstream? x-amz-* only when the client signed
+ * it: we sign it upstream with our keys, so an unsigned one would be an
+ * injection that the client's signature never covered.
+ */
 static bool forwarded(const struct gw_proxy *p, const struct gw_req *r,
                       const char *name)
 {
@@ -410,7 +468,7 @@ static bool forwarded(const struct gw_proxy *p, const struct gw_req *r,
     if (r->tok != GW_TOK_NONE &&
         strcasecmp(name, "x-amz-decoded-content-length") == 0)
       return false;
-    return true;
+    return is_signed(r, name);
   }
   for (int i = 0; plain[i]; i++)
     if (strcasecmp(name, plain[i]) == 0)

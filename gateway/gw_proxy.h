@@ -93,6 +93,9 @@ struct gw_req {
   const char *err_code;         /* protected by mu */
   char err_msg[160];            /* protected by mu */
   uint64_t rdma_bytes;          /* protected by mu: when done, RDMA mode */
+  bool cancel;                  /* protected by mu: the client was answered
+                                   or left: its memory is not touched again */
+  bool serving;                 /* protected by mu: inside rdx_serve */
 
   struct gw_req *next;          /* protected by the pool lock */
 };
@@ -115,6 +118,12 @@ void gw_proxy_submit(struct gw_proxy *p, struct gw_req *r);
 
 /* Wait (bounded by timeout_s) until r->ready. Returns 0 or -ETIMEDOUT. */
 int gw_req_wait_ready(struct gw_req *r, unsigned timeout_s);
+/*
+ * The connection gives r up (it answers without the worker, or the client
+ * left): once this returns, the worker never touches the client's memory
+ * for r again (a transfer in progress fails at its next chunk).
+ */
+void gw_req_cancel(struct gw_req *r);
 /* Wait until r->done (no bound: the worker's own timeouts end it). */
 void gw_req_wait_done(struct gw_req *r);
 

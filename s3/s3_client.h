@@ -73,7 +73,7 @@ struct s3_stats {
   uint64_t max_inflight_seen;
   /* RDMA tokens (s3_req_set_rdma): bytes_sent/bytes_received above count
      HTTP bodies only, these the bytes the server moved by RDMA */
-  uint64_t rdma_requests;     /* requests that carried a token */
+  uint64_t rdma_requests;     /* attempts that carried a token */
   uint64_t rdma_bytes;
   uint64_t rdma_declined;     /* x-amz-rdma-reply: 501 */
   uint64_t rdma_ignored;      /* replies without x-amz-rdma-reply */
@@ -167,6 +167,12 @@ enum s3_rdma_path s3_req_rdma_path(const struct s3_req *r);
 uint64_t s3_req_rdma_bytes(const struct s3_req *r);
 /* Did the last attempt carry a token? (false after an HTTP resend) */
 bool s3_req_rdma_carried(const struct s3_req *r);
+/*
+ * Did an attempt carrying the token end without an HTTP reply (timeout,
+ * connection lost)? Then the server may still be using the memory the
+ * token names, whatever the request's final outcome: do not reuse it.
+ */
+bool s3_req_rdma_doubt(const struct s3_req *r);
 /* false once the server has shown it ignores tokens: stop making them. */
 bool s3_client_rdma_usable(const struct s3_client *c);
 /*

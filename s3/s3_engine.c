@@ -404,6 +404,8 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
     finish(c, r, -ECANCELED, S3_EC_NONE);
     return;
   }
+  if (r->rdma_on && !r->status)
+    r->rdma_doubt = true; /* the server may still be serving that token */
   if (r->rdma_on && s3_rdma_attempt_end(c, r, &rc, &m) == S3_RDMA_RESEND) {
     /* a PUT the server declined or ignored: the body over HTTP, now */
     log_debug("%s %s/%s: RDMA %s, resending over HTTP", r->method,

@@ -57,6 +57,8 @@ struct s3_req {
                                      HTTP resend of a declined PUT) */
   enum s3_rdma_path rdma_path;    /* how the last attempt moved the bytes */
   uint64_t rdma_bytes;            /* moved by the server over RDMA */
+  bool rdma_doubt;                /* an attempt with the token ended without
+                                     an HTTP reply (s3_req_rdma_doubt) */
 
   /* where the reply body goes */
   enum s3_sink_kind sink;

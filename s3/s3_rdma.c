@@ -50,6 +50,11 @@ bool s3_req_rdma_carried(const struct s3_req *r)
   return r->rdma_token && r->rdma_on;
 }
 
+bool s3_req_rdma_doubt(const struct s3_req *r)
+{
+  return r->rdma_doubt;
+}
+
 bool s3_client_rdma_usable(const struct s3_client *c)
 {
   return !atomic_load(&c->rdma_ignored);

@@ -3,7 +3,8 @@
 # tests, the benchmarks and the quickstart. RGW must be running.
 #
 #   scripts/gateway.sh start [--port N] [-- gateway flags...]
-#                      start it (does nothing when it already runs)
+#                      start it (does nothing when it already runs); port 0:
+#                      one the kernel picks (tests: no race for a free port)
 #   scripts/gateway.sh stop     stop it (SIGTERM, then SIGKILL after 10 s)
 #   scripts/gateway.sh status   exit 0 when it answers
 #   scripts/gateway.sh env      S3R_GW_ENDPOINT=http://127.0.0.1:PORT
@@ -41,13 +42,20 @@ start() {
   [ -x "$bin" ] || { say "no gateway binary at $bin (build first)"; exit 1; }
   eval "$("$top/tests/servers/rgw.sh" env)"
   mkdir -p "$dir"
-  echo "$port" >"$dir/port"
+  rm -f "$dir/port"
   # setsid: the gateway outlives the shell that started it (ctest fixtures)
   setsid "$bin" -f --listen "127.0.0.1:$port" --upstream "$S3R_ENDPOINT" \
     ${extra[@]+"${extra[@]}"} >"$dir/log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
   for _ in $(seq 1 100); do
-    if answers; then say "running on $(endpoint) in front of $S3R_ENDPOINT"; return 0; fi
+    if [ ! -s "$dir/port" ]; then
+      # the port it bound, from its first notice: "listening on A (port N)"
+      sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$dir/log" | head -n 1 >"$dir/port"
+    fi
+    if [ -s "$dir/port" ] && answers; then
+      say "running on $(endpoint) in front of $S3R_ENDPOINT"
+      return 0
+    fi
     running || break
     sleep 0.1
   done

@@ -22,9 +22,6 @@ bucket=s3r-fsrdma-$$-$RANDOM
 mkdir -p "$mnt" "$tmp/local"
 gw=$top/scripts/gateway.sh
 export S3R_GW_DIR=$tmp/gw S3R_GATEWAY=$BIN/s3rdma-gateway
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 trap 'rc=$?; set +e; "$gw" stop; (exit $rc); fs_cleanup' EXIT
 
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$mnt/.s3rdmafs-stats"; }
@@ -39,7 +36,7 @@ head -c $((24 * 1048576)) /dev/urandom >"$tmp/local/base"
 "$CLI" --parallel 8 put "$tmp/local/base" "$bucket/base.bin"
 
 # ---- through the gateway with cma ----
-"$gw" start --port "$(free_port)"
+"$gw" start --port 0
 eval "$("$gw" env)"
 if ! fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$S3R_GW_ENDPOINT,rdma.transport=cma"; then
   if grep -q 'rdma.transport cma' "$log"; then echo "skip: cma cannot run here"; exit 77; fi
@@ -96,7 +93,7 @@ check "direct: one log line about it" eq "log lines" "$(grep -c 'ignores x-amz-r
 fs_umount "$mnt"
 
 # ---- fallback: a gateway that declines every token (501) ----
-"$gw" start --port "$(free_port)" -- --serve none
+"$gw" start --port 0 -- --serve none
 eval "$("$gw" env)"
 fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$S3R_GW_ENDPOINT,rdma.transport=cma"
 check "declined: a new file (resent over HTTP)" cp "$tmp/local/small" "$mnt/small3"
@@ -109,9 +106,13 @@ fs_umount "$mnt"
 
 # ---- an explicit transport that cannot run here fails the mount clearly ----
 rc=0
-"$FS" "$bucket" "$mnt" -f -o rdma.transport=dc >"$tmp/dc.log" 2>&1 || rc=$?
-check "rdma.transport=dc without a device: mount refused" eq rc "$rc" 1
-check "  ... with a reason naming the transport" grep -q 'rdma.transport dc' "$tmp/dc.log"
+if [ -d /sys/class/infiniband ]; then
+  echo "# an RDMA device is present: the dc refusal is not checked"
+else
+  timeout 60 "$FS" "$bucket" "$mnt" -f -o rdma.transport=dc >"$tmp/dc.log" 2>&1 || rc=$?
+  check "rdma.transport=dc without a device: mount refused" eq rc "$rc" 1
+  check "  ... with a reason naming the transport" grep -q 'rdma.transport dc' "$tmp/dc.log"
+fi
 rc=0
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=auto
 check "rdma.transport=auto: mounts" eq "md5 small" "$(md5 "$mnt/small")" "$(md5 "$tmp/local/small")"

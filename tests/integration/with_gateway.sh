@@ -15,9 +15,8 @@ gw=$top/scripts/gateway.sh
 
 S3R_GW_DIR=$(mktemp -d /tmp/s3r-gw.XXXXXX)
 export S3R_GW_DIR S3R_GATEWAY=$bin/s3rdma-gateway
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 trap '"$gw" stop; rm -rf "$S3R_GW_DIR"' EXIT
-"$gw" start --port "$port"
+"$gw" start --port 0
 eval "$("$gw" env)"
 export S3R_FS_ENDPOINT=$S3R_GW_ENDPOINT S3R_FS_OPTS=rdma.transport=cma
 
