@@ -139,7 +139,6 @@ static void fetch_done(struct s3_req *r, void *arg)
   struct fsx_mount *m = f->m;
   size_t got = 0, pos = 0;
   int rc = s3_get_object_result(r, &got);
-
   bool retire = fsx_rdma_must_retire(m, r, f->n);
 
   if (rc == -ESTALE)
