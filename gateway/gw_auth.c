@@ -356,3 +356,23 @@ int gw_auth_verify(const struct gw_auth_keys *keys,
   snprintf(res->region, sizeof(res->region), "%s", a.region);
   return 0;
 }
+
+bool gw_auth_signed(const struct s3_kv *h, size_t n, const char *name)
+{
+  const char *a = gw_header_get(h, n, "authorization");
+  const char *p = a ? strstr(a, "SignedHeaders=") : NULL;
+  size_t len = strlen(name);
+
+  if (!p)
+    return false;
+  p += strlen("SignedHeaders=");
+  while (*p && *p != ',' && *p != ' ') {
+    size_t k = strcspn(p, ";, ");
+    if (k == len && strncasecmp(p, name, len) == 0)
+      return true;
+    p += k;
+    if (*p == ';')
+      p++;
+  }
+  return false;
+}

@@ -65,6 +65,12 @@ int gw_auth_verify(const struct gw_auth_keys *keys,
                    struct gw_auth_result *res)
     __attribute__((warn_unused_result));
 
+/*
+ * Is name among the SignedHeaders of the Authorization header in h? (Only
+ * meaningful after gw_auth_verify accepted the request.)
+ */
+bool gw_auth_signed(const struct s3_kv *h, size_t n, const char *name);
+
 /* The value of header name (case-insensitive), first occurrence, or NULL. */
 const char *gw_header_get(const struct s3_kv *h, size_t n, const char *name);
 

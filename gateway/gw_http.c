@@ -344,7 +344,8 @@ static enum MHD_Result setup_token(struct creq *q, struct MHD_Connection *con,
   char why[256] = "";
   int rc;
 
-  if (!get && (strcmp(r->method, "PUT") != 0 || hdr(q, "x-amz-copy-source")))
+  if (!get && (strcmp(r->method, "PUT") != 0 ||
+               gw_auth_signed(r->hdrs, r->n_hdrs, "x-amz-copy-source")))
     return MHD_YES; /* no payload to move: the token is ignored (stripped) */
   if (rdx_token_parse(tokv, strlen(tokv), &r->token))
     return refuse_token(q, con, -EINVAL, "malformed RDMA token");

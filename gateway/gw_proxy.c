@@ -424,27 +424,6 @@ static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
 
 /* ---- forwarding ---------------------------------------------------------- */
 
-/* Is name among the client's SignedHeaders (gw_auth checked the list)? */
-static bool is_signed(const struct gw_req *r, const char *name)
-{
-  const char *a = gw_header_get(r->hdrs, r->n_hdrs, "authorization");
-  const char *p = a ? strstr(a, "SignedHeaders=") : NULL;
-  size_t n = strlen(name);
-
-  if (!p)
-    return false;
-  p += strlen("SignedHeaders=");
-  while (*p && *p != ',' && *p != ' ') {
-    size_t k = strcspn(p, ";, ");
-    if (k == n && strncasecmp(p, name, n) == 0)
-      return true;
-    p += k;
-    if (*p == ';')
-      p++;
-  }
-  return false;
-}
-
 /*
  * Does a client header go upstream? x-amz-* only when the client signed
  * it: we sign it upstream with our keys, so an unsigned one would be an
@@ -468,7 +447,7 @@ static bool forwarded(const struct gw_proxy *p, const struct gw_req *r,
     if (r->tok != GW_TOK_NONE &&
         strcasecmp(name, "x-amz-decoded-content-length") == 0)
       return false;
-    return is_signed(r, name);
+    return gw_auth_signed(r->hdrs, r->n_hdrs, name);
   }
   for (int i = 0; plain[i]; i++)
     if (strcasecmp(name, plain[i]) == 0)

@@ -2,7 +2,8 @@
  * gw_token_probe: the token paths of s3rdma-gateway, end to end over cma.
  * Run with S3R_ENDPOINT pointing at a gateway (test_gw_token.sh does it).
  * Prints "ok - ..." / "not ok - ..." lines; exit 0 when all pass, 77 when
- * cma is not available here (skip), 1 otherwise.
+ * cma is not available here (skip), 1 otherwise. --victim and --attack:
+ * a process of one user presents another's tokens (see below).
  *
  * The token requests are written by hand (token header, UNSIGNED-PAYLOAD,
  * x-amz-decoded-content-length) so the exact wire form is under test; the
@@ -323,13 +324,87 @@ static void test_client(const unsigned char *obj, unsigned char *pat, size_t n)
   s3_req_destroy(r);
 }
 
-int main(void)
+/*
+ * --victim FILE: another user's process. Make a GET and a PUT token for a
+ * page of our own memory (filled with 0x3c), write them to FILE, wait for
+ * stdin to close, then exit 0 only if the page is untouched.
+ */
+static int victim(const char *path)
+{
+  char err[RDX_ERR_MAX], get[RDX_TOKEN_MAX], put[RDX_TOKEN_MAX];
+  unsigned char *page = aligned_alloc(PAGE, PAGE);
+  struct rdx_region *r;
+  FILE *f;
+
+  if (!page ||
+      rdx_transport_open(RDX_TRANSPORT_CMA, NULL, &tr, err, sizeof(err)) ||
+      rdx_register(tr, page, PAGE, 0, &r) ||
+      rdx_token_for(tr, r, 0, PAGE, RDX_GET, get, sizeof(get)) < 0 ||
+      rdx_token_for(tr, r, 0, PAGE, RDX_PUT, put, sizeof(put)) < 0)
+    return 2;
+  memset(page, 0x3c, PAGE);
+  f = fopen(path, "w");
+  if (!f || fprintf(f, "%s\n%s\n", get, put) < 0 || fclose(f))
+    return 2;
+  while (getchar() != EOF)
+    ;
+  for (size_t i = 0; i < PAGE; i++)
+    if (page[i] != 0x3c)
+      return 1;
+  return 0;
+}
+
+/*
+ * --attack FILE: as an unprivileged user, present the victim's tokens (its
+ * own, valid ones) to the gateway: both must be refused (403), no byte
+ * written into the victim, none of its bytes stored.
+ */
+static int attack(const char *path)
+{
+  char get[RDX_TOKEN_MAX], put[RDX_TOKEN_MAX];
+  unsigned char obj[PAGE];
+  struct reply rep;
+  FILE *f = fopen(path, "r");
+
+  if (!f || !fgets(get, sizeof(get), f) || !fgets(put, sizeof(put), f))
+    return 2;
+  fclose(f);
+  get[strcspn(get, "\n")] = '\0';
+  put[strcspn(put, "\n")] = '\0';
+  c = itest_client(NULL);
+  itest_bucket_name(bucket, sizeof(bucket), "gwatk");
+  memset(obj, 0x11, sizeof(obj));
+  if (s3_create_bucket(c, bucket) ||
+      s3_put_object(c, bucket, "obj", obj, sizeof(obj), NULL, NULL))
+    return 2;
+  rep = token_req("GET", "obj", get, 0, PAGE, -1, NULL, 0);
+  check(rep.status == 403 && !rep.has_moved,
+        "another user's GET token for the victim: 403");
+  rep = token_req("PUT", "stolen", put, 0, 0, PAGE, NULL, 0);
+  check(rep.status == 403 && !rep.has_moved,
+        "another user's PUT token for the victim: 403");
+  {
+    struct s3_object_meta m = {0};
+    check(s3_head_object(c, bucket, "stolen", &m) == -ENOENT,
+          "nothing of the victim's stored");
+    s3_object_meta_cleanup(&m);
+  }
+  itest_drop_bucket(c, bucket);
+  s3_client_destroy(c);
+  return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
   char err[RDX_ERR_MAX];
   size_t size = 3 * 1024 * 1024 + 123, n = 1536 * 1024 + 7;
   unsigned char *obj = malloc(size), *pat = malloc(n);
   int rc;
 
+  if (argc == 3 && strcmp(argv[1], "--victim") == 0)
+    return victim(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--attack") == 0)
+    return attack(argv[2]);
   rc = rdx_transport_open(RDX_TRANSPORT_CMA, NULL, &tr, err, sizeof(err));
   if (rc) {
     printf("skip: cma transport: %s\n", err);

@@ -29,6 +29,23 @@ prc=${PIPESTATUS[0]}
 set -e
 if [ "$prc" = 77 ]; then echo "skip: cma not available"; exit 77; fi
 check "gw_token_probe passed" test "$prc" = 0
+# a client of another user may not name a root process's memory, even with
+# that process's own valid tokens (the peer's uid comes from its socket)
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+  chmod 755 "$tmp"
+  coproc victim { exec "$BIN/gw_token_probe" --victim "$tmp/victim.tok"; }
+  for _ in $(seq 1 100); do [ -s "$tmp/victim.tok" ] && break; sleep 0.1; done
+  chmod 644 "$tmp/victim.tok" 2>/dev/null || true
+  check "another user's tokens for a root process: refused" timeout 120 \
+    setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    env S3R_ENDPOINT="$GW_ENDPOINT" "$BIN/gw_token_probe" --attack "$tmp/victim.tok"
+  exec {victim[1]}>&-
+  vrc=0
+  wait "$victim_PID" || vrc=$?
+  check "  ... the victim's memory untouched" test "$vrc" = 0
+else
+  echo "# no user nobody or no setpriv: the other-user check is skipped"
+fi
 check "stats: token GETs counted" test "$(gw_stat token_gets)" -ge 3
 check "stats: token PUTs counted" test "$(gw_stat token_puts)" -ge 2
 check "stats: rdma bytes counted" test "$(gw_stat rdma_bytes_get)" -gt 3000000

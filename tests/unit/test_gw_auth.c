@@ -301,6 +301,26 @@ static void test_no_payload_header(void **state)
   assert_int_equal(gw_auth_verify(&keys, &r, NOW, &res), -EACCES);
 }
 
+static void test_signed_list(void **state)
+{
+  const struct s3_kv h[] = {
+      {"Host", "x"},
+      {"Authorization",
+       "AWS4-HMAC-SHA256 Credential=AK/20260101/us-east-1/s3/aws4_request, "
+       "SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-rdma-token, "
+       "Signature=00"},
+  };
+
+  (void)state;
+  assert_true(gw_auth_signed(h, 2, "host"));
+  assert_true(gw_auth_signed(h, 2, "X-Amz-Date"));
+  assert_true(gw_auth_signed(h, 2, "x-amz-rdma-token"));
+  assert_false(gw_auth_signed(h, 2, "x-amz-copy-source"));
+  assert_false(gw_auth_signed(h, 2, "x-amz")); /* a prefix is not a name */
+  assert_false(gw_auth_signed(h, 2, "signature"));
+  assert_false(gw_auth_signed(h, 1, "host")); /* no Authorization */
+}
+
 static void test_malformed(void **state)
 {
   static const struct {
@@ -382,6 +402,7 @@ int main(void)
       cmocka_unit_test(test_unsigned_token),
       cmocka_unit_test(test_anonymous_presigned),
       cmocka_unit_test(test_no_payload_header),
+      cmocka_unit_test(test_signed_list),
       cmocka_unit_test(test_malformed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
