@@ -350,8 +350,11 @@ static int victim(const char *path)
     ;
   for (size_t i = 0; i < PAGE; i++)
     if (page[i] != 0x3c)
-      return 1;
-  return 0;
+      fails++;
+  rdx_unregister(r);
+  rdx_transport_close(tr);
+  free(page);
+  return fails ? 1 : 0;
 }
 
 /*
@@ -398,13 +401,15 @@ int main(int argc, char **argv)
 {
   char err[RDX_ERR_MAX];
   size_t size = 3 * 1024 * 1024 + 123, n = 1536 * 1024 + 7;
-  unsigned char *obj = malloc(size), *pat = malloc(n);
+  unsigned char *obj, *pat;
   int rc;
 
   if (argc == 3 && strcmp(argv[1], "--victim") == 0)
     return victim(argv[2]);
   if (argc == 3 && strcmp(argv[1], "--attack") == 0)
     return attack(argv[2]);
+  obj = malloc(size);
+  pat = malloc(n);
   rc = rdx_transport_open(RDX_TRANSPORT_CMA, NULL, &tr, err, sizeof(err));
   if (rc) {
     printf("skip: cma transport: %s\n", err);
