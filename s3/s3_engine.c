@@ -379,6 +379,17 @@ static void classify(struct s3_req *r, CURLcode cc, struct s3_err_map *m,
   }
 }
 
+/* Back on the queue for another attempt, not before not_before_ms. */
+static void requeue(struct s3_engine *e, struct s3_req *r,
+                    uint64_t not_before_ms)
+{
+  r->not_before_ms = not_before_ms;
+  pthread_mutex_lock(&e->lock);
+  r->state = S3_REQ_QUEUED;
+  list_push(&e->queue, &e->queue_tail, r);
+  pthread_mutex_unlock(&e->lock);
+}
+
 static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
 {
   struct s3_engine *e = &c->eng;
@@ -411,11 +422,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
     log_debug("%s %s/%s: RDMA %s, resending over HTTP", r->method,
               r->bucket ? r->bucket : "", r->key,
               r->rdma_path == S3_RDMA_IGNORED ? "ignored" : "declined");
-    r->not_before_ms = 0;
-    pthread_mutex_lock(&e->lock);
-    r->state = S3_REQ_QUEUED;
-    list_push(&e->queue, &e->queue_tail, r);
-    pthread_mutex_unlock(&e->lock);
+    requeue(e, r, 0);
     return;
   }
   if (rc == 0) {
@@ -444,11 +451,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
              r->bucket ? r->bucket : "", r->key, strerror(m.err), r->status,
              r->err.code, r->attempts, delay);
     atomic_fetch_add(&c->st_retries, 1);
-    r->not_before_ms = s3_now_ms() + delay;
-    pthread_mutex_lock(&e->lock);
-    r->state = S3_REQ_QUEUED;
-    list_push(&e->queue, &e->queue_tail, r);
-    pthread_mutex_unlock(&e->lock);
+    requeue(e, r, s3_now_ms() + delay);
     return;
   }
   log_debug("%s %s/%s: failed: %s (HTTP %ld %s) after %u attempt(s)",
