@@ -58,11 +58,7 @@ trap cleanup EXIT
 bucket=s3r-bench-fs
 key=read-${size_mib}m.bin
 bytes=$((size_mib * 1048576))
-"$CLI" mb "$bucket" 2>/dev/null || true
-if ! "$CLI" head "$bucket/$key" 2>/dev/null | grep -qx "size $bytes"; then
-  echo "fs_rdma: uploading a ${size_mib} MiB object" >&2
-  head -c "$bytes" /dev/urandom | "$CLI" --parallel 8 put - "$bucket/$key"
-fi
+bench_object fs_rdma "$bucket" "$key" "$bytes"
 "$GW" start --port 0 >&2
 eval "$("$GW" env)"
 gw_pid=$(cat "$S3R_GW_DIR/pid")

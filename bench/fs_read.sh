@@ -41,11 +41,7 @@ trap cleanup EXIT
 bucket=s3r-bench-fs
 key=read-${size_mib}m.bin
 bytes=$((size_mib * 1048576))
-"$CLI" mb "$bucket" 2>/dev/null || true
-if ! "$CLI" head "$bucket/$key" 2>/dev/null | grep -qx "size $bytes"; then
-  echo "fs_read: uploading a ${size_mib} MiB object" >&2
-  head -c "$bytes" /dev/urandom | "$CLI" --parallel 8 put - "$bucket/$key"
-fi
+bench_object fs_read "$bucket" "$key" "$bytes"
 if [ "$("$CLI" -r ls "$bucket/ls$entries/" | wc -l)" -ne "$entries" ]; then
   echo "fs_ls: creating $entries objects" >&2
   "$CLI" --parallel 32 fill "$bucket/ls$entries/f" "$entries" 4096

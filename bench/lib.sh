@@ -25,6 +25,17 @@ bench_teardown() {
   [ "$bench_started_rgw" -eq 0 ] || "$RGW_SH" stop >&2
 }
 
+# bench_object WORKLOAD BUCKET KEY BYTES: the bucket, and in it an object of
+# BYTES random bytes at KEY, uploaded only when not already there with that
+# size (later runs reuse it).
+bench_object() {
+  "$CLI" mb "$2" 2>/dev/null || true
+  if ! "$CLI" head "$2/$3" 2>/dev/null | grep -qx "size $4"; then
+    echo "$1: uploading a $(($4 / 1048576)) MiB object" >&2
+    head -c "$4" /dev/urandom | "$CLI" --parallel 8 put - "$2/$3"
+  fi
+}
+
 now() { date +%s.%N; }
 
 # median of the numbers given as arguments

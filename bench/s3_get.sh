@@ -23,11 +23,7 @@ trap bench_teardown EXIT
 bucket=s3r-bench
 key=get-${size_mib}m.bin
 bytes=$((size_mib * 1024 * 1024))
-"$CLI" mb "$bucket" 2>/dev/null || true
-if ! "$CLI" head "$bucket/$key" 2>/dev/null | grep -qx "size $bytes"; then
-  echo "s3_get: uploading a ${size_mib} MiB object" >&2
-  head -c "$bytes" /dev/urandom | "$CLI" --parallel 8 put - "$bucket/$key"
-fi
+bench_object s3_get "$bucket" "$key" "$bytes"
 
 run_ours() {
   "$CLI" --parallel "$parallel" --part-size "$part" get "$bucket/$key" /dev/null
