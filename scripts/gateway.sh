@@ -5,7 +5,8 @@
 #   scripts/gateway.sh start [--port N] [-- gateway flags...]
 #                      start it (does nothing when it already runs); port 0:
 #                      one the kernel picks (tests: no race for a free port)
-#   scripts/gateway.sh stop     stop it (SIGTERM, then SIGKILL after 10 s)
+#   scripts/gateway.sh stop     stop it (SIGTERM, then SIGKILL after 20 s);
+#                               exit 0 when it exited 0 (a clean stop)
 #   scripts/gateway.sh status   exit 0 when it answers
 #   scripts/gateway.sh env      S3R_GW_ENDPOINT=http://127.0.0.1:PORT
 #   scripts/gateway.sh stats    its counters (GET /_s3rdma/stats)
@@ -42,11 +43,13 @@ start() {
   [ -x "$bin" ] || { say "no gateway binary at $bin (build first)"; exit 1; }
   eval "$("$top/tests/servers/rgw.sh" env)"
   mkdir -p "$dir"
-  rm -f "$dir/port"
-  # setsid: the gateway outlives the shell that started it (ctest fixtures)
-  setsid "$bin" -f --listen "127.0.0.1:$port" --upstream "$S3R_ENDPOINT" \
+  rm -f "$dir/pid" "$dir/port" "$dir/exit"
+  # setsid: the gateway outlives the shell that started it (ctest fixtures);
+  # its parent, a bash of its own, notes its pid and then its exit status
+  setsid bash -c 'd=$1; shift; "$@" & echo $! >"$d/pid"; wait $!; echo $? >"$d/exit"' \
+    _ "$dir" "$bin" -f --listen "127.0.0.1:$port" --upstream "$S3R_ENDPOINT" \
     ${extra[@]+"${extra[@]}"} >"$dir/log" 2>&1 </dev/null &
-  echo $! >"$dir/pid"
+  for _ in $(seq 1 50); do [ -s "$dir/pid" ] && break; sleep 0.1; done
   for _ in $(seq 1 100); do
     if [ ! -s "$dir/port" ]; then
       # the port it bound, from its first notice: "listening on A (port N)"
@@ -65,13 +68,24 @@ start() {
 }
 
 stop() {
-  running || { rm -f "$dir/pid"; return 0; }
-  local pid
+  local pid rc=0
+  if ! running; then # not started, stopped, or died: say which way it ended
+    [ ! -s "$dir/exit" ] || [ "$(cat "$dir/exit")" = 0 ] || rc=1
+    rm -f "$dir/pid"
+    return "$rc"
+  fi
   pid=$(cat "$dir/pid")
   kill -TERM "$pid" 2>/dev/null || true
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
+  for _ in $(seq 1 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    say "still running 20 s after SIGTERM: SIGKILL"
+    kill -KILL "$pid" 2>/dev/null || true
+    rc=1
+  fi
+  for _ in $(seq 1 50); do [ -s "$dir/exit" ] && break; sleep 0.1; done
+  [ "$(cat "$dir/exit" 2>/dev/null)" = 0 ] || rc=1
   rm -f "$dir/pid"
+  return "$rc"
 }
 
 case ${1:-} in

@@ -12,7 +12,6 @@
 set -euo pipefail
 BIN=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
 . "$here/fs_lib.sh"
 
 tmp=$(mktemp -d)
@@ -20,12 +19,10 @@ mnt=$tmp/mnt
 log=$tmp/fs.log
 bucket=s3r-fsrdma-$$-$RANDOM
 mkdir -p "$mnt" "$tmp/local"
-gw=$top/scripts/gateway.sh
-export S3R_GW_DIR=$tmp/gw S3R_GATEWAY=$BIN/s3rdma-gateway
-trap 'rc=$?; set +e; "$gw" stop; (exit $rc); fs_cleanup' EXIT
+. "$here/gw_lib.sh"
+trap 'rc=$?; set +e; gw_stop; (exit $rc); fs_cleanup' EXIT
 
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$mnt/.s3rdmafs-stats"; }
-gw_stat() { "$gw" stats | awk -v k="$1" '$1 == k { print $2 }'; }
 eq() { [ "$2" = "$3" ] || { echo "# $1: got '$2', want '$3'"; return 1; }; }
 le() { [ "$2" -le "$3" ] || { echo "# $1: $2 > $3"; return 1; }; }
 
@@ -36,9 +33,8 @@ head -c $((24 * 1048576)) /dev/urandom >"$tmp/local/base"
 "$CLI" --parallel 8 put "$tmp/local/base" "$bucket/base.bin"
 
 # ---- through the gateway with cma ----
-"$gw" start --port 0
-eval "$("$gw" env)"
-if ! fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$S3R_GW_ENDPOINT,rdma.transport=cma"; then
+gw_start "$tmp/gw"
+if ! fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"; then
   if grep -q 'rdma.transport cma' "$log"; then echo "skip: cma cannot run here"; exit 77; fi
   exit 1
 fi
@@ -60,7 +56,7 @@ check "cma: base.bin on the server" eq "md5 base.bin" \
 put_rdma=$(stat_of s3.rdma_bytes)
 fs_umount "$mnt"
 
-fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$S3R_GW_ENDPOINT,rdma.transport=cma"
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
 for f in small big; do
   check "cma: cold read of $f" eq "md5 $f" "$(md5 "$mnt/$f")" "$(md5 "$tmp/local/$f")"
 done
@@ -79,7 +75,7 @@ check "gateway: bytes moved by rdma both ways" bash -c \
   "[ $(gw_stat rdma_bytes_get) -ge $file_bytes ] && [ $(gw_stat rdma_bytes_put) -gt 0 ]"
 fs_umount "$mnt"
 
-"$gw" stop
+gw_stop
 
 # ---- fallback: RGW directly ignores the token ----
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=cma
@@ -93,9 +89,8 @@ check "direct: one log line about it" eq "log lines" "$(grep -c 'ignores x-amz-r
 fs_umount "$mnt"
 
 # ---- fallback: a gateway that declines every token (501) ----
-"$gw" start --port 0 -- --serve none
-eval "$("$gw" env)"
-fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$S3R_GW_ENDPOINT,rdma.transport=cma"
+gw_start "$tmp/gw" --serve none
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
 check "declined: a new file (resent over HTTP)" cp "$tmp/local/small" "$mnt/small3"
 check "declined: it is on the server" eq "md5 small3" \
   "$(aws_ s3 cp "s3://$bucket/small3" - | md5sum | cut -d' ' -f1)" "$(md5 "$tmp/local/small")"

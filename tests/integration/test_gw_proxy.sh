@@ -17,7 +17,7 @@ cleanup() {
   local rc=$?
   set +e
   if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
-    echo "--- the gateway's log (exit $rc)"; tail -n 60 "$tmp/gw.log"
+    echo "--- the gateway's log (exit $rc)"; tail -n 60 "$gw_log"
   fi
   aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1
   gw_stop
@@ -43,7 +43,7 @@ gcurl() {
 }
 same() { [ "$(md5 "$1")" = "$(md5 "$2")" ]; }
 
-gw_start "$tmp/gw.log" --log-level info --threads 4 --max-conns 32
+gw_start "$tmp/gw" --log-level info --threads 4 --max-conns 32
 
 head -c 1000 /dev/urandom >"$tmp/small"
 head -c $((40 << 20)) /dev/urandom >"$tmp/big"
@@ -96,5 +96,5 @@ check "no upstream errors" test "$(gw_stat upstream_errors)" = 0
 
 check "empty the bucket" gaws s3 rb "s3://$bucket" --force
 check "gateway stops cleanly" gw_stop
-check "stats printed at exit" grep -q "http_bytes_out" "$tmp/gw.log"
+check "stats printed at exit" grep -q "http_bytes_out" "$gw_log"
 summary

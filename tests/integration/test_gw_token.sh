@@ -14,14 +14,14 @@ cleanup() {
   local rc=$?
   set +e
   if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
-    echo "--- the gateway's log (exit $rc)"; tail -n 60 "$tmp/gw.log"
+    echo "--- the gateway's log (exit $rc)"; tail -n 60 "$gw_log"
   fi
   gw_stop
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-gw_start "$tmp/gw.log" --log-level info --chunk-size 262144
+gw_start "$tmp/gw" --log-level info --chunk-size 262144
 
 set +e
 S3R_ENDPOINT=$GW_ENDPOINT timeout 300 "$BIN/gw_token_probe" | tee "$tmp/probe.out"
@@ -50,8 +50,8 @@ check "stats: token GETs counted" test "$(gw_stat token_gets)" -ge 3
 check "stats: token PUTs counted" test "$(gw_stat token_puts)" -ge 2
 check "stats: rdma bytes counted" test "$(gw_stat rdma_bytes_get)" -gt 3000000
 check "stats: refusals counted" test "$(gw_stat refused)" -ge 5
-check "refusals logged with kind and reason" grep -q "token cma GET .* refused: " "$tmp/gw.log"
-check "no token in the log" bash -c "! grep -q 's3r1:cma:' '$tmp/gw.log'"
+check "refusals logged with kind and reason" grep -q "token cma GET .* refused: " "$gw_log"
+check "no token in the log" bash -c "! grep -q 's3r1:cma:' '$gw_log'"
 check "gateway stops cleanly" gw_stop
-check "stats printed at exit" grep -q "rdma_bytes_put" "$tmp/gw.log"
+check "stats printed at exit" grep -q "rdma_bytes_put" "$gw_log"
 summary

@@ -9,21 +9,18 @@
 #   with_gateway.sh SUITE BUILD_BIN_DIR      (under with_rgw.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
 suite=$1 bin=$(cd "$2" && pwd)
-gw=$top/scripts/gateway.sh
-
-S3R_GW_DIR=$(mktemp -d /tmp/s3r-gw.XXXXXX)
-export S3R_GW_DIR S3R_GATEWAY=$bin/s3rdma-gateway
-trap '"$gw" stop; rm -rf "$S3R_GW_DIR"' EXIT
-"$gw" start --port 0
-eval "$("$gw" env)"
-export S3R_FS_ENDPOINT=$S3R_GW_ENDPOINT S3R_FS_OPTS=rdma.transport=cma
+BIN=$bin
+. "$here/gw_lib.sh"
+tmp=$(mktemp -d /tmp/s3r-gw.XXXXXX)
+trap 'gw_stop; rm -rf "$tmp"' EXIT
+gw_start "$tmp/gw"
+export S3R_FS_ENDPOINT=$GW_ENDPOINT S3R_FS_OPTS=rdma.transport=cma
 
 rc=0
 "$suite" "$bin" || rc=$?
 
-stats=$("$gw" stats) || { echo "not ok - the gateway answers its stats"; exit 1; }
+stats=$(gw_stats) || { echo "not ok - the gateway answers its stats"; exit 1; }
 echo "--- the gateway's counters after the suite"
 echo "$stats"
 val() { awk -v k="$1" '$1 == k { print $2 }' <<<"$stats"; }
