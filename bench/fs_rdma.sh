@@ -20,6 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+. "$here/peers.sh"
 
 size_mib=1024 reps=3
 while [ $# -gt 0 ]; do
@@ -32,23 +33,14 @@ while [ $# -gt 0 ]; do
 done
 
 bench_setup
-FS=$BENCH_TOP/build/bin/s3rdmafs
 GW=$BENCH_TOP/scripts/gateway.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-rdma.XXXXXX")
 mnt=$tmp/mnt
 mkdir -p "$mnt"
 export S3R_GW_DIR=$tmp/gw
-ours_pid=
-umount_ours() {
-  fusermount3 -u "$mnt" 2>/dev/null || true
-  [ -n "$ours_pid" ] || return 0
-  for _ in $(seq 1 300); do kill -0 "$ours_pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$ours_pid" 2>/dev/null || true
-  ours_pid=
-}
 cleanup() {
   set +e
-  umount_ours
+  bench_umount_ours "$mnt"
   "$GW" stop
   rm -rf "$tmp"
   bench_teardown
@@ -64,16 +56,7 @@ eval "$("$GW" env)"
 gw_pid=$(cat "$S3R_GW_DIR/pid")
 
 mount_ours() { # endpoint transport
-  # the daemon in the foreground (its pid is $!), as the defaults otherwise
-  "$FS" "$bucket" "$mnt" -f -o "endpoint=$1,rdma.transport=$2" >"$tmp/fs.log" 2>&1 &
-  ours_pid=$!
-  for _ in $(seq 1 100); do
-    grep -qs " $mnt " /proc/mounts && { stat "$mnt" >/dev/null; return 0; }
-    sleep 0.1
-  done
-  echo "fs_rdma: the mount did not come up:" >&2
-  cat "$tmp/fs.log" >&2
-  return 1
+  bench_mount_ours "$bucket" "$mnt" "$tmp/fs.log" -o "endpoint=$1,rdma.transport=$2"
 }
 
 # read_once tool: sets r_mbs, r_cpu (daemon CPU s/GiB), r_ucpu (its user
@@ -95,7 +78,7 @@ read_once() {
     echo "fs_rdma: the cma mount moved no bytes by rdma" >&2
     exit 1
   fi
-  umount_ours
+  bench_umount_ours "$mnt"
   r_mbs=$(awk -v b="$bytes" -v a="$t0" -v c="$t1" 'BEGIN { printf "%.1f", b / 1e6 / (c - a) }')
   r_cpu=$(awk -v b="$bytes" -v x="$c0" -v y="$c1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
   r_ucpu=$(awk -v b="$bytes" -v x="$u0" -v y="$u1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')

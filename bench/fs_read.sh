@@ -29,11 +29,12 @@ done
 
 bench_setup
 peer_install >&2
-FS=$BENCH_TOP/build/bin/s3rdmafs
 mnt=$(mktemp -d /tmp/s3r-bench-mnt.XXXXXX)
 cleanup() {
-  fusermount3 -u "$mnt" 2>/dev/null || peer_umount "$mnt" 2>/dev/null || true
+  bench_umount_ours "$mnt" 2>/dev/null
+  peer_umount "$mnt" 2>/dev/null || true
   rmdir "$mnt" 2>/dev/null || true
+  rm -f "$mnt.log"
   bench_teardown
 }
 trap cleanup EXIT
@@ -47,29 +48,8 @@ if [ "$("$CLI" -r ls "$bucket/ls$entries/" | wc -l)" -ne "$entries" ]; then
   "$CLI" --parallel 32 fill "$bucket/ls$entries/f" "$entries" 4096
 fi
 
-mount_ours() {
-  # defaults: the arena is pinned (root); the first stat waits until the
-  # daemon has finished starting (the peers' mount functions wait likewise)
-  "$FS" "$bucket" "$mnt" >&2
-  stat "$mnt" >/dev/null
-}
-umount_ours() {
-  fusermount3 -u "$mnt"
-  for _ in $(seq 1 100); do pgrep -f "s3rdmafs $bucket $mnt" >/dev/null || return 0; sleep 0.1; done
-}
-mount_tool() { # tool
-  case $1 in
-    s3rdmafs) mount_ours ;;
-    s3fs) peer_mount_s3fs "$bucket" "$mnt" >&2 ;;
-    rclone) peer_mount_rclone "$bucket" "$mnt" >&2 ;;
-  esac
-}
-umount_tool() {
-  case $1 in
-    s3rdmafs) umount_ours ;;
-    *) peer_umount "$mnt" >&2 ;;
-  esac
-}
+mount_tool() { bench_mount_tool "$1" "$bucket" "$mnt" "$mnt.log"; }
+umount_tool() { bench_umount_tool "$1" "$mnt"; }
 
 # seconds taken by a command
 timed() {

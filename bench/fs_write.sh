@@ -59,35 +59,16 @@ done
 
 bench_setup
 peer_install >&2
-FS=$BENCH_TOP/build/bin/s3rdmafs
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-write.XXXXXX")
 mnt=$tmp/mnt cache=$tmp/cache src=$tmp/src.bin
 mkdir -p "$mnt" "$cache"
 bucket=s3r-bench-write-$$
 key=write-${size_mib}m.bin
 bytes=$((size_mib * 1048576))
-ours_pid=
-
-# umount_ours: unmount and wait (60 s at most) for our daemon to exit; then
-# SIGTERM, SIGKILL.
-umount_ours() {
-  local i
-  peer_umount "$mnt" >&2 || true
-  [ -n "$ours_pid" ] || return 0
-  for ((i = 0; i < 600; i++)); do _peer_alive "$ours_pid" || break; sleep 0.1; done
-  if _peer_alive "$ours_pid"; then
-    echo "fs_write: s3rdmafs (pid $ours_pid) still running 60 s after unmount; SIGTERM" >&2
-    kill -TERM "$ours_pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do _peer_alive "$ours_pid" || break; sleep 0.1; done
-    ! _peer_alive "$ours_pid" || kill -KILL "$ours_pid" 2>/dev/null || true
-  fi
-  ours_pid=
-}
-
 cleanup() {
   local rc=$?
   set +e
-  umount_ours 2>/dev/null
+  bench_umount_ours "$mnt" 2>/dev/null
   peer_umount "$mnt" 2>/dev/null
   if _peer_mounted "$mnt"; then
     echo "fs_write: $mnt is still mounted; $tmp left in place" >&2
@@ -110,37 +91,9 @@ src_sha=
 [ "$verify" -eq 0 ] || src_sha=$(sha256sum <"$src" | cut -d' ' -f1)
 sync # its write-back must not land in a timed run
 
-# find_ours: pid of our daemon (it forks into the background) from its
-# command line, exactly as mount_ours gives it.
-find_ours() {
-  local p a want="$FS $bucket $mnt -o cache.dir=$cache"
-  for p in /proc/[0-9]*; do
-    mapfile -d '' a 2>/dev/null <"$p/cmdline" || continue
-    [ "${a[*]:-}" != "$want" ] || { printf '%s\n' "${p#/proc/}"; return 0; }
-  done
-  return 1
-}
-mount_ours() {
-  # as fs_read.sh mounts it (defaults; the page cache arena is pinned as root),
-  # with the staging directory in the temp dir; the first stat waits until
-  # the daemon has finished starting
-  timeout 60 "$FS" "$bucket" "$mnt" -o "cache.dir=$cache" >&2 || return 1
-  timeout 30 stat "$mnt" >/dev/null || return 1
-  ours_pid=$(find_ours) || { echo "fs_write: s3rdmafs daemon not found" >&2; return 1; }
-}
-mount_tool() { # tool
-  case $1 in
-    s3rdmafs) mount_ours ;;
-    s3fs) peer_mount_s3fs "$bucket" "$mnt" >&2 ;;
-    rclone) peer_mount_rclone "$bucket" "$mnt" >&2 ;;
-  esac
-}
-umount_tool() {
-  case $1 in
-    s3rdmafs) umount_ours ;;
-    s3fs | rclone) peer_umount "$mnt" >&2 || true ;;
-  esac
-}
+# the staging directory in the temp dir
+mount_tool() { bench_mount_tool "$1" "$bucket" "$mnt" "$tmp/fs.log" -o "cache.dir=$cache"; }
+umount_tool() { bench_umount_tool "$1" "$mnt"; }
 tool_pid() {
   case $1 in
     s3rdmafs) [ -n "$ours_pid" ] && printf '%s\n' "$ours_pid" ;;

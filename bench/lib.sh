@@ -36,6 +36,61 @@ bench_object() {
   fi
 }
 
+# Mounts for the filesystem workloads (need peers.sh sourced too).
+# bench_mount_ours BUCKET MNT LOG [s3rdmafs args...]: our daemon with the
+# defaults (the page-cache arena pinned as root) plus the args, in the
+# foreground in the background: its pid in $ours_pid, its output in LOG.
+# Returns once the mount answers (the first stat waits until the daemon has
+# finished starting, as the peers' mount functions do), or 1 after 30 s.
+ours_pid=
+bench_mount_ours() {
+  local bucket=$1 mnt=$2 log=$3 i
+  shift 3
+  "$BENCH_TOP/build/bin/s3rdmafs" "$bucket" "$mnt" -f "$@" >"$log" 2>&1 &
+  ours_pid=$!
+  for ((i = 0; i < 300; i++)); do
+    if _peer_mounted "$mnt"; then timeout 30 stat "$mnt" >/dev/null && return 0; break; fi
+    _peer_alive "$ours_pid" || break
+    sleep 0.1
+  done
+  echo "bench: s3rdmafs did not mount $bucket on $mnt:" >&2
+  tail -n 20 "$log" >&2
+  return 1
+}
+# bench_umount_ours MNT: unmount and wait (60 s at most) for our daemon to
+# exit (its last uploads); then SIGTERM, SIGKILL.
+bench_umount_ours() {
+  local i
+  peer_umount "$1" >&2 || true
+  [ -n "$ours_pid" ] || return 0
+  for ((i = 0; i < 600; i++)); do _peer_alive "$ours_pid" || break; sleep 0.1; done
+  if _peer_alive "$ours_pid"; then
+    echo "bench: s3rdmafs (pid $ours_pid) still running 60 s after unmount; SIGTERM" >&2
+    kill -TERM "$ours_pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do _peer_alive "$ours_pid" || break; sleep 0.1; done
+    ! _peer_alive "$ours_pid" || kill -KILL "$ours_pid" 2>/dev/null || true
+  fi
+  wait "$ours_pid" 2>/dev/null || true
+  ours_pid=
+}
+# bench_mount_tool TOOL BUCKET MNT LOG [s3rdmafs args...]: s3rdmafs, s3fs or
+# rclone (cache off) on MNT; bench_umount_tool TOOL MNT.
+bench_mount_tool() {
+  local tool=$1
+  shift
+  case $tool in
+    s3rdmafs) bench_mount_ours "$@" ;;
+    s3fs) peer_mount_s3fs "$1" "$2" >&2 ;;
+    rclone) peer_mount_rclone "$1" "$2" >&2 ;;
+  esac
+}
+bench_umount_tool() {
+  case $1 in
+    s3rdmafs) bench_umount_ours "$2" ;;
+    *) peer_umount "$2" >&2 || true ;;
+  esac
+}
+
 now() { date +%s.%N; }
 
 # median of the numbers given as arguments
