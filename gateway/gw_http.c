@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 
 #include "common/slog.h"
 #include "gateway/gw_auth.h"
+#include "gateway/gw_parse.h"
 #include "gateway/gw_peer.h"
 
 #define MAX_HEADERS 128
@@ -65,6 +67,7 @@ struct creq {
   bool submitted;
   bool up_failed;     /* the worker stopped taking the body: drop it */
   bool hdr_oom;       /* a header could not be copied: refuse */
+  bool hdr_big;       /* a header value over GW_HEADER_VALUE_MAX: refuse */
 };
 
 /* ---- answers ------------------------------------------------------------- */
@@ -145,13 +148,22 @@ static bool hop_by_hop(const char *line)
   return false;
 }
 
-/* Upstream's headers onto resp ("Name: value" lines). */
-static void copy_headers(struct MHD_Response *resp, const struct gw_req *r)
+/*
+ * Upstream's headers onto resp ("Name: value" lines), but for hop-by-hop
+ * ones and any x-amz-rdma-* or token header: only the gateway speaks for
+ * its own transfers (an upstream that claims one would mislead the client).
+ */
+static void copy_headers(struct MHD_Response *resp, const struct gw_req *r,
+                         const char *token_header)
 {
+  size_t tl = strlen(token_header);
+
   for (size_t i = 0; i < r->n_resp_hdrs; i++) {
     char *line = r->resp_hdrs[i], *colon = strchr(line, ':');
     const char *v;
-    if (!colon || hop_by_hop(line))
+    if (!colon || hop_by_hop(line) ||
+        strncasecmp(line, "x-amz-rdma-", 11) == 0 ||
+        ((size_t)(colon - line) == tl && strncasecmp(line, token_header, tl) == 0))
       continue;
     *colon = '\0';
     v = colon + 1;
@@ -199,7 +211,7 @@ static enum MHD_Result answer(struct creq *q, struct MHD_Connection *con)
                                            MHD_RESPMEM_PERSISTENT);
     if (!resp)
       return MHD_NO;
-    copy_headers(resp, r);
+    copy_headers(resp, r, q->h->cfg->token_header);
     snprintf(num, sizeof(num), "%u", reply);
     MHD_add_response_header(resp, "x-amz-rdma-reply", num);
     snprintf(num, sizeof(num), "%" PRIu64, r->rdma_bytes);
@@ -216,7 +228,7 @@ static enum MHD_Result answer(struct creq *q, struct MHD_Connection *con)
         64 * 1024, reader_cb, q, NULL);
   if (!resp)
     return MHD_NO;
-  copy_headers(resp, r);
+  copy_headers(resp, r, q->h->cfg->token_header);
   if (r->decline)
     MHD_add_response_header(resp, "x-amz-rdma-reply", "501");
   return queue(con, (unsigned)r->status, resp);
@@ -233,6 +245,11 @@ static enum MHD_Result header_iter(void *cls, enum MHD_ValueKind kind,
   (void)kind;
   if (q->r.n_hdrs >= MAX_HEADERS)
     return MHD_NO;
+  if (strlen(key) > GW_HEADER_VALUE_MAX ||
+      (value && strlen(value) > GW_HEADER_VALUE_MAX)) {
+    q->hdr_big = true;
+    return MHD_NO;
+  }
   kv = &q->r.hdrs[q->r.n_hdrs];
   kv->key = strdup(key);
   kv->val = strdup(value ? value : "");
@@ -255,13 +272,9 @@ static const char *hdr(const struct creq *q, const char *name)
 /* "bytes=A-B" -> its length; 0 when not of that form. */
 static uint64_t range_len(const char *v)
 {
-  unsigned long long a, b;
-  int used = 0;
+  uint64_t off, len;
 
-  if (!v || sscanf(v, "bytes=%llu-%llu%n", &a, &b, &used) != 2 ||
-      v[used] != '\0' || b < a || strchr(v, ','))
-    return 0;
-  return b - a + 1;
+  return gw_range_parse(v, &off, &len) ? 0 : len;
 }
 
 static enum MHD_Result answer_stats(struct creq *q, struct MHD_Connection *con)
@@ -294,13 +307,23 @@ static void peer_identity(struct creq *q, struct MHD_Connection *con)
   struct sockaddr_storage local;
   socklen_t sl = sizeof(local);
 
+  struct passwd pw, *pwp = NULL;
+  char pwbuf[4096];
+
   q->r.rdx.peer_local = false;
-  q->r.rdx.peer_uid = -1;
+  q->r.rdx.peer_uid = q->r.rdx.peer_gid = -1;
   if (!ca || !cf || !q->h->listen_local || !gw_addr_is_loopback(ca->client_addr))
     return;
   q->r.rdx.peer_local = true;
   if (getsockname(cf->connect_fd, (struct sockaddr *)&local, &sl) == 0)
     q->r.rdx.peer_uid = gw_peer_uid((struct sockaddr *)&local, ca->client_addr);
+  /* TCP tells the socket's owner, not its group: the user's primary group
+     (a process of that user running with another gid is refused by the
+     kernel's check, which compares gids too) */
+  if (q->r.rdx.peer_uid >= 0 &&
+      getpwuid_r((uid_t)q->r.rdx.peer_uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 &&
+      pwp)
+    q->r.rdx.peer_gid = pwp->pw_gid;
 }
 
 static enum MHD_Result refuse_token(struct creq *q, struct MHD_Connection *con,
@@ -358,7 +381,8 @@ static enum MHD_Result setup_token(struct creq *q, struct MHD_Connection *con,
     return decline(q, con, get, why);
   }
   peer_identity(q, con);
-  if (r->token.kind == RDX_CMA && r->rdx.peer_local && r->rdx.peer_uid < 0)
+  if (r->token.kind == RDX_CMA && r->rdx.peer_local &&
+      (r->rdx.peer_uid < 0 || r->rdx.peer_gid < 0))
     /* fail closed: without the asker's uid any local user could name any
        process (rdx_server.h) */
     return refuse_token(q, con, -EACCES,
@@ -395,6 +419,16 @@ static enum MHD_Result setup_token(struct creq *q, struct MHD_Connection *con,
   return MHD_YES;
 }
 
+/* How often a header of this name came (case-insensitive). */
+static unsigned hdr_count(const struct creq *q, const char *name)
+{
+  unsigned n = 0;
+
+  for (size_t i = 0; i < q->r.n_hdrs; i++)
+    n += strcasecmp(q->r.hdrs[i].key, name) == 0;
+  return n;
+}
+
 static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
                              const char *method)
 {
@@ -404,33 +438,45 @@ static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
   struct gw_auth_result res;
   struct gw_auth_req ar;
   const char *v, *tokv;
-  char *qm;
+  char why[128];
+  bool chunked;
   enum MHD_Result ret;
 
   r->method = strdup(method);
-  r->path = strdup(q->uri ? q->uri : "/");
   r->hdrs = calloc(MAX_HEADERS, sizeof(*r->hdrs));
-  if (!r->method || !r->path || !r->hdrs)
+  if (!r->method || !r->hdrs)
     return MHD_NO;
-  qm = strchr(r->path, '?');
-  r->query = strdup(qm ? qm + 1 : "");
-  if (qm)
-    *qm = '\0';
-  if (!r->query)
+  /* only origin-form targets: anything else would make the upstream URL
+     point elsewhere (a target "@host:port/..." as userinfo, say) */
+  if (gw_target_check(q->uri, why, sizeof(why)))
+    return answer_error(q, con, 400, "InvalidURI", why, false);
+  if (gw_target_split(q->uri, &r->path, &r->query))
     return MHD_NO;
   if (strcmp(r->path, STATS_PATH) == 0 && strcmp(method, "GET") == 0)
     return answer_stats(q, con);
   if (MHD_get_connection_values(con, MHD_HEADER_KIND, header_iter, q) < 0 ||
       q->hdr_oom)
     return MHD_NO; /* out of memory: drop the connection */
+  if (q->hdr_big)
+    return answer_error(q, con, 400, "InvalidRequest", "a header is too large",
+                        false);
   if (r->n_hdrs >= MAX_HEADERS)
     return answer_error(q, con, 400, "InvalidRequest", "too many headers",
                         false);
+  /* one framing only, so that what upstream gets is what was verified */
+  if (gw_framing_check(hdr(q, "content-length"),
+                       hdr_count(q, "content-length"),
+                       hdr(q, "transfer-encoding"),
+                       hdr_count(q, "transfer-encoding"), &r->body_len,
+                       &chunked, why, sizeof(why)))
+    return answer_error(q, con, 400, "InvalidRequest", why, false);
+  if (chunked)
+    return answer_error(q, con, 411, "MissingContentLength",
+                        "chunked request bodies are not supported", false);
 
-  v = hdr(q, "content-length");
   ar = (struct gw_auth_req){r->method, r->path, r->query, r->hdrs, r->n_hdrs,
                             h->cfg->token_header, NULL};
-  if ((!v || strcmp(v, "0") == 0) && !hdr(q, "transfer-encoding"))
+  if (r->body_len <= 0)
     ar.default_payload = S3_EMPTY_SHA256; /* curl's --aws-sigv4 sends none */
   if (gw_auth_verify(&keys, &ar, time(NULL), &res)) {
     gw_stat_add(h->stats, auth_failures, 1);
@@ -440,19 +486,6 @@ static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
   }
   snprintf(r->region, sizeof(r->region), "%s", res.region);
 
-  r->body_len = -1;
-  v = hdr(q, "content-length");
-  if (v) {
-    char *end;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (!v[0] || *end)
-      return answer_error(q, con, 400, "InvalidRequest", "bad Content-Length",
-                          false);
-    r->body_len = (int64_t)n;
-  } else if ((v = hdr(q, "transfer-encoding")) && strcasecmp(v, "identity")) {
-    return answer_error(q, con, 411, "MissingContentLength",
-                        "chunked request bodies are not supported", false);
-  }
   v = hdr(q, "x-amz-content-sha256");
   if (v && strncmp(v, "STREAMING-", 10) == 0)
     return answer_error(q, con, 501, "NotImplemented",

@@ -251,7 +251,9 @@ int main(int argc, char **argv)
     log_err("curl_global_init failed");
     return 1;
   }
-  rc = rdx_server_create(&rdx, err, sizeof(err));
+  rc = rdx_server_create(&(struct rdx_server_cfg){cfg.chunk_size, cfg.threads,
+                                                  cfg.timeout_s},
+                         &rdx, err, sizeof(err));
   if (rc) {
     log_err("rdma server: %s", err);
     goto cleanup_curl;

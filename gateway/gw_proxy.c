@@ -32,7 +32,7 @@ struct gw_proxy {
   const struct gw_config *cfg;
   struct gw_stats *stats;
   struct rdx_server *rdx;
-  char *base;          /* upstream URL without a trailing '/' */
+  CURLU *base;         /* upstream scheme, host and port (no path) */
   char hostport[256];  /* what we send (and sign) as Host */
   pthread_t *th;
   unsigned n_th;
@@ -47,6 +47,7 @@ struct run {
   struct gw_proxy *p;
   struct gw_req *r;
   size_t chunk_pos;   /* PUT: bytes of chunk already given to curl */
+  int64_t up_left;    /* HTTP body bytes still to hand curl */
   bool hdrs_done;     /* the final header block was seen: ignore trailers */
 };
 
@@ -408,16 +409,23 @@ static size_t read_tok(struct run *w, char *buf, size_t max)
   return k;
 }
 
+/* The client's body: exactly Content-Length bytes, never more. */
 static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
 {
   struct run *w = arg;
+  size_t max = size * n;
   long got;
 
   if (w->r->tok == GW_TOK_PUT)
-    return read_tok(w, buf, size * n);
-  got = gw_pipe_pull(&w->r->up, buf, size * n);
-  if (got < 0)
-    return CURL_READFUNC_ABORT;
+    return read_tok(w, buf, max);
+  if (w->up_left <= 0)
+    return 0;
+  if ((uint64_t)max > (uint64_t)w->up_left)
+    max = (size_t)w->up_left;
+  got = gw_pipe_pull(&w->r->up, buf, max);
+  if (got < 0 || (got == 0 && w->up_left > 0))
+    return CURL_READFUNC_ABORT; /* the client stopped short */
+  w->up_left -= got;
   gw_stat_add(w->p->stats, http_bytes_in, got);
   return (size_t)got;
 }
@@ -539,22 +547,32 @@ out:
   return rc;
 }
 
-static char *build_url(struct gw_proxy *p, struct gw_req *r)
+/*
+ * The upstream URL for r: the configured scheme, host and port, with the
+ * client's path and query set as parts (libcurl's URL API), never pasted
+ * into a string that libcurl would parse again. NULL: out of memory or a
+ * part refused.
+ */
+static CURLU *build_url(struct gw_proxy *p, const struct gw_req *r)
 {
-  size_t n = strlen(p->base) + strlen(r->path) + strlen(r->query) + 2;
-  char *u = malloc(n);
+  CURLU *u = curl_url_dup(p->base);
 
-  if (u)
-    snprintf(u, n, "%s%s%s%s", p->base, r->path, r->query[0] ? "?" : "",
-             r->query);
+  if (!u)
+    return NULL;
+  if (curl_url_set(u, CURLUPART_PATH, r->path, 0) != CURLUE_OK ||
+      curl_url_set(u, CURLUPART_QUERY, r->query[0] ? r->query : NULL, 0) !=
+          CURLUE_OK) {
+    curl_url_cleanup(u);
+    return NULL;
+  }
   return u;
 }
 
 static void run_request(struct gw_proxy *p, CURL *c, struct gw_req *r)
 {
-  struct run w = {.p = p, .r = r};
+  struct run w = {.p = p, .r = r, .up_left = r->has_up ? r->body_len : 0};
   struct curl_slist *hdrs = NULL;
-  char *url = build_url(p, r);
+  CURLU *url = build_url(p, r);
   char errbuf[CURL_ERROR_SIZE] = "";
   bool upload = r->tok == GW_TOK_PUT || r->body_len > 0 ||
                 strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0;
@@ -573,7 +591,7 @@ static void run_request(struct gw_proxy *p, CURL *c, struct gw_req *r)
     }
   }
   curl_easy_reset(c);
-  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_CURLU, url);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
   curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -648,8 +666,9 @@ static void run_request(struct gw_proxy *p, CURL *c, struct gw_req *r)
             cc == CURLE_OK ? "ok" : curl_easy_strerror(cc));
 out:
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+  curl_easy_setopt(c, CURLOPT_CURLU, NULL);
   curl_slist_free_all(hdrs);
-  free(url);
+  curl_url_cleanup(url);
   rdx_server_buf_free(p->rdx, r->chunk);
   r->chunk = NULL;
 }
@@ -706,33 +725,48 @@ void gw_proxy_submit(struct gw_proxy *p, struct gw_req *r)
   pthread_mutex_unlock(&p->lock);
 }
 
+/* --upstream: http(s)://host[:port][/], nothing else. */
 static int parse_upstream(struct gw_proxy *p, const char *url, char *err,
                           size_t errlen)
 {
-  const char *hp;
-  size_t n;
+  char *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *x = NULL;
+  int rc = -EINVAL;
 
-  if (strncmp(url, "http://", 7) == 0)
-    hp = url + 7;
-  else if (strncmp(url, "https://", 8) == 0)
-    hp = url + 8;
-  else
-    goto bad;
-  n = strcspn(hp, "/?#");
-  if (n == 0 || n >= sizeof(p->hostport) || hp[n] == '?' || hp[n] == '#' ||
-      (hp[n] == '/' && hp[n + 1] != '\0'))
-    goto bad;
-  memcpy(p->hostport, hp, n);
-  p->hostport[n] = '\0';
-  p->base = strndup(url, (size_t)(hp - url) + n);
+  p->base = curl_url();
   if (!p->base)
     return -ENOMEM;
-  return 0;
+  if (curl_url_set(p->base, CURLUPART_URL, url, 0) != CURLUE_OK ||
+      curl_url_get(p->base, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+      (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0) ||
+      curl_url_get(p->base, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+      curl_url_get(p->base, CURLUPART_PATH, &path, 0) != CURLUE_OK ||
+      strcmp(path, "/") != 0 ||
+      curl_url_get(p->base, CURLUPART_USER, &x, 0) != CURLUE_NO_USER ||
+      curl_url_get(p->base, CURLUPART_QUERY, &x, 0) != CURLUE_NO_QUERY ||
+      curl_url_get(p->base, CURLUPART_FRAGMENT, &x, 0) != CURLUE_NO_FRAGMENT ||
+      strchr(url + strlen(scheme) + 3, '@'))
+    goto bad;
+  if (curl_url_get(p->base, CURLUPART_PORT, &port, 0) == CURLUE_OK)
+    rc = snprintf(p->hostport, sizeof(p->hostport), "%s:%s", host, port);
+  else
+    rc = snprintf(p->hostport, sizeof(p->hostport), "%s", host);
+  rc = rc > 0 && (size_t)rc < sizeof(p->hostport) ? 0 : -EINVAL;
+  if (rc == 0)
+    goto out;
 bad:
   snprintf(err, errlen,
            "--upstream: '%s' is not http(s)://host[:port] (path-style, no path)",
            url);
-  return -EINVAL;
+  rc = -EINVAL;
+  curl_url_cleanup(p->base);
+  p->base = NULL;
+out:
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(port);
+  curl_free(path);
+  curl_free(x);
+  return rc;
 }
 
 int gw_proxy_create(const struct gw_config *cfg, struct gw_stats *stats,
@@ -772,7 +806,7 @@ stop_threads:
   gw_proxy_destroy(p); /* joins the workers started so far */
   return rc;
 free_base:
-  free(p->base);
+  curl_url_cleanup(p->base);
 free_p:
   free(p);
   return rc;
@@ -791,6 +825,6 @@ void gw_proxy_destroy(struct gw_proxy *p)
   pthread_mutex_destroy(&p->lock);
   pthread_cond_destroy(&p->cv);
   free(p->th);
-  free(p->base);
+  curl_url_cleanup(p->base);
   free(p);
 }

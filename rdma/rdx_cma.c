@@ -2,7 +2,11 @@
  * rdx_cma: the same-host transport, both halves. The client's token names
  * its pid and start time; the server moves bytes with process_vm_writev
  * (GET) or process_vm_readv (PUT) on that pid, after checking that the pid
- * is still that process, through a pidfd held across the transfer.
+ * is still that process and a whole process (a pidfd held across the
+ * transfer), in a helper process holding the requesting peer's credentials
+ * (rdx_helper.h): whether the peer may reach the process is the kernel's
+ * decision, at each call. Refusals name the rule broken; pids, uids, start
+ * times and addresses go to the log (info), never to the client.
  */
 #include "rdma/rdx_i.h"
 
@@ -12,15 +16,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
+#include "common/slog.h"
+#include "rdma/rdx_helper.h"
+
 #define PTRACE_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
-#define CAP_SYS_PTRACE_BIT 19
-/* One process_vm_* call moves at most this much (the kernel caps a call at
-   SSIZE_MAX and does partial transfers anyway). */
-#define CALL_MAX ((size_t)1 << 30)
+#define SUID_DUMPABLE "/proc/sys/fs/suid_dumpable"
+
+/* An integer sysctl under /proc/sys: its value, or -1 when absent. */
+static int sysctl_int(const char *path)
+{
+  FILE *f = fopen(path, "re");
+  int v = -1;
+
+  if (!f)
+    return -1;
+  if (fscanf(f, "%d", &v) != 1)
+    v = -1;
+  fclose(f);
+  return v;
+}
 
 /* ---- client ------------------------------------------------------------- */
 
@@ -68,6 +89,23 @@ static const struct rdx_transport_ops cma_ops = {
     .close = cma_close,
 };
 
+/* Clear CAP_SYS_PTRACE from this thread's capability sets: 0 or -errno. */
+static int drop_cap_sys_ptrace(void)
+{
+  struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct cap[2];
+
+  if (syscall(SYS_capget, &hd, cap))
+    return -errno;
+  if (!((cap[0].permitted | cap[0].effective | cap[0].inheritable) >>
+            CAP_SYS_PTRACE & 1))
+    return 0;
+  cap[0].permitted &= ~(1u << CAP_SYS_PTRACE);
+  cap[0].effective &= ~(1u << CAP_SYS_PTRACE);
+  cap[0].inheritable &= ~(1u << CAP_SYS_PTRACE);
+  return syscall(SYS_capset, &hd, cap) ? -errno : 0;
+}
+
 int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen)
 {
   struct cma *c;
@@ -87,6 +125,21 @@ int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen)
   if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) < 0 && errno == ENOSYS)
     return rdx_reason(err, errlen, -ENODEV,
                       "cma: this kernel has no process_vm_readv");
+  /* Yama's scope 1 lets only ancestors reach us, and the server is none:
+     name any process as our tracer, which leaves the kernel's ordinary
+     rules (same uid and gid, dumpable), as under scope 0 */
+  if (sysctl_int(PTRACE_SCOPE) == 1 &&
+      prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0))
+    return rdx_reason(err, errlen, -ENODEV,
+                      "cma: yama ptrace_scope 1 and PR_SET_PTRACER failed: %s",
+                      strerror(errno));
+  /* the server reaches us as our uid without CAP_SYS_PTRACE, and the
+     kernel lets it only if our capabilities are a subset of its own: a
+     root client gives up CAP_SYS_PTRACE, which it has no use for */
+  rc = drop_cap_sys_ptrace();
+  if (rc)
+    return rdx_reason(err, errlen, -ENODEV,
+                      "cma: cannot give up CAP_SYS_PTRACE: %s", strerror(-rc));
   c = calloc(1, sizeof(*c));
   if (!c)
     return rdx_reason(err, errlen, -ENOMEM, "cma: out of memory");
@@ -100,71 +153,28 @@ int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen)
 
 /* ---- server ------------------------------------------------------------- */
 
-/* yama's ptrace_scope: 0..3, or -1 without yama. */
-static int ptrace_scope(void)
-{
-  FILE *f = fopen(PTRACE_SCOPE, "re");
-  int v = -1;
-
-  if (!f)
-    return -1;
-  if (fscanf(f, "%d", &v) != 1)
-    v = -1;
-  fclose(f);
-  return v;
-}
-
-/* Does this process hold CAP_SYS_PTRACE (CapEff in /proc/self/status)? */
-static bool cap_sys_ptrace(void)
-{
-  char line[256];
-  unsigned long long eff = 0;
-  bool found = false;
-  FILE *f = fopen("/proc/self/status", "re");
-
-  if (!f)
-    return false;
-  while (fgets(line, sizeof(line), f))
-    if (sscanf(line, "CapEff: %llx", &eff) == 1) {
-      found = true;
-      break;
-    }
-  fclose(f);
-  return found && (eff >> CAP_SYS_PTRACE_BIT & 1);
-}
-
-/* Why the kernel may refuse us another process: for reasons. */
-static void access_note(char *buf, size_t len)
-{
-  int scope = ptrace_scope();
-
-  const char *cap = cap_sys_ptrace() ? "with" : "without";
-
-  if (scope < 0)
-    snprintf(buf, len, "no yama, %s CAP_SYS_PTRACE", cap);
-  else
-    snprintf(buf, len, "yama ptrace_scope %d, %s CAP_SYS_PTRACE", scope, cap);
-}
-
 int rdx_cma_server_probe(char *why, size_t whylen)
 {
   char probe = 0, copy = 1;
   struct iovec l = {&copy, 1}, r = {&probe, 1};
-  int scope;
+  int scope = sysctl_int(PTRACE_SCOPE);
 
   if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != 1)
     return rdx_reason(why, whylen, -EOPNOTSUPP, "cma: process_vm_readv: %s",
                       strerror(errno));
-  scope = ptrace_scope();
-  if (scope >= 3)
+  /* the calls run without capabilities (rdx_helper.h): from scope 2 on,
+     Yama lets no such process reach another */
+  if (scope >= 2)
     return rdx_reason(why, whylen, -EOPNOTSUPP,
-                      "cma: yama ptrace_scope is %d: no process may reach "
-                      "another's memory",
+                      "cma: yama ptrace_scope is %d: only CAP_SYS_PTRACE may "
+                      "reach another process, and cma runs without it",
                       scope);
-  if (scope == 2 && !cap_sys_ptrace())
+  /* a helper's copy of this process's memory would be traceable by the
+     peer for a moment after it takes the peer's uid */
+  if (sysctl_int(SUID_DUMPABLE) == 1)
     return rdx_reason(why, whylen, -EOPNOTSUPP,
-                      "cma: yama ptrace_scope is 2 and this process lacks "
-                      "CAP_SYS_PTRACE");
+                      "cma: fs.suid_dumpable is 1 (debug): set it to 0 or 2 "
+                      "to serve cma");
   return 0;
 }
 
@@ -187,14 +197,17 @@ static bool exited(int pidfd)
 }
 
 /*
- * Is the token's pid still the token's process, and may this peer name it?
- * On success *pidfd is a pidfd on it, or -1 where the kernel has none.
+ * Is the token's pid still the token's process, a whole process (not a
+ * thread), and do we know who asks? Whether the asker may reach it is the
+ * kernel's call, made by the helper (rdx_helper.h). On success *pidfd is a
+ * pidfd on it, or -1 where the kernel has none. why: the rule broken, for
+ * the client; the details (pids, start times) go to the log.
  */
 static int identify(const struct rdx_token *tok, const struct rdx_req *req,
                     int *pidfd, char *why, size_t whylen)
 {
   pid_t pid = tok->cma.pid;
-  uint64_t start, uids[4];
+  uint64_t start, tgid;
   char state;
   int rc, fd;
 
@@ -202,49 +215,42 @@ static int identify(const struct rdx_token *tok, const struct rdx_req *req,
   if (!req->peer_local)
     return rdx_reason(why, whylen, -EACCES,
                       "cma token from a peer on another host");
+  if (req->peer_uid < 0 || req->peer_gid < 0 || req->peer_uid > UINT32_MAX ||
+      req->peer_gid > UINT32_MAX)
+    return rdx_reason(why, whylen, -EACCES,
+                      "cma: cannot tell which user sent the request");
   fd = pidfd_open_(pid);
   if (fd < 0 && errno == ESRCH)
-    return rdx_reason(why, whylen, -ESRCH, "cma: process %d is gone",
-                      (int)pid);
-  /* ENOSYS (old kernel), EPERM/EACCES (seccomp): check without a pidfd */
+    return rdx_reason(why, whylen, -ESRCH,
+                      "cma: the token's process is gone");
+  /* EINVAL: a thread id (checked below); ENOSYS (old kernel), EPERM or
+     EACCES (seccomp): check without a pidfd */
   rc = rdx_proc_stat(pid, &state, &start);
-  if (rc == -ESRCH) {
-    rdx_reason(why, whylen, rc, "cma: process %d is gone", (int)pid);
+  if (rc == 0)
+    rc = rdx_proc_status(pid, "Tgid", &tgid, 1);
+  if (rc) {
+    log_info("cma: /proc/%d: %s", (int)pid, strerror(-rc));
+    rc = rdx_reason(why, whylen, -ESRCH,
+                    "cma: the token's process is gone");
     goto fail;
   }
-  if (rc) {
-    rdx_reason(why, whylen, rc, "cma: reading /proc/%d/stat: %s", (int)pid,
-               strerror(-rc));
+  if (tgid != (uint64_t)pid) {
+    log_info("cma: %d is a thread of process %" PRIu64, (int)pid, tgid);
+    rc = rdx_reason(why, whylen, -EINVAL,
+                    "cma: the token names a thread, not a process");
     goto fail;
   }
   if (start != tok->cma.start_time) {
+    log_info("cma: process %d started at %" PRIu64 ", the token's at %" PRIu64
+             " (pid reused)",
+             (int)pid, start, tok->cma.start_time);
     rc = rdx_reason(why, whylen, -ESRCH,
-                    "cma: process %d started at %" PRIu64
-                    ", the token's at %" PRIu64 " (pid reused)",
-                    (int)pid, start, tok->cma.start_time);
+                    "cma: the token's process is gone (its pid was reused)");
     goto fail;
   }
   if (state == 'Z' || state == 'X' || (fd >= 0 && exited(fd))) {
-    rc = rdx_reason(why, whylen, -ESRCH, "cma: process %d has exited",
-                    (int)pid);
+    rc = rdx_reason(why, whylen, -ESRCH, "cma: the token's process has exited");
     goto fail;
-  }
-  if (req->peer_uid > 0) {
-    rc = rdx_proc_uids(pid, uids);
-    if (rc) {
-      rdx_reason(why, whylen, rc, "cma: reading /proc/%d/status: %s",
-                 (int)pid, strerror(-rc));
-      goto fail;
-    }
-    if (uids[0] != (uint64_t)req->peer_uid ||
-        uids[1] != (uint64_t)req->peer_uid ||
-        uids[2] != (uint64_t)req->peer_uid) {
-      rc = rdx_reason(why, whylen, -EACCES,
-                      "cma: process %d runs as uid %" PRIu64 "/%" PRIu64
-                      "/%" PRIu64 ", the peer is uid %" PRId64,
-                      (int)pid, uids[0], uids[1], uids[2], req->peer_uid);
-      goto fail;
-    }
   }
   *pidfd = fd;
   return 0;
@@ -255,54 +261,71 @@ fail:
   return rc;
 }
 
-int rdx_cma_check(const struct rdx_token *tok, const struct rdx_req *req,
-                  char *why, size_t whylen)
+/*
+ * A failed move as rdx_serve's errno and reason. moved: bytes of this
+ * chunk moved before it failed.
+ */
+static int move_failed(int rc, const struct rdx_token *tok,
+                       const struct rdx_req *req, uint64_t raddr, size_t moved,
+                       size_t len, char *why, size_t whylen)
 {
-  int pidfd, rc;
-
-  rc = identify(tok, req, &pidfd, why, whylen);
-  if (pidfd >= 0)
-    close(pidfd);
-  return rc;
-}
-
-/* A failed process_vm_* call as rdx_serve's errno and reason. */
-static int call_failed(int err, const struct rdx_token *tok, uint64_t raddr,
-                       size_t done, size_t len, char *why, size_t whylen)
-{
-  const char *call = tok->op == RDX_GET ? "process_vm_writev"
-                                        : "process_vm_readv";
-  char note[128];
-
-  switch (err) {
-  case EPERM:
-  case EACCES:
-  case ENOSYS:
-    access_note(note, sizeof(note));
-    return rdx_reason(why, whylen, -EOPNOTSUPP, "cma: %s on process %d: %s (%s)",
-                      call, (int)tok->cma.pid, strerror(err), note);
-  case ESRCH:
-    return rdx_reason(why, whylen, -ESRCH, "cma: process %d has exited",
-                      (int)tok->cma.pid);
-  case EFAULT:
+  switch (rc) {
+  case -EPERM:
+  case -EACCES:
+    log_info("cma: the kernel refuses uid %" PRId64 " gid %" PRId64
+             " access to process %d",
+             req->peer_uid, req->peer_gid, (int)tok->cma.pid);
+    return rdx_reason(why, whylen, -EACCES,
+                      "cma: the kernel does not let the requesting user reach "
+                      "the token's process (ptrace rules: same uid and gid, "
+                      "dumpable, Yama)");
+  case -ENOSYS:
+    return rdx_reason(why, whylen, -EOPNOTSUPP, "cma: no process_vm_* here");
+  case -ESRCH:
+    return rdx_reason(why, whylen, -ESRCH, "cma: the token's process has exited");
+  case -EFAULT:
+    log_info("cma: process %d: 0x%" PRIx64 "+%zu not mapped (moved %zu of %zu)",
+             (int)tok->cma.pid, raddr + moved, len - moved, moved, len);
     return rdx_reason(why, whylen, -EFAULT,
-                      "cma: %s: client range 0x%" PRIx64 "+%zu is not mapped%s "
-                      "(moved %zu of %zu bytes of this chunk)",
-                      call, raddr + done, len - done,
-                      tok->op == RDX_GET ? " writable" : "", done, len);
+                      "cma: the token's range is not mapped%s in its process",
+                      tok->op == RDX_GET ? " writable" : "");
+  case -ETIMEDOUT:
+    return rdx_reason(why, whylen, -ETIMEDOUT,
+                      "cma: the transfer did not finish in time");
+  case -EAGAIN:
+    return rdx_reason(why, whylen, -EAGAIN, "cma: every transfer slot is busy");
   default:
-    return rdx_reason(why, whylen, -err, "cma: %s on process %d: %s", call,
-                      (int)tok->cma.pid, strerror(err));
+    return rdx_reason(why, whylen, rc, "cma: transfer failed: %s",
+                      strerror(-rc));
   }
 }
 
-int rdx_cma_serve(const struct rdx_token *tok, const struct rdx_req *req,
-                  uint64_t token_off, void *local, size_t len, char *why,
-                  size_t whylen)
+int rdx_cma_check(struct rdx_helpers *h, const struct rdx_token *tok,
+                  const struct rdx_req *req, char *why, size_t whylen)
+{
+  size_t moved;
+  int pidfd, rc;
+
+  rc = identify(tok, req, &pidfd, why, whylen);
+  if (rc)
+    return rc;
+  /* one byte read, kept by the helper: does the kernel let the peer in? */
+  rc = rdx_helpers_move(h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,
+                        RDX_PUT, tok->cma.pid, tok->addr, NULL, 0, &moved);
+  if (pidfd >= 0)
+    close(pidfd);
+  if (rc)
+    return move_failed(rc, tok, req, tok->addr, 0, 1, why, whylen);
+  return 0;
+}
+
+int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
+                  const struct rdx_req *req, uint64_t token_off, void *local,
+                  size_t len, char *why, size_t whylen)
 {
   uint64_t raddr = tok->addr + token_off;
   pid_t pid = tok->cma.pid;
-  size_t done = 0;
+  size_t moved = 0;
   int pidfd, rc;
 
   /* [raddr, raddr + len) lies in the token's range, which does not wrap */
@@ -312,29 +335,13 @@ int rdx_cma_serve(const struct rdx_token *tok, const struct rdx_req *req,
   rc = identify(tok, req, &pidfd, why, whylen);
   if (rc)
     return rc;
-  while (done < len) {
-    size_t n = len - done < CALL_MAX ? len - done : CALL_MAX;
-    struct iovec l = {(char *)local + done, n};
-    struct iovec r = {(void *)(uintptr_t)(raddr + done), n};
-    ssize_t got;
-
-    if (req->op == RDX_GET)
-      got = process_vm_writev(pid, &l, 1, &r, 1, 0);
-    else
-      got = process_vm_readv(pid, &l, 1, &r, 1, 0);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got <= 0) {
-      rc = call_failed(got < 0 ? errno : EFAULT, tok, raddr, done, len, why,
-                       whylen);
-      goto out;
-    }
-    done += (size_t)got;
-  }
-  if (pidfd >= 0 && exited(pidfd))
+  rc = rdx_helpers_move(h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,
+                        req->op, pid, raddr, local, len, &moved);
+  if (rc)
+    rc = move_failed(rc, tok, req, raddr, moved, len, why, whylen);
+  else if (pidfd >= 0 && exited(pidfd))
     rc = rdx_reason(why, whylen, -ESRCH,
-                    "cma: process %d exited during the transfer", (int)pid);
-out:
+                    "cma: the token's process exited during the transfer");
   if (pidfd >= 0)
     close(pidfd);
   return rc;

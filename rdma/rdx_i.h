@@ -68,15 +68,19 @@ int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen);
 /* Can this process reach others with process_vm_*? 0, or -EOPNOTSUPP. */
 int rdx_cma_server_probe(char *why, size_t whylen);
 
-/* Would the cma chunk be served (peer, process identity)? 0 or as
-   rdx_serve. Token and request are already checked. */
-int rdx_cma_check(const struct rdx_token *tok, const struct rdx_req *req,
-                  char *why, size_t whylen);
+struct rdx_helpers;
 
-/* Move one cma chunk; every argument but the process already checked. */
-int rdx_cma_serve(const struct rdx_token *tok, const struct rdx_req *req,
-                  uint64_t token_off, void *local, size_t len, char *why,
-                  size_t whylen);
+/* Would a cma transfer be served (the process named, and the kernel's
+   verdict for the peer, probed with one byte read)? 0 or as rdx_serve.
+   Token and request are already checked. */
+int rdx_cma_check(struct rdx_helpers *h, const struct rdx_token *tok,
+                  const struct rdx_req *req, char *why, size_t whylen);
+
+/* Move one cma chunk (local: a buffer of h); every argument but the
+   process already checked. */
+int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
+                  const struct rdx_req *req, uint64_t token_off, void *local,
+                  size_t len, char *why, size_t whylen);
 
 /* ---- /proc (rdx_proc.c) ------------------------------------------------- */
 
@@ -93,12 +97,16 @@ int rdx_stat_parse(const char *buf, size_t n, char *state, uint64_t *start);
 int rdx_proc_stat(pid_t pid, char *state, uint64_t *start);
 
 /*
- * Parse the "Uid:" line of a /proc/PID/status text of n bytes: real,
- * effective, saved and filesystem uid. Returns 0 or -EINVAL.
+ * Parse the line "NAME:" of a /proc/PID/status text of n bytes: its first
+ * count (1..RDX_STATUS_MAX) decimal fields, e.g. "Uid" 4 (real, effective,
+ * saved, filesystem) or "Tgid" 1. Returns 0 or -EINVAL.
  */
-int rdx_status_uids(const char *buf, size_t n, uint64_t uids[4]);
+#define RDX_STATUS_MAX 4
+int rdx_status_field(const char *buf, size_t n, const char *name,
+                     uint64_t *vals, int count);
 
-/* Read /proc/PID/status's uids: 0, -ESRCH or another negative errno. */
-int rdx_proc_uids(pid_t pid, uint64_t uids[4]);
+/* Read a line of /proc/PID/status (pid 0: this process): 0, -ESRCH or
+   another negative errno. */
+int rdx_proc_status(pid_t pid, const char *name, uint64_t *vals, int count);
 
 #endif

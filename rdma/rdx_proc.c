@@ -1,6 +1,6 @@
 /*
  * rdx_proc: the /proc readers cma needs on both sides: a process's start
- * time and state (/proc/PID/stat) and its uids (/proc/PID/status). The
+ * time and state (/proc/PID/stat) and fields of /proc/PID/status. The
  * parsers take a byte count and never read past it.
  */
 #include "rdma/rdx_i.h"
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 /* Larger than any stat line (52 fields of at most 20 digits, a 64-byte
-   comm) and than the head of status up to its Uid line. */
+   comm) and than the head of status up to its Uid and Gid lines. */
 #define PROC_BUF 4096
 /* Field 22 (starttime) is the 20th field after comm, state being the 1st. */
 #define STAT_START_INDEX 19
@@ -70,32 +70,34 @@ int rdx_stat_parse(const char *buf, size_t n, char *state, uint64_t *start)
   return 0;
 }
 
-int rdx_status_uids(const char *buf, size_t n, uint64_t uids[4])
+int rdx_status_field(const char *buf, size_t n, const char *name,
+                     uint64_t *vals, int count)
 {
   const char *end = buf + n;
   const char *p = buf;
-  uint64_t v[4];
+  size_t nl = name ? strlen(name) : 0;
+  uint64_t v[RDX_STATUS_MAX];
 
-  if (!buf)
+  if (!buf || nl == 0 || count < 1 || count > RDX_STATUS_MAX)
     return -EINVAL;
   for (;;) {
-    if ((size_t)(end - p) >= 4 && memcmp(p, "Uid:", 4) == 0)
+    if ((size_t)(end - p) > nl && memcmp(p, name, nl) == 0 && p[nl] == ':')
       break;
     p = memchr(p, '\n', (size_t)(end - p));
     if (!p)
       return -EINVAL;
     p++;
   }
-  p += 4;
-  for (int i = 0; i < 4; i++) {
+  p += nl + 1;
+  for (int i = 0; i < count; i++) {
     if (p == end || (*p != '\t' && *p != ' '))
       return -EINVAL;
     while (p < end && (*p == '\t' || *p == ' '))
       p++;
-    if (decimal(p, end, i < 3 ? "\t " : "\n", &v[i], &p))
+    if (decimal(p, end, i < count - 1 ? "\t " : "\n", &v[i], &p))
       return -EINVAL;
   }
-  memcpy(uids, v, sizeof(v));
+  memcpy(vals, v, sizeof(*vals) * (size_t)count);
   return 0;
 }
 
@@ -145,7 +147,7 @@ int rdx_proc_stat(pid_t pid, char *state, uint64_t *start)
   return rdx_stat_parse(buf, (size_t)n, state, start);
 }
 
-int rdx_proc_uids(pid_t pid, uint64_t uids[4])
+int rdx_proc_status(pid_t pid, const char *name, uint64_t *vals, int count)
 {
   char buf[PROC_BUF];
   ssize_t n;
@@ -157,5 +159,5 @@ int rdx_proc_uids(pid_t pid, uint64_t uids[4])
     return (int)n;
   if (n == 0)
     return -ESRCH;
-  return rdx_status_uids(buf, (size_t)n, uids);
+  return rdx_status_field(buf, (size_t)n, name, vals, count);
 }

@@ -3,6 +3,7 @@
  * to the kind that moves the bytes (rdx_cma.c; the verbs kinds next).
  */
 #include "rdma/rdx_i.h"
+#include "rdma/rdx_helper.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,11 +14,15 @@
 struct rdx_server {
   int cma;                    /* 0, or -EOPNOTSUPP with cma_why */
   char cma_why[RDX_ERR_MAX];
+  struct rdx_helpers *help;   /* chunk buffers and cma helpers */
 };
 
-int rdx_server_create(struct rdx_server **out, char *err, size_t errlen)
+int rdx_server_create(const struct rdx_server_cfg *cfg,
+                      struct rdx_server **out, char *err, size_t errlen)
 {
+  static const struct rdx_server_cfg defaults = {1 << 20, 16, 120};
   struct rdx_server *s;
+  int rc;
 
   rdx_reason(err, errlen, 0, "%s", "");
   if (!out)
@@ -26,6 +31,14 @@ int rdx_server_create(struct rdx_server **out, char *err, size_t errlen)
   s = calloc(1, sizeof(*s));
   if (!s)
     return rdx_reason(err, errlen, -ENOMEM, "out of memory");
+  if (!cfg)
+    cfg = &defaults;
+  rc = rdx_helpers_create(cfg->buf_size, cfg->nbuf, cfg->timeout_s, &s->help,
+                          err, errlen);
+  if (rc) {
+    free(s);
+    return rc;
+  }
   s->cma = rdx_cma_server_probe(s->cma_why, sizeof(s->cma_why));
   *out = s;
   return 0;
@@ -33,6 +46,9 @@ int rdx_server_create(struct rdx_server **out, char *err, size_t errlen)
 
 void rdx_server_destroy(struct rdx_server *s)
 {
+  if (!s)
+    return;
+  rdx_helpers_destroy(s->help);
   free(s);
 }
 
@@ -57,19 +73,13 @@ int rdx_server_serves(const struct rdx_server *s, enum rdx_kind kind,
 
 void *rdx_server_buf_alloc(struct rdx_server *s, size_t len)
 {
-  long page = sysconf(_SC_PAGESIZE);
-  void *p = NULL;
-
-  if (!s || len == 0)
-    return NULL;
-  if (posix_memalign(&p, page > 0 ? (size_t)page : 4096, len))
-    return NULL;
-  return p;
+  return s ? rdx_helpers_buf_alloc(s->help, len) : NULL;
 }
 
 void rdx_server_buf_free(struct rdx_server *s, void *buf)
 {
-  free(buf);
+  if (s)
+    rdx_helpers_buf_free(s->help, buf);
 }
 
 /* Token against request, and the kind served: no I/O. */
@@ -95,7 +105,7 @@ int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
   if (rc)
     return rc;
   if (tok->kind == RDX_CMA)
-    return rdx_cma_check(tok, req, why, whylen);
+    return rdx_cma_check(s->help, tok, req, why, whylen);
   return rdx_reason(why, whylen, -EOPNOTSUPP, "%s tokens are not served",
                     rdx_kind_name(tok->kind));
 }
@@ -118,7 +128,8 @@ int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,
                       " bytes",
                       token_off, len, req->len);
   if (tok->kind == RDX_CMA)
-    return rdx_cma_serve(tok, req, token_off, local, len, why, whylen);
+    return rdx_cma_serve(s->help, tok, req, token_off, local, len, why,
+                         whylen);
   return rdx_reason(why, whylen, -EOPNOTSUPP, "%s tokens are not served",
                     rdx_kind_name(tok->kind));
 }

@@ -12,29 +12,35 @@
  * client memory outside [tok->addr, tok->addr + req->len), which lies within
  * the token's range.
  *
- * Kinds served: cma (process_vm_writev/readv; the gateway needs
- * CAP_SYS_PTRACE or the client's uid, and yama's ptrace_scope allowing it).
- * rc and dc: not built yet (-EOPNOTSUPP: decline with 501).
+ * Kinds served: cma (process_vm_writev/readv). rc and dc: not built yet
+ * (-EOPNOTSUPP: decline with 501).
  *
  * cma and who may name which process: a cma token names a pid on this
  * host, and the gateway usually runs as root, so a token could name any
  * process. rdx_serve refuses cma unless the request came over a same-host
- * connection (req->peer_local) and, when the gateway knows the requesting
- * process's uid (SO_PEERCRED on a unix socket; for loopback TCP the
- * socket's owner from NETLINK_SOCK_DIAG or /proc/net/tcp), unless the named
- * process runs as that uid (real, effective and saved; uid 0 may name any).
- * Without a peer uid, any local user holding gateway credentials can make
- * the gateway read or write any process's memory: supply it.
+ * connection (req->peer_local) from a known user (req->peer_uid and
+ * peer_gid: SO_PEERCRED on a unix socket; for loopback TCP the socket's
+ * owner from NETLINK_SOCK_DIAG and that user's primary group), unless the
+ * pid names a whole process (not a thread) that is still the token's
+ * (start time), and runs every process_vm_* call in a helper process that
+ * holds exactly the peer's uid and gid, no groups and no capabilities
+ * (rdx_helper.h): the kernel's ptrace_may_access decides, at each call,
+ * whether that user may reach that process (uids and gids, dumpable,
+ * Yama, a setuid execve in between), as for the user's own ptrace.
  *
- * The pid is checked against the token's start time (a recycled pid is a
- * different process) through a pidfd held across the transfer; a process
- * that exits during a transfer makes the call fail. A pid recycled by
- * another process between the check and a process_vm_* call is possible in
- * principle (the pid space would have to wrap in between); the kernel has
- * no pidfd form of process_vm_* to close that window.
+ * The pid is checked against the token's start time through a pidfd held
+ * across the transfer; a process that exits during a transfer makes the
+ * call fail. A pid recycled by another process between the check and a
+ * process_vm_* call is possible in principle (the pid space would have to
+ * wrap in between), and the kernel's check then still applies to it.
  *
- * DESIGN (threads): a server is immutable after rdx_server_create; every
- * function may run on any thread concurrently. Nothing here logs.
+ * Refusals say which rule was broken (why); pids, uids, start times and
+ * addresses go to the log at info level only.
+ *
+ * DESIGN (threads): a server's settings are immutable after
+ * rdx_server_create; its chunk buffers and cma helpers are shared under
+ * their own lock (rdx_helper.h). Every function may run on any thread
+ * concurrently.
  */
 #ifndef S3R_RDX_SERVER_H
 #define S3R_RDX_SERVER_H
@@ -51,18 +57,27 @@ struct rdx_req {
   uint64_t len;       /* the bytes the whole request moves (see rdx_token_check) */
   bool peer_local;    /* it came over a same-host connection */
   int64_t peer_uid;   /* the requesting process's uid, -1 when unknown */
+  int64_t peer_gid;   /* and its gid, -1 when unknown */
+};
+
+/* Sizes of a server's chunk buffers (rdx_server_buf_alloc). */
+struct rdx_server_cfg {
+  size_t buf_size;    /* largest buffer (1 MiB) */
+  unsigned nbuf;      /* buffers at once (16): one per transfer in flight */
+  unsigned timeout_s; /* bound of every wait for a transfer (120) */
 };
 
 struct rdx_server;
 
 /*
- * Create a server context: notes which kinds this process can serve (cma:
- * process_vm_readv exists, yama's ptrace_scope and CAP_SYS_PTRACE allow
- * reaching other processes). Returns 0 and *out (free with
- * rdx_server_destroy), -EINVAL (out NULL) or -ENOMEM, with a one-line reason
- * in err.
+ * Create a server context (cfg NULL: the defaults above): notes which kinds
+ * this process can serve (cma: process_vm_readv exists, Yama and
+ * fs.suid_dumpable allow it) and maps the chunk buffers. Returns 0 and *out
+ * (free with rdx_server_destroy), -EINVAL (out NULL, bad sizes) or -ENOMEM,
+ * with a one-line reason in err.
  */
-int rdx_server_create(struct rdx_server **out, char *err, size_t errlen)
+int rdx_server_create(const struct rdx_server_cfg *cfg,
+                      struct rdx_server **out, char *err, size_t errlen)
     __attribute__((warn_unused_result));
 
 void rdx_server_destroy(struct rdx_server *s);
@@ -76,9 +91,10 @@ int rdx_server_serves(const struct rdx_server *s, enum rdx_kind kind,
     __attribute__((warn_unused_result));
 
 /*
- * Buffers for rdx_serve's local side: verbs kinds need their chunk buffer
- * registered, and will register these; cma takes any memory. Page-aligned,
- * uninitialised; NULL when out of memory. Free with rdx_server_buf_free
+ * Buffers for rdx_serve's local side (rdx_serve takes no other memory):
+ * at most cfg->buf_size bytes each, cfg->nbuf at once, page-aligned,
+ * uninitialised, shared with the cma helpers (verbs kinds will register
+ * them). NULL when too large or all taken. Free with rdx_server_buf_free
  * (NULL does nothing).
  */
 void *rdx_server_buf_alloc(struct rdx_server *s, size_t len);
@@ -106,14 +122,16 @@ int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
  *   -EPERM       the token does not match the request: operation, or
  *                length (rdx_token_check)              (refuse: 403)
  *   -ERANGE      the chunk is not within [0, req->len)  (a gateway bug)
- *   -EACCES      cma: the peer may not name that process (not local, or
- *                another uid)                          (refuse: 403)
+ *   -EACCES      cma: the peer may not name that process (not local, user
+ *                unknown, or the kernel refused it the process)  (403)
  *   -ESRCH       cma: the named process is gone, is another process
  *                (start time differs), or exited during the transfer
+ *   -EINVAL      cma: the pid is a thread's, not a process's  (400)
  *   -EFAULT      the client's range is not mapped (writable, for a GET);
  *                bytes before the hole may have been moved, within range
+ *   -ETIMEDOUT, -EAGAIN  cma: no answer in time, every helper busy
  *   -EOPNOTSUPP  this server cannot serve the kind: rc/dc not built, or
- *                the kernel refused access (ptrace policy) (decline: 501)
+ *                cma not possible on this host  (decline: 501)
  *   -ENOMEM, or another negative errno from the kernel.
  */
 int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,

@@ -7,7 +7,15 @@
  * Kinds:
  *   cma  same host: the server calls process_vm_writev/readv on this
  *        process. Registration is bookkeeping only; the token names this
- *        process's pid and start time (/proc/self/stat field 22).
+ *        process's pid and start time (/proc/self/stat field 22). The
+ *        server makes those calls as the requesting user with no
+ *        CAP_SYS_PTRACE, so the kernel's ptrace rules must let it in:
+ *        opening cma gives up this thread's CAP_SYS_PTRACE (open it on the
+ *        main thread: the kernel checks the thread-group leader) and,
+ *        under Yama ptrace_scope 1, names any process as a permitted
+ *        tracer (PR_SET_PTRACER_ANY: the scope-0 rules for this process).
+ *        The process must stay dumpable and keep the uid and gid (all
+ *        three) of the user it connects as.
  *   rc   verbs RC (any device, soft-RoCE included): not built yet.
  *   dc   mlx5 DC, the cuObject token: not built yet.
  *

@@ -507,18 +507,29 @@ static void test_status_uids(void **state)
 
     assert_non_null(copy);
     memcpy(copy, vecs[i].text, n);
-    int rc = rdx_status_uids(copy, n, uids);
+    int rc = rdx_status_field(copy, n, "Uid", uids, 4);
     free(copy);
     if (rc != vecs[i].rc)
       fail_msg("vector %zu: rc %d, want %d", i, rc, vecs[i].rc);
     if (rc == 0)
       assert_memory_equal(uids, vecs[i].uids, sizeof(uids));
   }
-  assert_int_equal(rdx_proc_uids(0, uids), 0);
+  assert_int_equal(rdx_proc_status(0, "Uid", uids, 4), 0);
   assert_true(uids[0] == getuid());
   assert_true(uids[1] == geteuid());
-  assert_int_equal(rdx_proc_uids(getpid(), uids), 0);
+  assert_int_equal(rdx_proc_status(getpid(), "Uid", uids, 4), 0);
   assert_true(uids[0] == getuid());
+  /* one field; a name that is a prefix of another's is not that one */
+  assert_int_equal(rdx_status_field("Tgid:\t42\nPid:\t43\n", 18, "Tgid",
+                                    uids, 1),
+                   0);
+  assert_true(uids[0] == 42);
+  assert_int_equal(rdx_status_field("TgidX:\t42\n", 10, "Tgid", uids, 1),
+                   -EINVAL);
+  assert_int_equal(rdx_status_field("Tgid:\t42\n", 9, "Tgid", uids, 0),
+                   -EINVAL);
+  assert_int_equal(rdx_proc_status(getpid(), "Tgid", uids, 1), 0);
+  assert_true(uids[0] == (uint64_t)getpid());
 }
 
 int main(void)
