@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/secret.h"
 #include "config/cfg.h"
 #include "config/cfg_i.h"
 
@@ -252,6 +253,33 @@ static int walk(struct cfg *c, json_t *obj, const char *prefix, bool *seen,
   return 0;
 }
 
+/*
+ * A file that set a secret key (to a value, not null or "") must be
+ * private, as s3fs wants of its passwd file: the key is no secret if
+ * others can read the file. Checked on the descriptor the file was read
+ * from.
+ */
+static int check_private(const struct cfg *c, int fd, const bool *seen,
+                         const struct ectx *e)
+{
+  union cfg_val v;
+  char why[256];
+  int rc;
+
+  for (size_t i = 0; i < cfg_nkeys; i++) {
+    if (!seen[i] || !(cfg_keys[i].flags & CFG_F_KEY))
+      continue;
+    cfg_value_get(c, &cfg_keys[i], &v);
+    if (!v.s)
+      continue;
+    rc = secret_check_fd(fd, why, sizeof(why));
+    if (rc)
+      return fail(e, rc, NULL, "%s (it holds %s)", why, cfg_keys[i].name);
+    return 0;
+  }
+  return 0;
+}
+
 int cfg_load_file(struct cfg *c, const char *path, char *err, size_t errlen)
 {
   struct ectx e = {err, errlen, path};
@@ -293,6 +321,8 @@ int cfg_load_file(struct cfg *c, const char *path, char *err, size_t errlen)
     goto out;
   }
   rc = walk(c, root, NULL, seen, &e);
+  if (!rc)
+    rc = check_private(c, fileno(f), seen, &e);
 out:
   free(seen);
   json_decref(root);
@@ -350,6 +380,22 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err,
   if (rc)
     return fail(&e, rc, k->name, "out of memory");
   return 0;
+}
+
+bool cfg_key_is_secret(const char *key)
+{
+  const struct cfg_key *k;
+
+  if (!key)
+    return false;
+  for (size_t i = 0; i < N_ALIASES; i++) {
+    if (strcmp(key, aliases[i].alias) == 0) {
+      key = aliases[i].key;
+      break;
+    }
+  }
+  k = cfg_key_find(key);
+  return k && (k->flags & CFG_F_KEY);
 }
 
 /* ---- validation ----------------------------------------------------------- */

@@ -163,9 +163,14 @@ void cfg_init_defaults(struct cfg *c);
 /*
  * Apply a JSON config file on top of *c. Returns 0; -EINVAL for a syntax
  * error, duplicate, unknown key, wrong type or bad value; -errno when the
- * file cannot be read; -ENOMEM. err receives one line naming the file and
- * either line:column (syntax) or the dotted key. On error *c may be partly
- * updated, but stays valid for cfg_cleanup.
+ * file cannot be read; -ENOMEM; -EACCES (or -EINVAL) when the file sets a
+ * secret key (credentials.secret_key, credentials.session_token) but is not
+ * private: readable by group or others, owned by another user than us or
+ * root, or not a regular file (common/secret.h). A file without secrets may
+ * be world-readable. err receives one line naming the file and either
+ * line:column (syntax), the dotted key, or the file's mode and
+ * "chmod 600 it". On error *c may be partly updated, but stays valid for
+ * cfg_cleanup.
  */
 int cfg_load_file(struct cfg *c, const char *path, char *err, size_t errlen);
 
@@ -180,6 +185,13 @@ int cfg_load_file(struct cfg *c, const char *path, char *err, size_t errlen);
  */
 int cfg_set(struct cfg *c, const char *key, const char *value, char *err,
             size_t errlen);
+
+/*
+ * Is key (a dotted name or an -o alias) a secret key, one that should not
+ * be given on a command line (credentials.secret_key,
+ * credentials.session_token)? The daemon warns when -o gives one.
+ */
+bool cfg_key_is_secret(const char *key);
 
 /*
  * Cross-key checks, once everything is applied, and defaults that come from

@@ -24,6 +24,8 @@ enum cfg_type {
 
 #define CFG_F_SECRET 0x1u  /* never printed: "***" */
 #define CFG_F_HEX    0x2u  /* printed as 0x%08x */
+#define CFG_F_KEY    0x4u  /* a secret key: a file setting it must be private
+                              (common/secret.h), and -o warns */
 
 struct cfg_enum_val {
   const char *name;

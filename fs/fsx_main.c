@@ -34,6 +34,7 @@ struct args {
   const char *mountpoint;
   bool all_buckets, foreground, debug, single, print_config;
   char *fuse_opts;          /* options handed on to libfuse */
+  char secret_opt[64];      /* the first secret key given with -o, or "" */
 };
 
 static void usage(FILE *f)
@@ -52,7 +53,11 @@ static void usage(FILE *f)
           "  --all-buckets         every bucket is a top-level directory\n"
           "  --print-config        print the resulting configuration, exit\n"
           "  -h, --help            this help and every configuration key\n"
-          "  -V, --version\n\n");
+          "  -V, --version\n\n"
+          "Keys: from the config file (which must then be mode 0600), the\n"
+          "AWS_* environment or a profile (~/.aws/credentials, also 0600).\n"
+          "-o credentials.secret_key=... works, but every local user can read\n"
+          "command lines: it logs a warning.\n\n");
 }
 
 /* Mount options that mean nothing here (fstab, mount(8)). */
@@ -325,18 +330,49 @@ static void opts_from(const struct cfg *c, struct fsx_opts *o)
   o->retry_interval_ms = c->write.retry_interval_ms;
 }
 
+/*
+ * Overwrite the values of secret keys (credentials.secret_key=...) in an -o
+ * list that lives in argv, once it is copied, so that /proc/PID/cmdline no
+ * longer shows them; note the first such key in a->secret_opt for the
+ * warning at mount.
+ */
+static void scrub_secret_opts(struct args *a, char *list)
+{
+  char key[64];
+
+  for (char *o = list; *o;) {
+    size_t n = strcspn(o, ",");
+    char *eq = memchr(o, '=', n);
+
+    if (eq && (size_t)(eq - o) < sizeof(key)) {
+      snprintf(key, sizeof(key), "%.*s", (int)(eq - o), o);
+      if (cfg_key_is_secret(key)) {
+        memset(eq + 1, 'x', n - (size_t)(eq + 1 - o));
+        if (!a->secret_opt[0])
+          snprintf(a->secret_opt, sizeof(a->secret_opt), "%s", key);
+      }
+    }
+    o += n + (o[n] == ',');
+  }
+}
+
 static int parse_args(int argc, char **argv, struct args *a, char ***olists,
                       int *nol)
 {
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     if (!strcmp(s, "-o") || !strncmp(s, "-o", 2)) {
-      const char *v = s[2] ? s + 2 : (i + 1 < argc ? argv[++i] : NULL);
+      char *v = s[2] ? argv[i] + 2 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v) {
         fprintf(stderr, PROG ": -o needs an argument\n");
         return -EINVAL;
       }
-      (*olists)[(*nol)++] = strdup(v);
+      (*olists)[*nol] = strdup(v);
+      if (!(*olists)[(*nol)++]) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return -ENOMEM;
+      }
+      scrub_secret_opts(a, v);
     } else if (!strcmp(s, "-f")) {
       a->foreground = true;
     } else if (!strcmp(s, "-d")) {
@@ -448,6 +484,13 @@ int main(int argc, char **argv)
   }
   slog_set_level(a.debug ? LOG_DEBUG : c.log.level);
   fuse_set_log_func(fuse_log_to_slog);
+  if (a.secret_opt[0])
+    log_warn("%s given with -o: every local user can read command lines "
+             "(/proc/PID/cmdline, ps: ours until it was scrubbed just now, "
+             "mount(8)'s while it runs) and it may sit in shell history or "
+             "/etc/fstab; use a config file of mode 0600 (-o config=FILE), "
+             "the AWS_* environment or a profile",
+             a.secret_opt);
   if (!c.mount.all_buckets &&
       split_source(a.source, &m.bucket, &m.prefix)) {
     fprintf(stderr, PROG ": '%s': expected BUCKET[:/PREFIX]\n", a.source);

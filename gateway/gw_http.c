@@ -40,6 +40,7 @@
 
 #include "common/slog.h"
 #include "gateway/gw_auth.h"
+#include "gateway/gw_limits.h"
 #include "gateway/gw_parse.h"
 #include "gateway/gw_peer.h"
 
@@ -51,6 +52,7 @@ struct gw_http {
   struct gw_stats *stats;
   struct gw_proxy *proxy;
   struct rdx_server *rdx;
+  struct gw_limits *limits;
   struct MHD_Daemon *d;
   int fd;
   unsigned port;
@@ -68,6 +70,8 @@ struct creq {
   bool up_failed;     /* the worker stopped taking the body: drop it */
   bool hdr_oom;       /* a header could not be copied: refuse */
   bool hdr_big;       /* a header value over GW_HEADER_VALUE_MAX: refuse */
+  struct sockaddr_storage upload_from; /* the address holding an upload
+                                          slot (ss_family 0: none) */
 };
 
 /* ---- answers ------------------------------------------------------------- */
@@ -485,6 +489,9 @@ static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
     return answer_error(q, con, res.status, res.code, res.why, false);
   }
   snprintf(r->region, sizeof(r->region), "%s", res.region);
+  /* verified: the connection may now idle as long as any request */
+  MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT,
+                            h->cfg->timeout_s);
 
   v = hdr(q, "x-amz-content-sha256");
   if (v && strncmp(v, "STREAMING-", 10) == 0)
@@ -501,6 +508,20 @@ static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
     ret = setup_token(q, con, tokv);
     if (q->phase == 2)
       return ret;
+  }
+
+  if (r->body_len > 0 && r->tok == GW_TOK_NONE) {
+    /* a body holds an upstream worker while it arrives: a share each */
+    const union MHD_ConnectionInfo *ca =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!ca || !gw_limits_upload_take(h->limits, ca->client_addr)) {
+      gw_stat_add(h->stats, slowdowns, 1);
+      return answer_error(q, con, 503, "SlowDown",
+                          "too many uploads from this address at once", false);
+    }
+    memcpy(&q->upload_from, ca->client_addr,
+           ca->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                  : sizeof(struct sockaddr_in));
   }
 
   pthread_mutex_init(&r->mu, NULL);
@@ -588,6 +609,8 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **con_cls,
     gw_pipe_abort(&r->down, -ECONNRESET);
     gw_req_wait_done(r);
   }
+  if (q->upload_from.ss_family)
+    gw_limits_upload_done(h->limits, (struct sockaddr *)&q->upload_from);
   if (q->sync_init) {
     gw_pipe_cleanup(&r->up);
     gw_pipe_cleanup(&r->down);
@@ -608,6 +631,44 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **con_cls,
   free(q->uri);
   free(q);
   *con_cls = NULL;
+}
+
+/* Refuse a connection from an address that holds its share already. */
+static enum MHD_Result accept_cb(void *cls, const struct sockaddr *addr,
+                                 socklen_t addrlen)
+{
+  struct gw_http *h = cls;
+
+  (void)addrlen;
+  if (gw_limits_conn_ok(h->limits, addr))
+    return MHD_YES;
+  gw_stat_add(h->stats, refused_conns, 1);
+  return MHD_NO;
+}
+
+/* Count connections per address (socket_context: the address's copy). */
+static void conn_cb(void *cls, struct MHD_Connection *con, void **socket_ctx,
+                    enum MHD_ConnectionNotificationCode toe)
+{
+  struct gw_http *h = cls;
+  const union MHD_ConnectionInfo *ca;
+  struct sockaddr_storage *a;
+
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+    ca = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    a = ca ? calloc(1, sizeof(*a)) : NULL;
+    if (!a)
+      return;
+    memcpy(a, ca->client_addr,
+           ca->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                  : sizeof(struct sockaddr_in));
+    gw_limits_conn_open(h->limits, (struct sockaddr *)a);
+    *socket_ctx = a;
+  } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
+    gw_limits_conn_close(h->limits, (struct sockaddr *)*socket_ctx);
+    free(*socket_ctx);
+    *socket_ctx = NULL;
+  }
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -700,16 +761,23 @@ int gw_http_start(const struct gw_config *cfg, struct gw_stats *stats,
   h->proxy = proxy;
   h->rdx = rdx;
   h->fd = -1;
+  h->limits = gw_limits_create(cfg->conns_per_addr, cfg->uploads_per_addr);
+  if (!h->limits) {
+    rc = -ENOMEM;
+    goto free_h;
+  }
   rc = bind_listen(h, cfg->listen, err, errlen);
   if (rc < 0)
-    goto free_h;
+    goto destroy_limits;
   if (rc == 6)
     flags |= MHD_USE_IPv6;
   h->d = MHD_start_daemon(
-      flags, 0, NULL, NULL, access_cb, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-      NULL, MHD_OPTION_LISTEN_SOCKET, h->fd,
+      flags, 0, accept_cb, h, access_cb, h, MHD_OPTION_EXTERNAL_LOGGER,
+      mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, h->fd,
       MHD_OPTION_CONNECTION_LIMIT, cfg->max_conns,
-      MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s,
+      /* short until a request is verified (start raises it) */
+      MHD_OPTION_CONNECTION_TIMEOUT, cfg->auth_timeout_s,
+      MHD_OPTION_NOTIFY_CONNECTION, conn_cb, h,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
       MHD_OPTION_URI_LOG_CALLBACK, uri_cb, h, MHD_OPTION_NOTIFY_COMPLETED,
       completed_cb, h, MHD_OPTION_END);
@@ -723,6 +791,8 @@ int gw_http_start(const struct gw_config *cfg, struct gw_stats *stats,
 
 close_fd:
   close(h->fd);
+destroy_limits:
+  gw_limits_destroy(h->limits);
 free_h:
   free(h);
   return rc;
@@ -738,5 +808,6 @@ void gw_http_stop(struct gw_http *h)
   if (!h)
     return;
   MHD_stop_daemon(h->d); /* closes the listening socket too */
+  gw_limits_destroy(h->limits);
   free(h);
 }

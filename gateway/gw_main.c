@@ -20,21 +20,29 @@
 
 #include <curl/curl.h>
 
+#include "common/secret.h"
 #include "common/slog.h"
 #include "gateway/gw_http.h"
 #include "gateway/gw_proxy.h"
+#include "gateway/gw_secret.h"
 
 static void usage(FILE *f)
 {
   fprintf(f,
 "usage: s3rdma-gateway --listen ADDR:PORT --upstream http://HOST:PORT\n"
-"                      --access-key AK --secret-key SK [options]\n"
+"                      [--access-key AK] [--secret-key-file FILE] [options]\n"
 "  --listen ADDR:PORT          address to serve (e.g. 127.0.0.1:7481, [::1]:7481)\n"
 "  --upstream URL              upstream S3 endpoint (path-style)\n"
 "  --access-key AK             clients' access key (or $AWS_ACCESS_KEY_ID)\n"
-"  --secret-key SK             clients' secret key (or $AWS_SECRET_ACCESS_KEY)\n"
-"  --upstream-access-key AK    upstream's keys (default: the clients')\n"
-"  --upstream-secret-key SK\n"
+"  --secret-key-file FILE      clients' secret key, read from FILE (one line)\n"
+"  --secret-key SK             the same on the command line (discouraged: every\n"
+"                              local user can read it until it is scrubbed)\n"
+"                              default: $AWS_SECRET_ACCESS_KEY\n"
+"  --upstream-access-key AK    upstream's keys (default: the clients'); the\n"
+"                              access key also from $S3RDMA_UPSTREAM_ACCESS_KEY_ID\n"
+"  --upstream-secret-key-file FILE\n"
+"  --upstream-secret-key SK    the secret, as above; default:\n"
+"                              $S3RDMA_UPSTREAM_SECRET_ACCESS_KEY\n"
 "  --region R                  region to sign upstream requests for\n"
 "                              (default: the client's credential scope)\n"
 "  --token-header NAME         RDMA token header (default x-amz-rdma-token)\n"
@@ -42,6 +50,13 @@ static void usage(FILE *f)
 "  --threads N                 upstream worker threads (default 16)\n"
 "  --chunk-size BYTES          RDMA chunk buffer (default 1048576)\n"
 "  --timeout S                 idle limit of every wait (default 120)\n"
+"  --auth-timeout S            idle limit of a connection until its request\n"
+"                              is verified (default 10)\n"
+"  --max-conns-per-addr N      connections from one non-loopback address\n"
+"                              (default 16; 0: no limit)\n"
+"  --max-uploads-per-addr N    request bodies one address streams upstream\n"
+"                              at once; more get 503 SlowDown (default\n"
+"                              threads/2; 0: no limit)\n"
 "  --serve all|none            serve RDMA tokens (all: every kind this host\n"
 "                              can), or decline them all with 501 (a plain\n"
 "                              proxy; default all)\n"
@@ -49,6 +64,11 @@ static void usage(FILE *f)
 "  --pidfile FILE              write the pid there\n"
 "  -f, --foreground            do not daemonise (log to stderr)\n"
 "  -h, --help\n"
+"Secret keys: the command line wins over a key file, a key file over the\n"
+"environment; a key and its -file together are an error. A key file must be\n"
+"a regular file owned by this user or root with mode 0600 or stricter (no\n"
+"group or other bits), else the gateway refuses to start. A key given on\n"
+"the command line is scrubbed from it at start, with a warning.\n"
 "GET /_s3rdma/stats (loopback peers, no auth) shows the counters.\n");
 }
 
@@ -72,7 +92,8 @@ static int parse_uint(const char *flag, const char *v, unsigned long long min,
 enum {
   OPT_LISTEN = 256, OPT_UPSTREAM, OPT_AK, OPT_SK, OPT_UAK, OPT_USK,
   OPT_REGION, OPT_TOKHDR, OPT_MAXCONNS, OPT_THREADS, OPT_CHUNK, OPT_TIMEOUT, OPT_SERVE,
-  OPT_LOGLEVEL, OPT_PIDFILE,
+  OPT_LOGLEVEL, OPT_PIDFILE, OPT_SK_FILE, OPT_USK_FILE, OPT_AUTH_TIMEOUT,
+  OPT_CONNS_ADDR, OPT_UPLOADS_ADDR,
 };
 
 static const struct option opts[] = {
@@ -82,12 +103,17 @@ static const struct option opts[] = {
     {"secret-key", required_argument, NULL, OPT_SK},
     {"upstream-access-key", required_argument, NULL, OPT_UAK},
     {"upstream-secret-key", required_argument, NULL, OPT_USK},
+    {"secret-key-file", required_argument, NULL, OPT_SK_FILE},
+    {"upstream-secret-key-file", required_argument, NULL, OPT_USK_FILE},
     {"region", required_argument, NULL, OPT_REGION},
     {"token-header", required_argument, NULL, OPT_TOKHDR},
     {"max-conns", required_argument, NULL, OPT_MAXCONNS},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"chunk-size", required_argument, NULL, OPT_CHUNK},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},
+    {"max-conns-per-addr", required_argument, NULL, OPT_CONNS_ADDR},
+    {"max-uploads-per-addr", required_argument, NULL, OPT_UPLOADS_ADDR},
     {"serve", required_argument, NULL, OPT_SERVE},
     {"log-level", required_argument, NULL, OPT_LOGLEVEL},
     {"pidfile", required_argument, NULL, OPT_PIDFILE},
@@ -96,11 +122,63 @@ static const struct option opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Parse argv into cfg. Returns 0, 1 (--help shown) or -EINVAL. */
-static int parse_args(int argc, char **argv, struct gw_config *cfg,
-                      const char **pidfile, bool *fg)
+/* The two secret keys: heap copies main owns (cfg points at them), wiped
+   and freed at exit; and where each came from. */
+struct keys {
+  char *sk, *usk;
+  enum gw_secret_from sk_from, usk_from;
+};
+
+static void keys_free(struct keys *k)
 {
+  secret_free(k->sk);
+  secret_free(k->usk);
+  k->sk = k->usk = NULL;
+}
+
+/*
+ * The secret keys by gw_secret's precedence into k and cfg, and the
+ * upstream access key's environment variable. Every secret given on the
+ * command line is then scrubbed from argv (copied first).
+ */
+static int load_keys(struct gw_config *cfg, struct keys *k, char *sk_arg,
+                     const char *sk_file, char *usk_arg, const char *usk_file)
+{
+  const struct gw_secret_src sk = {"--secret-key", sk_arg, sk_file,
+                                   "AWS_SECRET_ACCESS_KEY"};
+  const struct gw_secret_src usk = {"--upstream-secret-key", usk_arg,
+                                    usk_file,
+                                    "S3RDMA_UPSTREAM_SECRET_ACCESS_KEY"};
+  const char *v;
+  char err[512];
+  int rc;
+
+  rc = gw_secret_load(&sk, &k->sk, &k->sk_from, err, sizeof(err));
+  if (!rc)
+    rc = gw_secret_load(&usk, &k->usk, &k->usk_from, err, sizeof(err));
+  secret_scrub_arg(sk_arg);
+  secret_scrub_arg(usk_arg);
+  if (rc) {
+    fprintf(stderr, "s3rdma-gateway: %s\n", err);
+    return rc;
+  }
+  cfg->secret_key = k->sk;
+  cfg->up_secret_key = k->usk;
+  v = getenv("S3RDMA_UPSTREAM_ACCESS_KEY_ID");
+  if (!cfg->up_access_key && v && v[0])
+    cfg->up_access_key = v;
+  return 0;
+}
+
+/* Parse argv into cfg and k. Returns 0, 1 (--help shown) or -EINVAL; k may
+   hold keys either way (keys_free). */
+static int parse_args(int argc, char **argv, struct gw_config *cfg,
+                      struct keys *k, const char **pidfile, bool *fg)
+{
+  char *sk_arg = NULL, *usk_arg = NULL;
+  const char *sk_file = NULL, *usk_file = NULL;
   unsigned long long n;
+  bool uploads_set = false;
   int c, lvl;
 
   opterr = 0;
@@ -109,9 +187,17 @@ static int parse_args(int argc, char **argv, struct gw_config *cfg,
     case OPT_LISTEN: cfg->listen = optarg; break;
     case OPT_UPSTREAM: cfg->upstream = optarg; break;
     case OPT_AK: cfg->access_key = optarg; break;
-    case OPT_SK: cfg->secret_key = optarg; break;
+    case OPT_SK: /* the last one counts: scrub the one it replaces */
+      secret_scrub_arg(sk_arg);
+      sk_arg = optarg;
+      break;
     case OPT_UAK: cfg->up_access_key = optarg; break;
-    case OPT_USK: cfg->up_secret_key = optarg; break;
+    case OPT_USK:
+      secret_scrub_arg(usk_arg);
+      usk_arg = optarg;
+      break;
+    case OPT_SK_FILE: sk_file = optarg; break;
+    case OPT_USK_FILE: usk_file = optarg; break;
     case OPT_REGION: cfg->region = optarg; break;
     case OPT_TOKHDR:
       if (!optarg[0] || strpbrk(optarg, " :\t\r\n")) {
@@ -140,6 +226,22 @@ static int parse_args(int argc, char **argv, struct gw_config *cfg,
       if (parse_uint("--timeout", optarg, 1, 86400, &n))
         return -EINVAL;
       cfg->timeout_s = (unsigned)n;
+      break;
+    case OPT_AUTH_TIMEOUT:
+      if (parse_uint("--auth-timeout", optarg, 1, 86400, &n))
+        return -EINVAL;
+      cfg->auth_timeout_s = (unsigned)n;
+      break;
+    case OPT_CONNS_ADDR:
+      if (parse_uint("--max-conns-per-addr", optarg, 0, 10000, &n))
+        return -EINVAL;
+      cfg->conns_per_addr = (unsigned)n;
+      break;
+    case OPT_UPLOADS_ADDR:
+      if (parse_uint("--max-uploads-per-addr", optarg, 0, 1024, &n))
+        return -EINVAL;
+      cfg->uploads_per_addr = (unsigned)n;
+      uploads_set = true;
       break;
     case OPT_SERVE:
       if (strcmp(optarg, "all") != 0 && strcmp(optarg, "none") != 0) {
@@ -170,14 +272,16 @@ static int parse_args(int argc, char **argv, struct gw_config *cfg,
       return -EINVAL;
     }
   }
+  if (!uploads_set)
+    cfg->uploads_per_addr = cfg->threads > 1 ? cfg->threads / 2 : 1;
   if (optind < argc) {
     fprintf(stderr, "s3rdma-gateway: unexpected argument '%s'\n", argv[optind]);
     return -EINVAL;
   }
+  if (load_keys(cfg, k, sk_arg, sk_file, usk_arg, usk_file))
+    return -EINVAL;
   if (!cfg->access_key)
     cfg->access_key = getenv("AWS_ACCESS_KEY_ID");
-  if (!cfg->secret_key)
-    cfg->secret_key = getenv("AWS_SECRET_ACCESS_KEY");
   if (!cfg->listen || !cfg->upstream) {
     fprintf(stderr, "s3rdma-gateway: %s is required (see --help)\n",
             !cfg->listen ? "--listen" : "--upstream");
@@ -186,12 +290,18 @@ static int parse_args(int argc, char **argv, struct gw_config *cfg,
   if (!cfg->access_key || !cfg->secret_key || !cfg->access_key[0] ||
       !cfg->secret_key[0]) {
     fprintf(stderr, "s3rdma-gateway: missing keys: give --access-key and "
-                    "--secret-key (or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)\n");
+                    "--secret-key-file (or AWS_ACCESS_KEY_ID/"
+                    "AWS_SECRET_ACCESS_KEY)\n");
     return -EINVAL;
   }
   if (!cfg->up_access_key != !cfg->up_secret_key) {
-    fprintf(stderr, "s3rdma-gateway: --upstream-access-key and "
-                    "--upstream-secret-key go together\n");
+    fprintf(stderr, "s3rdma-gateway: upstream's keys go together: %s\n",
+            cfg->up_access_key
+                ? "an access key without a secret key (give "
+                  "--upstream-secret-key-file or "
+                  "$S3RDMA_UPSTREAM_SECRET_ACCESS_KEY)"
+                : "a secret key without an access key (give "
+                  "--upstream-access-key or $S3RDMA_UPSTREAM_ACCESS_KEY_ID)");
     return -EINVAL;
   }
   if (!cfg->up_access_key) {
@@ -199,6 +309,30 @@ static int parse_args(int argc, char **argv, struct gw_config *cfg,
     cfg->up_secret_key = cfg->secret_key;
   }
   return 0;
+}
+
+/* Where the secret keys came from (never the keys), and the warning about
+   any given on the command line. */
+static void log_keys(const struct keys *k)
+{
+  static const char *const from[] = {
+      [GW_SECRET_NONE] = "the same as the clients'",
+      [GW_SECRET_ARG] = "from the command line",
+      [GW_SECRET_FILE] = "from its key file",
+      [GW_SECRET_ENV] = "from the environment"};
+  bool sk = k->sk_from == GW_SECRET_ARG, usk = k->usk_from == GW_SECRET_ARG;
+
+  if (sk || usk)
+    log_warn("%s%s%s given on the command line: every local user can read "
+             "command lines (/proc/PID/cmdline, ps), so it was visible at "
+             "start (it is scrubbed now) and may be in shell history; use "
+             "%s or the environment instead (see --help)",
+             sk ? "--secret-key" : "", sk && usk ? " and " : "",
+             usk ? "--upstream-secret-key" : "",
+             sk && usk ? "the -file options" : sk ? "--secret-key-file"
+                                                  : "--upstream-secret-key-file");
+  log_info("secret keys: the clients' %s, upstream's %s",
+           from[k->sk_from], from[k->usk_from]);
 }
 
 static void print_stats(struct gw_stats *stats, bool fg)
@@ -219,9 +353,11 @@ int main(int argc, char **argv)
   struct gw_config cfg = {
       .token_header = "x-amz-rdma-token", .max_conns = 64, .threads = 16,
       .chunk_size = 1 << 20, .pipe_size = 256 << 10, .timeout_s = 120,
+      .auth_timeout_s = 10, .conns_per_addr = 16,
       .max_put = 5ULL << 30,
   };
   static struct gw_stats stats;
+  struct keys keys = {0};
   struct rdx_server *rdx = NULL;
   struct gw_proxy *proxy = NULL;
   struct gw_http *http = NULL;
@@ -232,9 +368,11 @@ int main(int argc, char **argv)
   int rc, sig;
 
   slog_set_level(LOG_NOTICE);
-  rc = parse_args(argc, argv, &cfg, &pidfile, &fg);
-  if (rc)
+  rc = parse_args(argc, argv, &cfg, &keys, &pidfile, &fg);
+  if (rc) {
+    keys_free(&keys);
     return rc > 0 ? 0 : 2;
+  }
   signal(SIGPIPE, SIG_IGN);
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -242,14 +380,17 @@ int main(int argc, char **argv)
   if (!fg) {
     if (daemon(0, 0)) {
       fprintf(stderr, "s3rdma-gateway: daemon: %s\n", strerror(errno));
-      return 1;
+      rc = 1;
+      goto free_keys;
     }
     slog_use_syslog("s3rdma-gateway");
   }
+  log_keys(&keys);
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
     log_err("curl_global_init failed");
-    return 1;
+    rc = 1;
+    goto free_keys;
   }
   rc = rdx_server_create(&(struct rdx_server_cfg){cfg.chunk_size, cfg.threads,
                                                   cfg.timeout_s},
@@ -297,5 +438,7 @@ cleanup_curl:
   curl_global_cleanup();
   if (proxy)
     print_stats(&stats, fg);
+free_keys:
+  keys_free(&keys);
   return rc ? 1 : 0;
 }

@@ -42,6 +42,11 @@ struct gw_config {
   size_t chunk_size;         /* 1 MiB: rdma chunk buffer */
   size_t pipe_size;          /* 256 KiB: each body pipe */
   unsigned timeout_s;        /* 120: idle limit for every wait */
+  unsigned auth_timeout_s;   /* 10: idle limit until a request is verified */
+  unsigned conns_per_addr;   /* 16: connections from one non-loopback
+                                address (0: no limit) */
+  unsigned uploads_per_addr; /* threads / 2: bodies streamed upstream at
+                                once for one address (0: no limit) */
   uint64_t max_put;          /* 5 GiB */
   bool serve_none;           /* --serve none: decline every token (501) */
 };

@@ -13,7 +13,13 @@
  *   s3 =                      a line indented deeper than the key before it
  *     max_concurrent_requests = 10   is a sub-property and is skipped
  * Secrets read from the files are wiped (explicit_bzero) before being freed
- * and are never logged.
+ * and are never logged. A file whose secret key or session token is used
+ * must be private (common/secret.h: a regular file, ours or root's, no
+ * group or other permission bits), as s3fs wants of its passwd file;
+ * otherwise resolution fails (-EACCES) naming the file and its mode. The
+ * AWS CLI does not check this; we refuse rather than warn, since a key
+ * others can read is no longer a secret. Files whose secrets are not used
+ * (another profile's, or a region alone) are not checked.
  */
 #include "s3/s3_creds.h"
 
@@ -24,14 +30,21 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/secret.h"
 #include "common/slog.h"
 
 #define DEFAULT_REGION "us-east-1"
 
+/* Why a file may not hold secrets: "" when it may (secret_check_fd). */
+struct why_open {
+  char text[192];
+};
+
 /* What one profile holds across the credentials and config files. */
 struct profile {
   char *key_id, *secret, *token, *region;
-  const char *key_id_file, *secret_file; /* where each came from */
+  const char *key_id_file, *secret_file, *token_file; /* where each came from */
+  struct why_open secret_why, token_why; /* the verdict on that file */
   const char *unsupported;               /* e.g. "credential_process" */
   bool found;
 };
@@ -137,7 +150,7 @@ static int set_value(char **dst, const char *val, bool secret)
 }
 
 static int take_key(struct profile *p, const char *key, const char *val,
-                    const char *path)
+                    const char *path, const struct why_open *why)
 {
   int rc = 0;
 
@@ -147,8 +160,11 @@ static int take_key(struct profile *p, const char *key, const char *val,
   } else if (strcasecmp(key, "aws_secret_access_key") == 0) {
     rc = set_value(&p->secret, val, true);
     p->secret_file = path;
+    p->secret_why = *why;
   } else if (strcasecmp(key, "aws_session_token") == 0) {
     rc = set_value(&p->token, val, true);
+    p->token_file = path;
+    p->token_why = *why;
   } else if (strcasecmp(key, "region") == 0) {
     rc = set_value(&p->region, val, false);
   } else {
@@ -176,6 +192,7 @@ static int read_profile(const char *path, const char *name, bool config_file,
   unsigned lineno = 0;
   bool in_sect = false, have_sect = false, have_key = false;
   size_t key_indent = 0;
+  struct why_open why = {""};
   int rc = 0;
 
   f = fopen(path, "re");
@@ -186,6 +203,10 @@ static int read_profile(const char *path, const char *name, bool config_file,
     errf(err, errlen, "cannot read %s: %s", path, strerror(errno));
     return rc;
   }
+  /* judged now, on what we read; it matters only if a secret is used */
+  if (want_keys && secret_check_fd(fileno(f), why.text, sizeof(why.text)) &&
+      !why.text[0])
+    snprintf(why.text, sizeof(why.text), "not private");
   while (getline(&line, &cap, f) >= 0) {
     char *start = line;
     if (lineno++ == 0 && strncmp(start, "\xEF\xBB\xBF", 3) == 0)
@@ -228,7 +249,7 @@ static int read_profile(const char *path, const char *name, bool config_file,
     s = trim(s);
     /* region comes from the config file only; keys only when wanted */
     if (strcasecmp(s, "region") == 0 ? config_file : want_keys) {
-      rc = take_key(p, s, trim(eq + 1), path);
+      rc = take_key(p, s, trim(eq + 1), path, &why);
       if (rc)
         goto out;
     }
@@ -374,6 +395,14 @@ static int keys_from_profile(const struct files *fl, const char *name,
            name, fl->creds ? fl->creds : "-", fl->creds_src,
            fl->config ? fl->config : "-", fl->config_src);
     return -ENOKEY;
+  }
+  if (p->secret_why.text[0] || (p->token && p->token_why.text[0])) {
+    bool sec = p->secret_why.text[0];
+    errf(err, errlen, "%s: %s (it holds the %s of profile '%s')",
+         sec ? p->secret_file : p->token_file,
+         sec ? p->secret_why.text : p->token_why.text,
+         sec ? "aws_secret_access_key" : "aws_session_token", name);
+    return -EACCES;
   }
   return set_keys(out, p->key_id, p->secret, p->token, "profile");
 }

@@ -50,7 +50,10 @@ struct s3_creds {
  * human-readable reason in err (which names the variable, file or key):
  * -ENOKEY when no keys are found anywhere, -ENOENT for a named profile that
  * does not exist, -EINVAL for a half-given pair (key without secret) or a
- * malformed file, -ENOMEM.
+ * malformed file, -EACCES when the profile's secret key or session token
+ * comes from a file that is not private (readable by group or others, not
+ * ours or root's, not a regular file: common/secret.h; err names the file,
+ * its mode and "chmod 600 it"), -ENOMEM.
  * On success the caller owns *out and releases it with s3_creds_cleanup.
  */
 int s3_creds_resolve(const struct s3_creds_opts *opts, struct s3_creds *out,

@@ -23,6 +23,9 @@ printf 'deep' | aws_ s3 cp - "s3://$bucket/pre/fix/in.txt" >/dev/null
 # written the way s3fs writes metadata: mode 0100750, uid, gid, mtime
 printf 'meta' | aws_ s3 cp - "s3://$bucket/meta.txt" \
   --metadata mode=33256,uid=4242,gid=4343,mtime=1600000000 >/dev/null
+# root's, mode 0100600: another user of an allow_other mount may not read it
+printf 'secret' | aws_ s3 cp - "s3://$bucket/pre/secret.txt" \
+  --metadata mode=33152,uid=0,gid=0 >/dev/null
 
 # ---- bad input: one line on stderr, non-zero exit, nothing mounted ----
 refused() { # name, expected text, args...
@@ -94,6 +97,18 @@ check "prefix mount hides the rest" test ! -e "$mnt/top.txt"
 check "ro in the mount options" bash -c "grep ' $mnt ' /proc/mounts | grep -q '[ ,]ro[ ,]'"
 check "allow_other in the mount options" bash -c "grep ' $mnt ' /proc/mounts | grep -q allow_other"
 check "ro: writes refused with EROFS" bash -c "touch '$mnt/x' 2>&1 | grep -q 'Read-only file system'"
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+  chmod 755 "$tmp"
+  as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+  check "allow_other: another user reads a 0644 file" \
+    test "$("${as_nobody[@]}" cat "$mnt/fix/in.txt")" = deep
+  check "allow_other: the owner reads its 0600 file" \
+    test "$(cat "$mnt/secret.txt")" = secret
+  check "allow_other: another user is refused it (default_permissions)" \
+    bash -c "! ${as_nobody[*]} cat '$mnt/secret.txt' 2>'$tmp/err' && grep -q 'Permission denied' '$tmp/err'"
+else
+  echo "# no user nobody or no setpriv: the allow_other permission check is skipped"
+fi
 fs_umount "$mnt"
 
 # ---- all buckets ----

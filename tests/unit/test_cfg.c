@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/cfg.h"
@@ -58,6 +59,20 @@ static int load_text(struct cfg *c, const char *text, char *err, size_t errlen,
   int rc;
 
   write_tmp(path, pathlen, text);
+  rc = cfg_load_file(c, path, err, errlen);
+  unlink(path);
+  return rc;
+}
+
+/* load_text with the file's mode set first (mkstemp makes 0600). */
+static int load_text_mode(struct cfg *c, const char *text, mode_t mode,
+                          char *err, size_t errlen, char *path,
+                          size_t pathlen)
+{
+  int rc;
+
+  write_tmp(path, pathlen, text);
+  assert_int_equal(chmod(path, mode), 0);
   rc = cfg_load_file(c, path, err, errlen);
   unlink(path);
   return rc;
@@ -1210,6 +1225,72 @@ static void test_help_and_docs(void **state)
   free(doc);
 }
 
+/* A file that sets a secret key must be private; one without may be open. */
+static void test_secret_file_mode(void **state)
+{
+  static const char with_secret[] =
+      "{\"credentials\": {\"access_key\": \"AK\", \"secret_key\": \"SK\"}}";
+  static const char with_token[] =
+      "{\"credentials.session_token\": \"TK\"}";
+  static const char *const without[] = {
+      "{\"cache\": {\"size\": \"64M\"}}",
+      "{\"credentials\": {\"access_key\": \"AK\"}}", /* not a secret key */
+      "{\"credentials\": {\"secret_key\": null}}",
+      "{\"credentials\": {\"secret_key\": \"\"}}",  /* "" unsets */
+  };
+  static const struct {
+    mode_t mode;
+    const char *word;
+  } open_modes[] = {{0644, "readable"}, {0640, "readable"},
+                    {0604, "readable"}, {0620, "writable"},
+                    {0610, "accessible"}, {0666, "readable"}};
+  char err[512], path[64], want[600];
+  struct cfg c;
+
+  (void)state;
+  cfg_init_defaults(&c);
+  assert_int_equal(load_text_mode(&c, with_secret, 0600, err, sizeof(err),
+                                  path, sizeof(path)), 0);
+  assert_string_equal(c.credentials.secret_key, "SK");
+  assert_int_equal(load_text_mode(&c, with_secret, 0400, err, sizeof(err),
+                                  path, sizeof(path)), 0);
+  for (size_t i = 0; i < sizeof(open_modes) / sizeof(*open_modes); i++) {
+    assert_int_equal(load_text_mode(&c, with_secret, open_modes[i].mode, err,
+                                    sizeof(err), path, sizeof(path)),
+                     -EACCES);
+    snprintf(want, sizeof(want), "%s: %s by group or others (mode %04o); "
+             "chmod 600 it (it holds credentials.secret_key)", path,
+             open_modes[i].word, (unsigned)open_modes[i].mode);
+    assert_string_equal(err, want);
+    assert_null(strstr(err, "SK\""));
+  }
+  assert_int_equal(load_text_mode(&c, with_token, 0644, err, sizeof(err),
+                                  path, sizeof(path)), -EACCES);
+  assert_contains(err, "(it holds credentials.session_token)");
+  for (size_t i = 0; i < sizeof(without) / sizeof(*without); i++)
+    if (load_text_mode(&c, without[i], 0644, err, sizeof(err), path,
+                       sizeof(path)))
+      fail_msg("%s: %s", without[i], err);
+  if (geteuid() == 0) {  /* only root can give a file away */
+    write_tmp(path, sizeof(path), with_secret);
+    assert_int_equal(chown(path, 4321, 4321), 0);
+    assert_int_equal(cfg_load_file(&c, path, err, sizeof(err)), -EACCES);
+    unlink(path);
+    assert_contains(err, "owned by uid 4321, not by root; chown it");
+  }
+  cfg_cleanup(&c);
+
+  /* which -o keys are secret keys (the daemon warns about those) */
+  assert_true(cfg_key_is_secret("credentials.secret_key"));
+  assert_true(cfg_key_is_secret("credentials.session_token"));
+  assert_false(cfg_key_is_secret("credentials.access_key"));
+  assert_false(cfg_key_is_secret("credentials.profile"));
+  assert_false(cfg_key_is_secret("profile"));
+  assert_false(cfg_key_is_secret("secret_key"));
+  assert_false(cfg_key_is_secret(""));
+  assert_false(cfg_key_is_secret(NULL));
+}
+
 /* ---- memory --------------------------------------------------------------- */
 
 static void test_reload_no_leaks(void **state)
@@ -1273,6 +1354,7 @@ int main(void)
       cmocka_unit_test(test_validate),
       cmocka_unit_test(test_env_endpoint),
       cmocka_unit_test(test_secrets_never_printed),
+      cmocka_unit_test(test_secret_file_mode),
       cmocka_unit_test(test_dump),
       cmocka_unit_test(test_help_and_docs),
       cmocka_unit_test(test_reload_no_leaks),

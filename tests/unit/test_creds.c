@@ -28,7 +28,7 @@ static const char *const env_names[] = {
 struct fixture {
   char *saved[NENV];
   char home[64];
-  char path[3][128]; /* files this test wrote, removed in teardown */
+  char path[6][128]; /* files this test wrote, removed in teardown */
   int npaths;
   char err[512];
 };
@@ -76,9 +76,10 @@ static int teardown(void **state)
   return 0;
 }
 
-/* Write `text` to home/<rel> (rel "" for a file directly in home). */
-static const char *put_file(struct fixture *f, const char *rel,
-                            const char *text)
+/* Write `text` to home/<rel> (rel "" for a file directly in home), mode
+   `mode`. */
+static const char *put_file_mode(struct fixture *f, const char *rel,
+                                 const char *text, mode_t mode)
 {
   char *p = f->path[f->npaths++];
   FILE *fp;
@@ -88,7 +89,16 @@ static const char *put_file(struct fixture *f, const char *rel,
   assert_non_null(fp);
   fputs(text, fp);
   fclose(fp);
+  assert_int_equal(chmod(p, mode), 0);
   return p;
+}
+
+/* Mode 0600, as "aws configure" writes them: secrets are used only from
+   private files. */
+static const char *put_file(struct fixture *f, const char *rel,
+                            const char *text)
+{
+  return put_file_mode(f, rel, text, 0600);
 }
 
 static int resolve(struct fixture *f, const struct s3_creds_opts *o,
@@ -421,6 +431,84 @@ static void test_region_precedence(void **state)
   s3_creds_cleanup(&c);
 }
 
+/* A file whose secret is used must be private; others are not checked. */
+static void test_profile_file_modes(void **state)
+{
+  static const mode_t open_modes[] = {0644, 0640, 0604, 0620, 0660, 0601};
+  struct fixture *f = *state;
+  struct s3_creds c;
+  struct s3_creds_opts dev = {.profile = "dev"};
+  const char *cr, *cf;
+  char want[192];
+
+  cr = put_file(f, ".aws/credentials", creds_file);
+  cf = put_file(f, ".aws/config", config_file);
+  for (size_t i = 0; i < sizeof(open_modes) / sizeof(*open_modes); i++) {
+    assert_int_equal(chmod(cr, open_modes[i]), 0);
+    assert_int_equal(resolve(f, NULL, &c), -EACCES);
+    snprintf(want, sizeof(want), "%s: %s by group or others (mode %04o); "
+             "chmod 600 it (it holds the aws_secret_access_key of profile "
+             "'default')", cr,
+             open_modes[i] & 044 ? "readable"
+             : open_modes[i] & 022 ? "writable" : "accessible",
+             (unsigned)open_modes[i]);
+    assert_string_equal(f->err, want);
+    assert_null(c.access_key);
+    assert_null(c.secret_key);
+  }
+  /* keys from elsewhere: the open file is only read for a region, or not
+     at all */
+  assert_int_equal(chmod(cr, 0644), 0);
+  assert_int_equal(chmod(cf, 0644), 0);
+  setenv("AWS_ACCESS_KEY_ID", "AKENV", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "SKENV", 1);
+  assert_int_equal(resolve(f, NULL, &c), 0);
+  assert_string_equal(c.secret_key, "SKENV");
+  assert_string_equal(c.region, "ap-south-1");
+  s3_creds_cleanup(&c);
+  unsetenv("AWS_ACCESS_KEY_ID");
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+  /* a world-readable config with a region only; secrets from 0600 */
+  assert_int_equal(chmod(cr, 0600), 0);
+  assert_int_equal(resolve(f, NULL, &c), 0);
+  assert_string_equal(c.secret_key, "SKDEF");
+  assert_string_equal(c.region, "ap-south-1");
+  s3_creds_cleanup(&c);
+  /* ... but a secret taken from it is refused, naming it */
+  setenv("AWS_PROFILE", "cfgonly", 1);
+  assert_int_equal(resolve(f, NULL, &c), -EACCES);
+  assert_contains(f->err, cf);
+  assert_contains(f->err, "(mode 0644); chmod 600 it");
+  assert_contains(f->err, "profile 'cfgonly'");
+  unsetenv("AWS_PROFILE");
+  /* the credentials file's secret wins over the open config's */
+  put_file_mode(f, "cfg-default-secret",
+                "[default]\naws_access_key_id = AKX\n"
+                "aws_secret_access_key = SKX\n", 0644);
+  setenv("AWS_CONFIG_FILE", f->path[f->npaths - 1], 1);
+  assert_int_equal(resolve(f, NULL, &c), 0);
+  assert_string_equal(c.secret_key, "SKDEF");
+  s3_creds_cleanup(&c);
+  /* a session token from an open file is refused too */
+  put_file_mode(f, "cfg-token",
+                "[profile dev]\naws_session_token = TOKOPEN\n", 0644);
+  setenv("AWS_CONFIG_FILE", f->path[f->npaths - 1], 1);
+  put_file(f, "creds-no-token", "[dev]\naws_access_key_id = AKDEV\n"
+                                "aws_secret_access_key = SKDEV\n");
+  setenv("AWS_SHARED_CREDENTIALS_FILE", f->path[f->npaths - 1], 1);
+  assert_int_equal(resolve(f, &dev, &c), -EACCES);
+  assert_contains(f->err, "cfg-token: readable by group or others");
+  assert_contains(f->err, "aws_session_token of profile 'dev'");
+  unsetenv("AWS_CONFIG_FILE");
+  unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+  /* owned by someone else (only root can make such a file) */
+  if (geteuid() == 0) {
+    assert_int_equal(chown(cr, 1234, 1234), 0);
+    assert_int_equal(resolve(f, NULL, &c), -EACCES);
+    assert_contains(f->err, "owned by uid 1234, not by root; chown it");
+  }
+}
+
 static void test_anonymous(void **state)
 {
   struct fixture *f = *state;
@@ -460,6 +548,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_region_precedence, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_profile_file_modes, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_anonymous, setup, teardown),
   };
