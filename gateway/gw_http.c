@@ -423,6 +423,16 @@ static enum MHD_Result setup_token(struct creq *q, struct MHD_Connection *con,
   return MHD_YES;
 }
 
+/* A malformed request: 400, counted, one log line (the rule only: the
+   target or headers may hold anything, control characters included). */
+static enum MHD_Result refuse_request(struct creq *q, struct MHD_Connection *con,
+                                      const char *code, const char *why)
+{
+  gw_stat_add(q->h->stats, bad_requests, 1);
+  log_info("request refused: %s: %s", code, why);
+  return answer_error(q, con, 400, code, why, false);
+}
+
 /* How often a header of this name came (case-insensitive). */
 static unsigned hdr_count(const struct creq *q, const char *name)
 {
@@ -453,7 +463,7 @@ static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
   /* only origin-form targets: anything else would make the upstream URL
      point elsewhere (a target "@host:port/..." as userinfo, say) */
   if (gw_target_check(q->uri, why, sizeof(why)))
-    return answer_error(q, con, 400, "InvalidURI", why, false);
+    return refuse_request(q, con, "InvalidURI", why);
   if (gw_target_split(q->uri, &r->path, &r->query))
     return MHD_NO;
   if (strcmp(r->path, STATS_PATH) == 0 && strcmp(method, "GET") == 0)
@@ -462,18 +472,16 @@ static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
       q->hdr_oom)
     return MHD_NO; /* out of memory: drop the connection */
   if (q->hdr_big)
-    return answer_error(q, con, 400, "InvalidRequest", "a header is too large",
-                        false);
+    return refuse_request(q, con, "InvalidRequest", "a header is too large");
   if (r->n_hdrs >= MAX_HEADERS)
-    return answer_error(q, con, 400, "InvalidRequest", "too many headers",
-                        false);
+    return refuse_request(q, con, "InvalidRequest", "too many headers");
   /* one framing only, so that what upstream gets is what was verified */
   if (gw_framing_check(hdr(q, "content-length"),
                        hdr_count(q, "content-length"),
                        hdr(q, "transfer-encoding"),
                        hdr_count(q, "transfer-encoding"), &r->body_len,
                        &chunked, why, sizeof(why)))
-    return answer_error(q, con, 400, "InvalidRequest", why, false);
+    return refuse_request(q, con, "InvalidRequest", why);
   if (chunked)
     return answer_error(q, con, 411, "MissingContentLength",
                         "chunked request bodies are not supported", false);

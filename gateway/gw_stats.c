@@ -24,6 +24,7 @@ size_t gw_stats_format(struct gw_stats *s, char *buf, size_t len)
       {"token_failures", &s->token_failures},
       {"upstream_errors", &s->upstream_errors},
       {"upstream_5xx", &s->upstream_5xx},
+      {"bad_requests", &s->bad_requests},
       {"refused_conns", &s->refused_conns},
       {"slowdowns", &s->slowdowns},
   };

@@ -23,6 +23,7 @@ struct gw_stats {
   _Atomic uint64_t token_failures; /* token transfers failed midway */
   _Atomic uint64_t upstream_errors; /* transport errors talking upstream */
   _Atomic uint64_t upstream_5xx;   /* 5xx statuses from upstream */
+  _Atomic uint64_t bad_requests;   /* malformed targets, framing, headers */
   _Atomic uint64_t refused_conns;  /* connections over --max-conns-per-addr */
   _Atomic uint64_t slowdowns;      /* bodies over --max-uploads-per-addr */
 };

@@ -197,71 +197,6 @@ static bool exited(int pidfd)
 }
 
 /*
- * Is the token's pid still the token's process, a whole process (not a
- * thread), and do we know who asks? Whether the asker may reach it is the
- * kernel's call, made by the helper (rdx_helper.h). On success *pidfd is a
- * pidfd on it, or -1 where the kernel has none. why: the rule broken, for
- * the client; the details (pids, start times) go to the log.
- */
-static int identify(const struct rdx_token *tok, const struct rdx_req *req,
-                    int *pidfd, char *why, size_t whylen)
-{
-  pid_t pid = tok->cma.pid;
-  uint64_t start, tgid;
-  char state;
-  int rc, fd;
-
-  *pidfd = -1;
-  if (!req->peer_local)
-    return rdx_reason(why, whylen, -EACCES,
-                      "cma token from a peer on another host");
-  if (req->peer_uid < 0 || req->peer_gid < 0 || req->peer_uid > UINT32_MAX ||
-      req->peer_gid > UINT32_MAX)
-    return rdx_reason(why, whylen, -EACCES,
-                      "cma: cannot tell which user sent the request");
-  fd = pidfd_open_(pid);
-  if (fd < 0 && errno == ESRCH)
-    return rdx_reason(why, whylen, -ESRCH,
-                      "cma: the token's process is gone");
-  /* EINVAL: a thread id (checked below); ENOSYS (old kernel), EPERM or
-     EACCES (seccomp): check without a pidfd */
-  rc = rdx_proc_stat(pid, &state, &start);
-  if (rc == 0)
-    rc = rdx_proc_status(pid, "Tgid", &tgid, 1);
-  if (rc) {
-    log_info("cma: /proc/%d: %s", (int)pid, strerror(-rc));
-    rc = rdx_reason(why, whylen, -ESRCH,
-                    "cma: the token's process is gone");
-    goto fail;
-  }
-  if (tgid != (uint64_t)pid) {
-    log_info("cma: %d is a thread of process %" PRIu64, (int)pid, tgid);
-    rc = rdx_reason(why, whylen, -EINVAL,
-                    "cma: the token names a thread, not a process");
-    goto fail;
-  }
-  if (start != tok->cma.start_time) {
-    log_info("cma: process %d started at %" PRIu64 ", the token's at %" PRIu64
-             " (pid reused)",
-             (int)pid, start, tok->cma.start_time);
-    rc = rdx_reason(why, whylen, -ESRCH,
-                    "cma: the token's process is gone (its pid was reused)");
-    goto fail;
-  }
-  if (state == 'Z' || state == 'X' || (fd >= 0 && exited(fd))) {
-    rc = rdx_reason(why, whylen, -ESRCH, "cma: the token's process has exited");
-    goto fail;
-  }
-  *pidfd = fd;
-  return 0;
-
-fail:
-  if (fd >= 0)
-    close(fd);
-  return rc;
-}
-
-/*
  * A failed move as rdx_serve's errno and reason. moved: bytes of this
  * chunk moved before it failed.
  */
@@ -300,23 +235,94 @@ static int move_failed(int rc, const struct rdx_token *tok,
   }
 }
 
+/*
+ * Is the token's pid still the token's process, a whole process (not a
+ * thread), and do we know who asks? With h, first the kernel's verdict for
+ * the peer (one byte read by a helper holding its credentials): a process
+ * the peer may not reach is refused the same way whatever else is wrong
+ * with the token, so that refusals tell nothing of it (whether it is a
+ * thread, its start time). Without h (rdx_cma_serve), the move that
+ * follows is the kernel's check. On success *pidfd is a pidfd on it, or -1
+ * where the kernel has none. why: the rule broken, for the client; the
+ * details (pids, start times) go to the log.
+ */
+static int identify(struct rdx_helpers *h, const struct rdx_token *tok,
+                    const struct rdx_req *req, int *pidfd, char *why,
+                    size_t whylen)
+{
+  pid_t pid = tok->cma.pid;
+  uint64_t start, tgid;
+  size_t moved;
+  char state;
+  int rc, fd;
+
+  *pidfd = -1;
+  if (!req->peer_local)
+    return rdx_reason(why, whylen, -EACCES,
+                      "cma token from a peer on another host");
+  if (req->peer_uid < 0 || req->peer_gid < 0 || req->peer_uid > UINT32_MAX ||
+      req->peer_gid > UINT32_MAX)
+    return rdx_reason(why, whylen, -EACCES,
+                      "cma: cannot tell which user sent the request");
+  fd = pidfd_open_(pid);
+  if (fd < 0 && errno == ESRCH)
+    return rdx_reason(why, whylen, -ESRCH,
+                      "cma: the token's process is gone");
+  /* EINVAL: a thread id (checked below); ENOSYS (old kernel), EPERM or
+     EACCES (seccomp): check without a pidfd */
+  if (h) {
+    rc = rdx_helpers_move(h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,
+                          RDX_PUT, pid, tok->addr, NULL, 0, &moved);
+    if (rc) {
+      rc = move_failed(rc, tok, req, tok->addr, 0, 1, why, whylen);
+      goto fail;
+    }
+  }
+  rc = rdx_proc_stat(pid, &state, &start);
+  if (rc == 0)
+    rc = rdx_proc_status(pid, "Tgid", &tgid, 1);
+  if (rc) {
+    log_info("cma: /proc/%d: %s", (int)pid, strerror(-rc));
+    rc = rdx_reason(why, whylen, -ESRCH,
+                    "cma: the token's process is gone");
+    goto fail;
+  }
+  if (tgid != (uint64_t)pid) {
+    log_info("cma: %d is a thread of process %" PRIu64, (int)pid, tgid);
+    rc = rdx_reason(why, whylen, -EINVAL,
+                    "cma: the token names a thread, not a process");
+    goto fail;
+  }
+  if (start != tok->cma.start_time) {
+    log_info("cma: process %d started at %" PRIu64 ", the token's at %" PRIu64
+             " (pid reused)",
+             (int)pid, start, tok->cma.start_time);
+    rc = rdx_reason(why, whylen, -ESRCH,
+                    "cma: the token's process is gone (its pid was reused)");
+    goto fail;
+  }
+  if (state == 'Z' || state == 'X' || (fd >= 0 && exited(fd))) {
+    rc = rdx_reason(why, whylen, -ESRCH, "cma: the token's process has exited");
+    goto fail;
+  }
+  *pidfd = fd;
+  return 0;
+
+fail:
+  if (fd >= 0)
+    close(fd);
+  return rc;
+}
+
 int rdx_cma_check(struct rdx_helpers *h, const struct rdx_token *tok,
                   const struct rdx_req *req, char *why, size_t whylen)
 {
-  size_t moved;
   int pidfd, rc;
 
-  rc = identify(tok, req, &pidfd, why, whylen);
-  if (rc)
-    return rc;
-  /* one byte read, kept by the helper: does the kernel let the peer in? */
-  rc = rdx_helpers_move(h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,
-                        RDX_PUT, tok->cma.pid, tok->addr, NULL, 0, &moved);
+  rc = identify(h, tok, req, &pidfd, why, whylen);
   if (pidfd >= 0)
     close(pidfd);
-  if (rc)
-    return move_failed(rc, tok, req, tok->addr, 0, 1, why, whylen);
-  return 0;
+  return rc;
 }
 
 int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
@@ -332,7 +338,7 @@ int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
   if (raddr + (len - 1) > UINTPTR_MAX)
     return rdx_reason(why, whylen, -EINVAL,
                       "cma: client range beyond this host's addresses");
-  rc = identify(tok, req, &pidfd, why, whylen);
+  rc = identify(NULL, tok, req, &pidfd, why, whylen);
   if (rc)
     return rc;
   rc = rdx_helpers_move(h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,

@@ -2,22 +2,27 @@
  * gw_token_probe: the token paths of s3rdma-gateway, end to end over cma.
  * Run with S3R_ENDPOINT pointing at a gateway (test_gw_token.sh does it).
  * Prints "ok - ..." / "not ok - ..." lines; exit 0 when all pass, 77 when
- * cma is not available here (skip), 1 otherwise. --victim and --attack:
- * a process of one user presents another's tokens (see below).
+ * cma is not available here (skip), 1 otherwise. --victim* and --attack:
+ * a process presents the tokens of another it may not reach (see below).
  *
  * The token requests are written by hand (token header, UNSIGNED-PAYLOAD,
  * x-amz-decoded-content-length) so the exact wire form is under test; the
  * last checks go through the client's own s3_req_set_rdma.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "integration/itest.h"
+#include "rdma/rdx_i.h" /* rdx_stat_parse, for --victim-thread */
 #include "rdma/rdx_transport.h"
 
 #define PAGE 4096
@@ -65,6 +70,7 @@ struct reply {
   bool has_moved;
   size_t body;
   char code[64];
+  char msg[256]; /* the error's Message */
   char etag[S3_ETAG_MAX];
 };
 
@@ -113,8 +119,10 @@ static struct reply token_req(const char *method, const char *key,
   }
   v = s3_req_header(r, "etag");
   snprintf(rep.etag, sizeof(rep.etag), "%s", v ? v : "");
-  if (s3_req_error(r))
+  if (s3_req_error(r)) {
     snprintf(rep.code, sizeof(rep.code), "%s", s3_req_error(r)->code);
+    snprintf(rep.msg, sizeof(rep.msg), "%s", s3_req_error(r)->message);
+  }
   s3_req_destroy(r);
   return rep;
 }
@@ -325,48 +333,214 @@ static void test_client(const unsigned char *obj, unsigned char *pat, size_t n)
 }
 
 /*
- * --victim FILE: another user's process. Make a GET and a PUT token for a
- * page of our own memory (filled with 0x3c), write them to FILE, wait for
- * stdin to close, then exit 0 only if the page is untouched.
+ * Victims: a process whose memory another process presents tokens for.
+ * Its buffer is a page of VICTIM_FILL between two canary pages (CANARY);
+ * it writes a GET and a PUT token for the middle page to FILE (FILE.tmp,
+ * then renamed: a reader never sees half a file), waits for stdin to
+ * close, then exits 0 only if all three pages are untouched (1 if not, 2
+ * on a setup error, 77 when cma is not available here).
+ *   --victim FILE               its own tokens
+ *   --victim-nondumpable FILE   the same after prctl(PR_SET_DUMPABLE, 0)
+ *   --victim-thread FILE        tokens naming a thread it started: the
+ *                               thread's tid as the pid and the thread's
+ *                               own start time (/proc/self/task/TID/stat)
+ * (test_gw_hostile.sh's setgid victim is gw_victim: gw_victim.c says why.)
  */
-static int victim(const char *path)
+#define VICTIM_FILL 0x3c
+
+enum victim_kind { V_PLAIN, V_NONDUMPABLE, V_THREAD };
+
+struct vthread {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pid_t tid;
+  bool stop;
+};
+
+static void *vthread_main(void *arg)
 {
-  char err[RDX_ERR_MAX], get[RDX_TOKEN_MAX], put[RDX_TOKEN_MAX];
-  unsigned char *page = aligned_alloc(PAGE, PAGE);
+  struct vthread *t = arg;
+
+  pthread_mutex_lock(&t->mu);
+  t->tid = gettid();
+  pthread_cond_broadcast(&t->cv);
+  while (!t->stop)
+    pthread_cond_wait(&t->cv, &t->mu);
+  pthread_mutex_unlock(&t->mu);
+  return NULL;
+}
+
+/* A cma token naming thread tid of this process, with its start time. */
+static int thread_token(pid_t tid, uint64_t addr, uint64_t len, enum rdx_op op,
+                        char *out)
+{
+  char path[64], line[1024], state;
+  struct rdx_token t = {0};
+  uint64_t start;
+  ssize_t n;
+  int fd;
+
+  snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  n = read(fd, line, sizeof(line));
+  close(fd);
+  if (n <= 0 || rdx_stat_parse(line, (size_t)n, &state, &start))
+    return -1;
+  t.kind = RDX_CMA;
+  t.op = op;
+  t.addr = addr;
+  t.len = len;
+  t.cma.pid = (int32_t)tid;
+  t.cma.start_time = start;
+  return rdx_token_format(&t, out, RDX_TOKEN_MAX) < 0 ? -1 : 0;
+}
+
+static int victim(const char *path, enum victim_kind kind)
+{
+  char err[RDX_ERR_MAX], get[RDX_TOKEN_MAX], put[RDX_TOKEN_MAX], tmp[4096];
+  unsigned char *pages = aligned_alloc(PAGE, 3 * PAGE), *page;
+  struct vthread th = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
+                       false};
+  pthread_t thread;
+  bool started = false;
   struct rdx_region *r;
+  int bad = 0;
   FILE *f;
 
-  if (!page ||
-      rdx_transport_open(RDX_TRANSPORT_CMA, NULL, &tr, err, sizeof(err)) ||
-      rdx_register(tr, page, PAGE, 0, &r) ||
-      rdx_token_for(tr, r, 0, PAGE, RDX_GET, get, sizeof(get)) < 0 ||
-      rdx_token_for(tr, r, 0, PAGE, RDX_PUT, put, sizeof(put)) < 0)
+  if (!pages)
     return 2;
-  memset(page, 0x3c, PAGE);
-  f = fopen(path, "w");
-  if (!f || fprintf(f, "%s\n%s\n", get, put) < 0 || fclose(f))
+  page = pages + PAGE;
+  memset(pages, CANARY, 3 * PAGE);
+  memset(page, VICTIM_FILL, PAGE);
+  if (kind == V_NONDUMPABLE && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+    return 2;
+  if (rdx_transport_open(RDX_TRANSPORT_CMA, NULL, &tr, err, sizeof(err))) {
+    fprintf(stderr, "skip: cma transport: %s\n", err);
+    return 77;
+  }
+  if (rdx_register(tr, page, PAGE, 0, &r))
+    return 2;
+  if (kind == V_THREAD) {
+    if (pthread_create(&thread, NULL, vthread_main, &th))
+      return 2;
+    started = true;
+    pthread_mutex_lock(&th.mu);
+    while (!th.tid)
+      pthread_cond_wait(&th.cv, &th.mu);
+    pthread_mutex_unlock(&th.mu);
+    if (th.tid == getpid() ||
+        thread_token(th.tid, (uintptr_t)page, PAGE, RDX_GET, get) ||
+        thread_token(th.tid, (uintptr_t)page, PAGE, RDX_PUT, put))
+      return 2;
+  } else if (rdx_token_for(tr, r, 0, PAGE, RDX_GET, get, sizeof(get)) < 0 ||
+             rdx_token_for(tr, r, 0, PAGE, RDX_PUT, put, sizeof(put)) < 0) {
+    return 2;
+  }
+  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+  f = fopen(tmp, "w");
+  if (!f || fprintf(f, "%s\n%s\n", get, put) < 0 || fclose(f) ||
+      rename(tmp, path))
     return 2;
   while (getchar() != EOF)
     ;
-  for (size_t i = 0; i < PAGE; i++)
-    if (page[i] != 0x3c)
-      fails++;
+  for (size_t i = 0; i < 3 * PAGE; i++)
+    if (pages[i] != (i >= PAGE && i < 2 * PAGE ? VICTIM_FILL : CANARY))
+      bad++;
+  if (bad)
+    fprintf(stderr, "victim: %d bytes of the buffer or its canaries changed\n",
+            bad);
+  if (started) {
+    pthread_mutex_lock(&th.mu);
+    th.stop = true;
+    pthread_cond_broadcast(&th.cv);
+    pthread_mutex_unlock(&th.mu);
+    pthread_join(thread, NULL);
+  }
   rdx_unregister(r);
   rdx_transport_close(tr);
-  free(page);
-  return fails ? 1 : 0;
+  free(pages);
+  return bad ? 1 : 0;
 }
 
 /*
- * --attack FILE: as an unprivileged user, present the victim's tokens (its
- * own, valid ones) to the gateway: both must be refused (403), no byte
- * written into the victim, none of its bytes stored.
+ * Does the gateway's error message s disclose what only the victim knows:
+ * its uids, its start time, its buffer's address? A uid is "uid" followed
+ * by a number ("uid 0", "uid=0/0/0"; "the same uid and gid" is no leak).
+ * The pid is the attacker's own input: blanked first, so that a start
+ * time that happens to be a substring of it is not mistaken for a leak;
+ * the Resource (the path the attacker sent) is not looked at. Numbers
+ * shorter than 5 digits are not looked for (too likely by chance).
+ * Returns what leaked, or NULL.
  */
-static int attack(const char *path)
+static const char *leak(const char *s, const struct rdx_token *t)
 {
-  char get[RDX_TOKEN_MAX], put[RDX_TOKEN_MAX];
+  static char what[64];
+  char txt[512], pid[16], num[4][24];
+  const char *name[4] = {"start time", "start time (hex)", "address (hex)",
+                         "address"};
+  char *p;
+
+  snprintf(txt, sizeof(txt), "%s", s);
+  snprintf(pid, sizeof(pid), "%d", (int)t->cma.pid);
+  while ((p = strstr(txt, pid)))
+    memset(p, '#', strlen(pid));
+  p = txt;
+  while ((p = strcasestr(p, "uid"))) {
+    p += 3;
+    p += strspn(p, " =:s"); /* "uid 0", "uid=0", "uids: 0" */
+    if (*p >= '0' && *p <= '9')
+      return "a uid";
+  }
+  snprintf(num[0], sizeof(num[0]), "%" PRIu64, t->cma.start_time);
+  snprintf(num[1], sizeof(num[1]), "%" PRIx64, t->cma.start_time);
+  snprintf(num[2], sizeof(num[2]), "%" PRIx64, t->addr);
+  snprintf(num[3], sizeof(num[3]), "%" PRIu64, t->addr);
+  for (int i = 0; i < 4; i++)
+    if (strlen(num[i]) >= 5 && strcasestr(txt, num[i])) {
+      snprintf(what, sizeof(what), "the victim's %s", name[i]);
+      return what;
+    }
+  return NULL;
+}
+
+/* One attack request's outcome, printed; true when refused as expected. */
+static bool refused_as(const char *what, const struct reply *rep,
+                       bool strict, long want_status, const char *want_code,
+                       const struct rdx_token *victim_tok)
+{
+  const char *msg = rep->msg, *l = strict ? leak(msg, victim_tok) : NULL;
+  bool ok;
+
+  printf("# %s: %ld %s%s%s\n", what, rep->status,
+         rep->code[0] ? rep->code : "(no S3 error)", msg[0] ? ": " : "", msg);
+  ok = !rep->has_moved && rep->status >= 400 && rep->status < 500;
+  if (want_status)
+    ok = ok && rep->status == want_status && strcmp(rep->code, want_code) == 0;
+  if (l)
+    printf("# %s: the error discloses %s\n", what, l);
+  return ok && !l;
+}
+
+/*
+ * --attack FILE [--expect STATUS CODE]: as another process (another user,
+ * or the same user without the right to reach the victim), present the
+ * victim's tokens (its own, valid ones) to the gateway: both must be
+ * refused, no byte written into the victim (it checks that itself), none
+ * of its bytes stored. Without --expect: refused with 403. With --expect:
+ * refused with exactly STATUS and S3 error CODE, the refusals disclose
+ * nothing of the victim's (leak()), and a GET token with the victim's
+ * start time changed (a reused pid) is refused (a 4xx) without disclosing
+ * the real one. Prints what each request got.
+ */
+static int attack(const char *path, long want_status, const char *want_code)
+{
+  char get[RDX_TOKEN_MAX], put[RDX_TOKEN_MAX], other[RDX_TOKEN_MAX];
   unsigned char obj[PAGE];
+  struct rdx_token vt;
   struct reply rep;
+  bool strict = want_status != 0;
   FILE *f = fopen(path, "r");
 
   if (!f || !fgets(get, sizeof(get), f) || !fgets(put, sizeof(put), f))
@@ -374,6 +548,12 @@ static int attack(const char *path)
   fclose(f);
   get[strcspn(get, "\n")] = '\0';
   put[strcspn(put, "\n")] = '\0';
+  if (rdx_token_parse(get, strlen(get), &vt))
+    return 2;
+  if (!strict) {
+    want_status = 403;
+    want_code = "AccessDenied";
+  }
   c = itest_client(NULL);
   itest_bucket_name(bucket, sizeof(bucket), "gwatk");
   memset(obj, 0x11, sizeof(obj));
@@ -381,11 +561,21 @@ static int attack(const char *path)
       s3_put_object(c, bucket, "obj", obj, sizeof(obj), NULL, NULL))
     return 2;
   rep = token_req("GET", "obj", get, 0, PAGE, -1, NULL, 0);
-  check(rep.status == 403 && !rep.has_moved,
-        "another user's GET token for the victim: 403");
+  check(refused_as("GET token", &rep, strict, want_status, want_code, &vt),
+        "the victim's GET token: refused");
   rep = token_req("PUT", "stolen", put, 0, 0, PAGE, NULL, 0);
-  check(rep.status == 403 && !rep.has_moved,
-        "another user's PUT token for the victim: 403");
+  check(refused_as("PUT token", &rep, strict, want_status, want_code, &vt),
+        "the victim's PUT token: refused");
+  if (strict) {
+    struct rdx_token t = vt;
+    t.cma.start_time++;
+    if (rdx_token_format(&t, other, sizeof(other)) < 0)
+      return 2;
+    rep = token_req("GET", "obj", other, 0, PAGE, -1, NULL, 0);
+    check(refused_as("GET token, start time + 1", &rep, true, 0, NULL, &vt),
+          "the victim's GET token with another start time: refused, "
+          "its start time not disclosed");
+  }
   {
     struct s3_object_meta m = {0};
     check(s3_head_object(c, bucket, "stolen", &m) == -ENOENT,
@@ -405,9 +595,16 @@ int main(int argc, char **argv)
   int rc;
 
   if (argc == 3 && strcmp(argv[1], "--victim") == 0)
-    return victim(argv[2]);
+    return victim(argv[2], V_PLAIN);
+  if (argc == 3 && strcmp(argv[1], "--victim-nondumpable") == 0)
+    return victim(argv[2], V_NONDUMPABLE);
+  if (argc == 3 && strcmp(argv[1], "--victim-thread") == 0)
+    return victim(argv[2], V_THREAD);
   if (argc == 3 && strcmp(argv[1], "--attack") == 0)
-    return attack(argv[2]);
+    return attack(argv[2], 0, NULL);
+  if (argc == 6 && strcmp(argv[1], "--attack") == 0 &&
+      strcmp(argv[3], "--expect") == 0 && atol(argv[4]) > 0)
+    return attack(argv[2], atol(argv[4]), argv[5]);
   obj = malloc(size);
   pat = malloc(n);
   rc = rdx_transport_open(RDX_TRANSPORT_CMA, NULL, &tr, err, sizeof(err));
