@@ -12,7 +12,8 @@
 # process is not counted), and of that the user-space part (our code: the
 # system part is mostly the kernel's copy of each byte into the reader's
 # page cache when we answer a FUSE read, the same whatever the transport);
-# and the gateway's CPU seconds per GiB (it does the copying for cma).
+# and the gateway's CPU seconds per GiB (it does the copying for cma, in
+# its helper processes: counted with it).
 # Ratios cma/off; the goal (issue 5) is daemon CPU per GiB with cma at most
 # a quarter of off's.
 #
@@ -69,11 +70,11 @@ read_once() {
     direct) mount_ours "$S3R_ENDPOINT" off ;;
   esac
   drop_caches
-  c0=$(proc_cpu_s "$ours_pid") u0=$(proc_user_cpu_s "$ours_pid") g0=$(proc_cpu_s "$gw_pid")
+  c0=$(proc_cpu_s "$ours_pid") u0=$(proc_user_cpu_s "$ours_pid") g0=$(proc_tree_cpu_s "$gw_pid")
   t0=$(now)
   dd if="$mnt/$key" of=/dev/null bs=1M status=none
   t1=$(now)
-  c1=$(proc_cpu_s "$ours_pid") u1=$(proc_user_cpu_s "$ours_pid") g1=$(proc_cpu_s "$gw_pid")
+  c1=$(proc_cpu_s "$ours_pid") u1=$(proc_user_cpu_s "$ours_pid") g1=$(proc_tree_cpu_s "$gw_pid")
   if [ "$1" = cma ] && ! grep -q '^s3.rdma_bytes [1-9]' "$mnt/.s3rdmafs-stats"; then
     echo "fs_rdma: the cma mount moved no bytes by rdma" >&2
     exit 1

@@ -122,6 +122,23 @@ proc_cpu_s() {
     'BEGIN { printf "%.2f", (u + k) / hz }'
 }
 
+# proc_tree_cpu_s PID: proc_cpu_s of PID, of its live children and of the
+# children it has reaped (the gateway's cma helpers are its children).
+proc_tree_cpu_s() {
+  local s f c total
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  s=${s##*) }
+  read -r -a f <<<"$s"
+  # fields 14 to 17: utime, stime, cutime, cstime
+  total=$(awk -v a="${f[11]}" -v b="${f[12]}" -v c="${f[13]}" -v d="${f[14]}" \
+    -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (a + b + c + d) / hz }')
+  for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+    s=$(proc_cpu_s "$c") || continue
+    total=$(awk -v a="$total" -v b="$s" 'BEGIN { printf "%.2f", a + b }')
+  done
+  echo "$total"
+}
+
 # proc_user_cpu_s PID: the user-space part of proc_cpu_s (utime only): the
 # process's own code, without what the kernel does on its behalf.
 proc_user_cpu_s() {

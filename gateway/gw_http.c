@@ -19,7 +19,14 @@
  *  - completed_cb aborts both pipes, waits until the worker is done with
  *    the request, and frees it.
  * The connection thread and the worker share a request as gw_proxy.h says.
- * Nothing else is shared but the atomic stats.
+ * Nothing else is shared but the atomic stats and the per-address limits
+ * (gw_limits, its own lock): MHD's accept policy and connection
+ * notifications (its listening thread and connection threads) count
+ * connections, start() and completed_cb upload slots.
+ *
+ * Strangers: until a request's SigV4 is verified its connection may idle
+ * only --auth-timeout seconds (then --timeout); its request-target, header
+ * count and sizes and framing are checked before the signature is.
  */
 #include "gateway/gw_http.h"
 
@@ -310,7 +317,6 @@ static void peer_identity(struct creq *q, struct MHD_Connection *con)
       MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
   struct sockaddr_storage local;
   socklen_t sl = sizeof(local);
-
   struct passwd pw, *pwp = NULL;
   char pwbuf[4096];
 
@@ -423,6 +429,16 @@ static enum MHD_Result setup_token(struct creq *q, struct MHD_Connection *con,
   return MHD_YES;
 }
 
+/* An IPv4 or IPv6 client address into d (anything else: family 0). */
+static void copy_addr(struct sockaddr_storage *d, const struct sockaddr *a)
+{
+  memset(d, 0, sizeof(*d));
+  if (a->sa_family == AF_INET)
+    memcpy(d, a, sizeof(struct sockaddr_in));
+  else if (a->sa_family == AF_INET6)
+    memcpy(d, a, sizeof(struct sockaddr_in6));
+}
+
 /* A malformed request: 400, counted, one log line (the rule only: the
    target or headers may hold anything, control characters included). */
 static enum MHD_Result refuse_request(struct creq *q, struct MHD_Connection *con,
@@ -527,9 +543,7 @@ static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,
       return answer_error(q, con, 503, "SlowDown",
                           "too many uploads from this address at once", false);
     }
-    memcpy(&q->upload_from, ca->client_addr,
-           ca->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                  : sizeof(struct sockaddr_in));
+    copy_addr(&q->upload_from, ca->client_addr);
   }
 
   pthread_mutex_init(&r->mu, NULL);
@@ -667,9 +681,7 @@ static void conn_cb(void *cls, struct MHD_Connection *con, void **socket_ctx,
     a = ca ? calloc(1, sizeof(*a)) : NULL;
     if (!a)
       return;
-    memcpy(a, ca->client_addr,
-           ca->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                  : sizeof(struct sockaddr_in));
+    copy_addr(a, ca->client_addr);
     gw_limits_conn_open(h->limits, (struct sockaddr *)a);
     *socket_ctx = a;
   } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
