@@ -18,6 +18,14 @@ static int reason(char *why, size_t whylen, const char *msg)
   return -EINVAL;
 }
 
+/* May c stand unescaped in an origin-form target (RFC 3986: unreserved,
+   sub-delims, ':', '@', '/', '?', and '%' starting an escape)? */
+static bool target_char(unsigned char c)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || (c && strchr("-._~!$&'()*+,;=:@/?%", c));
+}
+
 static bool is_hex(char c)
 {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
@@ -41,6 +49,10 @@ int gw_target_check(const char *target, char *why, size_t whylen)
                     "the request-target holds a control character or space");
     if (c == '#' || c == '\\')
       return reason(why, whylen, "the request-target holds '#' or '\\'");
+    if (!target_char(c))
+      return reason(why, whylen,
+                    "the request-target holds a byte that must be "
+                    "%-encoded");
     if (c == '%' && (i + 2 >= n || !is_hex(target[i + 1]) ||
                      !is_hex(target[i + 2])))
       return reason(why, whylen, "the request-target holds a bad %-escape");

@@ -20,10 +20,13 @@
 
 /*
  * Is target an origin-form request-target we forward? It must start with
- * '/', and hold no control character (bytes < 0x20 and 0x7f), no space, no
- * '#' and no '\\', and be at most GW_TARGET_MAX bytes; a '%' must start a
+ * '/', hold only what RFC 3986 lets stand unescaped in a path and query
+ * (letters, digits, "-._~!$&'()*+,;=:@/?" and '%'), so no control
+ * character, space, '#', '\\', '"', '<', '>', '^', '`', '{', '|', '}' or
+ * byte over 0x7f, and be at most GW_TARGET_MAX bytes; a '%' must start a
  * two-hex-digit escape (what an escape encodes is the key's business: S3
- * keys may hold any byte).
+ * keys may hold any byte). What is forwarded is then exactly what was
+ * signed, with nothing for libcurl or upstream to re-encode.
  * Returns 0, or -EINVAL with a one-line reason (naming the rule, never the
  * target) in why.
  */

@@ -134,10 +134,11 @@ for t in '@127.0.0.1:{PORT}/{B}/x' 'http://127.0.0.1:{PORT}/{B}/x' \
   answered "GET $t: nothing forwarded" 400/InvalidURI target "$t"
 done
 
-# Bad bytes in a target: 400 from us (InvalidURI) or from libmicrohttpd
-# before us (no S3 error document), and nothing stored.
+# Bad bytes in a target (controls, "#", "\\", raw UTF-8, "<"): 400 from us
+# (InvalidURI) or from libmicrohttpd before us (no S3 error document), and
+# nothing stored.
 for t in '/{B}/ctl\x01x' '/{B}/del\x7fx' '/{B}/tab\tx' '/{B}/frag#x' \
-  '/{B}/back\\x' '/{B}/bad%zz'; do
+  '/{B}/back\\x' '/{B}/bad%zz' '/{B}/caf\xc3\xa9' '/{B}/a<b>'; do
   answered "PUT $t" 400/InvalidURI,- put-target "$t"
   check "  ... nothing stored" hostile only good
 done

@@ -45,6 +45,14 @@ static void test_target(void **state)
       {"/a%zz", -EINVAL},
       {"/a%4g", -EINVAL},
       {"/a?x=%", -EINVAL},
+      {"/caf\xc3\xa9", -EINVAL}, /* UTF-8 must be %-encoded */
+      {"/a\"b", -EINVAL},
+      {"/a<b>", -EINVAL},
+      {"/a{b}", -EINVAL},
+      {"/a|b", -EINVAL},
+      {"/a^b", -EINVAL},
+      {"/a`b", -EINVAL},
+      {"/b/k-._~!$&'()*+,;=:@?list-type=2&prefix=a%2Fb", 0},
   };
   char why[128];
 
