@@ -114,7 +114,10 @@ int gw_range_parse(const char *v, uint64_t *off, uint64_t *len)
     return -EINVAL;
   v += 6;
   dash = strchr(v, '-');
-  if (!dash || plain_decimal(v, (size_t)(dash - v), &a) ||
+  /* one text per range: no leading zeros ("bytes=02-2" is refused) */
+  if (!dash || (v[0] == '0' && dash - v > 1) ||
+      (dash[1] == '0' && dash[2] != '\0') ||
+      plain_decimal(v, (size_t)(dash - v), &a) ||
       plain_decimal(dash + 1, strlen(dash + 1), &b) || b < a ||
       b == UINT64_MAX)
     return -EINVAL;

@@ -47,7 +47,8 @@ int gw_framing_check(const char *content_length, unsigned count_cl,
                      size_t whylen) __attribute__((warn_unused_result));
 
 /*
- * A Range header of the single form "bytes=A-B" (A <= B, plain decimals):
+ * A Range header of the single form "bytes=A-B" (A <= B, plain decimals
+ * without leading zeros, so that one range has one text):
  * 0 with *off = A and *len = B - A + 1; -EINVAL for anything else
  * (suffix and open ranges, lists, spaces, signs, overflow).
  */

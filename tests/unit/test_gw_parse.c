@@ -176,6 +176,10 @@ static void test_range(void **state)
       {"Bytes=0-1", -EINVAL, 0, 0},
       {"items=0-1", -EINVAL, 0, 0},
       {"bytes=0-1 ", -EINVAL, 0, 0},
+      {"bytes=02-2", -EINVAL, 0, 0}, /* leading zeros: one text per range */
+      {"bytes=2-02", -EINVAL, 0, 0},
+      {"bytes=00-0", -EINVAL, 0, 0},
+      {"bytes=10-20", 0, 10, 11},
       {"", -EINVAL, 0, 0},
   };
 
