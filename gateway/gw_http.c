@@ -691,7 +691,8 @@ static void conn_cb(void *cls, struct MHD_Connection *con, void **socket_ctx,
   }
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 2, 0)))
+mhd_log(void *cls, const char *fmt, va_list ap)
 {
   char buf[512];
   size_t n;

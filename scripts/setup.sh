@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Install every Debian package the project needs (idempotent, quiet when
-# everything is present) and build into build/ (and build-asan/ with --asan).
+# everything is present) and build into build/ (and build-asan/ with --asan,
+# and the libFuzzer targets into build-fuzz/ with clang with --fuzz).
 #
-#   scripts/setup.sh [--asan] [--no-build]
+#   scripts/setup.sh [--asan] [--fuzz] [--no-build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-asan=0 build=1
+asan=0 fuzz=0 build=1
 for a in "$@"; do
   case $a in
     --asan) asan=1 ;;
+    --fuzz) fuzz=1 ;;
     --no-build) build=0 ;;
-    *) echo "usage: $0 [--asan] [--no-build]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--asan] [--fuzz] [--no-build]" >&2; exit 2 ;;
   esac
 done
 
@@ -20,6 +22,8 @@ PKGS=(
   build-essential cmake pkg-config
   libcurl4-openssl-dev libexpat1-dev libssl-dev libjansson-dev
   libfuse3-dev fuse3 libcmocka-dev libmicrohttpd-dev
+  # fuzzing (tests/fuzz): clang and its libFuzzer/sanitizer runtimes
+  clang libclang-rt-14-dev
   # tests: a real S3 server (Ceph RGW) and a second S3 client
   ceph-mon ceph-osd radosgw ceph-common awscli curl python3 openssl
   # tests: the tools the write tests drive, and s3fs for metadata interop
@@ -46,13 +50,23 @@ werror=OFF
 [ "${CI:-}" = true ] && werror=ON
 jobs=$(nproc)
 
-configure_and_build() { # dir, extra cmake args...
-  local dir=$1; shift
+configure_and_build() { # dir, target ("" for all), extra cmake args...
+  local dir=$1 target=${2:+--target $2}; shift 2
   cmake -S . -B "$dir" -DS3R_WERROR=$werror "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs" -- --no-print-directory >/dev/null ||
-    cmake --build "$dir" -j 1 -- --no-print-directory
+  # shellcheck disable=SC2086 # $target is empty or two words
+  cmake --build "$dir" -j "$jobs" $target -- --no-print-directory >/dev/null ||
+    cmake --build "$dir" -j 1 $target -- --no-print-directory
 }
 
-configure_and_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-[ "$asan" -eq 0 ] || configure_and_build build-asan -DCMAKE_BUILD_TYPE=Debug -DS3R_SANITIZE=ON
-echo "setup: built into build/$([ "$asan" -eq 1 ] && echo ' and build-asan/')" >&2
+configure_and_build build "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+[ "$asan" -eq 0 ] || configure_and_build build-asan "" -DCMAKE_BUILD_TYPE=Debug -DS3R_SANITIZE=ON
+# the fuzz targets only (fuzz_all), with clang (libFuzzer; a build
+# directory's compiler is fixed when it is first configured); never -Werror
+# there: clang warns where gcc does not, and the gcc builds enforce it
+[ "$fuzz" -eq 0 ] ||
+  CC=clang configure_and_build build-fuzz fuzz_all -DCMAKE_BUILD_TYPE=Debug \
+    -DS3R_FUZZ=ON -DS3R_WERROR=OFF
+built=build/
+[ "$asan" -eq 0 ] || built+=", build-asan/"
+[ "$fuzz" -eq 0 ] || built+=", build-fuzz/ (fuzz targets)"
+echo "setup: built into $built" >&2
