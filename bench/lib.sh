@@ -36,42 +36,28 @@ bench_object() {
   fi
 }
 
-# Mounts for the filesystem workloads (need peers.sh sourced too).
-# bench_mount_ours BUCKET MNT LOG [s3rdmafs args...]: our daemon with the
-# defaults (the page-cache arena pinned as root) plus the args, in the
-# foreground in the background: its pid in $ours_pid, its output in LOG.
-# Returns once the mount answers (the first stat waits until the daemon has
-# finished starting, as the peers' mount functions do), or 1 after 30 s.
+# Mounts for the filesystem workloads: the tests' mount library
+# (tests/lib/mount.sh: the daemon's exit status and log checked at unmount;
+# its messages on stderr here). No -o cache.mlock=false: our daemon runs
+# with its defaults (the page-cache arena pinned as root).
+FS=$BENCH_TOP/build/bin/s3rdmafs
+FS_REPORT_FD=2
+# shellcheck source=tests/lib/mount.sh
+. "$BENCH_TOP/tests/lib/mount.sh"
+# bench_mount_ours BUCKET MNT LOG [s3rdmafs args...]: our daemon, in the
+# foreground in the background: its pid in $ours_pid, its output appended
+# to LOG. Returns once the mount answers, or 1.
 ours_pid=
 bench_mount_ours() {
-  local bucket=$1 mnt=$2 log=$3 i
-  shift 3
-  "$BENCH_TOP/build/bin/s3rdmafs" "$bucket" "$mnt" -f "$@" >"$log" 2>&1 &
-  ours_pid=$!
-  for ((i = 0; i < 300; i++)); do
-    if _peer_mounted "$mnt"; then timeout 30 stat "$mnt" >/dev/null && return 0; break; fi
-    _peer_alive "$ours_pid" || break
-    sleep 0.1
-  done
-  echo "bench: s3rdmafs did not mount $bucket on $mnt:" >&2
-  tail -n 20 "$log" >&2
-  return 1
+  fs_mount "$@" >&2 || { echo "bench: s3rdmafs did not mount $1 on $2" >&2; return 1; }
+  ours_pid=$FS_PID
 }
-# bench_umount_ours MNT: unmount and wait (60 s at most) for our daemon to
-# exit (its last uploads); then SIGTERM, SIGKILL.
+# bench_umount_ours MNT: unmount and wait (FS_EXIT_TIMEOUT, 120 s) for our
+# daemon to exit (its last uploads); fails when it does not exit 0 or its
+# log has a sanitizer report.
 bench_umount_ours() {
-  local i
-  peer_umount "$1" >&2 || true
-  [ -n "$ours_pid" ] || return 0
-  for ((i = 0; i < 600; i++)); do _peer_alive "$ours_pid" || break; sleep 0.1; done
-  if _peer_alive "$ours_pid"; then
-    echo "bench: s3rdmafs (pid $ours_pid) still running 60 s after unmount; SIGTERM" >&2
-    kill -TERM "$ours_pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do _peer_alive "$ours_pid" || break; sleep 0.1; done
-    ! _peer_alive "$ours_pid" || kill -KILL "$ours_pid" 2>/dev/null || true
-  fi
-  wait "$ours_pid" 2>/dev/null || true
   ours_pid=
+  fs_umount "$1" >&2
 }
 # bench_mount_tool TOOL BUCKET MNT LOG [s3rdmafs args...]: s3rdmafs, s3fs or
 # rclone (cache off) on MNT; bench_umount_tool TOOL MNT.

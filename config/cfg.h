@@ -114,6 +114,9 @@ struct cfg_write {
   uint64_t max_memory;        /* all write buffers together */
   unsigned rename_dir_max;    /* objects a directory rename may copy */
   unsigned retry_interval_ms; /* background retries of failed uploads */
+  uint64_t staging_max;       /* cache.dir bytes for staging; 0: half the
+                                 filesystem's free space at mount */
+  unsigned staging_wait_ms;   /* a write waits this long for space */
 };
 
 struct cfg_mount {

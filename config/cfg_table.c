@@ -136,6 +136,13 @@ static const char *check_page_multiple(const union cfg_val *v)
   return v->u % 4096 ? "is not a multiple of 4K" : NULL;
 }
 
+static const char *check_staging_max(const union cfg_val *v)
+{
+  return v->u && v->u < MiB
+             ? "is below 1M (0 means half the free space of cache.dir)"
+             : NULL;
+}
+
 static uint64_t def_uid(void)
 {
   return getuid();
@@ -243,6 +250,14 @@ const struct cfg_key cfg_keys[] = {
      .doc = "objects a directory rename may copy; beyond: EXDEV"},
     {K_SECS("write.retry_interval", write.retry_interval_ms, 30, 1, DAY_S),
      .doc = "a failed upload is retried in the background this often"},
+    {K_SIZE("write.staging_max", write.staging_max, 0, 0, 1024 * TiB,
+            check_staging_max),
+     .def_doc = "0: half the free space of cache.dir's filesystem at mount",
+     .doc = "disk the staging files of files being written may take in "
+            "cache.dir (also what df shows as the mount's size)"},
+    {K_SECS("write.staging_wait", write.staging_wait_ms, 30, 0, 3600),
+     .doc = "a write past write.staging_max waits this long for uploads to "
+            "free space, then fails with ENOSPC"},
 
     {K_UINT("mount.uid", mount.uid, 0, 0, 0xfffffffe), .def_fn = def_uid,
      .def_doc = "the mounting user's",

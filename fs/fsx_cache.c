@@ -257,11 +257,16 @@ void fsx_cache_destroy(struct fsx_cache *c)
   for (size_t i = 0; i < c->nchunks; i++)
     busy += c->chunks[i].refs != 0;
   if (busy)
-    log_warn("page cache destroyed with %zu chunks still referenced", busy);
+    log_warn("page cache destroyed with %zu chunks still referenced: its "
+             "arena stays mapped (a server may still write there)", busy);
   for (int i = 0; i < NCV; i++)
     pthread_cond_destroy(&c->cv[i]);
   pthread_mutex_destroy(&c->mu);
-  munmap(c->arena, c->arena_len);
+  /* a reference left is memory a server may still touch (fsx_rdma held
+     it past close): unmapped, the range could be mapped again for
+     something else; left mapped, it goes with the process */
+  if (!busy)
+    munmap(c->arena, c->arena_len);
   free(c->buckets);
   free(c->chunks);
   free(c);

@@ -46,7 +46,8 @@ struct fsx_cache_stats {
  */
 struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
                                    bool want_mlock, char *err, size_t errlen);
-/* All chunks must have been put back. */
+/* All chunks must have been put back; if some were not, the arena is left
+   mapped (a server may still write into a chunk held for it). */
 void fsx_cache_destroy(struct fsx_cache *c);
 
 /* The arena (for registration with the RDMA transport): base and length. */

@@ -20,6 +20,7 @@
 
 struct fuse_session;
 struct fsx_rdma;
+struct fsx_space;
 struct fsx_stage;
 struct fsx_wb;
 
@@ -68,6 +69,8 @@ struct fsx_mount {
   struct fsx_stats st;
   struct fuse_session *se;    /* for kernel cache notifications */
   struct fsx_stage *stage;    /* cache.dir: staging files, upload journal */
+  struct fsx_space *space;    /* the staging files' disk use and limit;
+                                 NULL when read-only */
   struct fsx_rdma *rdma;      /* the data plane; NULL: HTTP bodies only */
   /* write-back (fsx_wb.c) */
   pthread_mutex_t wb_lock;
@@ -77,6 +80,10 @@ struct fsx_mount {
   bool wb_stopping;           /* wb_lock */
   bool wb_started;
   pthread_t wb_thread;        /* background retries */
+  /* a directory rename holds it for writing from before it holds every
+     write-back state below the directory until the children are moved;
+     a new write-back state is made under it for reading (fsx_wb_open) */
+  pthread_rwlock_t rename_lock;
 };
 
 /* fsx_ns.c: the namespace */

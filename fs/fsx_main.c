@@ -12,6 +12,7 @@
  * build the real client, page cache and inode table.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@
 #include "config/cfg.h"
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rdma.h"
+#include "fs/fsx_recover.h"
+#include "fs/fsx_space.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb.h"
 
@@ -424,7 +427,8 @@ int main(int argc, char **argv)
   struct args a = {0};
   struct cfg c;
   struct fsx_mount m = {.wb_lock = PTHREAD_MUTEX_INITIALIZER,
-                        .wb_cond = PTHREAD_COND_INITIALIZER};
+                        .wb_cond = PTHREAD_COND_INITIALIZER,
+                        .rename_lock = PTHREAD_RWLOCK_INITIALIZER};
   struct s3_client_config sc;
   struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
   struct fuse_session *se = NULL;
@@ -434,6 +438,12 @@ int main(int argc, char **argv)
 
   if (argc == 3 && !strcmp(argv[1], "stats"))
     return stats_cmd(argv[2]);
+  /* buffers of 128 KiB and more (read replies, base fetches) come from
+     mmap and go back at free: glibc would otherwise raise the threshold
+     after the first such free and keep them in per-thread arenas that
+     never shrink (RSS growing past cache.size + write.max_memory under
+     load, test_fs_load) */
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
@@ -542,6 +552,13 @@ int main(int argc, char **argv)
     log_err("%s", err);
     goto free_names;
   }
+  /* and how much of cache.dir it may take (statfs tells) */
+  if (m.stage && fsx_space_create(c.cache.dir, c.write.staging_max,
+                                  c.write.staging_wait_ms, &m.space, err,
+                                  sizeof(err))) {
+    log_err("%s", err);
+    goto close_stage;
+  }
   se = fuse_session_new(&fargs, &fsx_ops, sizeof(fsx_ops), &m);
   if (!se)
     goto close_stage;
@@ -583,9 +600,12 @@ int main(int argc, char **argv)
     goto destroy_client;
   }
   if (m.stage) {
-    int n = fsx_stage_recover(m.stage, m.s3);
-    if (n)
-      log_notice("aborted %d unfinished uploads of earlier mounts", n);
+    struct fsx_recovery rv;
+    fsx_stage_recover(m.stage, m.s3, fsx_recover_file, &m, &rv);
+    if (rv.aborted || rv.uploaded || rv.kept || rv.left)
+      log_notice("earlier mounts' leftovers: %d unfinished uploads aborted, "
+                 "%d files uploaded, %d kept in %s/unsaved, %d left in place",
+                 rv.aborted, rv.uploaded, rv.kept, c.cache.dir, rv.left);
     if (fsx_wb_start(&m)) {
       log_err("cannot start the write-back thread");
       goto destroy_client;
@@ -624,6 +644,7 @@ remove_handlers:
 destroy_session:
   fuse_session_destroy(se);
 close_stage:
+  fsx_space_destroy(m.space); /* every staging file forgotten by now */
   fsx_stage_close(m.stage);
 free_names:
   free(real_mnt);

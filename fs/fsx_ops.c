@@ -12,6 +12,7 @@
 #include "common/slog.h"
 #include "fs/fsx_ops_i.h"
 #include "fs/fsx_read.h"
+#include "fs/fsx_space.h"
 #include "fs/fsx_wb.h"
 
 struct fsx_dirh {
@@ -567,19 +568,31 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
   fuse_reply_err(req, 0);
 }
 
+/*
+ * S3 has no capacity to report; what runs out first is the staging space
+ * in cache.dir (write.staging_max): its limit is the size, what is left of
+ * it is free, so df tells how much more can be written before ENOSPC. A
+ * read-only mount shows a large, constant, mostly free disk.
+ */
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+  struct fsx_mount *m = M(req);
+  struct fsx_space_info si;
   struct statvfs sv;
 
-  /* S3 has no capacity to report: a large, constant, mostly free disk */
   memset(&sv, 0, sizeof(sv));
-  sv.f_bsize = 1 << 20;
-  sv.f_frsize = 1 << 20;
-  sv.f_blocks = 1ull << 30; /* 1 PiB */
-  sv.f_bfree = sv.f_blocks;
-  sv.f_bavail = sv.f_blocks;
+  if (m->space) {
+    fsx_space_info(m->space, &si);
+    sv.f_bsize = sv.f_frsize = 4096;
+    sv.f_blocks = si.cap / 4096;
+    sv.f_bfree = sv.f_bavail = si.room / 4096;
+  } else {
+    sv.f_bsize = sv.f_frsize = 1 << 20;
+    sv.f_blocks = 1ull << 30; /* 1 PiB */
+    sv.f_bfree = sv.f_bavail = sv.f_blocks;
+  }
   sv.f_files = 1ull << 32;
-  sv.f_ffree = sv.f_files - fsx_table_count(M(req)->tab);
+  sv.f_ffree = sv.f_files - fsx_table_count(m->tab);
   sv.f_favail = sv.f_ffree;
   sv.f_namemax = 255;
   fuse_reply_statfs(req, &sv);

@@ -1,22 +1,233 @@
-/* fsx_rdma: the mount's RDMA data plane (see fsx_rdma.h). */
+/*
+ * fsx_rdma: the mount's RDMA data plane (see fsx_rdma.h).
+ *
+ * DESIGN (held memory): a request whose memory is in doubt puts it on
+ * d->held (protected by d->lock) with the time it is due back: the
+ * deadline of its attempt in doubt plus RECLAIM_MARGIN_MS, on the
+ * monotonic clock and on the wall clock (the server's clock, on which the
+ * deadline was given). The reaper thread sleeps on d->cv until the
+ * earliest is due, takes what is due off the list, and gives it back
+ * without the lock (chunks: fsx_cache_put; buffers: free or munmap). At
+ * close it runs until the list is empty, each entry bounded by its
+ * monotonic due time: one whose wall clock is still behind then (the
+ * clock was set back) is left as it is, never reused.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <time.h>
 
 #include "common/slog.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_rdma.h"
 #include "rdma/rdx_transport.h"
 
+/* After the deadline, how long a server's last call may still take. */
+#define RECLAIM_MARGIN_MS 1000
+/* How far the wall clock may lag the monotonic one before a synchronous
+   caller stops waiting for it (the buffer is then never reused). */
+#define WALL_LAG_MAX_MS (10 * 60 * 1000)
+
+/* Memory held for a server: a buffer, or n page-cache chunks. */
+struct held {
+  struct held *next;
+  uint64_t due, due_wall;     /* ms, CLOCK_MONOTONIC and CLOCK_REALTIME */
+  void *buf;                  /* n == 0: a buffer of len bytes */
+  size_t len;
+  bool unmap;                 /* munmap it, else free it */
+  int n;
+  struct fsx_chunk *chunks[]; /* references, dropped when due */
+};
+
 struct fsx_rdma {
   struct rdx_transport *t;    /* fixed */
   struct rdx_region *arena;   /* fixed; NULL: GETs over HTTP */
   size_t chunk_size;          /* fixed */
-  _Atomic uint64_t get_tokens, put_tokens, retired_chunks, no_token;
+  struct fsx_mount *m;        /* fixed */
+  pthread_mutex_t lock;
+  pthread_cond_t cv;          /* with lock: memory held, or closing */
+  struct held *held;          /* protected by lock */
+  bool closing;               /* protected by lock */
+  bool reaper_started;        /* fixed after open */
+  pthread_t reaper;
+  _Atomic uint64_t get_tokens, put_tokens, no_token;
+  _Atomic uint64_t retired_chunks, reclaimed_chunks, retired_bufs,
+      reclaimed_bufs;
+  _Atomic bool told;          /* the first doubt was logged */
 };
+
+static uint64_t clock_ms(clockid_t id)
+{
+  struct timespec ts;
+
+  clock_gettime(id, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* When r's memory in doubt is due back, on both clocks. */
+static void due_of(const struct s3_req *r, uint64_t *due, uint64_t *due_wall)
+{
+  uint64_t mono, wall;
+
+  s3_req_rdma_deadline(r, &mono, &wall);
+  *due = mono + RECLAIM_MARGIN_MS;
+  *due_wall = wall + RECLAIM_MARGIN_MS;
+}
+
+static bool is_due(uint64_t due, uint64_t due_wall)
+{
+  return clock_ms(CLOCK_MONOTONIC) >= due &&
+         clock_ms(CLOCK_REALTIME) >= due_wall;
+}
+
+static void tell(struct fsx_rdma *d)
+{
+  if (!atomic_exchange(&d->told, true))
+    log_notice("rdma: a request ended with its token outstanding: its "
+               "memory is held, not reused, until its deadline has passed "
+               "(rdma.held_chunks, rdma.retired_bufs)");
+}
+
+/* Give h's memory back and free h (no lock held). */
+static void give_back(struct fsx_rdma *d, struct held *h)
+{
+  if (h->n) {
+    for (int i = 0; i < h->n; i++)
+      fsx_cache_put(d->m->cache, h->chunks[i]);
+    atomic_fetch_add(&d->reclaimed_chunks, (uint64_t)h->n);
+  } else {
+    if (h->unmap)
+      munmap(h->buf, h->len);
+    else
+      free(h->buf);
+    atomic_fetch_add(&d->reclaimed_bufs, 1);
+  }
+  free(h);
+}
+
+static void *reaper_main(void *arg)
+{
+  struct fsx_rdma *d = arg;
+  struct held *ready, *h, **pp;
+  uint64_t now, wall, next;
+  struct timespec ts;
+  size_t left;
+
+  pthread_mutex_lock(&d->lock);
+  for (;;) {
+    now = clock_ms(CLOCK_MONOTONIC);
+    wall = clock_ms(CLOCK_REALTIME);
+    next = now + 60000;
+    ready = NULL;
+    left = 0;
+    for (pp = &d->held; (h = *pp);) {
+      if (now >= h->due && wall >= h->due_wall) {
+        *pp = h->next;
+        h->next = ready;
+        ready = h;
+        continue;
+      }
+      if (d->closing && now >= h->due) {
+        /* the wall clock was set back: the server may think the deadline
+           still ahead; never reused (the arena stays mapped) */
+        *pp = h->next;
+        log_warn("rdma: %d chunk(s) or a buffer left held at close: the "
+                 "wall clock is %llu ms behind their deadline",
+                 h->n ? h->n : 1, (unsigned long long)(h->due_wall - wall));
+        free(h);
+        continue;
+      }
+      left++;
+      if (now < h->due && h->due < next)
+        next = h->due;
+      else if (now >= h->due && now + 1000 < next)
+        next = now + 1000; /* only the wall clock to wait for */
+      pp = &h->next;
+    }
+    if (ready) {
+      pthread_mutex_unlock(&d->lock);
+      while ((h = ready)) {
+        ready = h->next;
+        give_back(d, h);
+      }
+      pthread_mutex_lock(&d->lock);
+      continue;
+    }
+    if (d->closing && !left)
+      break;
+    ts = (struct timespec){(time_t)(next / 1000),
+                           (long)(next % 1000) * 1000000L};
+    pthread_cond_timedwait(&d->cv, &d->lock, &ts);
+  }
+  pthread_mutex_unlock(&d->lock);
+  return NULL;
+}
+
+/* Hold h (its due times set) until the reaper gives it back. */
+static void hold(struct fsx_rdma *d, struct held *h)
+{
+  pthread_mutex_lock(&d->lock);
+  h->next = d->held;
+  d->held = h;
+  pthread_cond_broadcast(&d->cv);
+  pthread_mutex_unlock(&d->lock);
+}
+
+static int reaper_start(struct fsx_rdma *d)
+{
+  pthread_condattr_t ca;
+  int rc;
+
+  rc = pthread_mutex_init(&d->lock, NULL);
+  if (rc)
+    return -rc;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  rc = pthread_cond_init(&d->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  if (rc)
+    goto destroy_lock;
+  rc = pthread_create(&d->reaper, NULL, reaper_main, d);
+  if (rc)
+    goto destroy_cv;
+  d->reaper_started = true;
+  return 0;
+
+destroy_cv:
+  pthread_cond_destroy(&d->cv);
+destroy_lock:
+  pthread_mutex_destroy(&d->lock);
+  return -rc;
+}
+
+/* Wait for the reaper to give back everything held, then stop it. */
+static void reaper_stop(struct fsx_rdma *d)
+{
+  uint64_t last = 0, now = clock_ms(CLOCK_MONOTONIC);
+
+  if (!d->reaper_started)
+    return;
+  pthread_mutex_lock(&d->lock);
+  for (struct held *h = d->held; h; h = h->next)
+    if (h->due > last)
+      last = h->due;
+  d->closing = true;
+  pthread_cond_broadcast(&d->cv);
+  pthread_mutex_unlock(&d->lock);
+  if (last > now)
+    log_notice("rdma: waiting up to %llu ms for memory a server may still "
+               "touch (its token's deadline)",
+               (unsigned long long)(last - now));
+  pthread_join(d->reaper, NULL);
+  pthread_cond_destroy(&d->cv);
+  pthread_mutex_destroy(&d->lock);
+  d->reaper_started = false;
+}
 
 /* The host of "scheme://host[:port][/...]" is a loopback address? */
 static bool endpoint_local(const char *ep)
@@ -105,13 +316,18 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
   }
   base = fsx_cache_arena(m->cache, &len);
   d->chunk_size = fsx_cache_chunk_size(m->cache);
+  d->m = m;
   rc = rdx_register(d->t, base, len, d->chunk_size, &d->arena);
   if (rc) {
     snprintf(err, errlen, "rdma: cannot register the %zu-byte page cache: %s",
              len, strerror(-rc));
-    rdx_transport_close(d->t);
-    free(d);
-    return rc;
+    goto close_transport;
+  }
+  rc = reaper_start(d);
+  if (rc) {
+    snprintf(err, errlen, "rdma: cannot start its reclaim thread: %s",
+             strerror(-rc));
+    goto unregister;
   }
   m->rdma = d;
   log_notice("rdma: transport %s, header %s, page cache registered in %zu "
@@ -119,6 +335,13 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
              rdx_transport_kind_name(rdx_transport_kind(d->t)),
              c->rdma.token_header, rdx_region_nseg(d->arena));
   return 0;
+
+unregister:
+  rdx_unregister(d->arena);
+close_transport:
+  rdx_transport_close(d->t);
+  free(d);
+  return rc;
 }
 
 void fsx_rdma_close(struct fsx_mount *m)
@@ -127,6 +350,7 @@ void fsx_rdma_close(struct fsx_mount *m)
 
   if (!d)
     return;
+  reaper_stop(d);
   rdx_unregister(d->arena);
   rdx_transport_close(d->t);
   free(d);
@@ -213,6 +437,27 @@ void fsx_rdma_buf_done(struct fsx_mount *m, void *reg)
   rdx_unregister(reg);
 }
 
+/* Sleep until r's memory in doubt is due back: true, or false when the
+   wall clock lags too far behind the monotonic one. */
+static bool wait_due(const struct s3_req *r)
+{
+  uint64_t due, due_wall, now;
+
+  due_of(r, &due, &due_wall);
+  while (!is_due(due, due_wall)) {
+    uint64_t ms = 1000;
+    struct timespec ts;
+    now = clock_ms(CLOCK_MONOTONIC);
+    if (now >= due + WALL_LAG_MAX_MS)
+      return false;
+    if (due > now && due - now < ms)
+      ms = due - now;
+    ts = (struct timespec){(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  return true;
+}
+
 int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
                  size_t len, bool *retired)
 {
@@ -225,20 +470,65 @@ int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
   s3_req_submit(r, NULL, NULL);
   s3_req_wait(r);
   fsx_rdma_buf_done(m, reg);
-  *retired = fsx_rdma_must_retire(m, r, 1);
-  return 0;
-}
-
-bool fsx_rdma_must_retire(struct fsx_mount *m, const struct s3_req *r,
-                          int nchunks)
-{
   /* an HTTP reply (any status) means the server was done with the token;
      an attempt without one leaves it in doubt, even if a retry succeeded */
   if (!m->rdma || !s3_req_rdma_doubt(r))
+    return 0;
+  tell(m->rdma);
+  atomic_fetch_add(&m->rdma->retired_bufs, 1);
+  if (!wait_due(r)) {
+    log_warn("rdma: the wall clock is far behind a token's deadline: a "
+             "%zu-byte buffer is never reused", len);
+    *retired = true;
+    return 0;
+  }
+  atomic_fetch_add(&m->rdma->reclaimed_bufs, 1);
+  return 0;
+}
+
+bool fsx_rdma_hold_chunks(struct fsx_mount *m, const struct s3_req *r,
+                          struct fsx_chunk *const *chunks, int n)
+{
+  struct fsx_rdma *d = m->rdma;
+  struct held *h;
+
+  if (!d || !s3_req_rdma_doubt(r))
     return false;
-  if (atomic_fetch_add(&m->rdma->retired_chunks, (uint64_t)nchunks) == 0)
-    log_warn("rdma: a GET failed with its token outstanding; its page-cache "
-             "memory is retired, not reused (see rdma.retired_chunks)");
+  tell(d);
+  atomic_fetch_add(&d->retired_chunks, (uint64_t)n);
+  h = calloc(1, sizeof(*h) + (size_t)n * sizeof(h->chunks[0]));
+  if (!h) {
+    log_warn("rdma: out of memory: %d page-cache chunk(s) are never reused",
+             n);
+    return true; /* the references stay taken: never reused */
+  }
+  due_of(r, &h->due, &h->due_wall);
+  h->n = n;
+  memcpy(h->chunks, chunks, (size_t)n * sizeof(h->chunks[0]));
+  hold(d, h);
+  return true;
+}
+
+bool fsx_rdma_hold_buf(struct fsx_mount *m, const struct s3_req *r,
+                       void *buf, size_t len, bool unmap)
+{
+  struct fsx_rdma *d = m->rdma;
+  struct held *h;
+
+  if (!d || !s3_req_rdma_doubt(r))
+    return false;
+  tell(d);
+  atomic_fetch_add(&d->retired_bufs, 1);
+  h = calloc(1, sizeof(*h));
+  if (!h) {
+    log_warn("rdma: out of memory: a %zu-byte buffer is never reused", len);
+    return true;
+  }
+  due_of(r, &h->due, &h->due_wall);
+  h->buf = buf;
+  h->len = len;
+  h->unmap = unmap;
+  hold(d, h);
   return true;
 }
 
@@ -247,15 +537,22 @@ size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len)
   struct fsx_rdma *d = m->rdma;
   int n;
 
+  uint64_t rc = d ? d->retired_chunks : 0, cc = d ? d->reclaimed_chunks : 0;
+
   n = snprintf(buf, len,
                "rdma.transport %s\nrdma.active %d\nrdma.get_tokens %llu\n"
                "rdma.put_tokens %llu\nrdma.no_token %llu\n"
-               "rdma.retired_chunks %llu\n",
+               "rdma.retired_chunks %llu\nrdma.reclaimed_chunks %llu\n"
+               "rdma.held_chunks %llu\nrdma.retired_bufs %llu\n"
+               "rdma.reclaimed_bufs %llu\n",
                d ? rdx_transport_kind_name(rdx_transport_kind(d->t)) : "off",
                fsx_rdma_active(m) ? 1 : 0,
                (unsigned long long)(d ? d->get_tokens : 0),
                (unsigned long long)(d ? d->put_tokens : 0),
                (unsigned long long)(d ? d->no_token : 0),
-               (unsigned long long)(d ? d->retired_chunks : 0));
+               (unsigned long long)rc, (unsigned long long)cc,
+               (unsigned long long)(rc - cc),
+               (unsigned long long)(d ? d->retired_bufs : 0),
+               (unsigned long long)(d ? d->reclaimed_bufs : 0));
   return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : (len ? len - 1 : 0));
 }

@@ -9,13 +9,23 @@
  *
  * Memory named by a token must not be reused while a server may still
  * use it. An attempt that ends without an HTTP reply (timeout, connection
- * lost) leaves that in doubt, so the request's memory is retired for good
- * (fsx_rdma_must_retire: page-cache chunks keep a reference forever, other
- * buffers are never freed or unmapped) and counted in rdma.retired_chunks.
+ * lost, cancellation) leaves that in doubt until the attempt's deadline,
+ * which the server was given with the token (x-amz-rdma-expires, see
+ * s3_req_set_rdma): such memory is held, not reused, until both clocks
+ * have passed that deadline plus RECLAIM_MARGIN_MS, then given back:
+ * page-cache chunks by a reaper thread (fsx_rdma_hold_chunks), buffers
+ * by the call that moved them, which waits (fsx_rdma_run) or hands them
+ * over (fsx_rdma_hold_buf). Counted in rdma.retired_chunks/_bufs (held,
+ * ever), rdma.reclaimed_chunks/_bufs (given back) and rdma.held_chunks
+ * (held now). fsx_rdma_close waits for the held memory (bounded by its
+ * deadlines) before the cache's arena may go.
  *
  * DESIGN (threads): the state is set up before the FUSE loop starts and
  * torn down after it ends; in between every function may run on any thread
- * (the transport's token maker is thread-safe, counters are atomics).
+ * (the transport's token maker is thread-safe, counters are atomics). The
+ * held list is protected by the data plane's lock, which is never held
+ * while calling into the cache or freeing; the reaper thread owns what it
+ * has taken off the list.
  */
 #ifndef S3R_FSX_RDMA_H
 #define S3R_FSX_RDMA_H
@@ -45,7 +55,11 @@ int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen);
  */
 int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
                   size_t errlen);
-/* After the S3 client has stopped (no request in flight). */
+/*
+ * After the S3 client has stopped (no request in flight): waits until the
+ * memory held for a server (fsx_rdma_hold_*) may be given back, bounded by
+ * its deadlines, gives it back, then closes. Before the cache goes.
+ */
 void fsx_rdma_close(struct fsx_mount *m);
 
 /* Is a transport open and the server not known to ignore tokens? */
@@ -75,20 +89,35 @@ int fsx_rdma_buf(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
 void fsx_rdma_buf_done(struct fsx_mount *m, void *reg);
 /*
  * The same for a request run synchronously: attach, submit, wait, release.
- * Returns 0 once it has finished (read its outcome with the s3 result
- * functions), or -ENOMEM without submitting. *retired: buf must never be
- * freed or reused (a token may still be served).
+ * When the request's memory is in doubt, waits (sleeping) until the server
+ * can no longer touch buf (the deadline of the attempt in doubt, plus the
+ * margin, on both clocks). Returns 0 once it has finished (read its
+ * outcome with the s3 result functions), or -ENOMEM without submitting.
+ * *retired: buf must never be freed or reused; only when the wall clock
+ * stays behind the deadline long after the monotonic one has passed it
+ * (set back by hours): logged.
  */
 int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
                  size_t len, bool *retired);
 
 /*
- * After a request finished: must its memory be retired (an attempt carrying
- * its token ended without an HTTP reply, s3_req_rdma_doubt)? Counts n
- * buffers or chunks when so.
+ * After a request that filled chunks[0..n) finished: when its memory is in
+ * doubt (s3_req_rdma_doubt), takes the caller's references to the chunks
+ * (as filled: readable if the fill succeeded, not reusable) and drops them
+ * once the server can no longer touch them; returns true, and the caller
+ * must not put them. false: no doubt, the caller puts them as usual. Runs
+ * on any thread without blocking (the engine's included).
  */
-bool fsx_rdma_must_retire(struct fsx_mount *m, const struct s3_req *r,
-                          int nchunks);
+bool fsx_rdma_hold_chunks(struct fsx_mount *m, const struct s3_req *r,
+                          struct fsx_chunk *const *chunks, int n);
+/*
+ * The same for a buffer of len bytes outside the cache: when in doubt,
+ * takes it and frees it later (unmap: munmap(buf, len), else free(buf));
+ * true. false: no doubt, the caller frees it.
+ */
+bool fsx_rdma_hold_buf(struct fsx_mount *m, const struct s3_req *r,
+                       void *buf, size_t len, bool unmap);
+
 
 /* "rdma.* name value" lines for the stats file; returns the length. */
 size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len);

@@ -16,6 +16,7 @@ struct fsx_read_ctx {
   struct fsx_chunk *chunks[MAX_READ_CHUNKS];
   int n;
   void *tmp;
+  bool tmp_kept;              /* a server may still touch tmp: never freed */
   struct iovec iov[MAX_READ_CHUNKS];
 };
 
@@ -139,7 +140,7 @@ static void fetch_done(struct s3_req *r, void *arg)
   struct fsx_mount *m = f->m;
   size_t got = 0, pos = 0;
   int rc = s3_get_object_result(r, &got);
-  bool retire = fsx_rdma_must_retire(m, r, f->n);
+  bool held;
 
   if (rc == -ESTALE)
     log_warn("%s: the object changed while being read", f->fh->in->key);
@@ -152,10 +153,13 @@ static void fetch_done(struct s3_req *r, void *arg)
     if (!crc && valid < f->want[i])
       crc = -EIO; /* shorter than the object we opened */
     fsx_chunk_fill_done(m->cache, f->chunks[i], crc, valid);
-    if (!retire) /* else the reference is kept: never reused */
-      fsx_cache_put(m->cache, f->chunks[i]);
     pos += f->want[i];
   }
+  /* a server that may still write into the chunks: the fetch's references
+     go to the data plane, which drops them once it cannot */
+  held = fsx_rdma_hold_chunks(m, r, f->chunks, f->n);
+  for (int i = 0; i < f->n && !held; i++)
+    fsx_cache_put(m->cache, f->chunks[i]);
   if (rc)
     atomic_fetch_add(&m->st.errors, 1);
   atomic_fetch_sub(&f->fh->inflight, 1);
@@ -298,12 +302,13 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     return -ENOMEM;
   }
   atomic_fetch_add(&m->st.gets, 1);
+  /* waits, when the token was left in doubt, until no server can write
+     into tmp any more */
   rc = fsx_rdma_run(m, r, true, ctx->tmp, len, &retired);
   if (!rc)
     rc = s3_get_object_result(r, &got);
   s3_req_destroy(r);
-  if (retired)
-    ctx->tmp = NULL; /* a server may still write it: never freed */
+  ctx->tmp_kept = retired; /* still readable, never freed */
   if (rc == -ESTALE)
     log_warn("%s: the object changed while being read", fh->in->key);
   if (rc)
@@ -451,6 +456,7 @@ void fsx_read_done(struct fsx_mount *m, struct fsx_read_ctx *ctx)
     return;
   for (int i = 0; i < ctx->n; i++)
     fsx_cache_put(m->cache, ctx->chunks[i]);
-  free(ctx->tmp);
+  if (!ctx->tmp_kept)
+    free(ctx->tmp);
   free(ctx);
 }

@@ -1,32 +1,25 @@
-/* fsx_stage: staging directory and upload journal (see fsx_stage.h). */
+/* fsx_stage: the staging directory, its records and the upload journal
+   (design in fsx_stage.h; recovery and unsaved/ in fsx_stage_recover.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/slog.h"
 #include "common/strbuf.h"
-#include "fs/fsx_stage.h"
-#include "s3/s3_client.h"
+#include "fs/fsx_stage_i.h"
 
-struct fsx_stage {
-  char *root;                 /* cache.dir */
-  char *dir;                  /* root/mount-PID-N */
-  char *endpoint;
-  int lock_fd;                /* flock held while we live */
-  pthread_mutex_t lock;
-  long next_id;               /* lock */
-};
-
-static char *path_join(const char *a, const char *b)
+char *fsx_stage_path_join(const char *a, const char *b)
 {
   size_t la = strlen(a), lb = strlen(b);
   char *p = malloc(la + lb + 2);
@@ -40,7 +33,7 @@ static char *path_join(const char *a, const char *b)
 }
 
 /* mkdir -p for an absolute path, mode 0700 for what it creates. */
-static int mkdirs(const char *path)
+int fsx_stage_mkdirs(const char *path)
 {
   char *p = strdup(path);
   int rc = 0;
@@ -64,21 +57,57 @@ static int mkdirs(const char *path)
   return rc;
 }
 
+int fsx_stage_write_file(const char *path, const char *text, bool sync)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  size_t len = strlen(text), off = 0;
+  int rc = 0;
+
+  if (fd < 0)
+    return -errno;
+  while (off < len && !rc) {
+    ssize_t n = write(fd, text + off, len - off);
+    if (n < 0 && errno != EINTR)
+      rc = -errno;
+    else if (n > 0)
+      off += (size_t)n;
+  }
+  if (!rc && sync && fsync(fd))
+    rc = -errno;
+  if (close(fd) && !rc)
+    rc = -errno;
+  return rc;
+}
+
+static void new_mount_id(char id[17])
+{
+  uint64_t v = 0;
+
+  if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+        ((uint64_t)getpid() << 40);
+  }
+  snprintf(id, 17, "%016" PRIx64, v);
+}
+
 int fsx_stage_open(const char *cache_dir, const char *endpoint,
                    struct fsx_stage **out, char *err, size_t errlen)
 {
   struct fsx_stage *s = calloc(1, sizeof(*s));
-  char name[64], *lockp = NULL, *up = NULL;
+  char name[64], *lockp = NULL, *up = NULL, *fmt = NULL;
   int rc = -ENOMEM;
 
   if (!s)
     goto fail;
   s->lock_fd = -1;
+  new_mount_id(s->mount_id);
   s->root = strdup(cache_dir);
   s->endpoint = strdup(endpoint);
   if (!s->root || !s->endpoint)
     goto fail;
-  rc = mkdirs(cache_dir);
+  rc = fsx_stage_mkdirs(cache_dir);
   if (rc) {
     snprintf(err, errlen, "cache.dir %s: %s", cache_dir, strerror(-rc));
     goto fail;
@@ -88,7 +117,7 @@ int fsx_stage_open(const char *cache_dir, const char *endpoint,
   for (unsigned n = 0;; n++) {
     snprintf(name, sizeof(name), "mount-%ld-%u", (long)getpid(), n);
     free(s->dir);
-    s->dir = path_join(cache_dir, name);
+    s->dir = fsx_stage_path_join(cache_dir, name);
     if (!s->dir)
       goto fail;
     if (!mkdir(s->dir, 0700))
@@ -99,25 +128,30 @@ int fsx_stage_open(const char *cache_dir, const char *endpoint,
       goto fail;
     }
   }
-  lockp = path_join(s->dir, "lock");
-  up = path_join(s->dir, "uploads");
+  lockp = fsx_stage_path_join(s->dir, "lock");
+  up = fsx_stage_path_join(s->dir, "uploads");
+  fmt = fsx_stage_path_join(s->dir, "format");
   rc = -ENOMEM;
-  if (!lockp || !up)
+  if (!lockp || !up || !fmt)
     goto remove_dir;
   s->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (s->lock_fd < 0 || flock(s->lock_fd, LOCK_EX | LOCK_NB) ||
-      mkdir(up, 0700)) {
-    rc = -errno;
-    snprintf(err, errlen, "cache.dir %s: %s", s->dir, strerror(errno));
+      mkdir(up, 0700) || (rc = fsx_stage_write_file(fmt, FORMAT, false))) {
+    if (rc == -ENOMEM || !rc)
+      rc = -errno;
+    snprintf(err, errlen, "cache.dir %s: %s", s->dir, strerror(-rc));
     goto remove_dir;
   }
   pthread_mutex_init(&s->lock, NULL);
   free(lockp);
   free(up);
+  free(fmt);
   *out = s;
   return 0;
 
 remove_dir:
+  if (fmt)
+    unlink(fmt);
   if (up)
     rmdir(up);
   if (lockp)
@@ -134,35 +168,10 @@ fail:
   }
   free(lockp);
   free(up);
+  free(fmt);
   if (rc == -ENOMEM && err[0] == '\0')
     snprintf(err, errlen, "out of memory");
   return rc;
-}
-
-/* Remove a directory and the plain files in it (one level, plus uploads/). */
-static void remove_tree(const char *dir)
-{
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  struct stat st;
-
-  if (!d)
-    return;
-  while ((e = readdir(d))) {
-    char *p;
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    p = path_join(dir, e->d_name);
-    if (!p)
-      continue;
-    if (!lstat(p, &st) && S_ISDIR(st.st_mode))
-      remove_tree(p);
-    else
-      unlink(p);
-    free(p);
-  }
-  closedir(d);
-  rmdir(dir);
 }
 
 /* Does dir hold anything but "." and ".."? */
@@ -179,21 +188,57 @@ static bool has_entries(const char *dir)
   return any;
 }
 
+/*
+ * Remove a mount directory holding only what a finished mount leaves: the
+ * lock, the format file, an empty uploads/. Anything else (a staging file
+ * still kept there, an upload record) keeps it: false.
+ */
+bool fsx_stage_remove_finished(const char *dir)
+{
+  char *up = fsx_stage_path_join(dir, "uploads"), *p;
+  bool only_known = true;
+  struct dirent *e;
+  DIR *d;
+
+  if (!up)
+    return false;
+  /* look first: a directory still holding something keeps its lock and
+     format files, so that the next mount recovers it */
+  d = opendir(dir);
+  while (d && only_known && (e = readdir(d)))
+    only_known = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+                 !strcmp(e->d_name, "lock") ||
+                 !strcmp(e->d_name, "format") ||
+                 (!strcmp(e->d_name, "uploads") && !has_entries(up));
+  if (d)
+    closedir(d);
+  if (!d || !only_known) {
+    free(up);
+    return !d && errno == ENOENT;
+  }
+  rmdir(up);
+  free(up);
+  if ((p = fsx_stage_path_join(dir, "format"))) {
+    unlink(p);
+    free(p);
+  }
+  if ((p = fsx_stage_path_join(dir, "lock"))) {
+    unlink(p);
+    free(p);
+  }
+  return !rmdir(dir) || errno == ENOENT;
+}
+
 void fsx_stage_close(struct fsx_stage *s)
 {
-  char *up;
-
   if (!s)
     return;
-  /* uploads this mount could not abort stay recorded, for the next mount
-     to abort (unlocked below, the directory reads as a dead mount's) */
-  up = path_join(s->dir, "uploads");
-  if (up && has_entries(up))
-    log_warn("%s: unfinished uploads left for the next mount to abort",
-             s->dir);
-  else
-    remove_tree(s->dir);
-  free(up);
+  /* uploads this mount could not abort stay recorded, and files it could
+     not keep in unsaved/ stay here, for the next mount (unlocked below,
+     the directory reads as a dead mount's) */
+  if (!fsx_stage_remove_finished(s->dir))
+    log_warn("%s: left for the next mount to finish (unfinished uploads "
+             "or files not yet kept)", s->dir);
   close(s->lock_fd);
   pthread_mutex_destroy(&s->lock);
   free(s->root);
@@ -215,8 +260,34 @@ int fsx_stage_create(struct fsx_stage *s, uint64_t ino, char *path,
   return fd < 0 ? -errno : fd;
 }
 
-/* One journal line: the field hex-encoded (keys may hold any byte). */
-static void put_hex_line(struct strbuf *sb, const char *v)
+void fsx_stage_side_path(char *out, size_t len, const char *path,
+                      const char *ext)
+{
+  snprintf(out, len, "%s.%s", path, ext);
+}
+
+int fsx_stage_map_open(const char *path, uint64_t nbytes)
+{
+  char p[4200];
+  int fd;
+
+  fsx_stage_side_path(p, sizeof(p), path, "map");
+  fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return -errno;
+  if (ftruncate(fd, (off_t)nbytes)) {
+    int rc = -errno;
+    close(fd);
+    unlink(p);
+    return rc;
+  }
+  return fd;
+}
+
+/* ---- records: "name hex-value" lines (keys and ETags may hold any
+   byte but NUL) ---- */
+
+static void put_hex(struct strbuf *sb, const char *v)
 {
   static const char hx[] = "0123456789abcdef";
 
@@ -224,36 +295,271 @@ static void put_hex_line(struct strbuf *sb, const char *v)
     strbuf_putc(sb, hx[(unsigned char)*v >> 4]);
     strbuf_putc(sb, hx[(unsigned char)*v & 15]);
   }
+}
+
+static void put_field(struct strbuf *sb, const char *name, const char *v)
+{
+  strbuf_puts(sb, name);
+  strbuf_putc(sb, ' ');
+  put_hex(sb, v);
   strbuf_putc(sb, '\n');
+}
+
+static void put_num(struct strbuf *sb, const char *name, uint64_t v)
+{
+  char n[24];
+
+  snprintf(n, sizeof(n), "%" PRIu64, v);
+  strbuf_puts(sb, name);
+  strbuf_putc(sb, ' ');
+  strbuf_puts(sb, n);
+  strbuf_putc(sb, '\n');
+}
+
+int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
+                        const struct fsx_stage_rec *r)
+{
+  struct strbuf sb = {0};
+  char p[4200], tmp[4200], *text;
+  int rc;
+
+  strbuf_puts(&sb, REC_MAGIC "\n");
+  put_field(&sb, "endpoint", s->endpoint);
+  put_field(&sb, "bucket", r->bucket);
+  put_field(&sb, "key", r->key);
+  put_field(&sb, "base", r->base_etag);
+  put_num(&sb, "base_len", r->base_len);
+  put_num(&sb, "part_size", r->part_size);
+  put_num(&sb, "mode", r->mode);
+  put_num(&sb, "uid", r->uid);
+  put_num(&sb, "gid", r->gid);
+  if (r->has_mtime)
+    put_num(&sb, "mtime", (uint64_t)r->mtime);
+  put_num(&sb, "partial", r->partial);
+  text = strbuf_take(&sb);
+  if (!text)
+    return -ENOMEM;
+  fsx_stage_side_path(p, sizeof(p), path, "rec");
+  fsx_stage_side_path(tmp, sizeof(tmp), path, "rec.tmp");
+  rc = fsx_stage_write_file(tmp, text, false);
+  if (!rc && rename(tmp, p))
+    rc = -errno;
+  if (rc)
+    unlink(tmp);
+  free(text);
+  return rc;
+}
+
+void fsx_stage_rec_remove(const char *path)
+{
+  char p[4200];
+
+  fsx_stage_side_path(p, sizeof(p), path, "rec");
+  unlink(p);
+}
+
+void fsx_stage_remove(const char *path)
+{
+  char p[4200];
+
+  unlink(path);
+  fsx_stage_side_path(p, sizeof(p), path, "map");
+  unlink(p);
+  fsx_stage_rec_remove(path);
+}
+
+static int sync_path(const char *path, int flags)
+{
+  int fd = open(path, flags | O_CLOEXEC), rc = 0;
+
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -errno;
+  if (fsync(fd))
+    rc = -errno;
+  close(fd);
+  return rc;
+}
+
+int fsx_stage_sync(const char *path, int fd, int map_fd)
+{
+  char p[4200], *slash;
+  int rc = 0;
+
+  if (fsync(fd))
+    rc = -errno;
+  if (map_fd >= 0 && fsync(map_fd) && !rc)
+    rc = -errno;
+  fsx_stage_side_path(p, sizeof(p), path, "rec");
+  if (!rc)
+    rc = sync_path(p, O_RDONLY);
+  snprintf(p, sizeof(p), "%s", path);
+  slash = strrchr(p, '/');
+  if (slash)
+    *slash = '\0';
+  if (!rc)
+    rc = sync_path(p, O_RDONLY | O_DIRECTORY);
+  return rc;
+}
+
+/* Decode hex in place; false if it is not hex. */
+bool fsx_stage_unhex(char *v)
+{
+  size_t n = strlen(v), j = 0;
+
+  if (n % 2)
+    return false;
+  for (size_t i = 0; i < n; i += 2) {
+    int hi = hex_digit(v[i]), lo = hex_digit(v[i + 1]);
+    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+      return false;
+    v[j++] = (char)(hi << 4 | lo);
+  }
+  v[j] = '\0';
+  return true;
+}
+
+
+int fsx_stage_read_text(const char *path, char **out)
+{
+  struct strbuf sb = {0};
+  char buf[4096];
+  ssize_t n;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+  if (fd < 0)
+    return -errno;
+  while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len < (1u << 20))
+    strbuf_put(&sb, buf, (size_t)n);
+  close(fd);
+  if (n < 0)
+    return -EIO;
+  *out = strbuf_take(&sb);
+  return *out ? 0 : -ENOMEM;
+}
+
+static bool parse_num(const char *v, uint64_t *out)
+{
+  char *end;
+
+  errno = 0;
+  *out = strtoull(v, &end, 10);
+  return !errno && end != v && !*end;
+}
+
+/* Parse the record beside path; -ENOENT when there is none. */
+int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt)
+{
+  char p[4200], *line, *save = NULL;
+  bool have[5] = {false};
+  uint64_t v;
+  int rc;
+
+  memset(rt, 0, sizeof(*rt));
+  fsx_stage_side_path(p, sizeof(p), path, "rec");
+  if ((rc = fsx_stage_read_text(p, &rt->text)))
+    return rc;
+  line = strtok_r(rt->text, "\n", &save);
+  if (!line || strcmp(line, REC_MAGIC))
+    goto bad;
+  while ((line = strtok_r(NULL, "\n", &save))) {
+    char *val = strchr(line, ' ');
+    if (!val)
+      goto bad;
+    *val++ = '\0';
+    if (!strcmp(line, "endpoint") && fsx_stage_unhex(val)) {
+      rt->r.endpoint = val;
+      have[0] = true;
+    } else if (!strcmp(line, "bucket") && fsx_stage_unhex(val) && *val) {
+      rt->r.bucket = val;
+      have[1] = true;
+    } else if (!strcmp(line, "key") && fsx_stage_unhex(val) && *val) {
+      rt->r.key = val;
+      have[2] = true;
+    } else if (!strcmp(line, "base") && fsx_stage_unhex(val)) {
+      rt->r.base_etag = val;
+      have[3] = true;
+    } else if (parse_num(val, &v)) {
+      if (!strcmp(line, "base_len"))
+        rt->r.base_len = v;
+      else if (!strcmp(line, "part_size"))
+        have[4] = (rt->r.part_size = v) > 0;
+      else if (!strcmp(line, "mode"))
+        rt->r.mode = (unsigned)v;
+      else if (!strcmp(line, "uid"))
+        rt->r.uid = (unsigned)v;
+      else if (!strcmp(line, "gid"))
+        rt->r.gid = (unsigned)v;
+      else if (!strcmp(line, "partial"))
+        rt->r.partial = v != 0;
+      else if (!strcmp(line, "mtime")) {
+        rt->r.has_mtime = true;
+        rt->r.mtime = (int64_t)v;
+      }
+    } else {
+      goto bad;
+    }
+  }
+  for (int i = 0; i < 5; i++)
+    if (!have[i])
+      goto bad;
+  return 0;
+bad:
+  free(rt->text);
+  rt->text = NULL;
+  return -EBADMSG;
+}
+
+/* ---- the multipart upload journal: uploads/<id>, four hex lines ---- */
+
+static int write_upload(struct fsx_stage *s, long id, const char *bucket,
+                        const char *key, const char *upload_id)
+{
+  const char *v[4] = {s->endpoint, bucket, key, upload_id};
+  struct strbuf sb = {0};
+  char path[4096], *text;
+  int rc;
+
+  for (int i = 0; i < 4; i++) {
+    put_hex(&sb, v[i]);
+    strbuf_putc(&sb, '\n');
+  }
+  text = strbuf_take(&sb);
+  if (!text)
+    return -ENOMEM;
+  snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
+  rc = fsx_stage_write_file(path, text, true);
+  free(text);
+  return rc;
+}
+
+long fsx_stage_note_create(struct fsx_stage *s, const char *bucket,
+                           const char *key, time_t since)
+{
+  char v[40];
+
+  snprintf(v, sizeof(v), "?since=%lld", (long long)since);
+  return fsx_stage_note_upload(s, bucket, key, v);
+}
+
+int fsx_stage_set_upload(struct fsx_stage *s, long id, const char *bucket,
+                         const char *key, const char *upload_id)
+{
+  return write_upload(s, id, bucket, key, upload_id);
 }
 
 long fsx_stage_note_upload(struct fsx_stage *s, const char *bucket,
                            const char *key, const char *upload_id)
 {
-  struct strbuf sb = {0};
-  char path[4096], *text;
+  char path[4096];
   long id;
-  FILE *f;
-  int rc = 0;
+  int rc;
 
-  put_hex_line(&sb, s->endpoint);
-  put_hex_line(&sb, bucket);
-  put_hex_line(&sb, key);
-  put_hex_line(&sb, upload_id);
-  text = strbuf_take(&sb);
-  if (!text)
-    return -ENOMEM;
   pthread_mutex_lock(&s->lock);
   id = ++s->next_id;
   pthread_mutex_unlock(&s->lock);
-  snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
-  f = fopen(path, "we");
-  if (!f || fputs(text, f) < 0 || fflush(f) || fsync(fileno(f)))
-    rc = -errno;
-  if (f && fclose(f) && !rc)
-    rc = -errno;
-  free(text);
+  rc = write_upload(s, id, bucket, key, upload_id);
   if (rc) {
+    snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
     unlink(path);
     return rc;
   }
@@ -268,131 +574,4 @@ void fsx_stage_forget_upload(struct fsx_stage *s, long id)
     return;
   snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
   unlink(path);
-}
-
-/* Decode one hex line in place; false if it is not one. */
-static bool unhex_line(char *line)
-{
-  size_t n = strcspn(line, "\n"), j = 0;
-
-  if (n % 2)
-    return false;
-  for (size_t i = 0; i < n; i += 2) {
-    int hi = hex_digit(line[i]), lo = hex_digit(line[i + 1]);
-    if (hi < 0 || lo < 0)
-      return false;
-    line[j++] = (char)(hi << 4 | lo);
-  }
-  line[j] = '\0';
-  return j > 0;
-}
-
-/* Abort the upload in one record; true when it is gone (or not ours). */
-static bool recover_record(struct fsx_stage *s, struct s3_client *c,
-                           const char *path, int *aborted)
-{
-  char f[4][2048];
-  FILE *fp = fopen(path, "re");
-  int n = 0, rc;
-
-  if (!fp)
-    return true;
-  while (n < 4 && fgets(f[n], sizeof(f[n]), fp) && unhex_line(f[n]))
-    n++;
-  fclose(fp);
-  if (n < 4) {
-    log_warn("%s: not an upload record, removed", path);
-    return true;
-  }
-  if (strcmp(f[0], s->endpoint))
-    return false; /* another endpoint's: for a mount of that one */
-  rc = s3_abort_multipart(c, f[1], f[2], f[3]);
-  if (rc && rc != -ENOENT) {
-    log_warn("%s: could not abort the unfinished upload of %s: %s", f[1],
-             f[2], strerror(-rc));
-    return false;
-  }
-  log_info("%s: aborted the unfinished upload of %s left by a dead mount",
-           f[1], f[2]);
-  if (!rc)
-    (*aborted)++;
-  return true;
-}
-
-/* Recover one dead mount's directory; removed if nothing is left in it. */
-static void recover_dir(struct fsx_stage *s, struct s3_client *c,
-                        const char *dir, int *aborted)
-{
-  char *up = path_join(dir, "uploads");
-  bool all = true;
-  struct dirent *e;
-  DIR *d;
-
-  d = up ? opendir(up) : NULL;
-  while (d && (e = readdir(d))) {
-    char *p;
-    if (e->d_name[0] == '.')
-      continue;
-    p = path_join(up, e->d_name);
-    if (p && recover_record(s, c, p, aborted))
-      unlink(p);
-    else
-      all = false;
-    free(p);
-  }
-  if (d)
-    closedir(d);
-  free(up);
-  if (all)
-    remove_tree(dir);
-}
-
-int fsx_stage_recover(struct fsx_stage *s, struct s3_client *c)
-{
-  DIR *d = opendir(s->root);
-  struct dirent *e;
-  int aborted = 0;
-
-  while (d && (e = readdir(d))) {
-    char *dir, *lockp;
-    int fd;
-    if (strncmp(e->d_name, "mount-", 6))
-      continue;
-    dir = path_join(s->root, e->d_name);
-    if (!dir || !strcmp(dir, s->dir)) {
-      free(dir);
-      continue;
-    }
-    lockp = path_join(dir, "lock");
-    fd = lockp ? open(lockp, O_RDWR | O_CLOEXEC) : -1;
-    /* locked: a live mount's; no lock file: half-made, or not ours */
-    if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB))
-      recover_dir(s, c, dir, &aborted);
-    if (fd >= 0)
-      close(fd);
-    free(lockp);
-    free(dir);
-  }
-  if (d)
-    closedir(d);
-  return aborted;
-}
-
-void fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
-                    const char *key)
-{
-  char dst[4096];
-  int rc;
-
-  snprintf(dst, sizeof(dst), "%s/unsaved", s->root);
-  rc = mkdirs(dst);
-  snprintf(dst, sizeof(dst), "%s/unsaved/%ld-%s", s->root, (long)time(NULL),
-           strrchr(path, '/') + 1);
-  if (!rc && rename(path, dst))
-    rc = -errno;
-  if (rc)
-    log_err("%s: %s was not uploaded; its data is in %s", bucket, key, path);
-  else
-    log_err("%s: %s was not uploaded; its data is kept in %s", bucket, key,
-            dst);
 }

@@ -1,56 +1,132 @@
 /*
- * fsx_stage: the mount's staging directory under cache.dir, and the journal
- * of the multipart uploads it has started.
+ * fsx_stage: the mount's staging directory under cache.dir, the journal of
+ * what each staging file is for, and unsaved/, where data that could not
+ * be uploaded is kept.
  *
  * DESIGN
  * - Each mount owns <cache.dir>/mount-<pid>-<n>/, locked with flock for as
- *   long as the daemon lives: staging files (one per written file, sparse)
- *   and uploads/<n>, one record per multipart upload in progress (endpoint,
- *   bucket, key, upload id), written before the first part is sent and
- *   removed when the upload is completed or aborted.
- * - A daemon killed mid-write leaves its directory unlocked. The next mount
- *   with the same cache.dir aborts the uploads recorded there (those on its
- *   own endpoint; others are left for a mount of theirs) and removes the
- *   staging files it no longer needs: data that was never acknowledged by
- *   a successful close() or fsync().
- * - At unmount, a file that still could not be uploaded is moved to
- *   <cache.dir>/unsaved/ and logged, never deleted.
- * - s->lock protects the record counter; the rest is set up once.
+ *   long as the daemon lives, marked with a format file. In it:
+ *   - staging files ino-<ino>-<n>, one per written file (sparse);
+ *   - beside a staging file whose data the server lacks (dirty), its
+ *     record <file>.rec: endpoint, bucket, key, the base object's ETag and
+ *     length, the part size, the metadata. Written (write + rename) when
+ *     the file becomes dirty and whenever one of those changes; removed
+ *     once the server holds the file;
+ *   - beside a staging file that holds only some blocks of its base, the
+ *     block bitmap <file>.map (one bit per 64 KiB block, set as blocks are
+ *     fetched or written);
+ *   - uploads/<n>, one record per multipart upload in progress (endpoint,
+ *     bucket, key, upload id), written before the first part is sent and
+ *     removed when the upload is completed or aborted.
+ *   Records are not fsync'd as they change (a killed daemon's page cache
+ *   survives it); a failed upload, the moment close() or fsync() reports
+ *   EIO and promises to keep the data, syncs the file, its record, its map
+ *   and the directory (fsx_stage_sync), so they survive power loss too.
+ * - A dead mount's directory (unlocked) is recovered by the next mount of
+ *   the same endpoint with the same cache.dir: its multipart uploads are
+ *   aborted; each staging file with a record is handed to a callback that
+ *   uploads it if it can establish the key and base version, else it is
+ *   moved to unsaved/; a staging file without a record held nothing the
+ *   server lacked and is removed. A directory of an unknown format keeps
+ *   every staging file. Nothing not confirmed on the server is deleted.
+ * - unsaved/<mount id>-<n>-<name> (the mount id is random, the rename
+ *   RENAME_NOREPLACE: unique across mounts and hosts sharing cache.dir),
+ *   each with a line in unsaved/MANIFEST: time, file, size, bucket, key,
+ *   reason. Failing to keep a file leaves it where it is.
+ * - s->lock protects the name counters; the rest is set up once.
  */
 #ifndef S3R_FSX_STAGE_H
 #define S3R_FSX_STAGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 
 struct s3_client;
 struct fsx_stage;
 
+/* What a dirty staging file is for (strings owned by the caller). */
+struct fsx_stage_rec {
+  const char *endpoint;       /* filled in by fsx_stage_rec_write */
+  const char *bucket, *key;
+  const char *base_etag;      /* "" for none: a new object */
+  uint64_t base_len;          /* [0, base_len) of the base not held is in
+                                 the base; the map says which blocks */
+  uint64_t part_size;
+  unsigned mode, uid, gid;
+  bool has_mtime;
+  int64_t mtime;
+  bool partial;               /* written since its last close or fsync */
+};
+
 /* Create and lock this mount's directory; err says what failed. */
 int fsx_stage_open(const char *cache_dir, const char *endpoint,
                    struct fsx_stage **out, char *err, size_t errlen);
-/* Remove the directory (it should hold nothing by now) and unlock. */
+/* Remove the directory (unless a file is still kept in it) and unlock. */
 void fsx_stage_close(struct fsx_stage *s);
 
 /*
- * Abort the uploads recorded by dead mounts of the same endpoint and remove
- * their directories. Returns how many uploads were aborted.
+ * Recover a dead mount's staging file: 0 once the server holds it (it is
+ * then removed), else -errno with why in reason (it is then kept).
  */
-int fsx_stage_recover(struct fsx_stage *s, struct s3_client *c);
+typedef int (*fsx_stage_recover_fn)(void *arg, const struct fsx_stage_rec *r,
+                                    const char *path, int fd, int map_fd,
+                                    char *reason, size_t reasonlen);
+struct fsx_recovery {
+  int aborted;                /* multipart uploads aborted */
+  int uploaded;               /* staging files the server now holds */
+  int kept;                   /* moved to unsaved/ */
+  int left;                   /* left in place (another endpoint's...) */
+};
+/* Recover the directories of dead mounts of the same endpoint. */
+void fsx_stage_recover(struct fsx_stage *s, struct s3_client *c,
+                       fsx_stage_recover_fn fn, void *arg,
+                       struct fsx_recovery *out);
 
 /* A new, empty staging file for inode ino: its fd (O_RDWR), or -errno.
    Its path goes to path. */
 int fsx_stage_create(struct fsx_stage *s, uint64_t ino, char *path,
                      size_t pathlen);
+/* The block map beside path, nbytes long: its fd or -errno. */
+int fsx_stage_map_open(const char *path, uint64_t nbytes);
+/* Write (replace) or remove the record beside path. */
+int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
+                        const struct fsx_stage_rec *r);
+void fsx_stage_rec_remove(const char *path);
+/* Make path, its record and map, and their directory durable. */
+int fsx_stage_sync(const char *path, int fd, int map_fd);
+/* Remove a staging file with its record and map. */
+void fsx_stage_remove(const char *path);
 
 /* Record an upload before its first part; the record's id (> 0) or -errno. */
 long fsx_stage_note_upload(struct fsx_stage *s, const char *bucket,
                            const char *key, const char *upload_id);
 void fsx_stage_forget_upload(struct fsx_stage *s, long id);
+/*
+ * Before a CreateMultipartUpload: a record of an upload about to be made at
+ * time since (its reply may be lost, the upload made all the same and known
+ * to nobody). fsx_stage_set_upload names the upload once it is known; a
+ * record still unnamed is swept (fsx_stage_sweep) by whoever finds it.
+ */
+long fsx_stage_note_create(struct fsx_stage *s, const char *bucket,
+                           const char *key, time_t since);
+int fsx_stage_set_upload(struct fsx_stage *s, long id, const char *bucket,
+                         const char *key, const char *upload_id);
+/*
+ * Abort the multipart uploads of exactly key in bucket begun since (server
+ * time, five minutes of slack for clocks). 0 once the listing was read
+ * (*aborted counts them), or -errno.
+ */
+int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
+                    time_t since, int *aborted);
 
-/* Keep a staging file that could not be uploaded: moved to unsaved/, with
-   a log line naming the key and where the data is. */
-void fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
-                    const char *key);
+/*
+ * Keep a staging file that could not be uploaded: moved to unsaved/ with a
+ * manifest line and one log line naming the key, the place and why. 0, or
+ * -errno when it could not be moved (then it stays where it is, said).
+ */
+int fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
+                   const char *key, const char *reason);
 
 #endif

@@ -13,6 +13,7 @@
 #include "common/slog.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_rdma.h"
+#include "fs/fsx_space.h"
 #include "fs/fsx_wb_i.h"
 
 #define FETCH_RUN_BLOCKS 128u /* 8 MiB per GET */
@@ -40,11 +41,16 @@ static void wb_free(struct fsx_mount *m, struct fsx_wb *wb)
   if (wb->upload_id) /* only at unmount after a failure: journal keeps it */
     log_warn("%s: upload %s left for the next mount to abort",
              wb->in->key, wb->upload_id);
+  fsx_space_forget(m->space, wb->fd); /* before the fd can be reused */
   close(wb->fd);
-  unlink(wb->path);
+  if (wb->map_fd >= 0)
+    close(wb->map_fd);
+  if (!wb->kept_in_place) /* else the next mount finds it, record and all */
+    fsx_stage_remove(wb->path);
   free(wb->present);
   free(wb->parts);
   free(wb->upload_id);
+  free(wb->upload_key);
   pthread_cond_destroy(&wb->pcond);
   pthread_mutex_destroy(&wb->plock);
   pthread_cond_destroy(&wb->cond);
@@ -80,16 +86,73 @@ void fsx_wb_put(struct fsx_mount *m, struct fsx_wb *wb)
     wb_free(m, wb);
 }
 
+void fsx_wb_journal(struct fsx_wb *wb, bool force)
+{
+  struct fsx_stage_rec r;
+  int rc;
+
+  if (!(wb->data_dirty || wb->meta_dirty) || wb->unlinked) {
+    if (wb->rec_on_disk)
+      fsx_stage_rec_remove(wb->path);
+    wb->rec_on_disk = false;
+    return;
+  }
+  if (wb->rec_on_disk && !force)
+    return;
+  memset(&r, 0, sizeof(r));
+  r.bucket = wb->in->bucket;
+  r.key = fsx_inode_key(wb->m->tab, wb->in);
+  r.base_etag = wb->base_len || wb->on_server ? wb->base_etag : "";
+  r.base_len = wb->base_len;
+  r.part_size = wb->psize;
+  r.mode = (unsigned)wb->meta.mode;
+  r.uid = (unsigned)wb->meta.uid;
+  r.gid = (unsigned)wb->meta.gid;
+  r.has_mtime = wb->meta.has_mtime;
+  r.mtime = (int64_t)wb->meta.mtime.tv_sec;
+  r.partial = wb->unflushed;
+  rc = fsx_stage_rec_write(wb->m->stage, wb->path, &r);
+  if (rc) /* the data is still staged; only a crash now would lose track */
+    log_warn("%s: staging record for %s: %s", wb->path, r.key,
+             strerror(-rc));
+  wb->rec_on_disk = !rc;
+}
+
+void fsx_wb_map_rewrite(struct fsx_wb *wb)
+{
+  size_t n = (size_t)(wb->nblocks + 7) / 8;
+  int fd;
+
+  if (!wb->present && wb->map_fd < 0)
+    return; /* no base bytes to miss, and no map saying otherwise */
+  if (!wb->present) /* an empty map */
+    n = 0;
+  fd = fsx_stage_map_open(wb->path, n);
+  if (fd >= 0 && n && pwrite(fd, wb->present, n, 0) != (ssize_t)n) {
+    close(fd);
+    fd = -EIO;
+  }
+  if (fd < 0)
+    log_warn("%s: block map: %s", wb->path, strerror(-fd));
+  if (wb->map_fd >= 0)
+    close(wb->map_fd);
+  wb->map_fd = fd < 0 ? -1 : fd;
+}
+
 void fsx_wb_set_dirty(struct fsx_wb *wb)
 {
+  bool was = wb->unflushed;
+
   if (wb->unlinked)
     return;
   wb->data_dirty = true;
+  wb->unflushed = true;
   pthread_mutex_lock(&wb->plock);
   clock_gettime(CLOCK_REALTIME, &wb->mtime);
   wb->mtime.tv_nsec = 0; /* stored in whole seconds: shown as stored */
   wb->meta.has_mtime = false;
   pthread_mutex_unlock(&wb->plock);
+  fsx_wb_journal(wb, !was); /* rewritten as it becomes partial */
   if (!wb->dirty_ref) {
     wb->dirty_ref = true;
     fsx_table_lock(wb->m->tab);
@@ -109,6 +172,7 @@ static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
     return NULL;
   wb->m = m;
   wb->in = in;
+  wb->map_fd = -1;
   wb->psize = (m->o.part_size + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK * FSX_WB_BLOCK;
   wb->meta = *meta;
   clock_gettime(CLOCK_REALTIME, &wb->mtime);
@@ -139,6 +203,11 @@ static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
       *rc = wb->present ? -errno : -ENOMEM;
       goto close_file;
     }
+    wb->map_fd = fsx_stage_map_open(wb->path, (wb->nblocks + 7) / 8);
+    if (wb->map_fd < 0) {
+      *rc = wb->map_fd;
+      goto close_file;
+    }
   }
   pthread_mutex_init(&wb->lock, NULL);
   pthread_cond_init(&wb->cond, NULL);
@@ -149,15 +218,32 @@ static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
 
 close_file:
   close(wb->fd);
-  unlink(wb->path);
+  fsx_stage_remove(wb->path);
   free(wb->present);
   free(wb);
   return NULL;
 }
 
+static int wb_open(struct fsx_mount *m, struct fsx_inode *in,
+                   const struct fsx_attr *base, bool trunc,
+                   const struct fsx_wmeta *meta, struct fsx_wb **out);
+
 int fsx_wb_open(struct fsx_mount *m, struct fsx_inode *in,
                 const struct fsx_attr *base, bool trunc,
                 const struct fsx_wmeta *meta, struct fsx_wb **out)
+{
+  int rc;
+
+  /* not while a directory rename holds what is below it */
+  pthread_rwlock_rdlock(&m->rename_lock);
+  rc = wb_open(m, in, base, trunc, meta, out);
+  pthread_rwlock_unlock(&m->rename_lock);
+  return rc;
+}
+
+static int wb_open(struct fsx_mount *m, struct fsx_inode *in,
+                   const struct fsx_attr *base, bool trunc,
+                   const struct fsx_wmeta *meta, struct fsx_wb **out)
 {
   struct fsx_wb *wb = fsx_wb_get(m, in), *mine;
   int rc;
@@ -178,7 +264,9 @@ int fsx_wb_open(struct fsx_mount *m, struct fsx_inode *in,
     fsx_table_unlock(m->tab);
     if (wb) {
       close(mine->fd);
-      unlink(mine->path);
+      if (mine->map_fd >= 0)
+        close(mine->map_fd);
+      fsx_stage_remove(mine->path);
       free(mine->present);
       pthread_cond_destroy(&mine->pcond);
       pthread_mutex_destroy(&mine->plock);
@@ -217,10 +305,24 @@ bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b)
          (wb->present[b / 8] & (1u << (b % 8)));
 }
 
+/* Set the blocks [b0, b1) present, in the map file too (the data is
+   written first: a block marked is a block held). */
 static void mark_present(struct fsx_wb *wb, uint64_t b0, uint64_t b1)
 {
-  for (uint64_t b = b0; b < b1 && b < wb->nblocks; b++)
-    wb->present[b / 8] |= (uint8_t)(1u << (b % 8));
+  uint64_t lo = UINT64_MAX, hi = 0;
+
+  for (uint64_t b = b0; b < b1 && b < wb->nblocks; b++) {
+    uint8_t bit = (uint8_t)(1u << (b % 8));
+    if (wb->present[b / 8] & bit)
+      continue;
+    wb->present[b / 8] |= bit;
+    lo = lo < b / 8 ? lo : b / 8;
+    hi = b / 8 + 1;
+  }
+  if (hi && wb->map_fd >= 0 &&
+      pwrite(wb->map_fd, wb->present + lo, (size_t)(hi - lo), (off_t)lo) !=
+          (ssize_t)(hi - lo))
+    log_warn("%s: block map: %s", wb->path, strerror(errno));
 }
 
 static int pwrite_all(int fd, const char *p, size_t len, uint64_t off)
@@ -286,6 +388,8 @@ int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
       r++;
     off = b * FSX_WB_BLOCK;
     end = r * FSX_WB_BLOCK < wb->base_len ? r * FSX_WB_BLOCK : wb->base_len;
+    if ((rc = fsx_space_fetch(m->space, end - off)))
+      return rc;
     buf = malloc((size_t)(end - off));
     if (!buf)
       return -ENOMEM;
@@ -301,6 +405,7 @@ int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
       return rc;
     }
     mark_present(wb, b, r);
+    fsx_space_settle(m->space, wb->fd, 0);
     b = r;
   }
   return 0;
@@ -363,11 +468,14 @@ static int send_eager(struct fsx_mount *m, struct fsx_wb *wb)
 ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
                      const void *buf, size_t len, bool append)
 {
-  uint64_t b0, b1;
+  uint64_t b0, b1, held;
   int rc = 0;
 
   if (!len)
     return 0;
+  /* before the lock: a wait for space must not hold up the file's commit */
+  if ((rc = fsx_space_reserve(m->space, wb->fd, off, len, append, &held)))
+    return rc;
   pthread_mutex_lock(&wb->lock);
   while (wb->committing)
     pthread_cond_wait(&wb->cond, &wb->lock);
@@ -397,6 +505,7 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
     log_warn("%s: early part upload: %s", wb->in->key, strerror(-rc));
   rc = 0;
 out:
+  fsx_space_settle(m->space, wb->fd, held);
   pthread_mutex_unlock(&wb->lock);
   if (!rc) {
     atomic_fetch_add(&m->st.writes, 1);
@@ -458,6 +567,7 @@ int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
     if (size % FSX_WB_BLOCK && (rc = fsx_wb_fetch(m, wb, size, size + 1)))
       goto out;
     wb->base_len = size;
+    fsx_wb_journal(wb, true);
   }
   if (size != wb->size && ftruncate(wb->fd, (off_t)size)) {
     rc = -errno;
@@ -474,6 +584,7 @@ int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
     wb->seq_end = size;
   fsx_wb_set_dirty(wb);
 out:
+  fsx_space_settle(m->space, wb->fd, 0); /* a cut frees space */
   pthread_mutex_unlock(&wb->lock);
   return rc;
 }
@@ -490,6 +601,7 @@ bool fsx_wb_set_meta(struct fsx_mount *m, struct fsx_wb *wb,
   pthread_mutex_unlock(&wb->plock);
   if (!wb->unlinked) {
     wb->meta_dirty = true;
+    fsx_wb_journal(wb, true);
     if (!wb->dirty_ref) {
       wb->dirty_ref = true;
       fsx_table_lock(wb->m->tab);
@@ -544,5 +656,6 @@ void fsx_wb_renamed(struct fsx_wb *wb, const char *new_etag)
   if (wb->base_etag[0])
     snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", new_etag);
   pthread_mutex_unlock(&wb->plock);
+  fsx_wb_journal(wb, true); /* the key and base changed */
   pthread_mutex_unlock(&wb->lock);
 }

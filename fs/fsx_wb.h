@@ -136,6 +136,22 @@ bool fsx_wb_dirty(struct fsx_wb *wb);
  */
 int fsx_wb_gate(struct fsx_mount *m, struct fsx_wb *wb);
 void fsx_wb_ungate(struct fsx_wb *wb);
+/* Hold every commit and write of the file until fsx_wb_ungate (or
+   fsx_wb_discard with held), without committing first. */
+void fsx_wb_hold(struct fsx_wb *wb);
+/*
+ * Every write-back state of bucket whose key starts with prefix, committed
+ * and gated (a directory rename: nothing below it may change or land on an
+ * old name until its children are moved). On success *out holds *nout
+ * references for fsx_wb_ungate_all; on the first failed commit, nothing is
+ * left gated and its error is returned.
+ */
+int fsx_wb_gate_below(struct fsx_mount *m, const char *bucket,
+                      const char *prefix, struct fsx_wb ***out, size_t *nout);
+void fsx_wb_ungate_all(struct fsx_mount *m, struct fsx_wb **v, size_t n);
+/* The one of v whose file has key now, or NULL. */
+struct fsx_wb *fsx_wb_find(struct fsx_mount *m, struct fsx_wb **v, size_t n,
+                           const char *key);
 /* Dirty with no failed upload yet: written after the last flush. */
 bool fsx_wb_unflushed(struct fsx_wb *wb);
 
@@ -148,10 +164,11 @@ void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a);
  * once the server's object is gone, discard: nothing of it is uploaded
  * again (its upload aborted, its dirty state dropped). make_orphan hands
  * in a reference to wb, dropped when its last handle closes (false if no
- * handle is open or one was handed already).
+ * handle is open or one was handed already). With held, wb was held
+ * (fsx_wb_hold) by the caller: discard ends the hold.
  */
 int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb);
-void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb);
+void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb, bool held);
 bool fsx_wb_make_orphan(struct fsx_mount *m, struct fsx_inode *in,
                         struct fsx_wb *wb);
 /* The object was renamed by copy: the base is now new_etag. */

@@ -108,27 +108,47 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   const char *key = fsx_inode_key(m->tab, wb->in);
   struct fsx_wopts w;
   struct fsx_wmeta mt;
+  time_t since;
   long id;
   int rc;
 
   effective_meta(wb, &mt);
   rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
-  if (!rc)
-    rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o,
-                             &wb->upload_id);
-  fsx_wopts_cleanup(&w);
   if (rc)
     return rc;
+  /* recorded before it is made: a lost answer (the upload made anyway)
+     or a crash before the next record is swept, never leaked */
+  since = time(NULL);
+  id = fsx_stage_note_create(m->stage, wb->in->bucket, key, since);
+  if (id < 0) {
+    fsx_wopts_cleanup(&w);
+    log_err("%s: could not record an upload in cache.dir: %s", key,
+            strerror((int)-id));
+    return (int)id;
+  }
+  rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o,
+                           &wb->upload_id);
+  fsx_wopts_cleanup(&w);
+  if (rc) {
+    if (!fsx_stage_sweep(m->s3, wb->in->bucket, key, since, NULL))
+      fsx_stage_forget_upload(m->stage, id);
+    return rc; /* (else the record stays: the next mount sweeps) */
+  }
   wb->sent_meta = mt;
   fsx_wb_reset_parts(wb);
-  id = fsx_stage_note_upload(m->stage, wb->in->bucket, key, wb->upload_id);
-  if (id < 0) { /* unrecorded, a crash would leak it: not started at all */
+  wb->upload_key = strdup(key);
+  rc = wb->upload_key ? fsx_stage_set_upload(m->stage, id, wb->in->bucket,
+                                             key, wb->upload_id)
+                      : -ENOMEM;
+  if (rc) { /* unrecorded, a crash would leak it: not started at all */
     log_err("%s: could not record upload %s in cache.dir: %s", key,
-            wb->upload_id, strerror((int)-id));
-    s3_abort_multipart(m->s3, wb->in->bucket, key, wb->upload_id);
+            wb->upload_id, strerror(-rc));
+    if (!s3_abort_multipart(m->s3, wb->in->bucket, key, wb->upload_id))
+      fsx_stage_forget_upload(m->stage, id);
     free(wb->upload_id);
-    wb->upload_id = NULL;
-    return (int)id;
+    free(wb->upload_key);
+    wb->upload_id = wb->upload_key = NULL;
+    return rc;
   }
   wb->journal_id = id;
   return 0;
@@ -143,8 +163,8 @@ static void end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
     return;
   fsx_wb_wait_sent(wb);
   if (abort)
-    rc = s3_abort_multipart(m->s3, wb->in->bucket,
-                            fsx_inode_key(m->tab, wb->in), wb->upload_id);
+    rc = s3_abort_multipart(m->s3, wb->in->bucket, wb->upload_key,
+                            wb->upload_id);
   if (rc && rc != -ENOENT) {
     log_warn("%s: aborting upload %s: %s (the next mount retries)",
              wb->in->key, wb->upload_id, strerror(-rc));
@@ -152,7 +172,8 @@ static void end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
     fsx_stage_forget_upload(m->stage, wb->journal_id);
   }
   free(wb->upload_id);
-  wb->upload_id = NULL;
+  free(wb->upload_key);
+  wb->upload_id = wb->upload_key = NULL;
   wb->journal_id = 0;
   fsx_wb_reset_parts(wb);
   wb->eager_next = 0;
@@ -255,7 +276,9 @@ static int put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
   for (unsigned k = n; k < wb->nparts && !past; k++)
     past = wb->parts[k].state != PART_NONE;
   pthread_mutex_unlock(&wb->plock);
-  if (past)
+  /* begun under another name (renamed since): aborted there, begun anew
+     here; never completed into a name the file no longer has */
+  if (past || (wb->upload_id && strcmp(wb->upload_key, key)))
     end_upload(m, wb, true);
   if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
     return rc;
@@ -326,12 +349,14 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
     wb->present = np;
     wb->nblocks = nb;
     wb->base_len = wb->size;
+    fsx_wb_map_rewrite(wb);
   }
   pthread_mutex_lock(&wb->plock);
   snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", etag);
   wb->on_server = true;
   pthread_mutex_unlock(&wb->plock);
   wb->data_dirty = wb->meta_dirty = wb->failed = false;
+  fsx_wb_journal(wb, false); /* clean: the record goes */
   wb->seq_end = wb->size;
   memset(&a, 0, sizeof(a));
   a.kind = FSX_FILE;
@@ -398,6 +423,7 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
       if (mrc) { /* the bytes are up: only the metadata is left to do */
         committed(m, wb, etag);
         wb->meta_dirty = true;
+        fsx_wb_journal(wb, true);
         log_err("%s: storing its metadata failed: %s", key, strerror(-mrc));
         return mrc;
       }
@@ -424,10 +450,20 @@ static int commit(struct fsx_mount *m, struct fsx_wb *wb, bool gate)
   wb->committing = true;
   if ((wb->data_dirty || wb->meta_dirty) && !wb->unlinked) {
     atomic_fetch_add(&m->st.commits, 1);
+    if (wb->unflushed) { /* closed or synced: whole as it is now */
+      wb->unflushed = false;
+      fsx_wb_journal(wb, true);
+    }
     rc = do_commit(m, wb);
     if (rc) {
+      int src;
       wb->failed = true;
       atomic_fetch_add(&m->st.commit_errors, 1);
+      /* the data is promised kept: make it survive a power loss too */
+      fsx_wb_journal(wb, true);
+      if ((src = fsx_stage_sync(wb->path, wb->fd, wb->map_fd)))
+        log_err("%s: syncing its staging file %s: %s", wb->in->key,
+                wb->path, strerror(-src));
     } else if (wb->dirty_ref) {
       wb->dirty_ref = false;
       put_ref = true;
@@ -451,9 +487,19 @@ int fsx_wb_gate(struct fsx_mount *m, struct fsx_wb *wb)
   return commit(m, wb, true);
 }
 
+void fsx_wb_hold(struct fsx_wb *wb)
+{
+  pthread_mutex_lock(&wb->lock);
+  while (wb->committing)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  wb->committing = true;
+  pthread_mutex_unlock(&wb->lock);
+}
+
 void fsx_wb_ungate(struct fsx_wb *wb)
 {
   pthread_mutex_lock(&wb->lock);
+  fsx_wb_journal(wb, true); /* its key may have changed meanwhile */
   wb->committing = false;
   pthread_cond_broadcast(&wb->cond);
   pthread_mutex_unlock(&wb->lock);
@@ -471,18 +517,21 @@ int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb)
   return rc;
 }
 
-void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb)
+void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb, bool held)
 {
   bool put_ref;
 
   pthread_mutex_lock(&wb->lock);
-  while (wb->committing)
+  while (wb->committing && !held)
     pthread_cond_wait(&wb->cond, &wb->lock);
+  wb->committing = false; /* a hold ends here */
+  pthread_cond_broadcast(&wb->cond);
   end_upload(m, wb, true);
   pthread_mutex_lock(&wb->plock);
   wb->unlinked = true;
   pthread_mutex_unlock(&wb->plock);
   wb->data_dirty = wb->meta_dirty = wb->failed = false;
+  fsx_wb_journal(wb, false);
   put_ref = wb->dirty_ref;
   wb->dirty_ref = false;
   pthread_mutex_unlock(&wb->lock);
@@ -596,6 +645,55 @@ int fsx_wb_commit_below(struct fsx_mount *m, const char *bucket,
   return rc;
 }
 
+static bool want_below_any(struct fsx_wb *wb, const void *arg)
+{
+  const struct below *b = arg;
+  const char *key = fsx_inode_key(wb->m->tab, wb->in);
+
+  return !strcmp(wb->in->bucket, b->bucket) &&
+         !strncmp(key, b->prefix, strlen(b->prefix));
+}
+
+int fsx_wb_gate_below(struct fsx_mount *m, const char *bucket,
+                      const char *prefix, struct fsx_wb ***out, size_t *nout)
+{
+  struct below b = {bucket, prefix};
+  struct fsx_wb **v;
+  size_t n = collect(m, &v, want_below_any, &b), k = 0;
+  int rc = 0;
+
+  for (; k < n; k++)
+    if ((rc = fsx_wb_gate(m, v[k])))
+      break;
+  if (rc) { /* v[0..k) gated; v[k] failed its commit, not gated */
+    for (size_t i = k; i < n; i++)
+      fsx_wb_put(m, v[i]);
+    fsx_wb_ungate_all(m, v, k);
+    return rc;
+  }
+  *out = v;
+  *nout = n;
+  return 0;
+}
+
+void fsx_wb_ungate_all(struct fsx_mount *m, struct fsx_wb **v, size_t n)
+{
+  for (size_t i = 0; i < n; i++) {
+    fsx_wb_ungate(v[i]);
+    fsx_wb_put(m, v[i]);
+  }
+  free(v);
+}
+
+struct fsx_wb *fsx_wb_find(struct fsx_mount *m, struct fsx_wb **v, size_t n,
+                           const char *key)
+{
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(fsx_inode_key(m->tab, v[i]->in), key))
+      return v[i];
+  return NULL;
+}
+
 bool fsx_wb_pending_below(struct fsx_mount *m, const char *bucket,
                           const char *prefix)
 {
@@ -706,15 +804,22 @@ void fsx_wb_stop(struct fsx_mount *m)
   for (size_t i = 0; i < n; i++) {
     struct fsx_wb *wb = v[i];
     if (fsx_wb_commit(m, wb)) {
+      const char *key = fsx_inode_key(m->tab, wb->in);
+      char reason[256] = "the upload failed at unmount";
       pthread_mutex_lock(&wb->lock);
       end_upload(m, wb, true);
       /* the kept file must be the whole file: what only the base held,
          fetched if the server still answers, else said */
-      if (fsx_wb_fetch(m, wb, 0, wb->base_len))
+      if (fsx_wb_fetch(m, wb, 0, wb->base_len)) {
+        snprintf(reason, sizeof(reason), "the upload failed at unmount; "
+                 "bytes of the old object (ETag %s) not held read as zeros",
+                 wb->base_etag);
         log_err("%s: bytes of %s not fetched from the object (ETag %s) "
-                "read as zeros in the kept file", wb->in->bucket,
-                wb->in->key, wb->base_etag);
-      fsx_stage_keep(m->stage, wb->path, wb->in->bucket, wb->in->key);
+                "read as zeros in the kept file", wb->in->bucket, key,
+                wb->base_etag);
+      }
+      if (fsx_stage_keep(m->stage, wb->path, wb->in->bucket, key, reason))
+        wb->kept_in_place = true;
       pthread_mutex_unlock(&wb->lock);
     }
     fsx_wb_put(m, wb);

@@ -22,6 +22,7 @@ struct fsx_wb {
   unsigned refs;              /* the table lock */
   struct fsx_wb *next, *prev; /* m->wb_lock */
   int fd;                     /* the staging file */
+  int map_fd;                 /* its block map (fsx_stage), or -1 */
   char path[4096];
 
   pthread_mutex_t lock;
@@ -47,6 +48,11 @@ struct fsx_wb {
   bool committing;            /* lock */
   bool failed;                /* lock: the last commit failed: retry */
   bool on_server;             /* lock: an object exists (base or ours) */
+  bool rec_on_disk;           /* lock: the staging record is written */
+  bool unflushed;             /* lock: bytes written since the last close
+                                 or fsync (a crash leaves them partial) */
+  bool kept_in_place;         /* lock: could not be kept in unsaved/: the
+                                 staging file must stay */
   uint64_t psize;             /* part size, a multiple of FSX_WB_BLOCK */
   uint64_t seq_end;           /* lock: where a sequential writer goes next */
   struct fsx_part *parts;     /* plock */
@@ -55,6 +61,7 @@ struct fsx_wb {
   int part_err;               /* plock: first failed part's error */
   unsigned eager_next;        /* lock: first part not yet sent eagerly */
   char *upload_id;            /* lock */
+  char *upload_key;           /* lock: the key upload_id was made for */
   long journal_id;            /* lock */
   struct fsx_wmeta meta;      /* lock: what the object should carry */
   struct fsx_wmeta sent_meta; /* lock: what the open upload was created with */
@@ -63,6 +70,11 @@ struct fsx_wb {
 
 /* fsx_wb.c */
 void fsx_wb_set_dirty(struct fsx_wb *wb);           /* lock held */
+/* The staging record brought up to date: written while dirty (force:
+   rewritten, something in it changed), removed once clean (lock held). */
+void fsx_wb_journal(struct fsx_wb *wb, bool force);
+/* The block map written out whole (after present was replaced). */
+void fsx_wb_map_rewrite(struct fsx_wb *wb);
 int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
                  uint64_t to);                       /* lock held */
 int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);

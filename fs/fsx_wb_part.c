@@ -147,8 +147,9 @@ static void part_done(struct s3_req *r, void *arg)
                     : s3_upload_part_result(r, etag);
 
   fsx_rdma_buf_done(m, pc->rdma_reg);
-  /* a token still outstanding: the server may yet read the map */
-  if (pc->map && !fsx_rdma_must_retire(m, r, 1))
+  /* a token still outstanding: the server may yet read the map, which
+     the data plane unmaps once it cannot */
+  if (pc->map && !fsx_rdma_hold_buf(m, r, pc->map, pc->len, true))
     munmap(pc->map, pc->len);
   /* memory first: a writer may wait for it holding wb->lock */
   pthread_mutex_lock(&m->wb_lock);
@@ -220,11 +221,13 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
     }
   }
   snprintf(quoted, sizeof(quoted), "\"%s\"", wb->base_etag);
-  r = copy ? s3_upload_part_copy_req(m->s3, wb->in->bucket, key,
+  /* into the upload's key; a copy from the base, where it is now */
+  r = copy ? s3_upload_part_copy_req(m->s3, wb->in->bucket, wb->upload_key,
                                      wb->upload_id, (int)k + 1,
                                      wb->in->bucket, key, s, l, quoted)
-           : s3_upload_part_req(m->s3, wb->in->bucket, key, wb->upload_id,
-                                (int)k + 1, pc->map, (size_t)l);
+           : s3_upload_part_req(m->s3, wb->in->bucket, wb->upload_key,
+                                wb->upload_id, (int)k + 1, pc->map,
+                                (size_t)l);
   if (!r)
     goto unmap;
   if (!copy && fsx_rdma_buf(m, r, false, pc->map, (size_t)l, &pc->rdma_reg)) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "common/slog.h"
@@ -124,7 +125,9 @@ static bool in_use(struct fsx_mount *m, struct fsx_inode *in)
 /*
  * in is about to go (unlink, or replaced by a rename): the write-back state
  * that keeps its data for the handles still open (a reference in *wb, or
- * NULL), its base fetched. Nothing is discarded yet: see gone().
+ * NULL), its base fetched, and held (fsx_wb_hold): no commit of it can
+ * land between the delete or the copy over it and gone(). Nothing is
+ * discarded yet: see gone(), or kept(), which undoes this.
  */
 static int going(struct fsx_mount *m, struct fsx_inode *in,
                  const struct fsx_attr *a, struct fsx_wb **wb)
@@ -140,7 +143,18 @@ static int going(struct fsx_mount *m, struct fsx_inode *in,
     fsx_wb_put(m, *wb);
     *wb = NULL;
   }
+  if (!rc && *wb)
+    fsx_wb_hold(*wb);
   return rc;
+}
+
+/* in stays after all: what going() held goes on as before. */
+static void kept(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  if (!wb)
+    return;
+  fsx_wb_ungate(wb);
+  fsx_wb_put(m, wb);
 }
 
 /* The server's object is gone: what going() kept is never uploaded again
@@ -149,7 +163,7 @@ static void gone(struct fsx_mount *m, struct fsx_inode *in, struct fsx_wb *wb)
 {
   if (!wb)
     return;
-  fsx_wb_discard(m, wb);
+  fsx_wb_discard(m, wb, true);
   fsx_wb_make_orphan(m, in, wb);
   fsx_wb_put(m, wb);
 }
@@ -184,7 +198,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     fsx_inode_detach(m->tab, in);
     fsx_dir_snap_remove(m->tab, dir, name);
   } else {
-    fsx_wb_put(m, wb); /* still there: its data goes up as it would */
+    kept(m, wb); /* still there: its data goes up as it would */
   }
 out:
   fsx_inode_put(m->tab, in);
@@ -371,6 +385,8 @@ static int list_below(struct fsx_mount *m, const char *bucket,
   return rc;
 }
 
+#define DELETE_TRIES 5 /* a rename's deletes, after the first: ~10 s */
+
 static int delete_keys(struct fsx_mount *m, const char *bucket,
                        char *const *keys, size_t n)
 {
@@ -391,18 +407,43 @@ static int delete_keys(struct fsx_mount *m, const char *bucket,
   return rc;
 }
 
+/*
+ * Copy and delete every object below src. The caller holds m->rename_lock
+ * for writing (no new write-back state below src); *held: every one there
+ * is, committed and gated until the caller has moved src
+ * (fsx_wb_ungate_all), so nothing written lands on an old name.
+ */
+/* delete_keys, tried again a while (~10 s) on failure: a rename half done
+   is finished or undone if the server comes back (deleting twice is
+   harmless, and the answer may be lost after the deletes were done) */
+static int delete_firmly(struct fsx_mount *m, const char *bucket,
+                         char *const *keys, size_t n)
+{
+  int rc = delete_keys(m, bucket, keys, n);
+
+  for (unsigned t = 0; rc && rc != -ENOMEM && t < DELETE_TRIES; t++) {
+    sleep(t ? 2 : 1);
+    rc = delete_keys(m, bucket, keys, n);
+  }
+  return rc;
+}
+
 static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
-                      const char *dstpfx)
+                      const char *dstpfx, struct fsx_wb ***held,
+                      size_t *nheld)
 {
   const char *srcpfx = fsx_inode_key(m->tab, src);
   size_t sl = strlen(srcpfx);
   struct objlist l;
-  char etag[S3_ETAG_MAX];
+  char (*etags)[S3_ETAG_MAX] = NULL, **copies = NULL;
+  size_t ncopies = 0;
   int rc;
 
+  *held = NULL;
+  *nheld = 0;
   if (!strncmp(dstpfx, srcpfx, sl))
     return -EINVAL; /* into itself */
-  if ((rc = fsx_wb_commit_below(m, src->bucket, srcpfx)))
+  if ((rc = fsx_wb_gate_below(m, src->bucket, srcpfx, held, nheld)))
     return rc;
   rc = list_below(m, src->bucket, srcpfx, m->o.rename_dir_max, &l);
   if (!rc && l.n > m->o.rename_dir_max) {
@@ -411,6 +452,10 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
             srcpfx, m->o.rename_dir_max);
     rc = -EXDEV;
   }
+  copies = l.n ? calloc(l.n, sizeof(*copies)) : NULL;
+  etags = l.n ? calloc(l.n, sizeof(*etags)) : NULL;
+  if (!rc && l.n && (!copies || !etags))
+    rc = -ENOMEM;
   for (size_t i = 0; !rc && i < l.n; i++) {
     size_t dl = strlen(dstpfx), rl = strlen(l.keys[i] + sl);
     char *dst = malloc(dl + rl + 1);
@@ -420,12 +465,39 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
     }
     memcpy(dst, dstpfx, dl);
     memcpy(dst + dl, l.keys[i] + sl, rl + 1);
-    rc = copy_object(m, src->bucket, l.keys[i], dst, l.sizes[i], etag);
-    free(dst);
+    rc = copy_object(m, src->bucket, l.keys[i], dst, l.sizes[i], etags[i]);
+    if (rc) {
+      free(dst);
+      break;
+    }
+    copies[ncopies++] = dst;
   }
-  if (!rc)
-    rc = delete_keys(m, src->bucket, l.keys, l.n);
+  if (!rc && (rc = delete_firmly(m, src->bucket, l.keys, l.n)))
+    /* every copy is made, and the originals perhaps not all deleted */
+    log_err("rename of %s: copied to %s, but deleting the originals "
+            "failed: %s (both may be on the server)", srcpfx, dstpfx,
+            strerror(-rc));
+  else if (rc && ncopies && delete_firmly(m, src->bucket, copies, ncopies))
+    /* the copies failed half way: undone (the originals are all there, so
+       nothing is lost either way) */
+    log_err("rename of %s failed, and %zu copies made under %s could not "
+            "all be removed", srcpfx, ncopies, dstpfx);
+  for (size_t i = 0; !rc && i < l.n; i++) {
+    /* an open file's base is now its copy */
+    struct fsx_wb *wb = fsx_wb_find(m, *held, *nheld, l.keys[i]);
+    if (wb)
+      fsx_wb_renamed(wb, etags[i]);
+  }
+  for (size_t i = 0; i < ncopies; i++)
+    free(copies[i]);
+  free(copies);
+  free(etags);
   objlist_free(&l);
+  if (rc) {
+    fsx_wb_ungate_all(m, *held, *nheld);
+    *held = NULL;
+    *nheld = 0;
+  }
   return rc;
 }
 
@@ -461,7 +533,9 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   struct fsx_inode *dir = fsx_inode_get(m->tab, parent);
   struct fsx_inode *ndir = fsx_inode_get(m->tab, newparent);
   struct fsx_inode *src = NULL, *dst = NULL;
-  struct fsx_wb *dwb = NULL, *swb = NULL;
+  struct fsx_wb *dwb = NULL, *swb = NULL, **held = NULL;
+  size_t nheld = 0;
+  bool dir_locked = false;
   struct fsx_attr sa, da;
   char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
   bool dst_exists;
@@ -516,21 +590,27 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
       rc = s3_delete_object(m->s3, dst->bucket, fsx_inode_key(m->tab, dst));
     if (rc == -ENOENT)
       rc = 0;
-    if (!rc)
-      rc = rename_dir(m, src, dstkey);
+    if (!rc) {
+      pthread_rwlock_wrlock(&m->rename_lock);
+      dir_locked = true;
+      rc = rename_dir(m, src, dstkey, &held, &nheld);
+    }
   } else if (!rc) {
     rc = rename_file(m, src, &sa, dstkey, etag, &swb);
   }
   if (!rc)
     gone(m, dst, dwb); /* replaced: never uploaded again */
   else
-    fsx_wb_put(m, dwb);
+    kept(m, dwb);
   if (!rc)
     rc = fsx_inode_move(m->tab, src, ndir, newname);
   if (swb) { /* its next commit goes to the new name */
     fsx_wb_ungate(swb);
     fsx_wb_put(m, swb);
   }
+  fsx_wb_ungate_all(m, held, nheld); /* (children's keys follow src's) */
+  if (dir_locked)
+    pthread_rwlock_unlock(&m->rename_lock);
   if (!rc && sa.kind != FSX_DIR && etag[0]) {
     sa.as_of_ms = fsx_now_ms();
     snprintf(sa.etag, sizeof(sa.etag), "%s", etag);

@@ -13,9 +13,12 @@
  *    pool;
  *  - upload-data calls push the body into the request's up pipe (blocking
  *    while the worker has not taken it: bounded memory);
- *  - the final call waits until the worker says ready, then queues the
- *    answer: for HTTP mode a response whose reader pulls the body from the
- *    down pipe (blocking), for a token request an empty body;
+ *  - the final call waits until the worker says ready, looking at the
+ *    client's socket every GONE_POLL_MS meanwhile (a client that closed it
+ *    has its request abandoned: gw_req_cancel, then the connection is
+ *    dropped), then queues the answer: for HTTP mode a response whose
+ *    reader pulls the body from the down pipe (blocking), for a token
+ *    request an empty body;
  *  - completed_cb aborts both pipes, waits until the worker is done with
  *    the request, and frees it.
  * The connection thread and the worker share a request as gw_proxy.h says.
@@ -43,7 +46,9 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "common/slog.h"
 #include "gateway/gw_auth.h"
@@ -53,6 +58,9 @@
 
 #define MAX_HEADERS 128
 #define STATS_PATH "/_s3rdma/stats"
+#define EXPIRES_HEADER "x-amz-rdma-expires"
+/* How often a connection waiting for the worker looks for its client. */
+#define GONE_POLL_MS 200
 
 struct gw_http {
   const struct gw_config *cfg;
@@ -197,15 +205,71 @@ static ssize_t reader_cb(void *cls, uint64_t pos, char *buf, size_t max)
                 : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
+/*
+ * Has the client closed its connection (or shut down its sending side)?
+ * Asked while its request waits for the worker: this thread owns the
+ * connection then, and MHD reads nothing until the access call returns.
+ */
+static bool client_gone(struct MHD_Connection *con)
+{
+  const union MHD_ConnectionInfo *cf =
+      MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+  struct pollfd p;
+
+  if (!cf)
+    return false;
+  p = (struct pollfd){.fd = cf->connect_fd, .events = POLLRDHUP};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/*
+ * Wait until the worker is ready (0), watching the client: -ETIMEDOUT
+ * after --timeout (for a token request, after its deadline if later: the
+ * worker stops there itself), -ECONNRESET when the client has gone.
+ */
+static int wait_ready(struct creq *q, struct MHD_Connection *con)
+{
+  struct gw_req *r = &q->r;
+  uint64_t left = (uint64_t)q->h->cfg->timeout_s * 1000, now, step;
+  struct timespec ts;
+
+  if (r->rdx.expires_ms) {
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    if (r->rdx.expires_ms > now && r->rdx.expires_ms - now + 1000 > left)
+      left = r->rdx.expires_ms - now + 1000;
+  }
+  for (;;) {
+    if (client_gone(con))
+      return -ECONNRESET;
+    step = left < GONE_POLL_MS ? left : GONE_POLL_MS;
+    if (gw_req_wait_ready(r, (unsigned)step) == 0)
+      return 0;
+    left -= step;
+    if (!left)
+      return -ETIMEDOUT;
+  }
+}
+
 /* The final access call: the worker's answer. */
 static enum MHD_Result answer(struct creq *q, struct MHD_Connection *con)
 {
   struct gw_req *r = &q->r;
   struct MHD_Response *resp;
   char num[32];
+  int rc;
 
   q->phase = 2;
-  if (gw_req_wait_ready(r, q->h->cfg->timeout_s)) {
+  rc = wait_ready(q, con);
+  if (rc == -ECONNRESET) {
+    /* nobody waits for this answer: stop the transfer (its memory is not
+       touched again) and the upstream request (a PUT is not stored) */
+    gw_stat_add(q->h->stats, clients_gone, 1);
+    log_info("%s %s: the client has gone: abandoned", r->method, r->path);
+    gw_req_cancel(r);
+    return MHD_NO;
+  }
+  if (rc) {
     gw_req_cancel(r); /* a token's memory is not touched after our answer */
     return answer_error(q, con, 504, "GatewayTimeout",
                         "upstream did not answer in time", false);
@@ -278,6 +342,16 @@ static enum MHD_Result header_iter(void *cls, enum MHD_ValueKind kind,
 static const char *hdr(const struct creq *q, const char *name)
 {
   return gw_header_get(q->r.hdrs, q->r.n_hdrs, name);
+}
+
+/* How often a header of this name came (case-insensitive). */
+static unsigned hdr_count(const struct creq *q, const char *name)
+{
+  unsigned n = 0;
+
+  for (size_t i = 0; i < q->r.n_hdrs; i++)
+    n += strcasecmp(q->r.hdrs[i].key, name) == 0;
+  return n;
 }
 
 /* "bytes=A-B" -> its length; 0 when not of that form. */
@@ -366,6 +440,44 @@ static enum MHD_Result decline(struct creq *q, struct MHD_Connection *con,
 }
 
 /*
+ * The client's deadline for its token (x-amz-rdma-expires: CLOCK_REALTIME
+ * in ms, decimal) into r->rdx.expires_ms. It must be signed: a later one
+ * slipped in would have the client's memory touched after the client took
+ * it back. Returns 0 (phase 2 when refused, the refusal queued) or -1 when
+ * the refusal could not be queued.
+ */
+static int expires(struct creq *q, struct MHD_Connection *con)
+{
+  struct gw_req *r = &q->r;
+  const char *v = hdr(q, EXPIRES_HEADER);
+  struct timespec ts;
+  uint64_t now;
+
+  if (!v)
+    return 0;
+  errno = 0;
+  if (!gw_auth_signed(r->hdrs, r->n_hdrs, EXPIRES_HEADER) ||
+      hdr_count(q, EXPIRES_HEADER) != 1 ||
+      strspn(v, "0123456789") != strlen(v) ||
+      !v[0] || strlen(v) > 19 ||
+      (r->rdx.expires_ms = strtoull(v, NULL, 10)) == 0 || errno)
+    return refuse_token(q, con, -EINVAL,
+                        EXPIRES_HEADER " is not one signed count of "
+                        "milliseconds") == MHD_YES ? 0 : -1;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+  if (now >= r->rdx.expires_ms) {
+    gw_stat_add(q->h->stats, token_expired, 1);
+    log_info("token %s %s %s: its deadline passed before it was served",
+             rdx_kind_name(r->token.kind), r->method, r->path);
+    return answer_error(q, con, 400, "RequestTimeout",
+                        "the token's deadline (" EXPIRES_HEADER
+                        ") has passed", false) == MHD_YES ? 0 : -1;
+  }
+  return 0;
+}
+
+/*
  * A token request: returns MHD_YES with q->r.tok (or q->r.decline) set to
  * go on, or the queued refusal (phase 2).
  */
@@ -390,6 +502,9 @@ static enum MHD_Result setup_token(struct creq *q, struct MHD_Connection *con,
       rdx_server_serves(q->h->rdx, r->token.kind, why, sizeof(why))) {
     return decline(q, con, get, why);
   }
+  rc = expires(q, con);
+  if (rc || q->phase == 2)
+    return rc ? MHD_NO : MHD_YES;
   peer_identity(q, con);
   if (r->token.kind == RDX_CMA && r->rdx.peer_local &&
       (r->rdx.peer_uid < 0 || r->rdx.peer_gid < 0))
@@ -447,16 +562,6 @@ static enum MHD_Result refuse_request(struct creq *q, struct MHD_Connection *con
   gw_stat_add(q->h->stats, bad_requests, 1);
   log_info("request refused: %s: %s", code, why);
   return answer_error(q, con, 400, code, why, false);
-}
-
-/* How often a header of this name came (case-insensitive). */
-static unsigned hdr_count(const struct creq *q, const char *name)
-{
-  unsigned n = 0;
-
-  for (size_t i = 0; i < q->r.n_hdrs; i++)
-    n += strcasecmp(q->r.hdrs[i].key, name) == 0;
-  return n;
 }
 
 static enum MHD_Result start(struct creq *q, struct MHD_Connection *con,

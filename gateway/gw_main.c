@@ -64,6 +64,13 @@ static void usage(FILE *f)
 "  --pidfile FILE              write the pid there\n"
 "  -f, --foreground            do not daemonise (log to stderr)\n"
 "  -h, --help\n"
+"Test hooks (a slow server, for the tests): --test-token-delay MS (a token\n"
+"request waits MS before it moves a byte), --test-token-delay-count N (only\n"
+"the first N do; 0: all), --test-put-hold MS (a token PUT waits MS after\n"
+"reading the client's last bytes, before the last of them go upstream).\n"
+"A client's x-amz-rdma-expires (signed, CLOCK_REALTIME ms) bounds its token:\n"
+"no byte of its memory moves after it; a connection closed by its client\n"
+"abandons its request (and the upstream request, a PUT not stored).\n"
 "Secret keys: the command line wins over a key file, a key file over the\n"
 "environment; a key and its -file together are an error. A key file must be\n"
 "a regular file owned by this user or root with mode 0600 or stricter (no\n"
@@ -93,7 +100,8 @@ enum {
   OPT_LISTEN = 256, OPT_UPSTREAM, OPT_AK, OPT_SK, OPT_UAK, OPT_USK,
   OPT_REGION, OPT_TOKHDR, OPT_MAXCONNS, OPT_THREADS, OPT_CHUNK, OPT_TIMEOUT, OPT_SERVE,
   OPT_LOGLEVEL, OPT_PIDFILE, OPT_SK_FILE, OPT_USK_FILE, OPT_AUTH_TIMEOUT,
-  OPT_CONNS_ADDR, OPT_UPLOADS_ADDR,
+  OPT_CONNS_ADDR, OPT_UPLOADS_ADDR, OPT_TEST_DELAY, OPT_TEST_DELAY_N,
+  OPT_TEST_PUT_HOLD,
 };
 
 static const struct option opts[] = {
@@ -115,6 +123,9 @@ static const struct option opts[] = {
     {"max-conns-per-addr", required_argument, NULL, OPT_CONNS_ADDR},
     {"max-uploads-per-addr", required_argument, NULL, OPT_UPLOADS_ADDR},
     {"serve", required_argument, NULL, OPT_SERVE},
+    {"test-token-delay", required_argument, NULL, OPT_TEST_DELAY},
+    {"test-token-delay-count", required_argument, NULL, OPT_TEST_DELAY_N},
+    {"test-put-hold", required_argument, NULL, OPT_TEST_PUT_HOLD},
     {"log-level", required_argument, NULL, OPT_LOGLEVEL},
     {"pidfile", required_argument, NULL, OPT_PIDFILE},
     {"foreground", no_argument, NULL, 'f'},
@@ -250,6 +261,21 @@ static int parse_args(int argc, char **argv, struct gw_config *cfg,
         return -EINVAL;
       }
       cfg->serve_none = strcmp(optarg, "none") == 0;
+      break;
+    case OPT_TEST_DELAY:
+      if (parse_uint("--test-token-delay", optarg, 0, 3600000, &n))
+        return -EINVAL;
+      cfg->test_token_delay_ms = (unsigned)n;
+      break;
+    case OPT_TEST_DELAY_N:
+      if (parse_uint("--test-token-delay-count", optarg, 0, 1000000, &n))
+        return -EINVAL;
+      cfg->test_token_delay_n = (unsigned)n;
+      break;
+    case OPT_TEST_PUT_HOLD:
+      if (parse_uint("--test-put-hold", optarg, 0, 3600000, &n))
+        return -EINVAL;
+      cfg->test_put_hold_ms = (unsigned)n;
       break;
     case OPT_LOGLEVEL:
       lvl = slog_parse_level(optarg);
@@ -420,6 +446,11 @@ int main(int argc, char **argv)
   log_notice("listening on %s (port %u), upstream %s, %u threads, %u conns",
              cfg.listen, gw_http_port(http), cfg.upstream, cfg.threads,
              cfg.max_conns);
+  if (cfg.test_token_delay_ms || cfg.test_put_hold_ms)
+    log_warn("test hooks on: token requests delayed %u ms (the first %u; 0: "
+             "all), token PUTs held %u ms",
+             cfg.test_token_delay_ms, cfg.test_token_delay_n,
+             cfg.test_put_hold_ms);
   do {
     if (sigwait(&set, &sig))
       break;

@@ -10,6 +10,12 @@
  * only on its own request's connection thread, which never waits on
  * another request, so the pool cannot deadlock; a request waits in the
  * queue while every worker is busy.
+ *
+ * Time: a request the connection gives up (gw_req_cancel: its client has
+ * gone, or was answered) is abandoned upstream by curl's progress callback
+ * unless it is ready already; a token request also once the client's
+ * deadline (x-amz-rdma-expires, in r->rdx.expires_ms) has passed, which
+ * rdx_serve enforces for each chunk.
  */
 #include "gateway/gw_proxy.h"
 
@@ -40,6 +46,7 @@ struct gw_proxy {
   pthread_cond_t cv;
   struct gw_req *head, *tail; /* protected by lock */
   bool stop;                  /* protected by lock */
+  _Atomic unsigned delayed;   /* token requests held by the test delay */
 };
 
 /* A worker's view of the request it runs. */
@@ -49,6 +56,7 @@ struct run {
   size_t chunk_pos;   /* PUT: bytes of chunk already given to curl */
   int64_t up_left;    /* HTTP body bytes still to hand curl */
   bool hdrs_done;     /* the final header block was seen: ignore trailers */
+  const char *stopped; /* why progress_cb abandoned the upstream request */
 };
 
 void gw_rdx_error(int rc, int *status, const char **code)
@@ -68,6 +76,10 @@ void gw_rdx_error(int rc, int *status, const char **code)
   case -EOPNOTSUPP:
     *status = 501;
     *code = "NotImplemented";
+    break;
+  case -ETIMEDOUT: /* the client's deadline, or no answer from a helper */
+    *status = 400;
+    *code = "RequestTimeout";
     break;
   default:
     *status = 500;
@@ -105,13 +117,34 @@ static void set_error(struct gw_req *r, int status, const char *code,
   pthread_mutex_unlock(&r->mu);
 }
 
-int gw_req_wait_ready(struct gw_req *r, unsigned timeout_s)
+/* now + ms on CLOCK_MONOTONIC (the clock of every cv here). */
+static struct timespec after_ms(uint64_t ms)
 {
   struct timespec ts;
-  int rc = 0;
 
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_sec += timeout_s;
+  ts.tv_sec += (time_t)(ms / 1000);
+  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  return ts;
+}
+
+static uint64_t wall_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int gw_req_wait_ready(struct gw_req *r, unsigned timeout_ms)
+{
+  struct timespec ts = after_ms(timeout_ms);
+  int rc = 0;
+
   pthread_mutex_lock(&r->mu);
   while (!r->ready && rc == 0)
     if (pthread_cond_timedwait(&r->cv, &r->mu, &ts) == ETIMEDOUT)
@@ -126,6 +159,7 @@ void gw_req_cancel(struct gw_req *r)
 {
   pthread_mutex_lock(&r->mu);
   r->cancel = true;
+  pthread_cond_broadcast(&r->cv); /* a worker in hold() */
   while (r->serving)
     pthread_cond_wait(&r->cv, &r->mu);
   pthread_mutex_unlock(&r->mu);
@@ -140,6 +174,32 @@ void gw_req_wait_done(struct gw_req *r)
 }
 
 /* ---- rdma ---------------------------------------------------------------- */
+
+/* Has the client's deadline for the token passed? */
+static bool expired(const struct gw_req *r)
+{
+  return r->tok != GW_TOK_NONE && r->rdx.expires_ms &&
+         wall_ms() >= r->rdx.expires_ms;
+}
+
+/*
+ * A test hook (--test-token-delay, --test-put-hold): wait ms, or less if
+ * the connection gives the request up meanwhile. Returns false when it
+ * did (the caller stops).
+ */
+static bool hold(struct gw_req *r, unsigned ms)
+{
+  struct timespec until = after_ms(ms);
+  bool go;
+
+  pthread_mutex_lock(&r->mu);
+  while (!r->cancel)
+    if (pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT)
+      break;
+  go = !r->cancel;
+  pthread_mutex_unlock(&r->mu);
+  return go;
+}
 
 /*
  * rdx_serve for the request's token, unless the connection has given the
@@ -175,16 +235,24 @@ static void token_fail(struct run *w, int rc, const char *why, bool midway)
   const char *code;
 
   gw_rdx_error(rc, &status, &code);
-  if (midway) {
+  if (rc == -ETIMEDOUT && expired(r)) {
+    gw_stat_add(w->p->stats, token_expired, 1);
+  } else if (rc == -ECANCELED) {
+    /* the client left: counted once, by the connection */
+  } else if (midway) {
     gw_stat_add(w->p->stats, token_failures, 1);
     if (status == 500)
       status = 502;
   } else {
     gw_stat_add(w->p->stats, refused, 1);
   }
-  log_warn("token %s %s %s %s: %s: %s", rdx_kind_name(r->token.kind),
-           r->method, r->path, midway ? "failed" : "refused", strerror(-rc),
-           why);
+  if (rc == -ECANCELED)
+    log_info("token %s %s %s abandoned: %s", rdx_kind_name(r->token.kind),
+             r->method, r->path, why);
+  else
+    log_warn("token %s %s %s %s: %s: %s", rdx_kind_name(r->token.kind),
+             r->method, r->path, midway ? "failed" : "refused", strerror(-rc),
+             why);
   set_error(r, status, code, why);
 }
 
@@ -400,6 +468,11 @@ static size_t read_tok(struct run *w, char *buf, size_t max)
     gw_stat_add(w->p->stats, rdma_bytes_put, k);
     r->chunk_fill = k;
     w->chunk_pos = 0;
+    if (r->tok_off == r->rdx.len && w->p->cfg->test_put_hold_ms &&
+        !hold(r, w->p->cfg->test_put_hold_ms)) {
+      w->stopped = "its client has gone";
+      return CURL_READFUNC_ABORT; /* cut short upstream: not stored */
+    }
   }
   size_t k = r->chunk_fill - w->chunk_pos;
   if (k > max)
@@ -430,6 +503,34 @@ static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
   return (size_t)got;
 }
 
+/*
+ * Abandon the upstream request once nobody waits for its answer: the
+ * connection gave it up (its client left) before it was ready, or a token
+ * request's deadline passed. An upstream PUT cut off before its last byte
+ * is not stored; one whose body upstream already has may still be (S3 has
+ * no way to take it back).
+ */
+static int progress_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow)
+{
+  struct run *w = arg;
+  struct gw_req *r = w->r;
+  bool gone;
+
+  (void)dltotal;
+  (void)dlnow;
+  (void)ultotal;
+  (void)ulnow;
+  pthread_mutex_lock(&r->mu);
+  gone = r->cancel && !r->ready;
+  pthread_mutex_unlock(&r->mu);
+  if (gone)
+    w->stopped = "its client has gone";
+  else if (r->mode != GW_MODE_HTTP && expired(r))
+    w->stopped = "the token's deadline has passed";
+  return w->stopped != NULL;
+}
+
 /* ---- forwarding ---------------------------------------------------------- */
 
 /*
@@ -445,8 +546,9 @@ static bool forwarded(const struct gw_proxy *p, const struct gw_req *r,
       "content-language", "cache-control", "expires", "range", "if-match",
       "if-none-match", "if-modified-since", "if-unmodified-since", NULL};
 
-  if (strcasecmp(name, p->cfg->token_header) == 0)
-    return false;
+  if (strcasecmp(name, p->cfg->token_header) == 0 ||
+      strncasecmp(name, "x-amz-rdma-", 11) == 0)
+    return false; /* ours, not upstream's */
   if (strncasecmp(name, "x-amz-", 6) == 0) {
     if (strcasecmp(name, "x-amz-date") == 0 ||
         strcasecmp(name, "x-amz-content-sha256") == 0 ||
@@ -584,6 +686,13 @@ static void run_request(struct gw_proxy *p, CURL *c, struct gw_req *r)
     goto out;
   }
   if (r->tok != GW_TOK_NONE) {
+    if (p->cfg->test_token_delay_ms &&
+        (!p->cfg->test_token_delay_n ||
+         atomic_fetch_add(&p->delayed, 1) < p->cfg->test_token_delay_n) &&
+        !hold(r, p->cfg->test_token_delay_ms)) {
+      set_error(r, 400, "RequestTimeout", "the client has gone");
+      goto out;
+    }
     r->chunk = rdx_server_buf_alloc(p->rdx, p->cfg->chunk_size);
     if (!r->chunk) {
       set_error(r, 500, "InternalError", "out of memory");
@@ -607,6 +716,9 @@ static void run_request(struct gw_proxy *p, CURL *c, struct gw_req *r)
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &w);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &w);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &w);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   if (strcmp(r->method, "HEAD") == 0) {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   } else if (upload) {
@@ -635,6 +747,15 @@ static void run_request(struct gw_proxy *p, CURL *c, struct gw_req *r)
   if (cc != CURLE_OK) {
     if (r->mode == GW_MODE_ERROR) {
       /* our callbacks failed it and said why */
+    } else if (w.stopped) {
+      gw_stat_add(p->stats, upstream_abandoned, 1);
+      if (expired(r))
+        gw_stat_add(p->stats, token_expired, 1);
+      log_info("upstream %s %s abandoned: %s", r->method, r->path, w.stopped);
+      if (r->ready && r->mode == GW_MODE_HTTP)
+        gw_pipe_abort(&r->down, -EIO);
+      else
+        set_error_locked(r, 400, "RequestTimeout", w.stopped);
     } else if (r->ready && r->mode == GW_MODE_HTTP) {
       gw_stat_add(p->stats, upstream_errors, 1);
       log_warn("upstream %s %s broke off: %s", r->method, r->path,

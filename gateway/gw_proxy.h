@@ -49,6 +49,13 @@ struct gw_config {
                                 once for one address (0: no limit) */
   uint64_t max_put;          /* 5 GiB */
   bool serve_none;           /* --serve none: decline every token (501) */
+  /* test hooks (0: off), hidden from --help's main list */
+  unsigned test_token_delay_ms; /* a token request waits this long before
+                                   it moves a byte */
+  unsigned test_token_delay_n;  /* ... only the first n of them (0: all) */
+  unsigned test_put_hold_ms;    /* a token PUT waits this long after reading
+                                   the client's last bytes, before the last
+                                   of them go upstream */
 };
 
 /* How the HTTP side must answer once the worker says ready. */
@@ -99,7 +106,10 @@ struct gw_req {
   char err_msg[160];            /* protected by mu */
   uint64_t rdma_bytes;          /* protected by mu: when done, RDMA mode */
   bool cancel;                  /* protected by mu: the client was answered
-                                   or left: its memory is not touched again */
+                                   or left: its memory is not touched again,
+                                   and a request not answered yet is
+                                   abandoned upstream (a PUT not completed
+                                   there is not completed later) */
   bool serving;                 /* protected by mu: inside rdx_serve */
 
   struct gw_req *next;          /* protected by the pool lock */
@@ -121,12 +131,13 @@ void gw_proxy_destroy(struct gw_proxy *p);
 /* Queue r for a worker. The worker sets ready, then done (under r->mu). */
 void gw_proxy_submit(struct gw_proxy *p, struct gw_req *r);
 
-/* Wait (bounded by timeout_s) until r->ready. Returns 0 or -ETIMEDOUT. */
-int gw_req_wait_ready(struct gw_req *r, unsigned timeout_s);
+/* Wait (bounded by timeout_ms) until r->ready. Returns 0 or -ETIMEDOUT. */
+int gw_req_wait_ready(struct gw_req *r, unsigned timeout_ms);
 /*
  * The connection gives r up (it answers without the worker, or the client
  * left): once this returns, the worker never touches the client's memory
- * for r again (a transfer in progress fails at its next chunk).
+ * for r again (a transfer in progress fails at its next chunk), and an
+ * upstream request not yet answered is aborted.
  */
 void gw_req_cancel(struct gw_req *r);
 /* Wait until r->done (no bound: the worker's own timeouts end it). */

@@ -27,6 +27,9 @@ size_t gw_stats_format(struct gw_stats *s, char *buf, size_t len)
       {"bad_requests", &s->bad_requests},
       {"refused_conns", &s->refused_conns},
       {"slowdowns", &s->slowdowns},
+      {"clients_gone", &s->clients_gone},
+      {"token_expired", &s->token_expired},
+      {"upstream_abandoned", &s->upstream_abandoned},
   };
   size_t off = 0;
 

@@ -26,6 +26,13 @@ struct gw_stats {
   _Atomic uint64_t bad_requests;   /* malformed targets, framing, headers */
   _Atomic uint64_t refused_conns;  /* connections over --max-conns-per-addr */
   _Atomic uint64_t slowdowns;      /* bodies over --max-uploads-per-addr */
+  _Atomic uint64_t clients_gone;   /* connections closed by their client
+                                      before the answer: request abandoned */
+  _Atomic uint64_t token_expired;  /* token transfers stopped by the
+                                      client's deadline (x-amz-rdma-expires) */
+  _Atomic uint64_t upstream_abandoned; /* upstream requests aborted because
+                                      their client left or their deadline
+                                      passed */
 };
 
 #define gw_stat_add(s, field, n)                                               \

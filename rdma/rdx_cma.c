@@ -226,7 +226,8 @@ static int move_failed(int rc, const struct rdx_token *tok,
                       tok->op == RDX_GET ? " writable" : "");
   case -ETIMEDOUT:
     return rdx_reason(why, whylen, -ETIMEDOUT,
-                      "cma: the transfer did not finish in time");
+                      "cma: the transfer did not finish in time (the "
+                      "server's timeout or the token's deadline)");
   case -EAGAIN:
     return rdx_reason(why, whylen, -EAGAIN, "cma: every transfer slot is busy");
   default:
@@ -247,8 +248,8 @@ static int move_failed(int rc, const struct rdx_token *tok,
  * details (pids, start times) go to the log.
  */
 static int identify(struct rdx_helpers *h, const struct rdx_token *tok,
-                    const struct rdx_req *req, int *pidfd, char *why,
-                    size_t whylen)
+                    const struct rdx_req *req, uint64_t until, int *pidfd,
+                    char *why, size_t whylen)
 {
   pid_t pid = tok->cma.pid;
   uint64_t start, tgid;
@@ -272,7 +273,7 @@ static int identify(struct rdx_helpers *h, const struct rdx_token *tok,
      EACCES (seccomp): check without a pidfd */
   if (h) {
     rc = rdx_helpers_move(h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,
-                          RDX_PUT, pid, tok->addr, NULL, 0, &moved);
+                          RDX_PUT, pid, tok->addr, NULL, 0, until, &moved);
     if (rc) {
       rc = move_failed(rc, tok, req, tok->addr, 0, 1, why, whylen);
       goto fail;
@@ -315,11 +316,12 @@ fail:
 }
 
 int rdx_cma_check(struct rdx_helpers *h, const struct rdx_token *tok,
-                  const struct rdx_req *req, char *why, size_t whylen)
+                  const struct rdx_req *req, uint64_t until, char *why,
+                  size_t whylen)
 {
   int pidfd, rc;
 
-  rc = identify(h, tok, req, &pidfd, why, whylen);
+  rc = identify(h, tok, req, until, &pidfd, why, whylen);
   if (pidfd >= 0)
     close(pidfd);
   return rc;
@@ -327,7 +329,7 @@ int rdx_cma_check(struct rdx_helpers *h, const struct rdx_token *tok,
 
 int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
                   const struct rdx_req *req, uint64_t token_off, void *local,
-                  size_t len, char *why, size_t whylen)
+                  size_t len, uint64_t until, char *why, size_t whylen)
 {
   uint64_t raddr = tok->addr + token_off;
   pid_t pid = tok->cma.pid;
@@ -338,11 +340,11 @@ int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
   if (raddr + (len - 1) > UINTPTR_MAX)
     return rdx_reason(why, whylen, -EINVAL,
                       "cma: client range beyond this host's addresses");
-  rc = identify(NULL, tok, req, &pidfd, why, whylen);
+  rc = identify(NULL, tok, req, 0, &pidfd, why, whylen);
   if (rc)
     return rc;
   rc = rdx_helpers_move(h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,
-                        req->op, pid, raddr, local, len, &moved);
+                        req->op, pid, raddr, local, len, until, &moved);
   if (rc)
     rc = move_failed(rc, tok, req, raddr, moved, len, why, whylen);
   else if (pidfd >= 0 && exited(pidfd))

@@ -84,6 +84,22 @@ static time_t mono_s(void)
   return ts.tv_sec;
 }
 
+static uint64_t mono_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* now + timeout_s, or until when that comes first (ms, monotonic). */
+static uint64_t limit_ms(const struct rdx_helpers *h, uint64_t until)
+{
+  uint64_t t = mono_ms() + (uint64_t)h->timeout_s * 1000u;
+
+  return until && until < t ? until : t;
+}
+
 /* ---- the helper process ------------------------------------------------- */
 
 static void close_from(int lowfd)
@@ -211,17 +227,19 @@ helper_main(uid_t uid, gid_t gid, uintptr_t lo, uintptr_t hi)
 
 /* ---- the server's side -------------------------------------------------- */
 
-/* Wait for fd to be readable until deadline (monotonic s): 0 or -ETIMEDOUT. */
-static int wait_readable(int fd, time_t deadline)
+/* Wait for fd to be readable until deadline (monotonic ms): 0 or
+   -ETIMEDOUT. */
+static int wait_readable(int fd, uint64_t deadline)
 {
   for (;;) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    time_t left = deadline - mono_s();
+    uint64_t now = mono_ms();
+    uint64_t left = deadline > now ? deadline - now : 0;
     int n;
 
-    if (left <= 0)
+    if (left == 0)
       return -ETIMEDOUT;
-    n = poll(&p, 1, (int)(left > 3600 ? 3600000 : left * 1000));
+    n = poll(&p, 1, (int)(left > 3600000 ? 3600000 : left));
     if (n > 0)
       return 0;
     if (n < 0 && errno != EINTR)
@@ -269,7 +287,7 @@ static int spawn(struct rdx_helpers *h, struct helper *e, uid_t uid, gid_t gid)
   e->fd = sv[0];
   e->uid = uid;
   e->gid = gid;
-  rc = wait_readable(e->fd, mono_s() + h->timeout_s);
+  rc = wait_readable(e->fd, limit_ms(h, 0));
   if (rc == 0 && read(e->fd, &ok, 1) != 1)
     rc = -EIO;
   if (rc == 0 && ok != 1)
@@ -324,22 +342,23 @@ static struct helper *pick(struct rdx_helpers *h, uid_t uid, gid_t gid,
 
 /*
  * Take a helper for (uid, gid), starting one if needed. Returns 0 with *out
- * busy and live, or -EAGAIN (none free within the timeout), -EIO, -errno.
+ * busy and live, or -EAGAIN (none free within the timeout or by until),
+ * -EIO, -errno.
  */
 static int acquire(struct rdx_helpers *h, uid_t uid, gid_t gid,
-                   struct helper **out)
+                   uint64_t until_ms, struct helper **out)
 {
+  uint64_t lim = limit_ms(h, until_ms);
+  struct timespec until = {(time_t)(lim / 1000),
+                           (long)(lim % 1000) * 1000000L};
   struct helper *e, *stale;
-  struct timespec until;
   int rc;
 
-  clock_gettime(CLOCK_MONOTONIC, &until);
-  until.tv_sec += h->timeout_s;
   pthread_mutex_lock(&h->mu);
   while (!(e = pick(h, uid, gid, mono_s(), &stale)))
     if (pthread_cond_timedwait(&h->cv, &h->mu, &until) == ETIMEDOUT) {
       pthread_mutex_unlock(&h->mu);
-      return -EAGAIN;
+      return until_ms && lim == until_ms ? -ETIMEDOUT : -EAGAIN;
     }
   e->busy = e->used = true;
   if (stale == e)
@@ -367,7 +386,7 @@ static int acquire(struct rdx_helpers *h, uid_t uid, gid_t gid,
 
 int rdx_helpers_move(struct rdx_helpers *h, uid_t uid, gid_t gid,
                      enum rdx_op op, pid_t pid, uint64_t raddr, void *local,
-                     size_t len, size_t *moved)
+                     size_t len, uint64_t until, size_t *moved)
 {
   uintptr_t lo = (uintptr_t)h->arena, l = (uintptr_t)local;
   struct hreq q = {.op = len == 0 ? OP_PROBE : op == RDX_GET ? OP_WRITE : OP_READ,
@@ -381,16 +400,20 @@ int rdx_helpers_move(struct rdx_helpers *h, uid_t uid, gid_t gid,
   if (len && (l < lo || l >= lo + h->arena_len ||
               len > h->buf_size - (l - lo) % h->buf_size))
     return -EINVAL;
-  rc = acquire(h, uid, gid, &e);
+  rc = acquire(h, uid, gid, until, &e);
   if (rc)
     return rc;
+  if (until && mono_ms() >= until) {
+    release(h, e, false); /* the deadline came while a helper started */
+    return -ETIMEDOUT;
+  }
   if (send(e->fd, &q, sizeof(q), MSG_NOSIGNAL) != (ssize_t)sizeof(q)) {
     release(h, e, true);
     return -EIO;
   }
-  rc = wait_readable(e->fd, mono_s() + h->timeout_s);
+  rc = wait_readable(e->fd, limit_ms(h, until));
   if (rc) {
-    release(h, e, true);
+    release(h, e, true); /* killed and reaped: nothing moves from now on */
     return rc;
   }
   n = recv(e->fd, &p, sizeof(p), 0);

@@ -18,10 +18,11 @@
  * stop or kill the whole server; a helper only takes itself down.
  *
  * Requests go over a SOCK_SEQPACKET socketpair, one at a time per helper,
- * and the reply is awaited for at most the configured timeout (a client
- * range backed by a stalled FUSE file cannot hold a worker: the helper is
- * killed). Helpers are reused per (uid, gid), at most one per buffer, and
- * stopped after a minute idle.
+ * and the reply is awaited for at most the configured timeout, or until
+ * the request's deadline (a client range backed by a stalled FUSE file
+ * cannot hold a worker, nor a transfer outlive the client's deadline: the
+ * helper is killed and reaped). Helpers are reused per (uid, gid), at most
+ * one per buffer, and stopped after a minute idle.
  *
  * DESIGN (threads): every function may run on any thread. The helper table
  * and the buffer bitmap are protected by the helpers' mutex; a helper in use
@@ -60,16 +61,19 @@ void rdx_helpers_buf_free(struct rdx_helpers *h, void *buf);
  * As (uid, gid): RDX_GET writes [local, local + len) into pid at raddr
  * (process_vm_writev), RDX_PUT reads it from there into local; len 0
  * probes: one byte read at raddr into the helper's own memory, moving
- * nothing. local must lie in one buffer of h. *moved: the bytes moved
- * before an error. Returns 0, or the kernel's negative errno as the peer
- * saw it (-EPERM: the kernel refused the peer that process, or no helper
- * could take the peer's credentials; -EFAULT; -ESRCH), or -EIO (it died),
- * -ETIMEDOUT (no answer within the timeout: the helper is killed),
+ * nothing. local must lie in one buffer of h. until: a deadline on
+ * CLOCK_MONOTONIC in ms (0: none) past which nothing is started and every
+ * wait is cut short, as by the timeout. *moved: the bytes moved before an
+ * error. Returns 0, or the kernel's negative errno as the peer saw it
+ * (-EPERM: the kernel refused the peer that process, or no helper could
+ * take the peer's credentials; -EFAULT; -ESRCH), or -EIO (it died),
+ * -ETIMEDOUT (no answer within the timeout or by until: the helper is
+ * killed and reaped first, so nothing moves once this has returned),
  * -EINVAL (local outside the buffers), -EAGAIN (no helper free).
  */
 int rdx_helpers_move(struct rdx_helpers *h, uid_t uid, gid_t gid,
                      enum rdx_op op, pid_t pid, uint64_t raddr, void *local,
-                     size_t len, size_t *moved)
+                     size_t len, uint64_t until, size_t *moved)
     __attribute__((warn_unused_result));
 
 #endif

@@ -72,15 +72,17 @@ struct rdx_helpers;
 
 /* Would a cma transfer be served (the process named, and the kernel's
    verdict for the peer, probed with one byte read)? 0 or as rdx_serve.
-   Token and request are already checked. */
+   Token and request are already checked; until: the request's deadline
+   on CLOCK_MONOTONIC in ms (0: none). */
 int rdx_cma_check(struct rdx_helpers *h, const struct rdx_token *tok,
-                  const struct rdx_req *req, char *why, size_t whylen);
+                  const struct rdx_req *req, uint64_t until, char *why,
+                  size_t whylen);
 
-/* Move one cma chunk (local: a buffer of h); every argument but the
-   process already checked. */
+/* Move one cma chunk (local: a buffer of h), cut off at until as above;
+   every argument but the process already checked. */
 int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
                   const struct rdx_req *req, uint64_t token_off, void *local,
-                  size_t len, char *why, size_t whylen);
+                  size_t len, uint64_t until, char *why, size_t whylen);
 
 /* ---- /proc (rdx_proc.c) ------------------------------------------------- */
 

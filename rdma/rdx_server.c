@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct rdx_server {
@@ -82,6 +83,35 @@ void rdx_server_buf_free(struct rdx_server *s, void *buf)
     rdx_helpers_buf_free(s->help, buf);
 }
 
+static uint64_t clock_ms(clockid_t id)
+{
+  struct timespec ts;
+
+  clock_gettime(id, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The request's deadline (CLOCK_REALTIME, the client's clock on this host)
+ * as a CLOCK_MONOTONIC time in *until (0: none), so that a wait is cut
+ * there; -ETIMEDOUT once it has passed.
+ */
+static int deadline(const struct rdx_req *req, uint64_t *until, char *why,
+                    size_t whylen)
+{
+  uint64_t now;
+
+  *until = 0;
+  if (!req->expires_ms)
+    return 0;
+  now = clock_ms(CLOCK_REALTIME);
+  if (now >= req->expires_ms)
+    return rdx_reason(why, whylen, -ETIMEDOUT,
+                      "the token's deadline (x-amz-rdma-expires) has passed");
+  *until = clock_ms(CLOCK_MONOTONIC) + (req->expires_ms - now);
+  return 0;
+}
+
 /* Token against request, and the kind served: no I/O. */
 static int check_request(const struct rdx_server *s,
                          const struct rdx_token *tok,
@@ -100,12 +130,15 @@ static int check_request(const struct rdx_server *s,
 int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
                     const struct rdx_req *req, char *why, size_t whylen)
 {
+  uint64_t until;
   int rc = check_request(s, tok, req, why, whylen);
 
+  if (!rc)
+    rc = deadline(req, &until, why, whylen);
   if (rc)
     return rc;
   if (tok->kind == RDX_CMA)
-    return rdx_cma_check(s->help, tok, req, why, whylen);
+    return rdx_cma_check(s->help, tok, req, until, why, whylen);
   return rdx_reason(why, whylen, -EOPNOTSUPP, "%s tokens are not served",
                     rdx_kind_name(tok->kind));
 }
@@ -114,6 +147,7 @@ int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,
               const struct rdx_req *req, uint64_t token_off, void *local,
               size_t len, char *why, size_t whylen)
 {
+  uint64_t until;
   int rc = check_request(s, tok, req, why, whylen);
 
   if (rc)
@@ -127,9 +161,12 @@ int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,
                       "chunk at %" PRIu64 "+%zu is outside the request's %" PRIu64
                       " bytes",
                       token_off, len, req->len);
+  rc = deadline(req, &until, why, whylen);
+  if (rc)
+    return rc;
   if (tok->kind == RDX_CMA)
-    return rdx_cma_serve(s->help, tok, req, token_off, local, len, why,
-                         whylen);
+    return rdx_cma_serve(s->help, tok, req, token_off, local, len, until,
+                         why, whylen);
   return rdx_reason(why, whylen, -EOPNOTSUPP, "%s tokens are not served",
                     rdx_kind_name(tok->kind));
 }

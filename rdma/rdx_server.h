@@ -58,6 +58,9 @@ struct rdx_req {
   bool peer_local;    /* it came over a same-host connection */
   int64_t peer_uid;   /* the requesting process's uid, -1 when unknown */
   int64_t peer_gid;   /* and its gid, -1 when unknown */
+  uint64_t expires_ms; /* the client's deadline for the token (its
+                          x-amz-rdma-expires), CLOCK_REALTIME in ms; 0:
+                          none. No byte moves after it (see rdx_serve). */
 };
 
 /* Sizes of a server's chunk buffers (rdx_server_buf_alloc). */
@@ -102,9 +105,9 @@ void rdx_server_buf_free(struct rdx_server *s, void *buf);
 
 /*
  * Would rdx_serve execute tok for req? Everything rdx_serve checks before
- * moving a byte, without moving one: call it once the request's length is
- * known (for a GET, from upstream's Content-Length) and before streaming.
- * Returns 0, or as rdx_serve.
+ * moving a byte, without moving one (the deadline included): call it once
+ * the request's length is known (for a GET, from upstream's
+ * Content-Length) and before streaming. Returns 0, or as rdx_serve.
  */
 int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
                     const struct rdx_req *req, char *why, size_t whylen)
@@ -129,7 +132,11 @@ int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
  *   -EINVAL      cma: the pid is a thread's, not a process's  (400)
  *   -EFAULT      the client's range is not mapped (writable, for a GET);
  *                bytes before the hole may have been moved, within range
- *   -ETIMEDOUT, -EAGAIN  cma: no answer in time, every helper busy
+ *   -ETIMEDOUT   req->expires_ms has passed (checked before the chunk; a
+ *                chunk still moving at that moment is cut off there: its
+ *                helper is killed and reaped before this returns), or cma:
+ *                no answer within the server's timeout
+ *   -EAGAIN      cma: every helper busy
  *   -EOPNOTSUPP  this server cannot serve the kind: rc/dc not built, or
  *                cma not possible on this host  (decline: 501)
  *   -ENOMEM, or another negative errno from the kernel.

@@ -15,22 +15,66 @@
 #include "common/slog.h"
 #include "s3/s3_i.h"
 
+/* A decimal environment variable in 1..max into *out; else *out unchanged. */
+static void env_uint(const char *name, unsigned max, unsigned *out)
+{
+  const char *v = getenv(name);
+  char *end;
+  unsigned long n;
+
+  if (!v || !*v || *v == '-')
+    return;
+  errno = 0;
+  n = strtoul(v, &end, 10);
+  if (*end || errno || n == 0 || n > max) {
+    log_warn("%s: '%s' is not a number in 1..%u: ignored", name, v, max);
+    return;
+  }
+  *out = (unsigned)n;
+}
+
 void s3_client_config_default(struct s3_client_config *cfg)
 {
   memset(cfg, 0, sizeof(*cfg));
   cfg->max_inflight = 128;
   cfg->connect_timeout_ms = 5000;
   cfg->low_speed_time_s = 30;
+  cfg->rdma_timeout_ms = 30000;
+  env_uint("S3R_LOW_SPEED_TIME_S", 86400, &cfg->low_speed_time_s);
+  env_uint("S3R_RDMA_TIMEOUT_MS", 86400000, &cfg->rdma_timeout_ms);
   s3_retry_policy_default(&cfg->retry);
   cfg->retry_quota = 500;
 }
 
-uint64_t s3_now_ms(void)
+static uint64_t clock_ms(clockid_t id)
 {
   struct timespec ts;
 
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t s3_now_ms(void)
+{
+  return clock_ms(CLOCK_MONOTONIC);
+}
+
+uint64_t s3_wall_ms(void)
+{
+  return clock_ms(CLOCK_REALTIME);
+}
+
+unsigned s3_rdma_attempt_ms(const struct s3_client *c, const struct s3_req *r)
+{
+  unsigned req = r->timeout_ms ? r->timeout_ms : c->cfg.request_timeout_ms;
+  uint64_t ms = c->cfg.rdma_timeout_ms ? c->cfg.rdma_timeout_ms : 30000;
+
+  ms += (r->rdma_len >> 23) * 1000; /* a second per 8 MiB */
+  if (ms > UINT32_MAX / 2)
+    ms = UINT32_MAX / 2;
+  if (req && req < ms)
+    ms = req;
+  return (unsigned)ms;
 }
 
 /* Split "scheme://host[:port][/base]" into its parts. */
@@ -218,7 +262,7 @@ static int slist_add(struct curl_slist **l, const char *name, const char *val)
 int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
 {
   char *enc_key = NULL, *query = NULL, *path = NULL, *host = NULL;
-  char *auth = NULL, range[64], amz_date[20], declen[24];
+  char *auth = NULL, range[64], amz_date[20], declen[24], expires[24];
   /* a token request sends no body (DESIGN.md section 4) */
   const char *payload_hash = r->rdma_on ? S3_UNSIGNED_PAYLOAD
                                         : r->payload_hash;
@@ -271,7 +315,7 @@ int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
           query);
 
   /* every header we send is signed, the Host included */
-  sh = calloc(r->n_headers + 8, sizeof(*sh));
+  sh = calloc(r->n_headers + 10, sizeof(*sh));
   if (!sh) {
     rc = -ENOMEM;
     goto out;
@@ -294,6 +338,13 @@ int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
     sh[nsh++] = (struct s3_kv){"range", range};
   }
   if (r->rdma_on) {
+    /* the deadline of this attempt, for both sides (s3_req_set_rdma) */
+    r->rdma_attempt_ms = s3_rdma_attempt_ms(c, r);
+    r->rdma_until_ms = s3_now_ms() + r->rdma_attempt_ms;
+    r->rdma_until_wall_ms = s3_wall_ms() + r->rdma_attempt_ms;
+    snprintf(expires, sizeof(expires), "%llu",
+             (unsigned long long)r->rdma_until_wall_ms);
+    sh[nsh++] = (struct s3_kv){"x-amz-rdma-expires", expires};
     sh[nsh++] = (struct s3_kv){c->rdma_header, r->rdma_token};
     if (!strcmp(r->method, "PUT")) {
       snprintf(declen, sizeof(declen), "%llu",

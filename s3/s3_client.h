@@ -31,7 +31,15 @@ struct s3_client_config {
   unsigned max_inflight;      /* requests on the wire at once; default 128 */
   unsigned connect_timeout_ms; /* default 5000 */
   unsigned request_timeout_ms; /* per attempt, 0 = none (default) */
-  unsigned low_speed_time_s;  /* abort an attempt idle this long; default 30 */
+  unsigned low_speed_time_s;  /* abort an attempt idle this long; default 30
+                                 ($S3R_LOW_SPEED_TIME_S); never an attempt
+                                 carrying an RDMA token (rdma_timeout_ms) */
+  unsigned rdma_timeout_ms;   /* an attempt carrying an RDMA token: its
+                                 deadline, plus 1 s per 8 MiB it moves;
+                                 default 30000, the low-speed window's, so
+                                 that a server that does not answer costs
+                                 what it costs without a token
+                                 ($S3R_RDMA_TIMEOUT_MS) */
   bool sign_payload;          /* SHA-256 the bodies we PUT; default
                                  UNSIGNED-PAYLOAD for data, always signed for
                                  our small XML bodies */
@@ -41,7 +49,11 @@ struct s3_client_config {
                                  "x-amz-rdma-token" */
 };
 
-/* Fill defaults (everything above except the endpoint). */
+/*
+ * Fill defaults (everything above except the endpoint). Two are read from
+ * the environment when set there (for tests and operators; decimal):
+ * S3R_LOW_SPEED_TIME_S and S3R_RDMA_TIMEOUT_MS.
+ */
 void s3_client_config_default(struct s3_client_config *cfg);
 
 struct s3_client;
@@ -152,6 +164,13 @@ void s3_req_destroy(struct s3_req *r);
  *        stored an empty object or part, which the resend overwrites), and
  *        s3_client_rdma_usable() turns false (logged once)
  *   any other value       -EBADMSG
+ * Time: the server moves the bytes while the HTTP exchange is idle, so an
+ * attempt carrying the token is not subject to the low-speed abort; it has
+ * a deadline instead (rdma_timeout_ms plus 1 s per 8 MiB, or the request's
+ * timeout when shorter), sent and signed as x-amz-rdma-expires: the
+ * CLOCK_REALTIME in ms after which the server must not touch the token's
+ * memory (s3rdma-gateway stops there). The client gives up at that moment
+ * too, so the two never move the same bytes twice at once.
  * -EINVAL: not a GET or PUT, an empty or CR/LF-carrying token, len 0.
  */
 int s3_req_set_rdma(struct s3_req *r, const char *token, uint64_t len);
@@ -169,10 +188,22 @@ uint64_t s3_req_rdma_bytes(const struct s3_req *r);
 bool s3_req_rdma_carried(const struct s3_req *r);
 /*
  * Did an attempt carrying the token end without an HTTP reply (timeout,
- * connection lost)? Then the server may still be using the memory the
- * token names, whatever the request's final outcome: do not reuse it.
+ * connection lost, cancellation)? Then the server may still be using the
+ * memory the token names, whatever the request's final outcome: do not
+ * reuse it before s3_req_rdma_deadline has passed. (Set before the
+ * request is finished, a cancelled one included.)
  */
 bool s3_req_rdma_doubt(const struct s3_req *r);
+/*
+ * When s3_req_rdma_doubt: the deadline (x-amz-rdma-expires) of the latest
+ * attempt left in doubt, *mono_ms on CLOCK_MONOTONIC and *wall_ms on
+ * CLOCK_REALTIME, both in ms (else 0 and 0). A server that honours the
+ * deadline touches the memory no more once both clocks have passed it
+ * (allow a moment for its last call to end). Attempts answered since do
+ * not matter: their server was done with their token when it answered.
+ */
+void s3_req_rdma_deadline(const struct s3_req *r, uint64_t *mono_ms,
+                          uint64_t *wall_ms);
 /* false once the server has shown it ignores tokens: stop making them. */
 bool s3_client_rdma_usable(const struct s3_client *c);
 /*

@@ -17,7 +17,14 @@
  *   thread (outside the lock), or a signal to the s3_req_wait sleeper.
  * - Cancellation sets req->cancel under the lock and wakes the engine, which
  *   pulls the request off the queue or off the wire and completes it with
- *   -ECANCELED.
+ *   -ECANCELED; a token attempt pulled off the wire is noted in doubt
+ *   (s3_req_rdma_doubt) before that. Stopping cancels the same way, but
+ *   for attempts carrying a token, which run to their end (bounded by
+ *   their deadline) and are not tried again: the server is then known to
+ *   be done with their memory.
+ * - Time: an attempt has curl's low-speed abort (low_speed_time_s) and the
+ *   request's timeout; one carrying an RDMA token has only its deadline,
+ *   the one the server is given (s3_client_prepare_attempt).
  * Lock order: eng.lock only; it is never held while calling curl or a
  * callback.
  */
@@ -265,10 +272,17 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
   curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
                    (long)c->cfg.connect_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout);
-  if (c->cfg.low_speed_time_s) {
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->cfg.low_speed_time_s);
+  if (r->rdma_on) {
+    /* the server moves the bytes while this exchange is idle: no low-speed
+       abort, but the deadline the server was given (x-amz-rdma-expires) */
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)r->rdma_attempt_ms);
+  } else {
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout);
+    if (c->cfg.low_speed_time_s) {
+      curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+      curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+                       (long)c->cfg.low_speed_time_s);
+    }
   }
   if (c->ca_bundle)
     curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_bundle);
@@ -312,6 +326,23 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
     return -EIO;
   }
   return 0;
+}
+
+/*
+ * An attempt carrying a token ends (completed, failed or pulled off the
+ * wire) without the server's reply: it may still be moving the token's
+ * bytes. Noted before the request can finish, so that whoever sees it
+ * finished sees the doubt too.
+ */
+static void note_rdma_doubt(struct s3_req *r)
+{
+  if (!r->rdma_on || r->status)
+    return;
+  r->rdma_doubt = true;
+  if (r->rdma_until_ms > r->rdma_doubt_ms)
+    r->rdma_doubt_ms = r->rdma_until_ms;
+  if (r->rdma_until_wall_ms > r->rdma_doubt_wall_ms)
+    r->rdma_doubt_wall_ms = r->rdma_until_wall_ms;
 }
 
 /* Mark done and hand the request back. Called without eng.lock. */
@@ -411,12 +442,11 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   cancel = r->cancel;
   pthread_mutex_unlock(&e->lock);
 
+  note_rdma_doubt(r); /* the server may still be serving that token */
   if (cancel) {
     finish(c, r, -ECANCELED, S3_EC_NONE);
     return;
   }
-  if (r->rdma_on && !r->status)
-    r->rdma_doubt = true; /* the server may still be serving that token */
   if (r->rdma_on && s3_rdma_attempt_end(c, r, &rc, &m) == S3_RDMA_RESEND) {
     /* a PUT the server declined or ignored: the body over HTTP, now */
     log_debug("%s %s/%s: RDMA %s, resending over HTTP", r->method,
@@ -519,23 +549,31 @@ static void *engine_main(void *arg)
   struct s3_engine *e = &c->eng;
   struct s3_req *start, *cancelled, *r;
   CURLMsg *msg;
-  unsigned wait_ms, done;
+  unsigned wait_ms, done, draining = 0;
   int running, left, rc;
-  bool stop;
+  bool stop, drained = false;
 
   for (;;) {
     start = cancelled = NULL;
     pthread_mutex_lock(&e->lock);
     stop = e->stop;
     if (stop) {
-      /* cancel everything: queued and active alike */
+      /* cancel everything queued and every attempt without a token; an
+         attempt carrying one runs to its end (its deadline at the latest),
+         so that its memory is not left in doubt */
+      draining = 0;
       for (r = e->queue; r; r = r->next)
         r->cancel = true;
-      for (r = e->active; r; r = r->next)
-        r->cancel = true;
+      for (r = e->active; r; r = r->next) {
+        if (r->rdma_on)
+          draining++;
+        else
+          r->cancel = true;
+      }
       e->n_cancel++;
     }
     wait_ms = schedule(c, &start, &cancelled);
+    drained = stop && !e->active;
     pthread_mutex_unlock(&e->lock);
 
     while ((r = cancelled)) {
@@ -544,11 +582,16 @@ static void *engine_main(void *arg)
         curl_multi_remove_handle(e->multi, r->easy);
         put_handle(c, r->easy, true);
         r->easy = NULL;
+        note_rdma_doubt(r); /* pulled off the wire before a reply */
       }
       finish(c, r, -ECANCELED, S3_EC_NONE);
     }
-    if (stop)
+    if (drained)
       break;
+    if (stop && draining && !atomic_exchange(&c->draining_logged, true))
+      log_notice("s3: waiting for %u RDMA transfer(s) in flight (at most "
+                 "until their deadline)",
+                 draining);
     while ((r = start)) {
       start = r->link;
       rc = start_attempt(c, r);

@@ -59,6 +59,15 @@ struct s3_req {
   uint64_t rdma_bytes;            /* moved by the server over RDMA */
   bool rdma_doubt;                /* an attempt with the token ended without
                                      an HTTP reply (s3_req_rdma_doubt) */
+  unsigned rdma_attempt_ms;       /* this token attempt's deadline, relative
+                                     (s3_client_prepare_attempt) */
+  uint64_t rdma_until_ms;         /* the last token attempt's deadline:
+                                     monotonic (s3_now_ms) */
+  uint64_t rdma_until_wall_ms;    /* the same as sent in x-amz-rdma-expires
+                                     (CLOCK_REALTIME) */
+  uint64_t rdma_doubt_ms;         /* the latest deadline of an attempt left
+                                     in doubt, monotonic (0: none) */
+  uint64_t rdma_doubt_wall_ms;    /* the same, CLOCK_REALTIME */
 
   /* where the reply body goes */
   enum s3_sink_kind sink;
@@ -128,6 +137,7 @@ struct s3_client {
   char *rdma_header;              /* token header name, lowercase */
   _Atomic bool rdma_ignored;      /* the server ignores tokens */
   _Atomic bool rdma_seen;         /* it has answered a token */
+  _Atomic bool draining_logged;   /* engine stop: said once */
   struct s3_creds creds;
   struct s3_retry_quota quota;
   struct s3_engine eng;
@@ -173,5 +183,13 @@ void s3_engine_stop(struct s3_client *c);
 /* s3_client.c: URL and signed headers for one attempt (engine thread). */
 int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r);
 uint64_t s3_now_ms(void);
+/* The CLOCK_REALTIME in ms (x-amz-rdma-expires). */
+uint64_t s3_wall_ms(void);
+/*
+ * A token attempt's deadline in ms: the client's rdma_timeout_ms plus a
+ * second per 8 MiB the token names, or the request's own timeout
+ * (s3_req_set_timeout, else request_timeout_ms) when that is shorter.
+ */
+unsigned s3_rdma_attempt_ms(const struct s3_client *c, const struct s3_req *r);
 
 #endif

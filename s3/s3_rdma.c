@@ -55,6 +55,13 @@ bool s3_req_rdma_doubt(const struct s3_req *r)
   return r->rdma_doubt;
 }
 
+void s3_req_rdma_deadline(const struct s3_req *r, uint64_t *mono_ms,
+                          uint64_t *wall_ms)
+{
+  *mono_ms = r->rdma_doubt_ms;
+  *wall_ms = r->rdma_doubt_wall_ms;
+}
+
 bool s3_client_rdma_usable(const struct s3_client *c)
 {
   return !atomic_load(&c->rdma_ignored);

@@ -14,59 +14,32 @@ check() { # name, then a command that must succeed
   else fail=$((fail + 1)); echo "not ok - $name"; fi
 }
 
-# Is $1 mounted? From /proc/mounts: mountpoint(1) fails on a dead FUSE
-# mount (its daemon gone), which is exactly when cleanup must still act.
-is_mounted() { grep -qs " $1 " /proc/mounts; }
-
-# Wait (bounded) until $1 is mounted, or until it is not (with "not").
-wait_mount() {
-  local mp=$1 want=${2:-yes}
-  for _ in $(seq 1 100); do
-    if is_mounted "$mp"; then [ "$want" = yes ] && return 0
-    else [ "$want" = not ] && return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
-
-# fs_mount BUCKET MNT LOG [extra args...]: foreground daemon in the background.
-# S3R_FS_ENDPOINT and S3R_FS_OPTS (with_gateway.sh sets them) mount through
-# another endpoint with more -o options; awscli checks stay on S3R_ENDPOINT.
-fs_mount() {
-  local bucket=$1 mp=$2 log=$3; shift 3
-  local via=()
-  if [ -n "${S3R_FS_ENDPOINT:-}" ]; then via+=(-o "endpoint=$S3R_FS_ENDPOINT"); fi
-  if [ -n "${S3R_FS_OPTS:-}" ]; then via+=(-o "$S3R_FS_OPTS"); fi
-  "$FS" "$bucket" "$mp" -f -o cache.mlock=false "${via[@]}" "$@" >"$log" 2>&1 &
-  wait_mount "$mp" || { echo "mount failed:"; cat "$log"; return 1; }
-}
-
-fs_umount() {
-  local mp=$1
-  is_mounted "$mp" || return 0
-  for _ in $(seq 1 50); do
-    fusermount3 -u "$mp" 2>/dev/null && break
-    sleep 0.2
-  done
-  if is_mounted "$mp"; then umount -l "$mp"; fi
-  wait_mount "$mp" not
-}
+# fs_mount, fs_umount (the daemon's exit status and its log checked),
+# fs_stop, fs_kill, is_mounted, wait_mount: the mount library the
+# benchmarks use too. Logs are appended to, one marker line per mount.
+# shellcheck source=tests/lib/mount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/mount.sh"
+FS_ARGS=(-o cache.mlock=false)
 
 md5() { md5sum <"$1" | cut -d' ' -f1; }
 
 # fs_cleanup: the EXIT trap of a test script using $tmp, $mnt, $log and
-# $bucket: on failure show the daemon's log, then unmount, drop the bucket
-# and the temporary directory.
+# $bucket: on failure show the daemon's log, then unmount (every mount of
+# fs_mount still there: each daemon's exit checked), drop the bucket and
+# the temporary directory. A daemon found failing only here (left mounted)
+# fails the test too.
 fs_cleanup() {
-  local rc=$?
+  local rc=$? fail0=$fail
   set +e # errexit would stop the cleanup at its first failing step
   if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
     echo "--- the daemon's log (exit $rc)"
     tail -n 60 "$log" 2>/dev/null || true
   fi
   fs_umount "$mnt" || true
+  fs_umount_all || true
   aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
   rm -rf "$tmp"
+  if [ "$rc" -eq 0 ] && [ "$fail" -gt "$fail0" ]; then exit 1; fi
 }
 
 summary() {

@@ -6,12 +6,13 @@
 mount_fs() {
   mopts=("$@")
   fs_mount "$bucket" "$mnt" "$log" "${mopts[@]}"
-  fspid=${!:-} # (fs_mount starts the daemon in the background)
+  fspid=$FS_PID
 }
 # guard CMD...: run CMD in a subshell. If it is not done in $guard_s s, say
 # so with the kernel stacks of its processes and the daemon's threads, kill
-# the daemon (a process waiting on a FUSE flush cannot be interrupted
-# otherwise) and mount again, so that the rest of the test still runs.
+# the daemon (fs_kill: a process waiting on a FUSE flush cannot be
+# interrupted otherwise) and mount again, so that the rest of the test
+# still runs.
 guard() {
   local pid p i
   ("$@") &
@@ -27,10 +28,9 @@ guard() {
   if [ -n "$fspid" ] && [ "$(cat "/proc/$fspid/comm" 2>/dev/null)" = s3rdmafs ]; then
     echo "#   daemon threads wait in:$(for t in /proc/"$fspid"/task/*; do printf ' %s' "$(cat "$t/wchan")"; done 2>/dev/null)"
     tail -n 20 "$log" | sed 's/^/#   log: /'
-    kill -9 "$fspid"
+    fs_kill "$mnt" || true
   fi
   wait "$pid" || true
-  cp "$log" "$log.hung-$SECONDS" 2>/dev/null || true
   fs_umount "$mnt" || true
   mount_fs "${mopts[@]}" || true
   return 1

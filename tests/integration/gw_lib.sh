@@ -20,5 +20,16 @@ gw_start() {
 gw_stats() { "$GW_SH" stats; }
 gw_stat() { gw_stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
-# gw_stop: SIGTERM, bounded wait; succeeds when it exited 0.
-gw_stop() { [ -z "${S3R_GW_DIR:-}" ] || "$GW_SH" stop; }
+# gw_stop: SIGTERM, bounded wait; succeeds when it exited 0 and its log
+# holds no sanitizer report (shown when there is one).
+gw_stop() {
+  local rc=0 re='ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:'
+  [ -n "${S3R_GW_DIR:-}" ] || return 0
+  "$GW_SH" stop || rc=1
+  if [ -n "$gw_log" ] && grep -qE "$re" "$gw_log" 2>/dev/null; then
+    echo "# a sanitizer report in the gateway's log ($gw_log):"
+    grep -E -A 40 "$re" "$gw_log" | head -n 60 | sed 's/^/#   /'
+    rc=1
+  fi
+  return "$rc"
+}

@@ -4,6 +4,9 @@
  * Prints "ok - ..." / "not ok - ..." lines; exit 0 when all pass, 77 when
  * cma is not available here (skip), 1 otherwise. --victim* and --attack:
  * a process presents the tokens of another it may not reach (see below).
+ * --slow: against a gateway that waits SLOW_DELAY_MS before it moves a
+ * token's bytes (--test-token-delay): time (a client with a 1 s low-speed
+ * window), clients that give up or cancel, deadlines.
  *
  * The token requests are written by hand (token header, UNSIGNED-PAYLOAD,
  * x-amz-decoded-content-length) so the exact wire form is under test; the
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "integration/itest.h"
@@ -332,6 +336,329 @@ static void test_client(const unsigned char *obj, unsigned char *pat, size_t n)
   s3_req_destroy(r);
 }
 
+/* ---- --slow: against a gateway started with --test-token-delay ---------- */
+
+/* The gateway's delay before it moves a token's bytes (test_gw_token.sh). */
+#define SLOW_DELAY_MS 3000
+
+static uint64_t wall_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void sleep_ms(unsigned ms)
+{
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+
+  while (nanosleep(&ts, &ts) && errno == EINTR)
+    ;
+}
+
+/*
+ * A client for the time tests: low_speed_s its low-speed window (0: none),
+ * once: each request tried once (else retried as usual).
+ */
+static struct s3_client *client_with(unsigned low_speed_s, bool once)
+{
+  struct s3_client_config cfg;
+  char err[512];
+  struct s3_client *cl;
+
+  s3_client_config_default(&cfg);
+  cfg.endpoint = getenv("S3R_ENDPOINT");
+  cfg.low_speed_time_s = low_speed_s;
+  if (once)
+    cfg.retry.max_attempts = 1;
+  cl = s3_client_create(&cfg, err, sizeof(err));
+  if (!cl) {
+    fprintf(stderr, "client: %s\n", err);
+    abort();
+  }
+  return cl;
+}
+
+/*
+ * A hand-made token request on client cl, giving up after timeout_ms;
+ * expires: an x-amz-rdma-expires value to send (0: none). Returns the
+ * request's result; *status its HTTP status.
+ */
+static int slow_req(struct s3_client *cl, const char *method, const char *key,
+                    const char *token, uint64_t len, uint64_t expires,
+                    unsigned timeout_ms, long *status)
+{
+  struct s3_req *r = s3_req_create(cl, method, bucket, key);
+  static char sink[64 * 1024];
+  char num[32];
+  int rc;
+
+  if (s3_req_add_header(r, TOKHDR, token))
+    abort();
+  if (!strcmp(method, "PUT")) {
+    snprintf(num, sizeof(num), "%" PRIu64, len);
+    if (s3_req_add_header(r, "x-amz-decoded-content-length", num))
+      abort();
+  } else {
+    s3_req_set_range(r, 0, len);
+  }
+  if (expires) {
+    snprintf(num, sizeof(num), "%" PRIu64, expires);
+    if (s3_req_add_header(r, "x-amz-rdma-expires", num))
+      abort();
+  }
+  s3_req_set_body(r, NULL, 0, false);
+  s3_req_set_sink_buf(r, sink, sizeof(sink));
+  s3_req_set_timeout(r, timeout_ms);
+  s3_req_submit(r, NULL, NULL);
+  rc = s3_req_wait(r);
+  *status = s3_req_status(r);
+  printf("# %s %s: %s, HTTP %ld, %u attempt(s)\n", method, key,
+         rc ? strerror(-rc) : "ok", *status, s3_req_attempts(r));
+  s3_req_destroy(r);
+  return rc;
+}
+
+/*
+ * The client's own token requests (s3_req_set_rdma) while the server
+ * takes longer than the client's low-speed window (1 s here): one attempt
+ * each, not aborted, the bytes right.
+ */
+static void test_slow_client(const unsigned char *obj, unsigned char *pat,
+                             size_t n)
+{
+  struct s3_client *cs = client_with(1, false);
+  char tok[RDX_TOKEN_MAX];
+  struct s3_req *r;
+  uint64_t L = 300000;
+  int rc;
+
+  reset_buf(0);
+  token(0, L, RDX_GET, tok);
+  r = s3_req_create(cs, "GET", bucket, "obj");
+  s3_req_set_range(r, 777, L);
+  s3_req_set_sink_buf(r, buf, L);
+  rc = s3_req_set_rdma(r, tok, L);
+  s3_req_submit(r, NULL, NULL);
+  rc = rc ? rc : s3_req_wait(r);
+  printf("# slow GET: %s, %u attempt(s)\n", rc ? strerror(-rc) : "ok",
+         s3_req_attempts(r));
+  check(rc == 0 && s3_req_attempts(r) == 1 &&
+            s3_req_rdma_path(r) == S3_RDMA_DONE &&
+            memcmp(buf, obj + 777, L) == 0 && buf_is(0, L, buf_len - L),
+        "a slow server's token GET: one attempt, not cut by the low-speed "
+        "window, the right bytes");
+  check(!s3_req_rdma_doubt(r), "  ... and its memory not in doubt");
+  s3_req_destroy(r);
+
+  itest_fill(pat, n, 11);
+  memcpy(buf, pat, n);
+  token(0, n, RDX_PUT, tok);
+  r = s3_req_create(cs, "PUT", bucket, "slowput");
+  s3_req_set_body(r, buf, n, false);
+  rc = s3_req_set_rdma(r, tok, n);
+  s3_req_submit(r, NULL, NULL);
+  rc = rc ? rc : s3_req_wait(r);
+  printf("# slow PUT: %s, %u attempt(s)\n", rc ? strerror(-rc) : "ok",
+         s3_req_attempts(r));
+  check(rc == 0 && s3_req_attempts(r) == 1 &&
+            s3_req_rdma_path(r) == S3_RDMA_DONE &&
+            object_is("slowput", pat, n),
+        "a slow server's token PUT: one attempt, stored");
+  s3_req_destroy(r);
+  s3_client_destroy(cs);
+}
+
+/*
+ * A client that gives up (its connection closed) before the gateway has
+ * moved a byte: the gateway must leave its memory alone (the client may
+ * reuse it) and must not store its PUT later, over what the client wrote
+ * since.
+ */
+static void test_client_gone(unsigned char *pat, size_t n)
+{
+  struct s3_client *c1 = client_with(30, true);
+  unsigned char *newer = malloc(n);
+  char tok[RDX_TOKEN_MAX];
+  uint64_t L = 65536;
+  long status;
+  int rc;
+
+  if (!newer)
+    abort();
+  reset_buf(0x3c);
+  token(0, L, RDX_GET, tok);
+  rc = slow_req(c1, "GET", "obj", tok, L, 0, 1000, &status);
+  check(rc != 0 && status == 0, "a token GET given up after 1 s: no reply");
+
+  itest_fill(pat, n, 13);
+  memcpy(buf + L, pat, n);
+  token(L, n, RDX_PUT, tok);
+  rc = slow_req(c1, "PUT", "gone", tok, n, 0, 1000, &status);
+  check(rc != 0 && status == 0, "a token PUT given up after 1 s: no reply");
+  itest_fill(newer, n, 17);
+  check(s3_put_object(c, bucket, "gone", newer, n, NULL, NULL) == 0,
+        "  ... a newer version stored over HTTP");
+  sleep_ms(SLOW_DELAY_MS + 2000); /* the gateway's delay is over */
+  check(buf_is(0x3c, 0, L) && canaries_intact(),
+        "the gateway did not write into the memory of a client gone");
+  check(object_is("gone", newer, n),
+        "the PUT given up was not stored over the newer version");
+  s3_client_destroy(c1);
+  free(newer);
+}
+
+/* What a cancelled request looked like when it was handed back. */
+struct seen {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool done, doubt;
+  int rc;
+  uint64_t deadline;
+};
+
+static void seen_done(struct s3_req *r, void *arg)
+{
+  struct seen *sn = arg;
+  uint64_t wall;
+
+  pthread_mutex_lock(&sn->mu);
+  sn->rc = s3_req_result(r);
+  sn->doubt = s3_req_rdma_doubt(r);
+  s3_req_rdma_deadline(r, &sn->deadline, &wall);
+  sn->done = true;
+  pthread_cond_broadcast(&sn->cv);
+  pthread_mutex_unlock(&sn->mu);
+}
+
+/*
+ * A token GET cancelled while the server works: handed back (-ECANCELED)
+ * already marked in doubt, with its deadline (the memory must not be
+ * reused before it); the gateway, seeing the connection closed, writes
+ * nothing into it.
+ */
+static void test_cancel(void)
+{
+  struct seen sn = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                    false, false, 0, 0};
+  char tok[RDX_TOKEN_MAX];
+  struct s3_stats st;
+  struct s3_req *r;
+  uint64_t L = 65536;
+  int i;
+
+  reset_buf(0x3e);
+  token(0, L, RDX_GET, tok);
+  r = s3_req_create(c, "GET", bucket, "obj");
+  s3_req_set_range(r, 0, L);
+  s3_req_set_sink_buf(r, buf, L);
+  if (s3_req_set_rdma(r, tok, L))
+    abort();
+  s3_req_submit(r, seen_done, &sn);
+  for (i = 0; i < 500; i++) { /* on the wire: its attempt has started */
+    s3_client_stats(c, &st);
+    if (st.inflight)
+      break;
+    sleep_ms(10);
+  }
+  s3_req_cancel(r);
+  pthread_mutex_lock(&sn.mu);
+  for (i = 0; i < 100 && !sn.done; i++) {
+    pthread_mutex_unlock(&sn.mu);
+    sleep_ms(100);
+    pthread_mutex_lock(&sn.mu);
+  }
+  pthread_mutex_unlock(&sn.mu);
+  check(sn.done && sn.rc == -ECANCELED, "a token GET cancelled on the wire");
+  check(sn.doubt && sn.deadline != 0,
+        "  ... handed back already in doubt, with its deadline");
+  s3_req_destroy(r);
+  sleep_ms(SLOW_DELAY_MS + 2000); /* the gateway's delay is over */
+  check(buf_is(0x3e, 0, buf_len) && canaries_intact(),
+        "  ... and nothing written into its memory");
+}
+
+/* A token whose deadline (x-amz-rdma-expires) passes while the gateway
+   waits, its client still connected: refused then, nothing moved, nothing
+   stored. */
+static void test_expired(unsigned char *pat, size_t n)
+{
+  struct s3_client *c1 = client_with(0, true);
+  char tok[RDX_TOKEN_MAX];
+  struct s3_object_meta m = {0};
+  uint64_t L = 65536;
+  long status;
+  int rc;
+
+  reset_buf(0x3d);
+  token(0, L, RDX_GET, tok);
+  rc = slow_req(c1, "GET", "obj", tok, L, wall_ms() + 1000,
+                SLOW_DELAY_MS + 10000, &status);
+  check(rc != 0 && status == 400 && buf_is(0x3d, 0, buf_len) &&
+            canaries_intact(),
+        "a token GET past its deadline: 400, nothing written");
+
+  itest_fill(pat, n, 19);
+  memcpy(buf, pat, n);
+  token(0, n, RDX_PUT, tok);
+  rc = slow_req(c1, "PUT", "late", tok, n, wall_ms() + 1000,
+                SLOW_DELAY_MS + 10000, &status);
+  check(rc != 0 && status == 400, "a token PUT past its deadline: 400");
+  check(s3_head_object(c, bucket, "late", &m) == -ENOENT,
+        "  ... and not stored");
+  s3_object_meta_cleanup(&m);
+
+  token(0, L, RDX_GET, tok);
+  rc = slow_req(c1, "GET", "obj", tok, L, wall_ms() - 1, 10000, &status);
+  check(rc != 0 && status == 400, "a token already past its deadline: 400");
+  s3_client_destroy(c1);
+}
+
+static int slow(void)
+{
+  char err[RDX_ERR_MAX];
+  size_t size = 1024 * 1024 + 99, n = 512 * 1024 + 3;
+  unsigned char *obj = malloc(size), *pat = malloc(n);
+  bool ready;
+
+  if (rdx_transport_open(RDX_TRANSPORT_CMA, NULL, &tr, err, sizeof(err))) {
+    printf("skip: cma transport: %s\n", err);
+    free(obj);
+    free(pat);
+    return 77;
+  }
+  c = itest_client(NULL);
+  itest_bucket_name(bucket, sizeof(bucket), "gwslow");
+  buf_len = size + PAGE;
+  mem = aligned_alloc(PAGE, (buf_len + 3 * PAGE - 1) / PAGE * PAGE);
+  ready = obj && pat && mem;
+  if (ready) {
+    memset(mem, CANARY, buf_len + 2 * PAGE);
+    buf = mem + PAGE;
+    itest_fill(obj, size, 5);
+    ready = rdx_register(tr, buf, buf_len, 0, &reg) == 0;
+  }
+  check(ready && s3_create_bucket(c, bucket) == 0 &&
+            s3_put_object(c, bucket, "obj", obj, size, NULL, NULL) == 0,
+        "set up: a bucket and an object");
+  if (!fails) {
+    test_slow_client(obj, pat, n);
+    test_client_gone(pat, n);
+    test_cancel();
+    test_expired(pat, n);
+  }
+  itest_drop_bucket(c, bucket);
+  rdx_unregister(reg);
+  rdx_transport_close(tr);
+  s3_client_destroy(c);
+  free(mem);
+  free(obj);
+  free(pat);
+  printf("%d failed\n", fails);
+  return fails ? 1 : 0;
+}
+
 /*
  * Victims: a process whose memory another process presents tokens for.
  * Its buffer is a page of VICTIM_FILL between two canary pages (CANARY);
@@ -594,6 +921,8 @@ int main(int argc, char **argv)
   unsigned char *obj, *pat;
   int rc;
 
+  if (argc == 2 && strcmp(argv[1], "--slow") == 0)
+    return slow();
   if (argc == 3 && strcmp(argv[1], "--victim") == 0)
     return victim(argv[2], V_PLAIN);
   if (argc == 3 && strcmp(argv[1], "--victim-nondumpable") == 0)

@@ -33,11 +33,12 @@ export PYTHONDONTWRITEBYTECODE=1
 mount_rw() { # [cache dir]: mount, the daemon's pid in $fspid
   fs_mount "$bucket" "$mnt" "$log" -o write.part_size=$part \
     -o cache.dir="${1:-$tmp/cache}"
-  fspid=$!
+  fspid=$FS_PID
 }
 
 # daemon_stuck: an operation hangs in the daemon: show its threads (with gdb
-# when there is one), kill it (which ends the hung request) and mount again
+# when there is one), kill it (fs_kill: ends the hung request) and mount
+# again
 daemon_stuck() {
   echo "# the daemon (pid $fspid) does not answer; its threads:"
   if command -v gdb >/dev/null 2>&1; then
@@ -46,10 +47,8 @@ daemon_stuck() {
   fi
   echo "# the daemon's log:"
   tail -n 30 "$log" | sed 's/^/#   /'
-  kill -KILL "$fspid" 2>/dev/null || true
-  sleep 1
+  fs_kill "$mnt" || true
   fs_umount "$mnt" || true
-  cp "$log" "$log.killed-$fspid"
   mount_rw
 }
 
@@ -159,7 +158,6 @@ fi
 check "no multipart upload left after unmounting" no_uploads_left
 
 # ---- a remount with an empty cache directory ----
-log=$tmp/fs2.log
 mount_rw "$tmp/cache2"
 check "remount: every file as the exerciser left it, removed names absent" \
   python3 "$exerciser" --check-md5 "$tmp/all.md5" "$mnt"

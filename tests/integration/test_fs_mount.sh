@@ -55,9 +55,7 @@ cat >"$tmp/good.json" <<EOJ
 {"cache": {"size": "256M", "mlock": false, "attr_ttl": 5},
  "mount": {"umask": "027", "uid": 1234, "gid": 4321}}
 EOJ
-"$FS" "$bucket" "$mnt" -f -o config="$tmp/good.json" >"$tmp/log" 2>&1 &
-pid=$!
-wait_mount "$mnt"
+fs_mount "$bucket" "$mnt" "$log" -o config="$tmp/good.json"
 check "config file: uid/gid" test "$(stat -c %u:%g "$mnt/top.txt")" = 1234:4321
 check "config file: umask on files" test "$(stat -c %a "$mnt/top.txt")" = 640
 check "config file: umask on dirs" test "$(stat -c %a "$mnt/pre")" = 750
@@ -66,32 +64,27 @@ check "s3fs metadata: owner" test "$(stat -c %u:%g "$mnt/meta.txt")" = 4242:4343
 check "s3fs metadata: mtime" test "$(stat -c %Y "$mnt/meta.txt")" = 1600000000
 
 # ---- SIGTERM and SIGINT unmount cleanly ----
-kill -TERM "$pid"
-rc=0; wait "$pid" || rc=$?
-check "SIGTERM: daemon exits 0" test "$rc" -eq 0
+# (fs_stop: the daemon must exit 0, unmounted, its log clean)
+check "SIGTERM: daemon exits 0 and unmounts" fs_stop "$mnt" TERM
 check "SIGTERM: unmounted" wait_mount "$mnt" not
 # (a background job starts with SIGINT ignored: give it back its default)
-python3 -c 'import os, signal, sys
+FS_EXEC=(python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' "$FS" "$bucket" "$mnt" -f -o cache.mlock=false >"$tmp/log" 2>&1 &
-pid=$!
-wait_mount "$mnt"
-kill -INT "$pid"
-rc=0; wait "$pid" || rc=$?
-check "SIGINT: daemon exits 0 and unmounts" test "$rc" -eq 0
+os.execv(sys.argv[1], sys.argv[1:])')
+fs_mount "$bucket" "$mnt" "$log"
+FS_EXEC=()
+check "SIGINT: daemon exits 0 and unmounts" fs_stop "$mnt" INT
 check "SIGINT: unmounted" wait_mount "$mnt" not
 
 # ---- daemon mode ----
-check "daemon mode: returns 0" "$FS" "$bucket" "$mnt" -o cache.mlock=false
+# (fs_san_env: its sanitizer reports go to files fs_umount reads)
+check "daemon mode: returns 0" fs_san_env "$FS" "$bucket" "$mnt" -o cache.mlock=false
 check "daemon mode: mounted" wait_mount "$mnt"
 check "daemon mode: reads" test "$(cat "$mnt/top.txt")" = hello
-dpid=$(pgrep -f "s3rdmafs $bucket $mnt" | head -1)
-fusermount3 -u "$mnt"
-for _ in $(seq 1 50); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
-check "daemon mode: exits on unmount" bash -c "! kill -0 $dpid 2>/dev/null"
+check "daemon mode: exits on unmount" fs_umount "$mnt"
 
 # ---- ro, prefix mount, allow_other ----
-fs_mount "$bucket:/pre" "$mnt" "$tmp/log" -o ro,allow_other
+fs_mount "$bucket:/pre" "$mnt" "$log" -o ro,allow_other
 check "prefix mount shows the prefix's content" test "$(cat "$mnt/fix/in.txt")" = deep
 check "prefix mount hides the rest" test ! -e "$mnt/top.txt"
 check "ro in the mount options" bash -c "grep ' $mnt ' /proc/mounts | grep -q '[ ,]ro[ ,]'"
@@ -112,14 +105,13 @@ fi
 fs_umount "$mnt"
 
 # ---- all buckets ----
-"$FS" --all-buckets "$mnt" -f -o cache.mlock=false >"$tmp/log" 2>&1 &
-wait_mount "$mnt"
+fs_mount --all-buckets "$mnt" "$log"
 check "all buckets: our bucket is a directory" test -d "$mnt/$bucket"
 check "all buckets: read through it" test "$(cat "$mnt/$bucket/top.txt")" = hello
 fs_umount "$mnt"
 
 # ---- the mount(8) helpers ----
-check "mount.s3rdmafs helper" env S3RDMAFS_BIN="$FS" \
+check "mount.s3rdmafs helper" fs_san_env env S3RDMAFS_BIN="$FS" \
   "$top/packaging/mount.s3rdmafs" "$bucket" "$mnt" -o cache.mlock=false,_netdev
 check "mount.s3rdmafs: mounted" wait_mount "$mnt"
 check "mount.s3rdmafs: reads" test "$(cat "$mnt/top.txt")" = hello
@@ -132,7 +124,7 @@ if ! command -v s3rdmafs >/dev/null 2>&1 && [ -d /usr/local/sbin ] &&
   trap 'rc=$?; set +e; rm -f /usr/local/sbin/s3rdmafs; (exit $rc); fs_cleanup' EXIT
 fi
 check "mount -t fuse.s3rdmafs" \
-  mount -t fuse.s3rdmafs "$bucket" "$mnt" -o cache.mlock=false
+  fs_san_env mount -t fuse.s3rdmafs "$bucket" "$mnt" -o cache.mlock=false
 check "mount -t fuse.s3rdmafs: reads" test "$(cat "$mnt/top.txt")" = hello
 fs_umount "$mnt"
 

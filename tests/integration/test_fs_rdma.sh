@@ -5,8 +5,11 @@
 # PUT), a streamed multipart file, an overwrite in the middle of an object
 # (base fetch + UploadPartCopy), cold reads after a remount. Then the
 # fallbacks: RGW directly (it ignores tokens) and a gateway that declines
-# every token (501): both still give the right bytes. (Tampered tokens at
-# the gateway: test_gw_token.sh.) Exit 77 (skipped) where cma cannot run.
+# every token (501): both still give the right bytes. Then time: a server
+# slower than the client's low-speed window, a token left in doubt and
+# retried (its memory held, then given back), a client killed mid-PUT (its
+# PUT not stored later). (Tampered tokens at the gateway, deadlines:
+# test_gw_token.sh.) Exit 77 (skipped) where cma cannot run.
 #
 #   test_fs_rdma.sh BUILD_BIN_DIR          (under with_rgw.sh)
 set -euo pipefail
@@ -111,6 +114,101 @@ fi
 rc=0
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=auto
 check "rdma.transport=auto: mounts" eq "md5 small" "$(md5 "$mnt/small")" "$(md5 "$tmp/local/small")"
+fs_umount "$mnt"
+
+# ---- time: a server slower than the low-speed window ----
+# Every token waits 5 s at the gateway before a byte moves; the client's
+# low-speed window is 2 s (S3R_LOW_SPEED_TIME_S). A token request must not
+# be cut by it (it used to be: each attempt aborted and sent again, the
+# read or write then failing): one attempt each, every one served once.
+gw_stop
+head -c $((1536 * 1024 + 5)) /dev/urandom >"$tmp/local/slow"
+"$CLI" put "$tmp/local/slow" "$bucket/slow.bin"
+head -c 2999 /dev/urandom >"$tmp/local/slow_w"
+gw_start "$tmp/gw" --test-token-delay 5000
+export S3R_LOW_SPEED_TIME_S=2
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
+unset S3R_LOW_SPEED_TIME_S
+check "slow server: a read" eq "md5 slow.bin" "$(md5 "$mnt/slow.bin")" "$(md5 "$tmp/local/slow")"
+check "slow server: a write" cp "$tmp/local/slow_w" "$mnt/slow_w"
+check "slow server: the write on the server" eq "md5 slow_w" \
+  "$(aws_ s3 cp "s3://$bucket/slow_w" - | md5sum | cut -d' ' -f1)" "$(md5 "$tmp/local/slow_w")"
+check "slow server: no token attempt retried" eq "attempts with a token" \
+  "$(stat_of s3.rdma_requests)" "$(($(stat_of rdma.get_tokens) + $(stat_of rdma.put_tokens)))"
+check "slow server: every token attempt served exactly once" eq "gateway transfers" \
+  "$(($(gw_stat token_gets) + $(gw_stat token_puts)))" "$(stat_of s3.rdma_requests)"
+check "slow server: no memory held" eq "retired chunks+bufs" \
+  "$(($(stat_of rdma.retired_chunks) + $(stat_of rdma.retired_bufs)))" 0
+fs_umount "$mnt"
+
+# ---- a token left in doubt, then retried with success ----
+# The first token request waits 4 s at the gateway, the client's deadline
+# is 2 s (S3R_RDMA_TIMEOUT_MS): that attempt ends without a reply, the
+# retry succeeds. The memory of the first stays held until its deadline
+# has passed, then comes back: a direct read replies with its bytes (it
+# used to reply from a NULL buffer: EIO), page-cache chunks return to the
+# cache (they used to be retired for good: the cache shrank).
+gw_stop
+gw_start "$tmp/gw" --test-token-delay 4000 --test-token-delay-count 1
+export S3R_RDMA_TIMEOUT_MS=2000
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
+unset S3R_RDMA_TIMEOUT_MS
+# 16 KiB at 4 MiB, the first read of the file: random, so a direct read;
+# O_DIRECT, so that the kernel does not mask an error by reading again
+dd if="$tmp/local/base.new" of="$tmp/local/slice" bs=4096 skip=1024 count=4 status=none
+check "doubt: a direct read after a retry" eq "md5 of 16 KiB at 4 MiB" \
+  "$(dd if="$mnt/base.bin" iflag=direct bs=4096 skip=1024 count=4 status=none | md5sum | cut -d' ' -f1)" \
+  "$(md5 "$tmp/local/slice")"
+check "doubt: its buffer held, then given back" eq "retired/reclaimed bufs" \
+  "$(stat_of rdma.retired_bufs)/$(stat_of rdma.reclaimed_bufs)" 1/1
+check "doubt: the gateway saw the first attempt's client go" \
+  test "$(gw_stat clients_gone)" -ge 1
+fs_umount "$mnt"
+gw_stop
+gw_start "$tmp/gw" --test-token-delay 4000 --test-token-delay-count 1
+export S3R_RDMA_TIMEOUT_MS=2000
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
+unset S3R_RDMA_TIMEOUT_MS
+check "doubt: a read through the cache after a retry" eq "md5 slow.bin" \
+  "$(md5 "$mnt/slow.bin")" "$(md5 "$tmp/local/slow")"
+held=$(stat_of rdma.retired_chunks)
+check "doubt: its chunks held" test "$held" -ge 1
+for _ in $(seq 1 100); do
+  [ "$(stat_of rdma.held_chunks)" = 0 ] && break
+  sleep 0.2
+done
+check "doubt: the chunks back in the cache once the deadline passed" eq \
+  "held/reclaimed chunks" "$(stat_of rdma.held_chunks)/$(stat_of rdma.reclaimed_chunks)" "0/$held"
+check "doubt: then read again from the cache" eq "md5 slow.bin" \
+  "$(md5 "$mnt/slow.bin")" "$(md5 "$tmp/local/slow")"
+fs_umount "$mnt"
+
+# ---- a client killed mid-PUT: its PUT is not stored later ----
+# The gateway has read the file's bytes from the daemon and holds them 5 s
+# before the last go upstream; the daemon is killed meanwhile and a newer
+# version is written directly. The gateway must see its client gone and
+# abandon the upstream PUT (it used to complete it, over the newer
+# version). Its own cache.dir: no later mount recovers the file.
+gw_stop
+head -c 3000 /dev/urandom >"$tmp/local/v1"
+head -c 3001 /dev/urandom >"$tmp/local/v2"
+gw_start "$tmp/gw" --test-put-hold 5000
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma,cache.dir=$tmp/stage_killed"
+cp "$tmp/local/v1" "$mnt/stale" 2>/dev/null &
+cp_pid=$!
+for _ in $(seq 1 150); do
+  [ "$(gw_stat rdma_bytes_put)" -ge 3000 ] && break
+  sleep 0.2
+done
+check "killed: the gateway has read the bytes" test "$(gw_stat rdma_bytes_put)" -ge 3000
+fs_kill "$mnt"
+wait "$cp_pid" || true
+aws_ s3 cp "$tmp/local/v2" "s3://$bucket/stale" >/dev/null
+sleep 7 # the hold is over
+check "killed: the newer version stays" eq "md5 stale" \
+  "$(aws_ s3 cp "s3://$bucket/stale" - | md5sum | cut -d' ' -f1)" "$(md5 "$tmp/local/v2")"
+check "killed: the gateway abandoned the upstream PUT" bash -c \
+  "[ $(gw_stat clients_gone) -ge 1 ] && [ $(gw_stat upstream_abandoned) -ge 1 ]"
 fs_umount "$mnt"
 
 summary

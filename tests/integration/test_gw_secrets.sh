@@ -180,7 +180,7 @@ fs_umount "$mnt"
 # -o credentials.secret_key=...: works, warns once, scrubbed from argv
 fs_mount "$bucket" "$mnt" "$log" -o ro,rdma.transport=off \
   -o "credentials.access_key=$AWS_ACCESS_KEY_ID,credentials.secret_key=$up_sk"
-pid=$!
+pid=$FS_PID
 check "-o secret_key: reads" test "$(cat "$mnt/hello" 2>/dev/null)" = "hello from rgw"
 check "-o secret_key: the warning is logged once" \
   test "$(grep -c 'warning: credentials.secret_key given with -o' "$log")" -eq 1

@@ -54,4 +54,22 @@ check "refusals logged with kind and reason" grep -q "token cma GET .* refused: 
 check "no token in the log" bash -c "! grep -q 's3r1:cma:' '$gw_log'"
 check "gateway stops cleanly" gw_stop
 check "stats printed at exit" grep -q "rdma_bytes_put" "$gw_log"
+
+# A slow server: every token waits 3 s at the gateway before a byte moves,
+# while the client's low-speed window is 1 s. The client's token requests
+# must not be cut by it (one transfer each, never two), a client that gives
+# up or cancels must have its memory left alone and its PUT not stored
+# later, and a token's deadline (x-amz-rdma-expires) must hold.
+gw_start "$tmp/gw2" --log-level info --test-token-delay 3000
+set +e
+S3R_ENDPOINT=$GW_ENDPOINT timeout 300 "$BIN/gw_token_probe" --slow | tee "$tmp/slow.out"
+prc=${PIPESTATUS[0]}
+set -e
+check "gw_token_probe --slow passed" test "$prc" = 0
+check "slow: one token GET and one token PUT served, no more" \
+  test "$(gw_stat token_gets) $(gw_stat token_puts)" = "1 1"
+check "slow: the GET's bytes moved once" test "$(gw_stat rdma_bytes_get)" = 300000
+check "slow: clients gone noticed" test "$(gw_stat clients_gone)" -ge 3
+check "slow: deadlines enforced" test "$(gw_stat token_expired)" -ge 2
+check "slow: gateway stops cleanly" gw_stop
 summary

@@ -4,7 +4,7 @@
 # s3fs in the suite still talk to RGW directly (fs_lib.sh's fs_mount reads
 # S3R_FS_ENDPOINT and S3R_FS_OPTS). Afterwards the gateway's counters must
 # show file bytes moved by cma, in both directions when the suite writes,
-# and no token refused or failed midway.
+# and no token refused, failed midway or past its deadline.
 #
 #   with_gateway.sh SUITE BUILD_BIN_DIR      (under with_rgw.sh)
 set -euo pipefail
@@ -35,6 +35,8 @@ case $(basename "$suite") in
 esac
 expect "no token refused" "$(val refused)" -eq 0
 expect "no token transfer failed" "$(val token_failures)" -eq 0
+expect "no token outlived its deadline" "$(val token_expired)" -eq 0
 expect "no token declined" "$(val declined)" -eq 0
 [ "$gate" -eq 0 ] || rc=1
+gw_stop || { echo "not ok - gateway: exits 0, no sanitizer report"; rc=1; }
 exit "$rc"

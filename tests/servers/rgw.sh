@@ -7,6 +7,10 @@
 #   rgw.sh stop     stop what start started (by recorded pids), remove state
 #   rgw.sh status   exit 0 when running and answering HTTP, else 1
 #   rgw.sh env      print export lines: eval "$(tests/servers/rgw.sh env)"
+#   rgw.sh restart-radosgw [SECONDS]
+#                   (fault tests) SIGKILL radosgw only (mon and osd stay),
+#                   leave it down SECONDS (default 0), start it again with
+#                   the same config, wait until authenticated S3 calls work
 #
 # Settings follow DESIGN.md section 5 (in the style of go-ceph's micro-osd.sh):
 # auth none, pool size 1, pg num 8 without autoscale, no mgr, bluestore on a
@@ -378,10 +382,52 @@ export AWS_RESPONSE_CHECKSUM_VALIDATION=when_required
 EOF
 }
 
+# restart-radosgw [SECONDS]: the kill, the pause and the start run in a
+# session of their own (setsid -w, output to log/restart.out), so that a
+# caller killed meanwhile (a test's timeout) never leaves RGW down.
+do_restart_radosgw() {
+    local down=${1:-0} rc=0
+    [[ $down =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "restart-radosgw: bad SECONDS '$down'"
+    if ! [[ -f $MARKER ]] || ! alive mon || ! alive osd; then
+        die "restart-radosgw: no running rgw.sh cluster in $DIR (rgw.sh start first)"
+    fi
+    setsid -w "$(realpath -- "${BASH_SOURCE[0]}")" _restart-radosgw "$down" \
+        </dev/null >"$DIR/log/restart.out" 2>&1 || rc=$?
+    if [[ $rc != 0 ]]; then
+        cat "$DIR/log/restart.out" >&2
+        die "restart-radosgw failed (exit $rc)"
+    fi
+    QUIET=0 log "radosgw restarted on $ENDPOINT"
+}
+
+do_restart_radosgw_now() {
+    local down=$1 pid t0
+    ensure_packages
+    if alive radosgw; then
+        pid=$(<"$(pidfile radosgw)")
+        log "SIGKILL radosgw (pid $pid)"
+        kill -KILL "$pid" 2>/dev/null || true
+        t0=$SECONDS
+        while running "$pid"; do
+            ((SECONDS - t0 < 30)) || die "radosgw (pid $pid) survives SIGKILL"
+            sleep 0.1
+        done
+    fi
+    sleep "$down"
+    log "starting radosgw on $ENDPOINT"
+    spawn radosgw radosgw --cluster "$CLUSTER" -c "$CONF" --id "$RGW_ID" -f
+    wait_for "RGW to answer HTTP on port $PORT" "$DIR/log/radosgw.log" radosgw http_answers
+    wait_for "an authenticated S3 call" "$DIR/log/radosgw.log" radosgw \
+        aws_ s3api list-buckets
+    log "radosgw answers again"
+}
+
 case ${1:-} in
     start)  do_start ;;
     stop)   do_stop ;;
     status) if running_ok; then log "running on $ENDPOINT"; else log "not running"; exit 1; fi ;;
     env)    do_env ;;
-    *)      echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+    restart-radosgw) do_restart_radosgw "${2:-0}" ;;
+    _restart-radosgw) do_restart_radosgw_now "$2" ;;
+    *)      echo "usage: $0 start|stop|status|env|restart-radosgw [SECONDS]" >&2; exit 2 ;;
 esac

@@ -182,6 +182,8 @@ static void test_defaults(void **state)
   assert_int_equal(c.write.part_size, 8 * MiB);
   assert_int_equal(c.write.max_parts_inflight, 8);
   assert_int_equal(c.write.max_memory, 256 * MiB);
+  assert_int_equal(c.write.staging_max, 0); /* half the free space */
+  assert_int_equal(c.write.staging_wait_ms, 30000);
   assert_int_equal(c.mount.uid, getuid());
   assert_int_equal(c.mount.gid, getgid());
   assert_int_equal(c.mount.umask, 022);
@@ -445,6 +447,16 @@ static const struct set_case {
     {"write.part_size", "5G", 0, "5G"},
     {"write.part_size", "4M", -EINVAL, "4M is below the minimum 5M"},
     {"write.part_size", "6G", -EINVAL, "6G is above the maximum 5G"},
+    {"write.staging_max", "64M", 0, "64M"},
+    {"write.staging_max", "0", 0, "0"},
+    {"write.staging_max", "1M", 0, "1M"},
+    {"write.staging_max", "1024T", 0, "1024T"},
+    {"write.staging_max", "1048575", -EINVAL,
+     "write.staging_max: 1048575 is below 1M (0 means half the free space "
+     "of cache.dir)"},
+    {"write.staging_max", "1025T", -EINVAL,
+     "write.staging_max: 1025T is above the maximum 1024T"},
+    {"write.staging_max", "unlimited", -EINVAL, "is not a size"},
     /* duration, seconds keys */
     {"cache.attr_ttl", "30", 0, "30s"},
     {"cache.attr_ttl", "0", 0, "0s"},
@@ -469,6 +481,12 @@ static const struct set_case {
     {"s3.request_timeout_ms", "0", 0, "0ms"},
     {"s3.retry.budget_ms", "1m", 0, "60000ms"},
     {"s3.retry.base_ms", "x", -EINVAL, "use whole milliseconds"},
+    {"write.staging_wait", "2", 0, "2s"},
+    {"write.staging_wait", "0", 0, "0s"},
+    {"write.staging_wait", "500ms", 0, "500ms"},
+    {"write.staging_wait", "1h", 0, "3600s"},
+    {"write.staging_wait", "61m", -EINVAL,
+     "write.staging_wait: 3660s is above the maximum 3600s"},
     /* enum */
     {"style", "virtual", 0, "virtual"},
     {"style", "VIRTUAL", 0, "virtual"},
@@ -545,6 +563,9 @@ static const struct json_case {
     {"{\"s3\": {\"connect_timeout_ms\": 250}}", 0,
      "s3.connect_timeout_ms = 250ms"},
     {"{\"mount\": {\"umask\": 22}}", 0, "mount.umask = 022"},
+    {"{\"write\": {\"staging_max\": \"64M\"}}", 0,
+     "write.staging_max = 64M"},
+    {"{\"write\": {\"staging_wait\": 5}}", 0, "write.staging_wait = 5s"},
     {"{\"mount\": {\"umask\": 27}}", 0, "mount.umask = 027"},
     {"{\"mount\": {\"umask\": \"077\"}}", 0, "mount.umask = 077"},
     {"{\"mount\": {\"file_mode\": 644}}", 0, "mount.file_mode = 0644"},
@@ -610,6 +631,8 @@ static const struct json_case {
      "cache.attr_ttl: 9223372036854775807 is too large"},
     {"{\"cache\": {\"attr_ttl\": 2592001}}", -EINVAL,
      "above the maximum 2592000s"},
+    {"{\"write\": {\"staging_max\": 1024}}", -EINVAL,
+     "write.staging_max: 1K is below 1M"},
     {"{\"mount\": {\"umask\": 29}}", -EINVAL,
      "mount.umask: 29 is not an octal mode"},
     {"{\"mount\": {\"umask\": -1}}", -EINVAL, "-1 is not an octal mode"},
@@ -780,7 +803,8 @@ static const char full_file[] =
     "    \"max_inflight_per_file\": 32, \"max_read\": \"128K\"},\n"
     "  \"write\": {\"part_size\": \"16M\", \"max_parts_inflight\": 4,\n"
     "    \"max_memory\": \"1G\", \"rename_dir_max\": 500,\n"
-    "    \"retry_interval\": \"5s\"},\n"
+    "    \"retry_interval\": \"5s\", \"staging_max\": \"20G\",\n"
+    "    \"staging_wait\": \"90s\"},\n"
     "  \"mount\": {\"uid\": 4242, \"gid\": 4343, \"umask\": \"027\",\n"
     "    \"file_mode\": \"0640\", \"dir_mode\": 750, \"allow_other\": true,\n"
     "    \"ro\": true, \"all_buckets\": true},\n"
@@ -849,6 +873,8 @@ static void test_full_file(void **state)
   assert_int_equal(c.write.max_memory, 1 * GiB);
   assert_int_equal(c.write.rename_dir_max, 500);
   assert_int_equal(c.write.retry_interval_ms, 5000);
+  assert_int_equal(c.write.staging_max, 20 * GiB);
+  assert_int_equal(c.write.staging_wait_ms, 90000);
   assert_int_equal(c.mount.uid, 4242);
   assert_int_equal(c.mount.gid, 4343);
   assert_int_equal(c.mount.umask, 027);

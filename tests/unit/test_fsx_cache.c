@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -393,6 +394,30 @@ static void test_referenced_never_evicted(void **state)
   assert_false(cached(c, 1, 1, 1));
   assert_true(cached(c, 1, 1, 2));
   fsx_cache_destroy(c);
+}
+
+/*
+ * A chunk still referenced when the cache goes (memory the RDMA data plane
+ * holds for a server that may still write there) keeps the arena mapped:
+ * unmapped, its range could be mapped again for something else.
+ */
+static void test_destroy_referenced(void **state)
+{
+  struct fsx_cache *c = make(2);
+  struct fsx_chunk *ch;
+  long page = sysconf(_SC_PAGESIZE);
+  void *data;
+  bool fill;
+
+  (void)state;
+  assert_int_equal(fsx_cache_get(c, 1, 1, 0, true, &ch, &fill), 0);
+  data = fsx_chunk_data(ch);
+  fsx_cache_destroy(c);
+  /* msync fails with ENOMEM on an unmapped range */
+  assert_int_equal(msync((void *)((uintptr_t)data & ~(uintptr_t)(page - 1)),
+                         (size_t)page, MS_ASYNC),
+                   0);
+  memset(data, 0x5a, CS); /* still ours to write */
 }
 
 static void test_errors_not_cached(void **state)
@@ -829,6 +854,7 @@ int main(void)
       cmocka_unit_test(test_lru_order),
       cmocka_unit_test(test_referenced_never_evicted),
       cmocka_unit_test(test_errors_not_cached),
+      cmocka_unit_test(test_destroy_referenced),
       cmocka_unit_test(test_invalidate_unreferenced),
       cmocka_unit_test(test_invalidate_referenced),
       cmocka_unit_test(test_generation_change),

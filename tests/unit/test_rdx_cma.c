@@ -29,6 +29,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rdma/rdx_server.h"
@@ -444,6 +445,39 @@ static void test_get_round_trip(void **state)
   rdx_server_buf_free(srv, src);
 }
 
+static uint64_t wall_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The client's deadline (rdx_req.expires_ms): before it the transfer goes
+ * as usual; once passed, check and serve refuse (-ETIMEDOUT, saying so)
+ * and not a byte moves, either way.
+ */
+static void test_deadline(void **state)
+{
+  struct rdx_req req = req_for(RDX_GET, LEN);
+  uint8_t *src = server_buf(LEN, true);
+  char why[RDX_ERR_MAX] = "";
+
+  child_start(M_GET, LEN);
+  req.expires_ms = wall_ms() + 60000;
+  assert_int_equal(rdx_serve_check(srv, &kid.tok, &req, why, sizeof(why)), 0);
+  serve_ok(&kid.tok, &req, 0, src, 4096);
+  req.expires_ms = wall_ms() - 1;
+  assert_int_equal(rdx_serve_check(srv, &kid.tok, &req, why, sizeof(why)),
+                   -ETIMEDOUT);
+  assert_non_null(strstr(why, "deadline"));
+  refuse(&kid.tok, &req, 4096, src + 4096, LEN - 4096, -ETIMEDOUT);
+  /* only the first 4096 bytes moved, before the deadline */
+  assert_int_equal(child_check('p'), 4096 + GUARD);
+  rdx_server_buf_free(srv, src);
+}
+
 /* PUT: the child's pattern read in 3 chunks; the child's memory unchanged. */
 static void test_put_round_trip(void **state)
 {
@@ -790,6 +824,7 @@ int main(void)
       cmocka_unit_test_teardown(test_server_serves, teardown),
       cmocka_unit_test_teardown(test_get_round_trip, teardown),
       cmocka_unit_test_teardown(test_put_round_trip, teardown),
+      cmocka_unit_test_teardown(test_deadline, teardown),
       cmocka_unit_test_teardown(test_get_big, teardown),
       cmocka_unit_test_teardown(test_get_tampered, teardown),
       cmocka_unit_test_teardown(test_put_tampered, teardown),

@@ -3,7 +3,9 @@
  * server: each attempt's reply headers and body are set as the engine's
  * callbacks would leave them, then judged. Covers success, short GETs at the
  * end of an object, declined and ignored tokens (a PUT is resent), and
- * replies that must not be trusted.
+ * replies that must not be trusted. Then time: a token attempt's deadline
+ * (s3_rdma_attempt_ms), the environment's settings, and the deadline sent
+ * and signed as x-amz-rdma-expires (an attempt prepared, not sent).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 
@@ -188,9 +191,114 @@ static void test_put(void **state)
   done(f);
 }
 
+/* A token attempt's deadline: the client's, a second per 8 MiB, or the
+   request's own timeout when shorter. */
+static void test_attempt_ms(void **state)
+{
+  struct fixture *f = fix("GET", 64);
+
+  (void)state;
+  f->c.cfg.rdma_timeout_ms = 120000;
+  assert_int_equal(s3_rdma_attempt_ms(&f->c, f->r), 120000);
+  f->r->rdma_len = 64ull << 20;
+  assert_int_equal(s3_rdma_attempt_ms(&f->c, f->r), 128000);
+  f->c.cfg.request_timeout_ms = 3000;
+  assert_int_equal(s3_rdma_attempt_ms(&f->c, f->r), 3000);
+  s3_req_set_timeout(f->r, 2000);
+  assert_int_equal(s3_rdma_attempt_ms(&f->c, f->r), 2000);
+  s3_req_set_timeout(f->r, 900000);
+  assert_int_equal(s3_rdma_attempt_ms(&f->c, f->r), 128000);
+  done(f);
+}
+
+/* The environment's settings, for tests and operators; nonsense ignored. */
+static void test_env(void **state)
+{
+  struct s3_client_config cfg;
+
+  (void)state;
+  setenv("S3R_LOW_SPEED_TIME_S", "2", 1);
+  setenv("S3R_RDMA_TIMEOUT_MS", "1500", 1);
+  s3_client_config_default(&cfg);
+  assert_int_equal(cfg.low_speed_time_s, 2);
+  assert_int_equal(cfg.rdma_timeout_ms, 1500);
+  setenv("S3R_LOW_SPEED_TIME_S", "-1", 1);
+  setenv("S3R_RDMA_TIMEOUT_MS", "12x", 1);
+  s3_client_config_default(&cfg);
+  assert_int_equal(cfg.low_speed_time_s, 30);
+  assert_int_equal(cfg.rdma_timeout_ms, 30000);
+  unsetenv("S3R_LOW_SPEED_TIME_S");
+  unsetenv("S3R_RDMA_TIMEOUT_MS");
+}
+
+/* The value of header name in an attempt's list, or NULL. */
+static const char *sent(const struct s3_req *r, const char *name)
+{
+  size_t n = strlen(name);
+
+  for (const struct curl_slist *l = r->hdr_list; l; l = l->next)
+    if (!strncasecmp(l->data, name, n) && l->data[n] == ':')
+      return l->data + n + 2;
+  return NULL;
+}
+
+/*
+ * A token attempt sends its deadline, signed, as wall-clock ms: the
+ * server's limit and the client's own (the attempt's timeout) are one.
+ * An attempt without a token sends none.
+ */
+static void test_deadline_sent(void **state)
+{
+  struct s3_client_config cfg;
+  struct s3_client *c;
+  struct s3_req *r;
+  char err[256], buf[16];
+  const char *v, *auth;
+  uint64_t before, after, exp;
+
+  (void)state;
+  s3_client_config_default(&cfg);
+  cfg.endpoint = "http://127.0.0.1:9";
+  cfg.creds.access_key = "AKIDEXAMPLE";
+  cfg.creds.secret_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+  cfg.creds.region = "us-east-1";
+  cfg.rdma_timeout_ms = 7000;
+  c = s3_client_create(&cfg, err, sizeof(err));
+  if (!c)
+    fail_msg("client: %s", err);
+  r = s3_req_create(c, "GET", "b", "k");
+  s3_req_set_sink_buf(r, buf, sizeof(buf));
+  s3_req_set_range(r, 0, sizeof(buf));
+  assert_int_equal(s3_client_prepare_attempt(c, r), 0);
+  assert_null(sent(r, "x-amz-rdma-expires"));
+  assert_int_equal(s3_req_set_rdma(r, "tok", sizeof(buf)), 0);
+  before = s3_wall_ms();
+  assert_int_equal(s3_client_prepare_attempt(c, r), 0);
+  after = s3_wall_ms();
+  v = sent(r, "x-amz-rdma-expires");
+  assert_non_null(v);
+  exp = strtoull(v, NULL, 10);
+  assert_true(exp >= before + 7000 && exp <= after + 7000);
+  assert_int_equal(r->rdma_attempt_ms, 7000);
+  auth = sent(r, "Authorization");
+  assert_non_null(auth);
+  assert_non_null(strstr(auth, "x-amz-rdma-expires"));
+  assert_false(s3_req_rdma_doubt(r)); /* nothing in doubt yet */
+  {
+    uint64_t mono, wall;
+    s3_req_rdma_deadline(r, &mono, &wall);
+    assert_true(mono == 0 && wall == 0);
+  }
+  s3_req_destroy(r);
+  s3_client_destroy(c);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_attempt_ms),
+      cmocka_unit_test(test_env),
+      cmocka_unit_test(test_deadline_sent),
       cmocka_unit_test(test_set_rdma_rules),
       cmocka_unit_test(test_get_done),
       cmocka_unit_test(test_get_untrusted),

@@ -1,0 +1,296 @@
+/* fsx_recover: a dead mount's staging file uploaded (see fsx_recover.h). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "common/slog.h"
+#include "fs/fsx_recover.h"
+#include "fs/fsx_stage.h"
+#include "fs/fsx_wb.h"
+#include "s3/s3_client.h"
+#include "s3/s3_xml.h"
+
+static bool md5_of(const void *p, size_t len, unsigned char out[16])
+{
+  unsigned int n = 0;
+
+  return EVP_Digest(p, len, out, &n, EVP_md5(), NULL) && n == 16;
+}
+
+static void hex16(const unsigned char d[16], char out[33])
+{
+  for (int i = 0; i < 16; i++)
+    snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+/*
+ * Does the object's ETag say it holds exactly data? A single PUT's ETag is
+ * the MD5 of the bytes; a multipart upload's, the MD5 of its parts' MD5s
+ * and "-N", with the parts of our geometry (part size psize).
+ */
+static bool holds(const char *etag, const unsigned char *data, uint64_t size,
+                  uint64_t psize)
+{
+  unsigned char d[16], *all = NULL;
+  char hex[48];
+  unsigned n;
+  uint64_t s, l;
+  bool ok = false;
+
+  if (!strchr(etag, '-')) {
+    if (!md5_of(data, (size_t)size, d))
+      return false;
+    hex16(d, hex);
+    return !strcasecmp(hex, etag);
+  }
+  if (!size)
+    return false;
+  n = fsx_wb_part_of(psize, size - 1, &s, &l) + 1;
+  all = malloc((size_t)n * 16);
+  for (unsigned k = 0; all && k < n; k++) {
+    fsx_wb_part_span(psize, k, &s, &l);
+    if (s + l > size)
+      l = size - s;
+    if (!md5_of(data + s, (size_t)l, all + 16 * k))
+      goto out;
+  }
+  if (all && md5_of(all, (size_t)n * 16, d)) {
+    hex16(d, hex);
+    snprintf(hex + 32, sizeof(hex) - 32, "-%u", n);
+    ok = !strcasecmp(hex, etag);
+  }
+out:
+  free(all);
+  return ok;
+}
+
+/* Blocks of [0, base_len) the map says were never read: how many bytes. */
+static uint64_t missing_bytes(int map_fd, uint64_t base_len,
+                              uint8_t **map_out)
+{
+  uint64_t nb = (base_len + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK, miss = 0;
+  uint8_t *map = calloc((size_t)(nb + 7) / 8 + 1, 1);
+
+  *map_out = map;
+  if (!map)
+    return base_len;
+  if (map_fd < 0 ||
+      pread(map_fd, map, (size_t)(nb + 7) / 8, 0) != (ssize_t)((nb + 7) / 8))
+    memset(map, 0, (size_t)(nb + 7) / 8); /* no map: nothing known held */
+  for (uint64_t b = 0; b < nb; b++)
+    if (!(map[b / 8] & (1u << (b % 8)))) {
+      uint64_t e = (b + 1) * FSX_WB_BLOCK;
+      miss += (e < base_len ? e : base_len) - b * FSX_WB_BLOCK;
+    }
+  return miss;
+}
+
+/* GET the blocks the map lacks, from exactly the base version. */
+static int fetch_missing(struct s3_client *c, const struct fsx_stage_rec *r,
+                         int fd, const uint8_t *map)
+{
+  uint64_t nb = (r->base_len + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
+  char quoted[S3_ETAG_MAX + 2];
+  int rc = 0;
+
+  snprintf(quoted, sizeof(quoted), "\"%s\"", r->base_etag);
+  for (uint64_t b = 0; b < nb && !rc;) {
+    uint64_t e = b, off, len;
+    struct s3_req *q;
+    size_t got = 0;
+    char *buf;
+    if (map[b / 8] & (1u << (b % 8))) {
+      b++;
+      continue;
+    }
+    while (e < nb && e - b < 128 && !(map[e / 8] & (1u << (e % 8))))
+      e++;
+    off = b * FSX_WB_BLOCK;
+    len = (e * FSX_WB_BLOCK < r->base_len ? e * FSX_WB_BLOCK : r->base_len) -
+          off;
+    buf = malloc((size_t)len);
+    q = buf ? s3_get_object_req(c, r->bucket, r->key, off, (size_t)len, buf)
+            : NULL;
+    rc = q ? s3_req_add_header(q, "If-Match", quoted) : -ENOMEM;
+    if (!rc) {
+      s3_req_submit(q, NULL, NULL);
+      s3_req_wait(q);
+      rc = s3_get_object_result(q, &got);
+    }
+    if (!rc && got != len)
+      rc = -ESTALE;
+    if (!rc && pwrite(fd, buf, (size_t)len, (off_t)off) != (ssize_t)len)
+      rc = -EIO;
+    if (q)
+      s3_req_destroy(q);
+    free(buf);
+    b = e;
+  }
+  return rc;
+}
+
+static int put_parts(struct fsx_mount *m, const struct fsx_stage_rec *r,
+                     const unsigned char *data, uint64_t size,
+                     const struct s3_put_opts *o)
+{
+  struct s3_part_etag *pe = NULL;
+  char (*etags)[S3_ETAG_MAX] = NULL, etag[S3_ETAG_MAX], *id = NULL;
+  uint64_t s, l;
+  unsigned n = fsx_wb_part_of(r->part_size, size - 1, &s, &l) + 1;
+  time_t since;
+  long jid;
+  int rc;
+
+  pe = calloc(n, sizeof(*pe));
+  etags = calloc(n, sizeof(*etags));
+  if (!pe || !etags) {
+    rc = -ENOMEM;
+    goto free_lists;
+  }
+  since = time(NULL);
+  jid = fsx_stage_note_create(m->stage, r->bucket, r->key, since);
+  if (jid < 0) {
+    rc = (int)jid;
+    goto free_lists;
+  }
+  if ((rc = s3_create_multipart(m->s3, r->bucket, r->key, o, &id))) {
+    if (!fsx_stage_sweep(m->s3, r->bucket, r->key, since, NULL))
+      fsx_stage_forget_upload(m->stage, jid);
+    goto free_lists;
+  }
+  if ((rc = fsx_stage_set_upload(m->stage, jid, r->bucket, r->key, id)))
+    goto abort_upload;
+  for (unsigned k = 0; k < n && !rc; k++) {
+    fsx_wb_part_span(r->part_size, k, &s, &l);
+    if (s + l > size)
+      l = size - s;
+    rc = s3_upload_part(m->s3, r->bucket, r->key, id, (int)k + 1, data + s,
+                        (size_t)l, etags[k]);
+    pe[k] = (struct s3_part_etag){(int)k + 1, etags[k]};
+  }
+  if (!rc)
+    rc = s3_complete_multipart(m->s3, r->bucket, r->key, id, pe, n, etag);
+  if (!rc) {
+    fsx_stage_forget_upload(m->stage, jid);
+    goto free_id;
+  }
+abort_upload:
+  if (!s3_abort_multipart(m->s3, r->bucket, r->key, id))
+    fsx_stage_forget_upload(m->stage, jid);
+free_id:
+  free(id);
+free_lists:
+  free(pe);
+  free(etags);
+  return rc;
+}
+
+int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
+                     const char *path, int fd, int map_fd, char *reason,
+                     size_t reasonlen)
+{
+  struct fsx_mount *m = arg;
+  struct s3_object_meta cur;
+  struct s3_kv cond;
+  struct fsx_wopts w;
+  struct fsx_wmeta mt;
+  char etag[S3_ETAG_MAX];
+  uint8_t *map = NULL;
+  void *data = NULL;
+  struct stat st;
+  uint64_t size, miss = 0;
+  bool exists, ok;
+  int rc;
+
+  (void)path;
+  if (fstat(fd, &st))
+    return -errno;
+  size = (uint64_t)st.st_size;
+  if (r->base_etag[0] && r->base_len)
+    miss = missing_bytes(map_fd, r->base_len, &map);
+  rc = s3_head_object(m->s3, r->bucket, r->key, &cur);
+  if (rc && rc != -ENOENT) {
+    snprintf(reason, reasonlen, "the server could not be asked: %s",
+             strerror(-rc));
+    goto free_map;
+  }
+  exists = !rc;
+  if (size && (data = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd,
+                           0)) == MAP_FAILED) {
+    data = NULL;
+    rc = -errno;
+    snprintf(reason, reasonlen, "staging file: %s", strerror(-rc));
+    goto free_meta;
+  }
+  ok = exists ? r->base_etag[0] && !strcmp(cur.etag, r->base_etag)
+              : !r->base_etag[0];
+  if (!ok) {
+    /* the dead mount's own upload may have finished */
+    if (exists && !miss && cur.size == size &&
+        holds(cur.etag, data, size, r->part_size)) {
+      rc = 0;
+      goto unmap;
+    }
+    rc = -ESTALE;
+    if (exists)
+      snprintf(reason, reasonlen, "the object changed on the server since "
+               "(ETag %s, was %s)", cur.etag,
+               r->base_etag[0] ? r->base_etag : "none");
+    else
+      snprintf(reason, reasonlen, "the object was deleted on the server");
+    if (miss)
+      snprintf(reason + strlen(reason), reasonlen - strlen(reason),
+               "; %" PRIu64 " bytes of the old object were never read and "
+               "are zeros", miss);
+    goto unmap;
+  }
+  if (miss && (rc = fetch_missing(m->s3, r, fd, map))) {
+    snprintf(reason, reasonlen, "reading the rest of the old object: %s",
+             strerror(-rc));
+    goto unmap;
+  }
+  memset(&mt, 0, sizeof(mt));
+  mt.mode = (mode_t)r->mode;
+  mt.uid = (uid_t)r->uid;
+  mt.gid = (gid_t)r->gid;
+  mt.has_mtime = true;
+  mt.mtime.tv_sec = r->has_mtime ? (time_t)r->mtime : st.st_mtime;
+  if ((rc = fsx_wopts_make(m, r->bucket, r->key, exists, &mt, &w))) {
+    snprintf(reason, reasonlen, "the server could not be asked: %s",
+             strerror(-rc));
+    goto unmap;
+  }
+  /* the PUT itself checks the version (RGW and S3 honour both; RGW
+     compares If-Match on a PUT unquoted, and refuses the quoted form) */
+  cond = exists ? (struct s3_kv){"If-Match", r->base_etag}
+                : (struct s3_kv){"If-None-Match", "*"};
+  w.o.headers = &cond;
+  w.o.n_headers = 1;
+  if (size <= r->part_size)
+    rc = s3_put_object(m->s3, r->bucket, r->key, data, (size_t)size, &w.o,
+                       etag);
+  else /* a multipart completion carries no condition: HEAD was the check */
+    rc = put_parts(m, r, data, size, &w.o);
+  fsx_wopts_cleanup(&w);
+  if (rc)
+    snprintf(reason, reasonlen, "upload failed: %s",
+             rc == -EAGAIN || rc == -ESTALE ? "the object changed meanwhile"
+                                            : strerror(-rc));
+unmap:
+  if (data)
+    munmap(data, (size_t)size);
+free_meta:
+  if (exists)
+    s3_object_meta_cleanup(&cur);
+free_map:
+  free(map);
+  return rc;
+}

@@ -1,0 +1,22 @@
+/*
+ * fsx_recover: uploading a dead mount's staging file (fsx_stage_recover's
+ * callback). The file goes up only where its key and base version can be
+ * established: its base object is still the one it was made from (or, for
+ * a new file, there is still none), checked by HEAD and again by the PUT
+ * itself (If-Match / If-None-Match). An object that already holds exactly
+ * the staged bytes (the dead mount's upload had finished) counts as
+ * uploaded. Anything else is refused with the reason, and kept.
+ */
+#ifndef S3R_FSX_RECOVER_H
+#define S3R_FSX_RECOVER_H
+
+#include <stddef.h>
+
+struct fsx_stage_rec;
+
+/* arg: the struct fsx_mount. 0 when the server holds the file. */
+int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
+                     const char *path, int fd, int map_fd, char *reason,
+                     size_t reasonlen);
+
+#endif

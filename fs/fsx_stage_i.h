@@ -1,0 +1,45 @@
+/* Internals shared by fsx_stage.c (directory, records, journal) and
+   fsx_stage_recover.c (recovery, unsaved/). */
+#ifndef S3R_FSX_STAGE_I_H
+#define S3R_FSX_STAGE_I_H
+
+#include <pthread.h>
+
+#include "fs/fsx_stage.h"
+
+#define FORMAT "s3rdmafs-stage 2\n"
+#define REC_MAGIC "s3rdmafs-staging-record 1"
+
+struct fsx_stage {
+  char *root;                 /* cache.dir */
+  char *dir;                  /* root/mount-PID-N */
+  char *endpoint;
+  char mount_id[17];          /* random, names files in unsaved/ */
+  int lock_fd;                /* flock held while we live */
+  pthread_mutex_t lock;
+  long next_id;               /* lock */
+  unsigned long next_kept;    /* lock */
+};
+
+/* A parsed record: r's strings point into text (freed by the caller). */
+struct fsx_rec_text {
+  char *text;
+  struct fsx_stage_rec r;
+};
+
+char *fsx_stage_path_join(const char *a, const char *b);
+/* mkdir -p for an absolute path, mode 0700 for what it creates. */
+int fsx_stage_mkdirs(const char *path);
+int fsx_stage_write_file(const char *path, const char *text, bool sync);
+/* Read a whole (small) file; the text is malloc'd. */
+int fsx_stage_read_text(const char *path, char **out);
+void fsx_stage_side_path(char *out, size_t len, const char *path,
+                         const char *ext);
+/* Decode a hex field in place (no NUL bytes); false if it is not one. */
+bool fsx_stage_unhex(char *v);
+/* The record beside path: 0, -ENOENT (none) or -EBADMSG (unreadable). */
+int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt);
+/* rmdir a mount directory holding only what a finished mount leaves. */
+bool fsx_stage_remove_finished(const char *dir);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * fsx_stage_recover: a dead mount's directory recovered (its uploads
+ * aborted, its staging files uploaded or kept) and unsaved/ with its
+ * MANIFEST (the design is in fsx_stage.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+#include "common/strbuf.h"
+#include "fs/fsx_stage_i.h"
+#include "s3/s3_client.h"
+
+/* ---- unsaved/ ---- */
+
+/* A manifest field: control bytes, '%' and DEL as %XX. */
+static void put_escaped(struct strbuf *sb, const char *v)
+{
+  for (; *v; v++) {
+    unsigned char c = (unsigned char)*v;
+    if (c < 0x20 || c == 0x7f || c == '%') {
+      char e[4];
+      snprintf(e, sizeof(e), "%%%02X", c);
+      strbuf_puts(sb, e);
+    } else {
+      strbuf_putc(sb, (char)c);
+    }
+  }
+}
+
+static int manifest_add(const char *udir, const char *name, uint64_t size,
+                        const char *bucket, const char *key,
+                        const char *reason)
+{
+  struct strbuf sb = {0};
+  char when[32], num[24], *line, *p;
+  time_t now = time(NULL);
+  struct tm tm;
+  int fd, rc = 0;
+
+  gmtime_r(&now, &tm);
+  strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  snprintf(num, sizeof(num), "%" PRIu64, size);
+  strbuf_puts(&sb, when);
+  strbuf_putc(&sb, '\t');
+  strbuf_puts(&sb, name);
+  strbuf_putc(&sb, '\t');
+  strbuf_puts(&sb, num);
+  strbuf_putc(&sb, '\t');
+  put_escaped(&sb, bucket);
+  strbuf_putc(&sb, '\t');
+  put_escaped(&sb, key);
+  strbuf_putc(&sb, '\t');
+  put_escaped(&sb, reason);
+  strbuf_putc(&sb, '\n');
+  line = strbuf_take(&sb);
+  p = fsx_stage_path_join(udir, "MANIFEST");
+  if (!line || !p) {
+    free(line);
+    free(p);
+    return -ENOMEM;
+  }
+  /* one write with O_APPEND: lines of concurrent mounts do not mix */
+  fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line) ||
+      fsync(fd))
+    rc = -errno;
+  if (fd >= 0)
+    close(fd);
+  free(line);
+  free(p);
+  return rc;
+}
+
+/* The last part of key, as a file name: [A-Za-z0-9._-], at most 80. */
+static void name_of(const char *key, char *out, size_t len)
+{
+  const char *base = strrchr(key, '/');
+  size_t j = 0;
+
+  base = base && base[1] ? base + 1 : key;
+  for (; *base && j + 1 < len && j < 80; base++) {
+    char c = *base;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    out[j++] = ok ? c : '_';
+  }
+  if (j == 0 || out[0] == '.')
+    out[j ? 0 : j++] = '_';
+  out[j] = '\0';
+}
+
+/* Move src to a new name in udir, never over another file. */
+static int move_unique(struct fsx_stage *s, const char *src, const char *udir,
+                       const char *key, char *dst, size_t dstlen)
+{
+  char base[96];
+  int rc = -EEXIST;
+
+  name_of(key, base, sizeof(base));
+  for (int tries = 0; tries < 100 && rc == -EEXIST; tries++) {
+    unsigned long n;
+    pthread_mutex_lock(&s->lock);
+    n = ++s->next_kept;
+    pthread_mutex_unlock(&s->lock);
+    snprintf(dst, dstlen, "%s/%s-%lu-%s", udir, s->mount_id, n, base);
+    rc = renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) ? -errno
+                                                                    : 0;
+    /* a filesystem without RENAME_NOREPLACE: link fails on a name taken */
+    if (rc == -EINVAL || rc == -ENOSYS) {
+      rc = link(src, dst) ? -errno : 0;
+      if (!rc)
+        unlink(src);
+    }
+  }
+  return rc;
+}
+
+int fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
+                   const char *key, const char *reason)
+{
+  char udir[4096], dst[4300];
+  struct stat st;
+  uint64_t size = 0;
+  int rc;
+
+  if (!stat(path, &st))
+    size = (uint64_t)st.st_size;
+  snprintf(udir, sizeof(udir), "%s/unsaved", s->root);
+  rc = fsx_stage_mkdirs(udir);
+  if (!rc)
+    rc = move_unique(s, path, udir, key, dst, sizeof(dst));
+  if (rc) {
+    log_err("%s: %s was not uploaded (%s); its data stays in %s (not moved "
+            "to %s: %s)", bucket, key, reason, path, udir, strerror(-rc));
+    return rc;
+  }
+  /* the manifest line says what the record said: the record goes */
+  if (manifest_add(udir, strrchr(dst, '/') + 1, size, bucket, key, reason))
+    log_warn("%s/MANIFEST: could not add %s", udir, strrchr(dst, '/') + 1);
+  fsx_stage_remove(path);
+  log_err("%s: %s was not uploaded (%s); its %" PRIu64 " bytes are kept in "
+          "%s", bucket, key, reason, size, dst);
+  return 0;
+}
+
+/* ---- recovery ---- */
+
+#define SWEEP_SLACK_S 300
+
+int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
+                    time_t since, int *aborted)
+{
+  char *km = NULL, *um = NULL;
+  int rc, pages = 0;
+
+  do {
+    struct s3_uploads_result r;
+    rc = s3_list_multipart_uploads(c, bucket, key, km, um, &r);
+    free(km);
+    free(um);
+    km = um = NULL;
+    if (rc)
+      break;
+    for (size_t i = 0; i < r.n_uploads; i++) {
+      const struct s3_upload_info *u = &r.uploads[i];
+      if (strcmp(u->key, key) ||
+          (u->initiated && u->initiated < since - SWEEP_SLACK_S))
+        continue;
+      if (!s3_abort_multipart(c, bucket, key, u->upload_id)) {
+        log_warn("%s: aborted upload %s of %s, made by a request whose "
+                 "answer was lost", bucket, u->upload_id, key);
+        if (aborted)
+          (*aborted)++;
+      }
+    }
+    if (r.truncated && r.next_key_marker && r.next_upload_id_marker &&
+        !strcmp(r.next_key_marker, key)) {
+      km = strdup(r.next_key_marker);
+      um = strdup(r.next_upload_id_marker);
+    }
+    s3_uploads_result_cleanup(&r);
+  } while (km && um && ++pages < 100);
+  free(km);
+  free(um);
+  return rc;
+}
+
+/* Abort the upload in one record; true when it is gone (or not ours). */
+static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
+                           const char *path, int *aborted)
+{
+  char *text = NULL, *f[4] = {NULL}, *save = NULL;
+  int n = 0, rc;
+  bool done = true;
+
+  if (fsx_stage_read_text(path, &text))
+    return true;
+  for (char *l = strtok_r(text, "\n", &save); l && n < 4;
+       l = strtok_r(NULL, "\n", &save)) {
+    if (!fsx_stage_unhex(l) || !*l)
+      break;
+    f[n++] = l;
+  }
+  if (n < 4) {
+    log_warn("%s: not an upload record, removed", path);
+    goto out;
+  }
+  if (strcmp(f[0], s->endpoint)) {
+    done = false; /* another endpoint's: for a mount of that one */
+    goto out;
+  }
+  if (!strncmp(f[3], "?since=", 7)) { /* its creation's answer was lost */
+    done = !fsx_stage_sweep(c, f[1], f[2], (time_t)atoll(f[3] + 7),
+                            aborted);
+    goto out;
+  }
+  rc = s3_abort_multipart(c, f[1], f[2], f[3]);
+  if (rc && rc != -ENOENT) {
+    log_warn("%s: could not abort the unfinished upload of %s: %s", f[1],
+             f[2], strerror(-rc));
+    done = false;
+    goto out;
+  }
+  log_info("%s: aborted the unfinished upload of %s left by a dead mount",
+           f[1], f[2]);
+  if (!rc)
+    (*aborted)++;
+out:
+  free(text);
+  return done;
+}
+
+static bool is_staging_name(const char *n)
+{
+  return !strncmp(n, "ino-", 4) && !strchr(n, '.');
+}
+
+/* One staging file of a dead mount: uploaded, removed, kept or left. */
+static void recover_file(struct fsx_stage *s, const char *path, bool known,
+                         fsx_stage_recover_fn fn, void *arg,
+                         struct fsx_recovery *out)
+{
+  char reason[512], mp[4200];
+  struct fsx_rec_text rt;
+  int rc = fsx_stage_rec_read(path, &rt), fd, map_fd;
+
+  if (rc == -ENOENT && known) { /* nothing the server lacked */
+    fsx_stage_remove(path);
+    return;
+  }
+  if (rc) {
+    struct stat st;
+    if (!stat(path, &st) && st.st_size == 0 && !known) {
+      fsx_stage_remove(path);
+      return;
+    }
+    if (fsx_stage_keep(s, path, "?", strrchr(path, '/') + 1,
+                       known ? "its record is unreadable"
+                             : "left by a mount of an older version"))
+      out->left++;
+    else
+      out->kept++;
+    return;
+  }
+  if (strcmp(rt.r.endpoint, s->endpoint)) {
+    out->left++; /* for a mount of that endpoint */
+    free(rt.text);
+    return;
+  }
+  if (rt.r.partial) { /* never closed: uploading it would show a part */
+    if (fsx_stage_keep(s, path, rt.r.bucket, rt.r.key,
+                       "the daemon stopped while it was being written "
+                       "(never closed or synced since)"))
+      out->left++;
+    else
+      out->kept++;
+    free(rt.text);
+    return;
+  }
+  fd = open(path, O_RDWR | O_CLOEXEC);
+  fsx_stage_side_path(mp, sizeof(mp), path, "map");
+  map_fd = open(mp, O_RDWR | O_CLOEXEC);
+  reason[0] = '\0';
+  if (fd < 0)
+    snprintf(reason, sizeof(reason), "staging file: %s", strerror(errno));
+  else if ((rc = fn(arg, &rt.r, path, fd, map_fd, reason, sizeof(reason))))
+    snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason), "%s",
+             reason[0] ? "" : strerror(-rc));
+  if (fd >= 0)
+    close(fd);
+  if (map_fd >= 0)
+    close(map_fd);
+  if (!reason[0]) {
+    log_notice("%s: %s, left by a dead mount, is uploaded", rt.r.bucket,
+               rt.r.key);
+    fsx_stage_remove(path);
+    out->uploaded++;
+  } else if (fsx_stage_keep(s, path, rt.r.bucket, rt.r.key, reason)) {
+    out->left++;
+  } else {
+    out->kept++;
+  }
+  free(rt.text);
+}
+
+/* Recover one dead mount's directory; removed if nothing is left in it. */
+static void recover_dir(struct fsx_stage *s, struct s3_client *c,
+                        const char *dir, fsx_stage_recover_fn fn, void *arg,
+                        struct fsx_recovery *out)
+{
+  char *up = fsx_stage_path_join(dir, "uploads");
+  char *fmt = fsx_stage_path_join(dir, "format"), *text = NULL;
+  bool known = false;
+  struct dirent *e;
+  DIR *d;
+
+  if (fmt && !fsx_stage_read_text(fmt, &text))
+    known = !strcmp(text, FORMAT);
+  free(text);
+  free(fmt);
+  /* first the uploads: a staging file is uploaded anew, never resumed */
+  d = up ? opendir(up) : NULL;
+  while (d && (e = readdir(d))) {
+    char *p;
+    if (e->d_name[0] == '.')
+      continue;
+    p = fsx_stage_path_join(up, e->d_name);
+    if (p && recover_upload(s, c, p, &out->aborted))
+      unlink(p);
+    free(p);
+  }
+  if (d)
+    closedir(d);
+  free(up);
+  d = opendir(dir);
+  while (d && (e = readdir(d))) {
+    char *p = fsx_stage_path_join(dir, e->d_name);
+    size_t n = strlen(e->d_name);
+    if (p && is_staging_name(e->d_name))
+      recover_file(s, p, known, fn, arg, out);
+    else if (p && n > 8 && !strcmp(e->d_name + n - 8, ".rec.tmp"))
+      unlink(p); /* a record never renamed into place */
+    free(p);
+  }
+  if (d)
+    closedir(d);
+  if (!fsx_stage_remove_finished(dir))
+    log_warn("%s: left in place: it still holds files or uploads of "
+             "another endpoint or that could not be kept", dir);
+}
+
+void fsx_stage_recover(struct fsx_stage *s, struct s3_client *c,
+                       fsx_stage_recover_fn fn, void *arg,
+                       struct fsx_recovery *out)
+{
+  DIR *d = opendir(s->root);
+  struct dirent *e;
+
+  memset(out, 0, sizeof(*out));
+  while (d && (e = readdir(d))) {
+    char *dir, *lockp;
+    int fd;
+    if (strncmp(e->d_name, "mount-", 6))
+      continue;
+    dir = fsx_stage_path_join(s->root, e->d_name);
+    if (!dir || !strcmp(dir, s->dir)) {
+      free(dir);
+      continue;
+    }
+    lockp = fsx_stage_path_join(dir, "lock");
+    fd = lockp ? open(lockp, O_RDWR | O_CLOEXEC) : -1;
+    /* locked: a live mount's; no lock file: half-made, or not ours */
+    if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB))
+      recover_dir(s, c, dir, fn, arg, out);
+    if (fd >= 0)
+      close(fd);
+    free(lockp);
+    free(dir);
+  }
+  if (d)
+    closedir(d);
+}

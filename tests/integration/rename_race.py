@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Renames racing with writers on a mount (test_fs_rename.sh).
+
+    rename_race.py dir MNT ROUND   a directory rename while a file in it is
+        open for writing: half written before the rename, the rest written
+        and closed while the rename copies; the file must arrive whole under
+        the new name and nothing may stay under the old one
+    rename_race.py onto MNT ROUND  a rename onto a file open for writing,
+        closed while the rename copies: the renamed data must win
+Prints one line per check ("ok ..." / "not ok ...") and exits 1 on a failure.
+"""
+import os
+import sys
+import threading
+import time
+
+MiB = 1 << 20
+
+
+def pattern(tag, n):
+    b = (tag * (n // len(tag) + 1))[:n]
+    return b
+
+
+def dir_round(mnt, rnd):
+    src = os.path.join(mnt, "d%d" % rnd)
+    dst = os.path.join(mnt, "moved%d" % rnd)
+    first = pattern(b"first-half-%d|" % rnd, 3 * MiB)
+    second = pattern(b"second-half-%d|" % rnd, 3 * MiB)
+    fd = os.open(os.path.join(src, "aaa-open.bin"), os.O_WRONLY | os.O_CREAT,
+                 0o644)
+    os.write(fd, first)
+    err = []
+
+    def mover():
+        try:
+            os.rename(src, dst)
+        except OSError as e:
+            err.append(e)
+    t = threading.Thread(target=mover)
+    t.start()
+    time.sleep(0.3)  # the rename is copying the siblings
+    os.write(fd, second)
+    os.close(fd)
+    t.join(300)
+    ok = True
+    if err or t.is_alive():
+        print("not ok - round %d: rename: %s" % (rnd, err or "hangs"))
+        return False
+    got = open(os.path.join(dst, "aaa-open.bin"), "rb").read()
+    if got != first + second:
+        print("not ok - round %d: the file under the new name has %d bytes, "
+              "%s" % (rnd, len(got), "first half only" if got == first
+                      else "wrong bytes"))
+        ok = False
+    if os.path.exists(src):
+        print("not ok - round %d: the old directory is still there: %s"
+              % (rnd, os.listdir(src)))
+        ok = False
+    if ok:
+        print("ok - round %d: the file written during the rename arrived "
+              "whole" % rnd)
+    return ok
+
+
+def onto_round(mnt, rnd):
+    src = os.path.join(mnt, "big%d.bin" % rnd)
+    dst = os.path.join(mnt, "target%d.bin" % rnd)
+    want = open(src, "rb").read()
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, pattern(b"the old target|", MiB))
+    err = []
+
+    def mover():
+        try:
+            os.rename(src, dst)
+        except OSError as e:
+            err.append(e)
+    t = threading.Thread(target=mover)
+    t.start()
+    time.sleep(0.2)
+    os.write(fd, b"more of the old target")
+    os.close(fd)
+    t.join(300)
+    if err or t.is_alive():
+        print("not ok - round %d: rename: %s" % (rnd, err or "hangs"))
+        return False
+    time.sleep(0.5)
+    got = open(dst, "rb").read()
+    if got != want:
+        print("not ok - round %d: the target holds %d bytes, not the renamed "
+              "file's %d" % (rnd, len(got), len(want)))
+        return False
+    print("ok - round %d: the renamed data won over the closing writer" % rnd)
+    return True
+
+
+def main():
+    kind, mnt, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    ok = dir_round(mnt, rnd) if kind == "dir" else onto_round(mnt, rnd)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# Crashes lose nothing: what close() reported as failed (EIO, data kept)
+# survives the daemon's SIGKILL and reaches the server through the next
+# mount with the same cache.dir, or is kept in <cache.dir>/unsaved with a
+# MANIFEST line; nothing not confirmed on the server is ever deleted.
+#
+# The network path to S3 is cut by killing a TCP relay (tcp_relay.py)
+# between the mount and RGW: requests fail at once, close() returns EIO
+# after the retries. awscli checks go to RGW directly.
+#
+#   a) a new file, close() EIO, SIGKILL, relay back, remount: the next
+#      mount uploads it (If-None-Match), nothing is left in cache.dir
+#   b) an existing 24 MiB object changed in the middle (only the blocks
+#      around the change fetched), close() EIO, SIGKILL, remount: the next
+#      mount reads the rest of exactly that version (If-Match) and uploads
+#      the whole file (multipart): the object is the expected bytes; b2)
+#      the same for an object of one part (a PUT with If-Match)
+#   c) as a), but the object is replaced on the server before the remount:
+#      the server's version stays, ours is kept in unsaved/ with the key
+#      and the reason in MANIFEST
+#   d) SIGKILL while a file is open half written (never closed): no object
+#      (no partial object is made visible), the bytes are kept in unsaved/
+#   e) two mounts sharing cache.dir both unmount with an upload failing:
+#      each file kept under its own name in unsaved/, two MANIFEST lines
+#
+#   test_fs_crash.sh BUILD_BIN_DIR
+set -euo pipefail
+BIN=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/fs_lib.sh"
+
+MiB=1048576
+tmp=$(mktemp -d)
+mnt=$tmp/mnt
+log=$tmp/fs.log
+cache=$tmp/cache
+bucket=s3r-crash-$$-$RANDOM
+mkdir -p "$mnt" "$tmp/mnt2" "$cache"
+rport=$((20000 + RANDOM % 20000))
+rgw_port=${S3R_ENDPOINT##*:}
+relay_pid= wpid=
+
+relay_up() {
+  local ready=$tmp/relay.ready
+  relay_down # never two: the one replaced would be left running
+  rm -f "$ready"
+  python3 "$here/tcp_relay.py" "$rport" "$rgw_port" >"$ready" 2>/dev/null &
+  relay_pid=$!
+  for _ in $(seq 1 50); do grep -qs ready "$ready" && return 0; sleep 0.1; done
+  echo "relay did not start" >&2
+  return 1
+}
+relay_down() {
+  if [ -n "$relay_pid" ]; then
+    { kill -KILL "$relay_pid"; wait "$relay_pid"; } 2>/dev/null || true
+  fi
+  relay_pid=
+}
+
+cleanup() {
+  local rc=$?
+  set +e
+  [ -n "$wpid" ] && { kill -KILL "$wpid"; wait "$wpid"; } 2>/dev/null
+  relay_up >/dev/null 2>&1 # a mount still up can finish its work
+  fs_umount "$tmp/mnt2" || true
+  relay_down
+  aws_ s3api list-multipart-uploads --bucket "$bucket" \
+    --query 'Uploads[].[Key,UploadId]' --output text 2>/dev/null |
+    while read -r k id; do
+      [ "$k" = None ] || [ -z "$id" ] ||
+        aws_ s3api abort-multipart-upload --bucket "$bucket" --key "$k" \
+          --upload-id "$id" >/dev/null 2>&1
+    done
+  (exit "$rc")
+  fs_cleanup
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+opts=(-o "endpoint=http://127.0.0.1:$rport" -o "cache.dir=$cache"
+      -o write.part_size=5M -o s3.retry.max_attempts=2
+      -o s3.retry.budget_ms=2000 -o s3.connect_timeout_ms=1000
+      -o write.retry_interval=3600)
+
+check_eq() { # name, got, want
+  check "$1" test "$2" = "$3"
+  [ "$2" = "$3" ] || echo "#   got '$2', want '$3'"
+}
+mount_it() { # MNT LOG: mounted through the relay
+  fs_mount "$bucket" "$1" "$2" "${opts[@]}"
+}
+kill_daemon() { # SIGKILL on purpose; the dead mount removed
+  fs_kill "$mnt"
+  fs_umount "$mnt"
+}
+# write SRC into mnt/KEY at OFFSET (FLAGS trunc|keep) and keep it open
+# (CTL, default $tmp/ctl: the writer's control directory; MNT, default $mnt)
+start_writer() {
+  local ctl=${5:-$tmp/ctl} m=${6:-$mnt}
+  rm -rf "$ctl"
+  mkdir -p "$ctl"
+  python3 "$here/crash_writer.py" "$1" "$m/$2" "$3" "$4" "$ctl" &
+  wpid=$!
+  for _ in $(seq 1 600); do [ -e "$ctl/written" ] && return 0; sleep 0.1; done
+  return 1
+}
+# let the writer of CTL close; its close() result
+# (polled: in a command substitution, wait cannot see the writer)
+finish_writer() {
+  local ctl=${1:-$tmp/ctl}
+  touch "$ctl/go"
+  for _ in $(seq 1 1200); do [ -s "$ctl/result" ] && break; sleep 0.1; done
+  cat "$ctl/result" 2>/dev/null || echo "no result"
+}
+obj_md5() {
+  aws_ s3 cp "s3://$bucket/$1" "$tmp/got" >/dev/null 2>&1 || { echo absent; return 0; }
+  md5 "$tmp/got"
+  rm -f "$tmp/got"
+}
+# the unsaved file whose MANIFEST line names KEY: its md5 and the line
+kept_md5() {
+  local name
+  name=$(awk -F'\t' -v k="$1" '$5 == k {print $2}' "$cache/unsaved/MANIFEST" 2>/dev/null | tail -n 1)
+  [ -n "$name" ] && [ -f "$cache/unsaved/$name" ] && md5 "$cache/unsaved/$name"
+}
+manifest_has() { # KEY REGEX: a MANIFEST line for KEY whose reason matches
+  awk -F'\t' -v k="$1" '$5 == k {print $6}' "$cache/unsaved/MANIFEST" 2>/dev/null |
+    grep -qE "$2"
+}
+mount_dirs() { find "$cache" -maxdepth 1 -name 'mount-*' | wc -l; }
+
+aws_ s3 mb "s3://$bucket" >/dev/null
+relay_up
+
+# ---- a) new file: close() EIO, SIGKILL, the next mount uploads it ----
+echo "# a) a new file whose upload fails, then SIGKILL"
+head -c $((3 * MiB)) /dev/urandom >"$tmp/a.ref"
+mount_it "$mnt" "$log"
+start_writer "$tmp/a.ref" a-new.bin 0 trunc
+relay_down
+check_eq "a: close() returns EIO with the path to S3 cut" "$(finish_writer)" EIO
+kill_daemon
+check_eq "a: nothing on the server yet" "$(obj_md5 a-new.bin)" absent
+relay_up
+mount_it "$mnt" "$tmp/fs-a2.log"
+check_eq "a: the next mount uploaded it: the object is the file" \
+  "$(obj_md5 a-new.bin)" "$(md5 "$tmp/a.ref")"
+check "a: the log says so" grep -q "a-new.bin, left by a dead mount, is uploaded" "$tmp/fs-a2.log"
+check_eq "a: only the live mount's directory is left in cache.dir" "$(mount_dirs)" 1
+check "a: nothing kept in unsaved/" bash -c "! ls '$cache/unsaved' 2>/dev/null | grep -q ."
+kill_daemon # (the remount ends the same way: its directory is recovered next)
+
+# ---- b) an existing object changed in the middle ----
+echo "# b) 24 MiB object, 1 MiB changed at 10 MiB + 1000, close() EIO, SIGKILL"
+head -c $((24 * MiB)) /dev/urandom >"$tmp/b.base"
+aws_ s3 cp "$tmp/b.base" "s3://$bucket/b-big.bin" >/dev/null
+head -c $MiB /dev/urandom >"$tmp/b.patch"
+cp "$tmp/b.base" "$tmp/b.ref"
+dd if="$tmp/b.patch" of="$tmp/b.ref" bs=1 seek=$((10 * MiB + 1000)) conv=notrunc status=none
+mount_it "$mnt" "$tmp/fs-b1.log"
+start_writer "$tmp/b.patch" b-big.bin $((10 * MiB + 1000)) keep
+relay_down
+check_eq "b: close() returns EIO" "$(finish_writer)" EIO
+kill_daemon
+check_eq "b: the server still has the old version" "$(obj_md5 b-big.bin)" "$(md5 "$tmp/b.base")"
+relay_up
+mount_it "$mnt" "$tmp/fs-b2.log"
+check_eq "b: the next mount uploaded the whole changed file" \
+  "$(obj_md5 b-big.bin)" "$(md5 "$tmp/b.ref")"
+check "b: nothing kept in unsaved/" bash -c "! ls '$cache/unsaved' 2>/dev/null | grep -q ."
+kill_daemon
+
+# ---- b2) the same for an object of one part: a conditional PUT ----
+echo "# b2) 2 MiB object, 100 KiB changed at 1 MiB + 7, close() EIO, SIGKILL"
+head -c $((2 * MiB)) /dev/urandom >"$tmp/b2.base"
+aws_ s3 cp "$tmp/b2.base" "s3://$bucket/b2-small.bin" >/dev/null
+head -c 102400 /dev/urandom >"$tmp/b2.patch"
+cp "$tmp/b2.base" "$tmp/b2.ref"
+dd if="$tmp/b2.patch" of="$tmp/b2.ref" bs=1 seek=$((MiB + 7)) conv=notrunc status=none
+mount_it "$mnt" "$tmp/fs-b21.log"
+start_writer "$tmp/b2.patch" b2-small.bin $((MiB + 7)) keep
+relay_down
+check_eq "b2: close() returns EIO" "$(finish_writer)" EIO
+kill_daemon
+relay_up
+mount_it "$mnt" "$tmp/fs-b22.log"
+check_eq "b2: the next mount uploaded the changed file (If-Match on the PUT)" \
+  "$(obj_md5 b2-small.bin)" "$(md5 "$tmp/b2.ref")"
+kill_daemon
+
+# ---- c) the object replaced on the server before the remount ----
+echo "# c) our change fails, someone else's lands, SIGKILL, remount"
+printf 'version one\n' >"$tmp/c.v1"
+head -c $((2 * MiB)) /dev/urandom >"$tmp/c.v2"
+printf 'version three, from another client\n' >"$tmp/c.v3"
+aws_ s3 cp "$tmp/c.v1" "s3://$bucket/c-conflict.txt" >/dev/null
+mount_it "$mnt" "$tmp/fs-c1.log"
+start_writer "$tmp/c.v2" c-conflict.txt 0 trunc
+relay_down
+check_eq "c: close() returns EIO" "$(finish_writer)" EIO
+kill_daemon
+aws_ s3 cp "$tmp/c.v3" "s3://$bucket/c-conflict.txt" >/dev/null
+relay_up
+mount_it "$mnt" "$tmp/fs-c2.log"
+check_eq "c: the other client's version stays on the server" \
+  "$(obj_md5 c-conflict.txt)" "$(md5 "$tmp/c.v3")"
+check_eq "c: ours is kept in unsaved/ (MANIFEST names the key)" \
+  "$(kept_md5 c-conflict.txt)" "$(md5 "$tmp/c.v2")"
+check "c: the MANIFEST line says why" manifest_has c-conflict.txt "changed on the server"
+check "c: one log line says where the data is" \
+  grep -q "c-conflict.txt was not uploaded (the object changed on the server" "$tmp/fs-c2.log"
+kill_daemon
+
+# ---- d) SIGKILL mid-write: never closed ----
+echo "# d) SIGKILL while a file is open half written"
+head -c $((2 * MiB)) /dev/urandom >"$tmp/d.ref"
+mount_it "$mnt" "$tmp/fs-d1.log"
+start_writer "$tmp/d.ref" d-open.bin 0 trunc
+kill_daemon
+finish_writer >/dev/null
+mount_it "$mnt" "$tmp/fs-d2.log"
+check_eq "d: no (partial) object made visible" "$(obj_md5 d-open.bin)" absent
+check_eq "d: its bytes are kept in unsaved/" "$(kept_md5 d-open.bin)" "$(md5 "$tmp/d.ref")"
+check "d: the MANIFEST line says it was never closed" manifest_has d-open.bin "never closed"
+fs_umount "$mnt"
+
+# ---- e) two mounts sharing cache.dir keep files at unmount ----
+echo "# e) two mounts, both unmount with their uploads failing"
+head -c 300000 /dev/urandom >"$tmp/e1.ref"
+head -c 400000 /dev/urandom >"$tmp/e2.ref"
+mount_it "$mnt" "$tmp/fs-e1.log"
+mount_it "$tmp/mnt2" "$tmp/fs-e2.log"
+start_writer "$tmp/e1.ref" e-1.bin 0 trunc "$tmp/ctl1" "$mnt"
+start_writer "$tmp/e2.ref" e-2.bin 0 trunc "$tmp/ctl2" "$tmp/mnt2"
+relay_down
+for i in 1 2; do
+  check_eq "e: close() of mount $i's file returns EIO" "$(finish_writer "$tmp/ctl$i")" EIO
+done
+# both at once (then fs_umount checks each daemon's exit)
+fusermount3 -u "$mnt" & u1=$!
+fusermount3 -u "$tmp/mnt2" & u2=$!
+wait $u1 $u2 || true
+fs_umount "$mnt"
+fs_umount "$tmp/mnt2"
+log=$tmp/fs-e1.log # shown should the test fail
+for i in 1 2; do
+  check_eq "e: mount $i's file is kept" "$(kept_md5 e-$i.bin)" "$(md5 "$tmp/e$i.ref")"
+done
+check_eq "e: under two names" "$(awk -F'\t' '$5 ~ /^e-/ {print $2}' "$cache/unsaved/MANIFEST" | sort -u | wc -l)" 2
+check_eq "e: no mount directory left" "$(mount_dirs)" 0
+
+relay_up
+check_eq "no multipart upload left" \
+  "$(aws_ s3api list-multipart-uploads --bucket "$bucket" --query 'length(Uploads || `[]`)' --output text)" 0
+summary
