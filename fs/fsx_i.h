@@ -80,9 +80,10 @@ struct fsx_mount {
   bool wb_stopping;           /* wb_lock */
   bool wb_started;
   pthread_t wb_thread;        /* background retries */
-  /* a directory rename holds it for writing from before it holds every
+  /* a directory rename holds it for writing, from before it holds every
      write-back state below the directory until the children are moved;
-     a new write-back state is made under it for reading (fsx_wb_open) */
+     file renames, unlinks and new write-back states (fsx_wb_open) take it
+     for reading */
   pthread_rwlock_t rename_lock;
 };
 

@@ -72,25 +72,30 @@ out:
   return ok;
 }
 
-/* Blocks of [0, base_len) the map says were never read: how many bytes. */
-static uint64_t missing_bytes(int map_fd, uint64_t base_len,
-                              uint8_t **map_out)
+/*
+ * The map of the blocks of [0, base_len) held (*map_out) and how many bytes
+ * it says were never read (*miss); -EBADMSG when the map cannot be read
+ * whole: which blocks are ours is then unknown.
+ */
+static int missing_bytes(int map_fd, uint64_t base_len, uint8_t **map_out,
+                         uint64_t *miss_out)
 {
   uint64_t nb = (base_len + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK, miss = 0;
   uint8_t *map = calloc((size_t)(nb + 7) / 8 + 1, 1);
 
   *map_out = map;
   if (!map)
-    return base_len;
+    return -ENOMEM;
   if (map_fd < 0 ||
       pread(map_fd, map, (size_t)(nb + 7) / 8, 0) != (ssize_t)((nb + 7) / 8))
-    memset(map, 0, (size_t)(nb + 7) / 8); /* no map: nothing known held */
+    return -EBADMSG;
   for (uint64_t b = 0; b < nb; b++)
     if (!(map[b / 8] & (1u << (b % 8)))) {
       uint64_t e = (b + 1) * FSX_WB_BLOCK;
       miss += (e < base_len ? e : base_len) - b * FSX_WB_BLOCK;
     }
-  return miss;
+  *miss_out = miss;
+  return 0;
 }
 
 /* GET the blocks the map lacks, from exactly the base version. */
@@ -207,19 +212,26 @@ int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
   void *data = NULL;
   struct stat st;
   uint64_t size, miss = 0;
-  bool exists, ok;
-  int rc;
+  bool exists = false, ok;
+  int rc = 0;
 
   (void)path;
   if (fstat(fd, &st))
     return -errno;
   size = (uint64_t)st.st_size;
-  if (r->base_etag[0] && r->base_len)
-    miss = missing_bytes(map_fd, r->base_len, &map);
+  if (r->base_etag[0] && r->base_len &&
+      (!r->map_ok || (rc = missing_bytes(map_fd, r->base_len, &map, &miss)))) {
+    /* blocks not ours would be filled from the object over ours */
+    snprintf(reason, reasonlen, "its block map is unreliable (which bytes "
+             "are the old object's is unknown; those read as zeros)");
+    rc = rc ? rc : -EBADMSG;
+    goto free_map;
+  }
   rc = s3_head_object(m->s3, r->bucket, r->key, &cur);
   if (rc && rc != -ENOENT) {
     snprintf(reason, reasonlen, "the server could not be asked: %s",
              strerror(-rc));
+    rc = -EAGAIN; /* for the next mount: nothing is known yet */
     goto free_map;
   }
   exists = !rc;

@@ -269,17 +269,21 @@ void fsx_stage_side_path(char *out, size_t len, const char *path,
 int fsx_stage_map_open(const char *path, uint64_t nbytes)
 {
   char p[4200];
-  int fd;
+  int fd, rc;
 
   fsx_stage_side_path(p, sizeof(p), path, "map");
   fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0)
     return -errno;
-  if (ftruncate(fd, (off_t)nbytes)) {
-    int rc = -errno;
+  /* allocated now: setting a bit later never needs disk space (where
+     the file system cannot, a sparse map) */
+  rc = nbytes ? posix_fallocate(fd, 0, (off_t)nbytes) : 0;
+  if (rc == EOPNOTSUPP || rc == EINVAL)
+    rc = ftruncate(fd, (off_t)nbytes) ? errno : 0;
+  if (rc) {
     close(fd);
     unlink(p);
-    return rc;
+    return -rc;
   }
   return fd;
 }
@@ -336,6 +340,7 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
   if (r->has_mtime)
     put_num(&sb, "mtime", (uint64_t)r->mtime);
   put_num(&sb, "partial", r->partial);
+  put_num(&sb, "map_ok", r->map_ok);
   text = strbuf_take(&sb);
   if (!text)
     return -ENOMEM;
@@ -491,6 +496,8 @@ int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt)
         rt->r.gid = (unsigned)v;
       else if (!strcmp(line, "partial"))
         rt->r.partial = v != 0;
+      else if (!strcmp(line, "map_ok"))
+        rt->r.map_ok = v != 0;
       else if (!strcmp(line, "mtime")) {
         rt->r.has_mtime = true;
         rt->r.mtime = (int64_t)v;
@@ -516,7 +523,7 @@ static int write_upload(struct fsx_stage *s, long id, const char *bucket,
 {
   const char *v[4] = {s->endpoint, bucket, key, upload_id};
   struct strbuf sb = {0};
-  char path[4096], *text;
+  char path[4096], tmp[4200], *text;
   int rc;
 
   for (int i = 0; i < 4; i++) {
@@ -526,8 +533,14 @@ static int write_upload(struct fsx_stage *s, long id, const char *bucket,
   text = strbuf_take(&sb);
   if (!text)
     return -ENOMEM;
+  /* replaced whole (write, rename): a crash never leaves half a record */
   snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
-  rc = fsx_stage_write_file(path, text, true);
+  snprintf(tmp, sizeof(tmp), "%s/uploads/.%ld.tmp", s->dir, id);
+  rc = fsx_stage_write_file(tmp, text, true);
+  if (!rc && rename(tmp, path))
+    rc = -errno;
+  if (rc)
+    unlink(tmp);
   free(text);
   return rc;
 }

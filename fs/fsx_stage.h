@@ -58,6 +58,7 @@ struct fsx_stage_rec {
   bool has_mtime;
   int64_t mtime;
   bool partial;               /* written since its last close or fsync */
+  bool map_ok;                /* the block map beside it is reliable */
 };
 
 /* Create and lock this mount's directory; err says what failed. */
@@ -68,7 +69,9 @@ void fsx_stage_close(struct fsx_stage *s);
 
 /*
  * Recover a dead mount's staging file: 0 once the server holds it (it is
- * then removed), else -errno with why in reason (it is then kept).
+ * then removed); -EAGAIN when the server could not be reached (it is left
+ * as it is, record and map, for the next mount); else -errno with why in
+ * reason (it is then kept in unsaved/).
  */
 typedef int (*fsx_stage_recover_fn)(void *arg, const struct fsx_stage_rec *r,
                                     const char *path, int fd, int map_fd,
@@ -114,8 +117,9 @@ long fsx_stage_note_create(struct fsx_stage *s, const char *bucket,
 int fsx_stage_set_upload(struct fsx_stage *s, long id, const char *bucket,
                          const char *key, const char *upload_id);
 /*
- * Abort the multipart uploads of exactly key in bucket begun since (server
- * time, five minutes of slack for clocks). 0 once the listing was read
+ * Abort the multipart uploads of exactly key in bucket begun around since
+ * (server time: from five minutes before to fifteen after; uploads of the
+ * same key by others in that window go too). 0 once the listing was read
  * (*aborted counts them), or -errno.
  */
 int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,

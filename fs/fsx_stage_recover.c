@@ -155,7 +155,10 @@ int fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
 
 /* ---- recovery ---- */
 
+/* a creation's upload was begun within [since - slack, since + after]:
+   clocks differ, and the request may have been retried for a while */
 #define SWEEP_SLACK_S 300
+#define SWEEP_AFTER_S 900
 
 int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
                     time_t since, int *aborted)
@@ -174,7 +177,8 @@ int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
     for (size_t i = 0; i < r.n_uploads; i++) {
       const struct s3_upload_info *u = &r.uploads[i];
       if (strcmp(u->key, key) ||
-          (u->initiated && u->initiated < since - SWEEP_SLACK_S))
+          (u->initiated && (u->initiated < since - SWEEP_SLACK_S ||
+                            u->initiated > since + SWEEP_AFTER_S)))
         continue;
       if (!s3_abort_multipart(c, bucket, key, u->upload_id)) {
         log_warn("%s: aborted upload %s of %s, made by a request whose "
@@ -305,12 +309,30 @@ static void recover_file(struct fsx_stage *s, const char *path, bool known,
                rt.r.key);
     fsx_stage_remove(path);
     out->uploaded++;
+  } else if (rc == -EAGAIN) {
+    log_warn("%s: %s, left by a dead mount, is left for the next mount "
+             "(%s): %s", rt.r.bucket, rt.r.key, reason, path);
+    out->left++;
   } else if (fsx_stage_keep(s, path, rt.r.bucket, rt.r.key, reason)) {
     out->left++;
   } else {
     out->kept++;
   }
   free(rt.text);
+}
+
+/* A record or map whose staging file is gone (a crash while removing
+   them): nothing to describe any more. */
+static void remove_orphan_side(char *p)
+{
+  size_t len = strlen(p);
+  struct stat st;
+
+  p[len - 4] = '\0';
+  if (stat(p, &st) && errno == ENOENT) {
+    p[len - 4] = '.';
+    unlink(p);
+  }
 }
 
 /* Recover one dead mount's directory; removed if nothing is left in it. */
@@ -332,10 +354,12 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   d = up ? opendir(up) : NULL;
   while (d && (e = readdir(d))) {
     char *p;
-    if (e->d_name[0] == '.')
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
       continue;
     p = fsx_stage_path_join(up, e->d_name);
-    if (p && recover_upload(s, c, p, &out->aborted))
+    if (p && e->d_name[0] == '.') /* a record never renamed into place */
+      unlink(p);
+    else if (p && recover_upload(s, c, p, &out->aborted))
       unlink(p);
     free(p);
   }
@@ -350,6 +374,9 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
       recover_file(s, p, known, fn, arg, out);
     else if (p && n > 8 && !strcmp(e->d_name + n - 8, ".rec.tmp"))
       unlink(p); /* a record never renamed into place */
+    else if (p && n > 4 && (!strcmp(e->d_name + n - 4, ".rec") ||
+                            !strcmp(e->d_name + n - 4, ".map")))
+      remove_orphan_side(p);
     free(p);
   }
   if (d)

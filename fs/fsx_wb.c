@@ -86,19 +86,18 @@ void fsx_wb_put(struct fsx_mount *m, struct fsx_wb *wb)
     wb_free(m, wb);
 }
 
-void fsx_wb_journal(struct fsx_wb *wb, bool force)
+int fsx_wb_journal(struct fsx_wb *wb, bool force)
 {
   struct fsx_stage_rec r;
   int rc;
 
   if (!(wb->data_dirty || wb->meta_dirty) || wb->unlinked) {
-    if (wb->rec_on_disk)
-      fsx_stage_rec_remove(wb->path);
+    fsx_stage_rec_remove(wb->path); /* (also one a failed write left) */
     wb->rec_on_disk = false;
-    return;
+    return 0;
   }
   if (wb->rec_on_disk && !force)
-    return;
+    return 0;
   memset(&r, 0, sizeof(r));
   r.bucket = wb->in->bucket;
   r.key = fsx_inode_key(wb->m->tab, wb->in);
@@ -111,11 +110,29 @@ void fsx_wb_journal(struct fsx_wb *wb, bool force)
   r.has_mtime = wb->meta.has_mtime;
   r.mtime = (int64_t)wb->meta.mtime.tv_sec;
   r.partial = wb->unflushed;
+  r.map_ok = !wb->map_bad;
   rc = fsx_stage_rec_write(wb->m->stage, wb->path, &r);
   if (rc) /* the data is still staged; only a crash now would lose track */
     log_warn("%s: staging record for %s: %s", wb->path, r.key,
              strerror(-rc));
   wb->rec_on_disk = !rc;
+  return rc;
+}
+
+int fsx_wb_will_change(struct fsx_wb *wb)
+{
+  bool dirty = wb->data_dirty, unflushed = wb->unflushed;
+  int rc;
+
+  if (wb->unlinked || (wb->rec_on_disk && wb->unflushed))
+    return 0;
+  wb->data_dirty = wb->unflushed = true;
+  rc = fsx_wb_journal(wb, true);
+  if (rc) { /* refused: nothing is changed that a crash could not undo */
+    wb->data_dirty = dirty;
+    wb->unflushed = unflushed;
+  }
+  return rc;
 }
 
 void fsx_wb_map_rewrite(struct fsx_wb *wb)
@@ -132,11 +149,12 @@ void fsx_wb_map_rewrite(struct fsx_wb *wb)
     close(fd);
     fd = -EIO;
   }
-  if (fd < 0)
+  if (fd < 0) /* recovery will not trust it: it keeps the file instead */
     log_warn("%s: block map: %s", wb->path, strerror(-fd));
   if (wb->map_fd >= 0)
     close(wb->map_fd);
   wb->map_fd = fd < 0 ? -1 : fd;
+  wb->map_bad = fd < 0;
 }
 
 void fsx_wb_set_dirty(struct fsx_wb *wb)
@@ -319,10 +337,17 @@ static void mark_present(struct fsx_wb *wb, uint64_t b0, uint64_t b1)
     lo = lo < b / 8 ? lo : b / 8;
     hi = b / 8 + 1;
   }
-  if (hi && wb->map_fd >= 0 &&
+  if (!hi || wb->map_bad)
+    return;
+  if (wb->map_fd < 0 ||
       pwrite(wb->map_fd, wb->present + lo, (size_t)(hi - lo), (off_t)lo) !=
-          (ssize_t)(hi - lo))
-    log_warn("%s: block map: %s", wb->path, strerror(errno));
+          (ssize_t)(hi - lo)) {
+    /* recovery will not trust the map: it keeps the file instead */
+    log_warn("%s: block map: %s", wb->path,
+             wb->map_fd < 0 ? "none" : strerror(errno));
+    wb->map_bad = true;
+    fsx_wb_journal(wb, true);
+  }
 }
 
 static int pwrite_all(int fd, const char *p, size_t len, uint64_t off)
@@ -486,6 +511,7 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
     goto out;
   }
   if ((rc = fetch_edges(m, wb, off, len)) ||
+      (rc = fsx_wb_will_change(wb)) ||
       (rc = pwrite_all(wb->fd, buf, len, off)))
     goto out;
   b0 = (off + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
@@ -563,9 +589,12 @@ int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
     goto out;
   }
   fsx_wb_wait_sent(wb); /* parts are mapped: never shrink under them */
+  if (size < wb->base_len && size % FSX_WB_BLOCK &&
+      (rc = fsx_wb_fetch(m, wb, size, size + 1)))
+    goto out;
+  if ((rc = fsx_wb_will_change(wb))) /* recorded as partial first */
+    goto out;
   if (size < wb->base_len) {
-    if (size % FSX_WB_BLOCK && (rc = fsx_wb_fetch(m, wb, size, size + 1)))
-      goto out;
     wb->base_len = size;
     fsx_wb_journal(wb, true);
   }

@@ -167,7 +167,7 @@ void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a);
  * handle is open or one was handed already). With held, wb was held
  * (fsx_wb_hold) by the caller: discard ends the hold.
  */
-int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb);
+int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb, bool held);
 void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb, bool held);
 bool fsx_wb_make_orphan(struct fsx_mount *m, struct fsx_inode *in,
                         struct fsx_wb *wb);

@@ -505,12 +505,12 @@ void fsx_wb_ungate(struct fsx_wb *wb)
   pthread_mutex_unlock(&wb->lock);
 }
 
-int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb)
+int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb, bool held)
 {
   int rc;
 
   pthread_mutex_lock(&wb->lock);
-  while (wb->committing)
+  while (wb->committing && !held)
     pthread_cond_wait(&wb->cond, &wb->lock);
   rc = fsx_wb_fetch(m, wb, 0, wb->base_len);
   pthread_mutex_unlock(&wb->lock);

@@ -53,6 +53,7 @@ struct fsx_wb {
                                  or fsync (a crash leaves them partial) */
   bool kept_in_place;         /* lock: could not be kept in unsaved/: the
                                  staging file must stay */
+  bool map_bad;               /* lock: the map file may be wrong */
   uint64_t psize;             /* part size, a multiple of FSX_WB_BLOCK */
   uint64_t seq_end;           /* lock: where a sequential writer goes next */
   struct fsx_part *parts;     /* plock */
@@ -72,7 +73,11 @@ struct fsx_wb {
 void fsx_wb_set_dirty(struct fsx_wb *wb);           /* lock held */
 /* The staging record brought up to date: written while dirty (force:
    rewritten, something in it changed), removed once clean (lock held). */
-void fsx_wb_journal(struct fsx_wb *wb, bool force);
+int fsx_wb_journal(struct fsx_wb *wb, bool force);
+/* About to change the staging file's bytes or size: recorded as partial
+   (written since the last close) first, so that a crash in the middle is
+   never uploaded; -errno (the change refused) if it cannot be recorded. */
+int fsx_wb_will_change(struct fsx_wb *wb);
 /* The block map written out whole (after present was replaced). */
 void fsx_wb_map_rewrite(struct fsx_wb *wb);
 int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,

@@ -137,14 +137,16 @@ static int going(struct fsx_mount *m, struct fsx_inode *in,
   *wb = fsx_wb_get(m, in);
   if (!*wb && in_use(m, in)) /* open for reading only */
     rc = fsx_open_for_write(m, in, a, 0, wb);
-  if (!rc && *wb)
-    rc = fsx_wb_fetch_all(m, *wb);
-  if (rc && *wb) {
+  if (rc || !*wb)
+    return rc;
+  /* held first: no commit may turn blocks it lacks into parts copied on
+     the server (so never fetched) between the fetch and the delete */
+  fsx_wb_hold(*wb);
+  if ((rc = fsx_wb_fetch_all(m, *wb, true))) {
+    fsx_wb_ungate(*wb);
     fsx_wb_put(m, *wb);
     *wb = NULL;
   }
-  if (!rc && *wb)
-    fsx_wb_hold(*wb);
   return rc;
 }
 
@@ -188,6 +190,8 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     rc = -EPERM;
   if (rc)
     goto out;
+  /* not while a directory rename moves what is below it (its key) */
+  pthread_rwlock_rdlock(&m->rename_lock);
   rc = going(m, in, &a, &wb);
   if (!rc)
     rc = s3_delete_object(m->s3, in->bucket, fsx_inode_key(m->tab, in));
@@ -200,6 +204,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   } else {
     kept(m, wb); /* still there: its data goes up as it would */
   }
+  pthread_rwlock_unlock(&m->rename_lock);
 out:
   fsx_inode_put(m->tab, in);
   fsx_inode_put(m->tab, dir);
@@ -407,12 +412,6 @@ static int delete_keys(struct fsx_mount *m, const char *bucket,
   return rc;
 }
 
-/*
- * Copy and delete every object below src. The caller holds m->rename_lock
- * for writing (no new write-back state below src); *held: every one there
- * is, committed and gated until the caller has moved src
- * (fsx_wb_ungate_all), so nothing written lands on an old name.
- */
 /* delete_keys, tried again a while (~10 s) on failure: a rename half done
    is finished or undone if the server comes back (deleting twice is
    harmless, and the answer may be lost after the deletes were done) */
@@ -428,6 +427,12 @@ static int delete_firmly(struct fsx_mount *m, const char *bucket,
   return rc;
 }
 
+/*
+ * Copy and delete every object below src. The caller holds m->rename_lock
+ * for writing (no new write-back state below src); *held: every one there
+ * is, committed and gated until the caller has moved src
+ * (fsx_wb_ungate_all), so nothing written lands on an old name.
+ */
 static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
                       const char *dstpfx, struct fsx_wb ***held,
                       size_t *nheld)
@@ -535,7 +540,7 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   struct fsx_inode *src = NULL, *dst = NULL;
   struct fsx_wb *dwb = NULL, *swb = NULL, **held = NULL;
   size_t nheld = 0;
-  bool dir_locked = false;
+  bool locked = false;
   struct fsx_attr sa, da;
   char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
   bool dst_exists;
@@ -556,6 +561,18 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   }
   if ((rc = resolve(m, dir, name, &src, &sa)))
     goto out;
+  /*
+   * A directory rename excludes every other rename and unlink (they take
+   * it for reading: glibc's default rwlock lets the nested read lock of
+   * going() -> fsx_wb_open through even with a writer waiting): keys stay
+   * what they were computed to be, and its gating of the files below it
+   * cannot meet a file rename holding them the other way round.
+   */
+  if (sa.kind == FSX_DIR)
+    pthread_rwlock_wrlock(&m->rename_lock);
+  else
+    pthread_rwlock_rdlock(&m->rename_lock);
+  locked = true;
   if (!src->bucket || !ndir->bucket || strcmp(src->bucket, ndir->bucket) ||
       (newparent == FSX_ROOT_INO && !strcmp(newname, FSX_STATS_NAME))) {
     rc = -EXDEV; /* between buckets: mv copies */
@@ -590,11 +607,8 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
       rc = s3_delete_object(m->s3, dst->bucket, fsx_inode_key(m->tab, dst));
     if (rc == -ENOENT)
       rc = 0;
-    if (!rc) {
-      pthread_rwlock_wrlock(&m->rename_lock);
-      dir_locked = true;
+    if (!rc)
       rc = rename_dir(m, src, dstkey, &held, &nheld);
-    }
   } else if (!rc) {
     rc = rename_file(m, src, &sa, dstkey, etag, &swb);
   }
@@ -609,8 +623,6 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_wb_put(m, swb);
   }
   fsx_wb_ungate_all(m, held, nheld); /* (children's keys follow src's) */
-  if (dir_locked)
-    pthread_rwlock_unlock(&m->rename_lock);
   if (!rc && sa.kind != FSX_DIR && etag[0]) {
     sa.as_of_ms = fsx_now_ms();
     snprintf(sa.etag, sizeof(sa.etag), "%s", etag);
@@ -621,6 +633,8 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_ns_note_entry(m, src);
   }
 out:
+  if (locked)
+    pthread_rwlock_unlock(&m->rename_lock);
   free(dstkey);
   fsx_inode_put(m->tab, src);
   fsx_inode_put(m->tab, dst);

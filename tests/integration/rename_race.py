@@ -7,6 +7,8 @@
         the new name and nothing may stay under the old one
     rename_race.py onto MNT ROUND  a rename onto a file open for writing,
         closed while the rename copies: the renamed data must win
+    rename_race.py cross MNT ROUND a directory rename and a rename of one
+        open file onto another inside it, at once: neither may hang
 Prints one line per check ("ok ..." / "not ok ...") and exits 1 on a failure.
 """
 import os
@@ -95,9 +97,55 @@ def onto_round(mnt, rnd):
     return True
 
 
+def cross_round(mnt, rnd):
+    """mv dX eX while mv dX/a dX/b, both files open for writing: the two
+    renames take the files' write-back in opposite orders unless they are
+    kept apart; neither may hang, and a's bytes must end up somewhere."""
+    src = os.path.join(mnt, "c%d" % rnd)
+    dst = os.path.join(mnt, "cmoved%d" % rnd)
+    da = pattern(b"file a %d|" % rnd, MiB)
+    db = pattern(b"file b %d|" % rnd, MiB)
+    fa = os.open(os.path.join(src, "a"), os.O_WRONLY | os.O_CREAT, 0o644)
+    fb = os.open(os.path.join(src, "b"), os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fa, da)
+    os.write(fb, db)
+    res = {}
+
+    def run(name, a, b):
+        try:
+            os.rename(a, b)
+            res[name] = "ok"
+        except OSError as e:
+            res[name] = e.strerror
+    t1 = threading.Thread(target=run, args=("dir", src, dst))
+    t2 = threading.Thread(target=run, args=("file", os.path.join(src, "a"),
+                                            os.path.join(src, "b")))
+    t1.start()
+    time.sleep(0.1)
+    t2.start()
+    t1.join(120)
+    t2.join(120)
+    os.close(fa)
+    os.close(fb)
+    if t1.is_alive() or t2.is_alive():
+        print("not ok - round %d: the renames hang (%s)" % (rnd, res))
+        return False
+    where = [p for p in (os.path.join(d, n) for d in (src, dst)
+                         for n in ("a", "b")) if os.path.exists(p)]
+    found = any(open(p, "rb").read() == da for p in where)
+    if res.get("dir") != "ok" or not found:
+        print("not ok - round %d: %s; a's bytes %s" %
+              (rnd, res, "found" if found else "lost"))
+        return False
+    print("ok - round %d: both renames ended (%s), a's bytes kept" %
+          (rnd, res))
+    return True
+
+
 def main():
     kind, mnt, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    ok = dir_round(mnt, rnd) if kind == "dir" else onto_round(mnt, rnd)
+    ok = {"dir": dir_round, "onto": onto_round,
+          "cross": cross_round}[kind](mnt, rnd)
     sys.exit(0 if ok else 1)
 
 

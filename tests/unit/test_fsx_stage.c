@@ -6,6 +6,7 @@
  * the S3 side (fsx_recover, tested on a real mount by test_fs_crash).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -47,7 +48,7 @@ struct seen {
   char key[256], base[64], bucket[64];
   uint64_t base_len, part_size, size;
   unsigned mode;
-  bool partial, has_map;
+  bool partial, has_map, map_ok;
 };
 
 static int fake_recover(void *arg, const struct fsx_stage_rec *r,
@@ -66,6 +67,7 @@ static int fake_recover(void *arg, const struct fsx_stage_rec *r,
   s->part_size = r->part_size;
   s->mode = r->mode;
   s->partial = r->partial;
+  s->map_ok = r->map_ok;
   s->has_map = map_fd >= 0;
   assert_int_equal(fstat(fd, &st), 0);
   s->size = (uint64_t)st.st_size;
@@ -109,7 +111,8 @@ static void dead_mount_with(const char *key, bool partial, bool with_rec,
   struct fsx_stage_rec r = {.bucket = "bkt", .key = key,
                             .base_etag = "abc\"def", .base_len = 70000,
                             .part_size = 5u << 20, .mode = 0100640,
-                            .uid = 7, .gid = 8, .partial = partial};
+                            .uid = 7, .gid = 8, .partial = partial,
+                            .map_ok = true};
   int fd, mfd;
 
   assert_int_equal(fsx_stage_open(root, endpoint, &s, err, sizeof(err)), 0);
@@ -148,6 +151,7 @@ static void test_recover_uploads_a_recorded_file(void **state)
   assert_int_equal(seen.mode, 0100640);
   assert_int_equal(seen.size, 12);
   assert_true(seen.has_map);
+  assert_true(seen.map_ok);
   assert_false(seen.partial);
   assert_int_equal(rv.uploaded, 1);
   assert_int_equal(rv.kept + rv.left, 0);
@@ -178,6 +182,32 @@ static void test_recover_keeps_what_it_cannot_upload(void **state)
   assert_non_null(strstr(man, "-conflict.bin\t"));
   assert_int_equal(count_entries(root, "mount-"), 1);
   fsx_stage_close(s);
+}
+
+static void test_unreachable_server_leaves_it_for_later(void **state)
+{
+  struct fsx_stage *s;
+  struct fsx_recovery rv;
+  struct seen seen = {.answer = -EAGAIN};
+  char err[256] = "";
+
+  (void)state;
+  dead_mount_with("later.bin", false, true, "http://e");
+  assert_int_equal(fsx_stage_open(root, "http://e", &s, err, sizeof(err)), 0);
+  fsx_stage_recover(s, NULL, fake_recover, &seen, &rv);
+  assert_int_equal(seen.calls, 1);
+  assert_int_equal(rv.left, 1);
+  assert_int_equal(rv.kept, 0);
+  assert_int_equal(count_entries(root, "mount-"), 2); /* with its record */
+  fsx_stage_close(s);
+  /* the next mount, the server back: uploaded then */
+  seen.answer = 0;
+  assert_int_equal(fsx_stage_open(root, "http://e", &s, err, sizeof(err)), 0);
+  fsx_stage_recover(s, NULL, fake_recover, &seen, &rv);
+  assert_int_equal(rv.uploaded, 1);
+  assert_string_equal(seen.key, "later.bin");
+  fsx_stage_close(s);
+  assert_int_equal(count_entries(root, "mount-"), 0);
 }
 
 static void test_partial_file_is_kept_not_uploaded(void **state)
@@ -310,6 +340,8 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_recover_uploads_a_recorded_file,
                                     setup, teardown),
     cmocka_unit_test_setup_teardown(test_recover_keeps_what_it_cannot_upload,
+                                    setup, teardown),
+    cmocka_unit_test_setup_teardown(test_unreachable_server_leaves_it_for_later,
                                     setup, teardown),
     cmocka_unit_test_setup_teardown(test_partial_file_is_kept_not_uploaded,
                                     setup, teardown),
