@@ -87,6 +87,8 @@ struct cfg_s3 {
   unsigned max_inflight;      /* requests on the wire at once */
   unsigned connect_timeout_ms;
   unsigned request_timeout_ms; /* per attempt; 0 = none */
+  unsigned low_speed_time_ms; /* an attempt idle this long is aborted; a
+                                 whole number of seconds */
   struct cfg_retry retry;
 };
 
@@ -139,6 +141,8 @@ struct cfg_rdma {
   enum cfg_rdma_transport transport;
   const char *token_header;
   unsigned dc_access_key;
+  unsigned timeout_ms;        /* a token attempt's deadline (before the
+                                 second per 8 MiB it moves) */
 };
 
 struct cfg {

@@ -143,6 +143,12 @@ static const char *check_staging_max(const union cfg_val *v)
              : NULL;
 }
 
+/* curl's low-speed window is whole seconds */
+static const char *check_whole_secs(const union cfg_val *v)
+{
+  return v->u % 1000 ? "is not a whole number of seconds" : NULL;
+}
+
 static uint64_t def_uid(void)
 {
   return getuid();
@@ -195,7 +201,11 @@ const struct cfg_key cfg_keys[] = {
      .doc = "TCP and TLS connect timeout"},
     {K_MSEC("s3.request_timeout_ms", s3.request_timeout_ms, 0, 0, 3600000),
      .doc = "limit on one attempt of one request; 0 = none (stalls are "
-            "caught by the low-speed check)"},
+            "caught by s3.low_speed_time)"},
+    {K_SECS("s3.low_speed_time", s3.low_speed_time_ms, 30, 1, DAY_S),
+     .check = check_whole_secs,
+     .doc = "an attempt that moves no byte for this long is given up (and "
+            "retried); not one carrying an RDMA token: rdma.timeout"},
     {K_UINT("s3.retry.max_attempts", s3.retry.max_attempts, 5, 1, 100),
      .doc = "attempts per request, the first included"},
     {K_MSEC("s3.retry.base_ms", s3.retry.base_ms, 100, 1, 60000),
@@ -293,6 +303,9 @@ const struct cfg_key cfg_keys[] = {
     {K_UINT("rdma.dc_access_key", rdma.dc_access_key, 0xffeeddcc, 0,
             0xffffffff),
      .flags = CFG_F_HEX, .doc = "DC access key of our DCT (hex accepted)"},
+    {K_SECS("rdma.timeout", rdma.timeout_ms, 30, 1, DAY_S),
+     .doc = "deadline of an attempt carrying an RDMA token, plus 1 s per "
+            "8 MiB it moves; sent signed as x-amz-rdma-expires"},
 };
 
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);

@@ -57,6 +57,7 @@ struct fsx_stats {
   _Atomic uint64_t writes, write_bytes, commits, commit_errors;
   _Atomic uint64_t parts_sent, parts_copied, base_fetches, base_fetch_bytes;
   _Atomic uint64_t creates, unlinks, renames, objects_copied, setattrs;
+  _Atomic uint64_t recovery_running, recovery_uploaded, recovery_kept;
 };
 
 struct fsx_mount {
@@ -80,6 +81,8 @@ struct fsx_mount {
   bool wb_stopping;           /* wb_lock */
   bool wb_started;
   pthread_t wb_thread;        /* background retries */
+  _Atomic bool no_cond;       /* the server answered a conditional write
+                                 with 501: uploads go without conditions */
   /* a directory rename holds it for writing, from before it holds every
      write-back state below the directory until the children are moved;
      file renames, unlinks and new write-back states (fsx_wb_open) take it

@@ -25,7 +25,7 @@
 #include "config/cfg.h"
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rdma.h"
-#include "fs/fsx_recover.h"
+#include "fs/fsx_recover_thread.h"
 #include "fs/fsx_space.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb.h"
@@ -176,6 +176,8 @@ static void s3_config_from(const struct cfg *c, struct s3_client_config *s)
   s->max_inflight = c->s3.max_inflight;
   s->connect_timeout_ms = c->s3.connect_timeout_ms;
   s->request_timeout_ms = c->s3.request_timeout_ms;
+  s->low_speed_time_s = c->s3.low_speed_time_ms / 1000;
+  s->rdma_timeout_ms = c->rdma.timeout_ms;
   s->retry.max_attempts = c->s3.retry.max_attempts;
   s->retry.base_ms = c->s3.retry.base_ms;
   s->retry.max_backoff_ms = c->s3.retry.max_backoff_ms;
@@ -433,6 +435,7 @@ int main(int argc, char **argv)
   struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
   struct fuse_session *se = NULL;
   struct fuse_loop_config *lc = NULL;
+  struct fsx_recover_thread *recovery = NULL;
   char err[1024], **olists, *real_mnt = NULL;
   int nol = 0, rc = 1;
 
@@ -600,14 +603,13 @@ int main(int argc, char **argv)
     goto destroy_client;
   }
   if (m.stage) {
-    struct fsx_recovery rv;
-    fsx_stage_recover(m.stage, m.s3, fsx_recover_file, &m, &rv);
-    if (rv.aborted || rv.uploaded || rv.kept || rv.left)
-      log_notice("earlier mounts' leftovers: %d unfinished uploads aborted, "
-                 "%d files uploaded, %d kept in %s/unsaved, %d left in place",
-                 rv.aborted, rv.uploaded, rv.kept, c.cache.dir, rv.left);
     if (fsx_wb_start(&m)) {
       log_err("cannot start the write-back thread");
+      goto destroy_client;
+    }
+    /* dead mounts' files, while the mount serves */
+    if (fsx_recover_thread_start(&m, c.cache.dir, &recovery)) {
+      log_err("cannot start the recovery thread");
       goto destroy_client;
     }
   }
@@ -622,7 +624,8 @@ int main(int argc, char **argv)
     lc = fuse_loop_cfg_create();
     if (!lc)
       goto destroy_client;
-    fuse_loop_cfg_set_max_threads(lc, 64);
+    /* FSX_SPACE_MAX_WAITERS is half of it */
+    fuse_loop_cfg_set_max_threads(lc, 2 * FSX_SPACE_MAX_WAITERS);
     fuse_loop_cfg_set_idle_threads(lc, 16);
     rc = fuse_session_loop_mt(se, lc) < 0 ? 1 : 0;
     fuse_loop_cfg_destroy(lc);
@@ -630,6 +633,7 @@ int main(int argc, char **argv)
   log_notice("unmounting %s", a.mountpoint);
 
 destroy_client:
+  fsx_recover_thread_stop(recovery); /* its requests cancelled */
   fsx_wb_stop(&m); /* last uploads, with the client still there */
   s3_client_destroy(m.s3);
   fsx_rdma_close(&m); /* no request in flight names the arena now */

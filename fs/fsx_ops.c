@@ -137,7 +137,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   }
   dir = fsx_inode_get(m->tab, parent);
   if (!dir) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   /* a file being written is ours to describe, on the server or not */
@@ -158,9 +158,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     e.entry_timeout = secs(m->o.neg_ttl_ms);
     fuse_reply_entry(req, &e);
   } else if (rc) {
-    fuse_reply_err(req, -rc);
+    fsx_reply_err(req, -rc);
   } else if (!(in = fsx_child_of(m, dir, name, &a))) {
-    fuse_reply_err(req, ENOMEM);
+    fsx_reply_err(req, ENOMEM);
   } else {
     fsx_entry_of(m, in, &e);
     if (fuse_reply_entry(req, &e))
@@ -204,7 +204,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
   }
   in = fsx_inode_get(m->tab, ino);
   if (!in) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   fsx_table_lock(m->tab);
@@ -222,7 +222,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
       fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
   }
   if (rc) {
-    fuse_reply_err(req, -rc);
+    fsx_reply_err(req, -rc);
   } else {
     fsx_ns_stat(m, ino, &a, &st);
     fuse_reply_attr(req, &st, secs(m->o.attr_ttl_ms));
@@ -274,7 +274,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 out:
   free(dh);
   fsx_inode_put(m->tab, in);
-  fuse_reply_err(req, rc);
+  fsx_reply_err(req, rc);
 }
 
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -289,7 +289,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
   atomic_fetch_add(&m->st.readdirs, 1);
   if (!buf || !dir) {
-    fuse_reply_err(req, buf ? ENOENT : ENOMEM);
+    fsx_reply_err(req, buf ? ENOENT : ENOMEM);
     goto out;
   }
   for (i = off; (size_t)i < dh->snap->n + 2; i++) {
@@ -315,7 +315,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
       in = fsx_child_of(m, dir, name, &dh->snap->ents[i - 2].attr);
       if (!in) {
         if (!used) { /* an empty reply would read as the end */
-          fuse_reply_err(req, ENOMEM);
+          fsx_reply_err(req, ENOMEM);
           goto out;
         }
         break;
@@ -358,7 +358,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 
   fsx_dirsnap_put(M(req)->tab, dh->snap);
   free(dh);
-  fuse_reply_err(req, 0);
+  fsx_reply_err(req, 0);
 }
 
 static void open_stats(fuse_req_t req, struct fuse_file_info *fi)
@@ -373,7 +373,7 @@ static void open_stats(fuse_req_t req, struct fuse_file_info *fi)
     fh->special = fsx_stats_text(m, &fh->special_len);
   if (!fh || !fh->special) {
     fsx_fh_destroy(m, fh);
-    fuse_reply_err(req, ENOMEM);
+    fsx_reply_err(req, ENOMEM);
     return;
   }
   fi->fh = (uintptr_t)fh;
@@ -401,7 +401,7 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
   if (!fh) {
     if (!rc)
       fsx_wb_put(m, mine);
-    fuse_reply_err(req, rc ? -rc : ENOMEM);
+    fsx_reply_err(req, rc ? -rc : ENOMEM);
     return;
   }
   fh->wb = mine;
@@ -426,19 +426,19 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
   atomic_fetch_add(&m->st.opens, 1);
   if (writing && m->o.ro) {
-    fuse_reply_err(req, EROFS);
+    fsx_reply_err(req, EROFS);
     return;
   }
   if (ino == FSX_STATS_INO) {
     if (writing)
-      fuse_reply_err(req, EACCES);
+      fsx_reply_err(req, EACCES);
     else
       open_stats(req, fi);
     return;
   }
   in = fsx_inode_get(m->tab, ino);
   if (!in) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   wb = fsx_wb_get(m, in);
@@ -450,7 +450,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   /* close-to-open: ask the server what the object is now */
   rc = fsx_ns_head(m, in, &a);
   if (rc) {
-    fuse_reply_err(req, -rc);
+    fsx_reply_err(req, -rc);
     fsx_inode_put(m->tab, in);
     return;
   }
@@ -472,7 +472,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
   /* after the fresh attributes are in (the state's own win from now on) */
   if (writing && (rc = fsx_open_for_write(m, in, &a, fi->flags, &wb))) {
-    fuse_reply_err(req, -rc);
+    fsx_reply_err(req, -rc);
     fsx_inode_put(m->tab, in);
     return;
   }
@@ -482,7 +482,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fsx_inode_put(m->tab, in);
   if (!fh) {
     fsx_wb_put(m, wb);
-    fuse_reply_err(req, ENOMEM);
+    fsx_reply_err(req, ENOMEM);
     return;
   }
   fh->wb = wb;
@@ -502,13 +502,13 @@ static void read_written(fuse_req_t req, struct fsx_wb *wb, size_t size,
   ssize_t n;
 
   if (!buf) {
-    fuse_reply_err(req, ENOMEM);
+    fsx_reply_err(req, ENOMEM);
     return;
   }
   n = fsx_wb_read(m, wb, (uint64_t)off, buf, size);
   if (n < 0) {
     atomic_fetch_add(&m->st.errors, 1);
-    fuse_reply_err(req, (int)-n);
+    fsx_reply_err(req, (int)-n);
   } else {
     atomic_fetch_add(&m->st.read_bytes, (uint64_t)n);
     fuse_reply_buf(req, buf, (size_t)n);
@@ -542,7 +542,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
   if (rc) {
     atomic_fetch_add(&m->st.errors, 1);
-    fuse_reply_err(req, -rc);
+    fsx_reply_err(req, -rc);
   } else if (niov == 0) {
     fuse_reply_buf(req, NULL, 0);
   } else {
@@ -565,7 +565,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
   if (fh->writer && fsx_wb_unflushed(fh->wb))
     fsx_wb_commit(M(req), fh->wb);
   fsx_fh_destroy(M(req), fh);
-  fuse_reply_err(req, 0);
+  fsx_reply_err(req, 0);
 }
 
 /*
@@ -607,14 +607,14 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
   int rc;
 
   if (!in) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   rc = s3_get_object(m->s3, in->bucket, fsx_inode_key(m->tab, in), 0,
                      sizeof(buf) - 1, buf, &got);
   fsx_inode_put(m->tab, in);
   if (rc) {
-    fuse_reply_err(req, -rc);
+    fsx_reply_err(req, -rc);
     return;
   }
   buf[got] = '\0';

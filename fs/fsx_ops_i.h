@@ -3,11 +3,18 @@
 #ifndef S3R_FSX_OPS_I_H
 #define S3R_FSX_OPS_I_H
 
+#include "fs/fsx_errno.h"
 #include "fs/fsx_ops.h"
 
 static inline struct fsx_mount *fsx_req_mount(fuse_req_t req)
 {
   return fuse_req_userdata(req);
+}
+
+/* Every error reply: err (positive) as an application should see it. */
+static inline void fsx_reply_err(fuse_req_t req, int err)
+{
+  fuse_reply_err(req, fsx_errno_shown(err));
 }
 
 static inline double fsx_secs(uint64_t ms)

@@ -9,68 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "common/slog.h"
+#include "fs/fsx_etag.h"
 #include "fs/fsx_recover.h"
+#include "fs/fsx_recover_thread.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb.h"
 #include "s3/s3_client.h"
 #include "s3/s3_xml.h"
-
-static bool md5_of(const void *p, size_t len, unsigned char out[16])
-{
-  unsigned int n = 0;
-
-  return EVP_Digest(p, len, out, &n, EVP_md5(), NULL) && n == 16;
-}
-
-static void hex16(const unsigned char d[16], char out[33])
-{
-  for (int i = 0; i < 16; i++)
-    snprintf(out + 2 * i, 3, "%02x", d[i]);
-}
-
-/*
- * Does the object's ETag say it holds exactly data? A single PUT's ETag is
- * the MD5 of the bytes; a multipart upload's, the MD5 of its parts' MD5s
- * and "-N", with the parts of our geometry (part size psize).
- */
-static bool holds(const char *etag, const unsigned char *data, uint64_t size,
-                  uint64_t psize)
-{
-  unsigned char d[16], *all = NULL;
-  char hex[48];
-  unsigned n;
-  uint64_t s, l;
-  bool ok = false;
-
-  if (!strchr(etag, '-')) {
-    if (!md5_of(data, (size_t)size, d))
-      return false;
-    hex16(d, hex);
-    return !strcasecmp(hex, etag);
-  }
-  if (!size)
-    return false;
-  n = fsx_wb_part_of(psize, size - 1, &s, &l) + 1;
-  all = malloc((size_t)n * 16);
-  for (unsigned k = 0; all && k < n; k++) {
-    fsx_wb_part_span(psize, k, &s, &l);
-    if (s + l > size)
-      l = size - s;
-    if (!md5_of(data + s, (size_t)l, all + 16 * k))
-      goto out;
-  }
-  if (all && md5_of(all, (size_t)n * 16, d)) {
-    hex16(d, hex);
-    snprintf(hex + 32, sizeof(hex) - 32, "-%u", n);
-    ok = !strcasecmp(hex, etag);
-  }
-out:
-  free(all);
-  return ok;
-}
 
 /*
  * The map of the blocks of [0, base_len) held (*map_out) and how many bytes
@@ -98,10 +44,99 @@ static int missing_bytes(int map_fd, uint64_t base_len, uint8_t **map_out,
   return 0;
 }
 
-/* GET the blocks the map lacks, from exactly the base version. */
-static int fetch_missing(struct s3_client *c, const struct fsx_stage_rec *r,
-                         int fd, const uint8_t *map)
+/*
+ * A request's failure that says nothing about the object: the server could
+ * not be reached or asked us to come back, or this mount is stopping. The
+ * file is then left for the next mount (-EAGAIN), not kept.
+ */
+static bool transient(int rc)
 {
+  switch (-rc) {
+  case EAGAIN:
+  case ECANCELED:
+  case ECONNREFUSED:
+  case ECONNRESET:
+  case ECONNABORTED:
+  case EHOSTUNREACH:
+  case ENETUNREACH:
+  case ENETDOWN:
+  case ETIMEDOUT:
+  case EPIPE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+static void say_transient(int rc, const char *what, char *reason,
+                          size_t reasonlen)
+{
+  if (rc == -ECANCELED)
+    snprintf(reason, reasonlen, "%s: this mount stopped first", what);
+  else
+    snprintf(reason, reasonlen, "%s: the server could not be reached: %s",
+             what, strerror(-rc));
+}
+
+static int head(struct fsx_recover_thread *t, const char *bucket,
+                const char *key, struct s3_object_meta *out)
+{
+  struct s3_req *q;
+  int rc;
+
+  memset(out, 0, sizeof(*out));
+  q = s3_req_create(fsx_recover_thread_mount(t)->s3, "HEAD", bucket, key);
+  if (!q)
+    return -ENOMEM;
+  rc = fsx_recover_thread_run(t, q);
+  if (!rc)
+    rc = s3_head_object_result(q, out);
+  s3_req_destroy(q);
+  return rc;
+}
+
+static int put_object(struct fsx_recover_thread *t, const char *bucket,
+                      const char *key, const void *data, size_t size,
+                      const struct s3_put_opts *o, char etag[S3_ETAG_MAX])
+{
+  struct fsx_mount *m = fsx_recover_thread_mount(t);
+  struct s3_req *q = s3_put_object_req(m->s3, bucket, key, data, size, o);
+  int rc;
+
+  /* NULL: no memory, or o cannot be sent; the blocking call says which
+     (and sends nothing then) */
+  if (!q)
+    return s3_put_object(m->s3, bucket, key, data, size, o, etag);
+  rc = fsx_recover_thread_run(t, q);
+  if (!rc)
+    rc = s3_put_object_result(q, etag);
+  s3_req_destroy(q);
+  return rc;
+}
+
+static int upload_part(struct fsx_recover_thread *t, const char *bucket,
+                       const char *key, const char *id, int part,
+                       const void *data, size_t len, char etag[S3_ETAG_MAX])
+{
+  struct s3_req *q = s3_upload_part_req(fsx_recover_thread_mount(t)->s3,
+                                        bucket, key, id, part, data, len);
+  int rc;
+
+  if (!q)
+    return -ENOMEM;
+  rc = fsx_recover_thread_run(t, q);
+  if (!rc)
+    rc = s3_upload_part_result(q, etag);
+  s3_req_destroy(q);
+  return rc;
+}
+
+/* GET the blocks the map lacks, from exactly the base version. */
+static int fetch_missing(struct fsx_recover_thread *t,
+                         const struct fsx_stage_rec *r, int fd,
+                         const uint8_t *map)
+{
+  struct s3_client *c = fsx_recover_thread_mount(t)->s3;
   uint64_t nb = (r->base_len + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
   char quoted[S3_ETAG_MAX + 2];
   int rc = 0;
@@ -125,11 +160,8 @@ static int fetch_missing(struct s3_client *c, const struct fsx_stage_rec *r,
     q = buf ? s3_get_object_req(c, r->bucket, r->key, off, (size_t)len, buf)
             : NULL;
     rc = q ? s3_req_add_header(q, "If-Match", quoted) : -ENOMEM;
-    if (!rc) {
-      s3_req_submit(q, NULL, NULL);
-      s3_req_wait(q);
+    if (!rc && !(rc = fsx_recover_thread_run(t, q)))
       rc = s3_get_object_result(q, &got);
-    }
     if (!rc && got != len)
       rc = -ESTALE;
     if (!rc && pwrite(fd, buf, (size_t)len, (off_t)off) != (ssize_t)len)
@@ -142,12 +174,14 @@ static int fetch_missing(struct s3_client *c, const struct fsx_stage_rec *r,
   return rc;
 }
 
-static int put_parts(struct fsx_mount *m, const struct fsx_stage_rec *r,
-                     const unsigned char *data, uint64_t size,
-                     const struct s3_put_opts *o)
+static int put_parts(struct fsx_recover_thread *t,
+                     const struct fsx_stage_rec *r, const unsigned char *data,
+                     uint64_t size, const struct s3_put_opts *o)
 {
+  struct fsx_mount *m = fsx_recover_thread_mount(t);
   struct s3_part_etag *pe = NULL;
   char (*etags)[S3_ETAG_MAX] = NULL, etag[S3_ETAG_MAX], *id = NULL;
+  struct s3_put_opts co;
   uint64_t s, l;
   unsigned n = fsx_wb_part_of(r->part_size, size - 1, &s, &l) + 1;
   time_t since;
@@ -166,7 +200,10 @@ static int put_parts(struct fsx_mount *m, const struct fsx_stage_rec *r,
     rc = (int)jid;
     goto free_lists;
   }
-  if ((rc = s3_create_multipart(m->s3, r->bucket, r->key, o, &id))) {
+  co = *o; /* the condition goes on the completion */
+  co.headers = NULL;
+  co.n_headers = 0;
+  if ((rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id))) {
     if (!fsx_stage_sweep(m->s3, r->bucket, r->key, since, NULL))
       fsx_stage_forget_upload(m->stage, jid);
     goto free_lists;
@@ -177,12 +214,13 @@ static int put_parts(struct fsx_mount *m, const struct fsx_stage_rec *r,
     fsx_wb_part_span(r->part_size, k, &s, &l);
     if (s + l > size)
       l = size - s;
-    rc = s3_upload_part(m->s3, r->bucket, r->key, id, (int)k + 1, data + s,
-                        (size_t)l, etags[k]);
+    rc = upload_part(t, r->bucket, r->key, id, (int)k + 1, data + s,
+                     (size_t)l, etags[k]);
     pe[k] = (struct s3_part_etag){(int)k + 1, etags[k]};
   }
   if (!rc)
-    rc = s3_complete_multipart(m->s3, r->bucket, r->key, id, pe, n, etag);
+    rc = s3_complete_multipart_if(m->s3, r->bucket, r->key, id, pe, n,
+                                  o->n_headers ? o->headers : NULL, etag);
   if (!rc) {
     fsx_stage_forget_upload(m->stage, jid);
     goto free_id;
@@ -202,7 +240,8 @@ int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
                      const char *path, int fd, int map_fd, char *reason,
                      size_t reasonlen)
 {
-  struct fsx_mount *m = arg;
+  struct fsx_recover_thread *t = arg;
+  struct fsx_mount *m = fsx_recover_thread_mount(t);
   struct s3_object_meta cur;
   struct s3_kv cond;
   struct fsx_wopts w;
@@ -227,10 +266,13 @@ int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
     rc = rc ? rc : -EBADMSG;
     goto free_map;
   }
-  rc = s3_head_object(m->s3, r->bucket, r->key, &cur);
+  rc = head(t, r->bucket, r->key, &cur);
   if (rc && rc != -ENOENT) {
-    snprintf(reason, reasonlen, "the server could not be asked: %s",
-             strerror(-rc));
+    if (rc == -ECANCELED)
+      say_transient(rc, "not asked", reason, reasonlen);
+    else
+      snprintf(reason, reasonlen, "the server could not be asked: %s",
+               strerror(-rc));
     rc = -EAGAIN; /* for the next mount: nothing is known yet */
     goto free_map;
   }
@@ -247,7 +289,7 @@ int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
   if (!ok) {
     /* the dead mount's own upload may have finished */
     if (exists && !miss && cur.size == size &&
-        holds(cur.etag, data, size, r->part_size)) {
+        fsx_etag_holds(cur.etag, data, size, r->part_size)) {
       rc = 0;
       goto unmap;
     }
@@ -264,9 +306,15 @@ int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
                "are zeros", miss);
     goto unmap;
   }
-  if (miss && (rc = fetch_missing(m->s3, r, fd, map))) {
-    snprintf(reason, reasonlen, "reading the rest of the old object: %s",
-             strerror(-rc));
+  if (miss && (rc = fetch_missing(t, r, fd, map))) {
+    if (transient(rc)) {
+      say_transient(rc, "reading the rest of the old object", reason,
+                    reasonlen);
+      rc = -EAGAIN;
+    } else {
+      snprintf(reason, reasonlen, "reading the rest of the old object: %s",
+               strerror(-rc));
+    }
     goto unmap;
   }
   memset(&mt, 0, sizeof(mt));
@@ -278,6 +326,7 @@ int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
   if ((rc = fsx_wopts_make(m, r->bucket, r->key, exists, &mt, &w))) {
     snprintf(reason, reasonlen, "the server could not be asked: %s",
              strerror(-rc));
+    rc = transient(rc) ? -EAGAIN : rc;
     goto unmap;
   }
   /* the PUT itself checks the version (RGW and S3 honour both; RGW
@@ -287,15 +336,21 @@ int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
   w.o.headers = &cond;
   w.o.n_headers = 1;
   if (size <= r->part_size)
-    rc = s3_put_object(m->s3, r->bucket, r->key, data, (size_t)size, &w.o,
-                       etag);
-  else /* a multipart completion carries no condition: HEAD was the check */
-    rc = put_parts(m, r, data, size, &w.o);
+    rc = put_object(t, r->bucket, r->key, data, (size_t)size, &w.o, etag);
+  else /* the completion carries the condition (RGW 16 ignores it there:
+          the HEAD above was the check) */
+    rc = put_parts(t, r, data, size, &w.o);
   fsx_wopts_cleanup(&w);
-  if (rc)
+  if (rc && transient(rc)) {
+    /* the next mount asks again (and finds our bytes there, should this
+       upload have landed after all) */
+    say_transient(rc, "upload not finished", reason, reasonlen);
+    rc = -EAGAIN;
+  } else if (rc) {
     snprintf(reason, reasonlen, "upload failed: %s",
-             rc == -EAGAIN || rc == -ESTALE ? "the object changed meanwhile"
-                                            : strerror(-rc));
+             rc == -ESTALE || rc == -EBUSY ? "the object changed meanwhile"
+                                           : strerror(-rc));
+  }
 unmap:
   if (data)
     munmap(data, (size_t)size);

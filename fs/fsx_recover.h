@@ -8,7 +8,10 @@
  * read from exactly that version; a file whose block map is unreliable is
  * not uploaded. An object that already holds exactly
  * the staged bytes (the dead mount's upload had finished) counts as
- * uploaded. Anything else is refused with the reason, and kept.
+ * uploaded. A request that fails without saying anything about the object
+ * (the server unreachable or throttling, the mount stopping: its requests
+ * are cancelled) leaves the file for the next mount (-EAGAIN). Anything
+ * else is refused with the reason, and kept.
  */
 #ifndef S3R_FSX_RECOVER_H
 #define S3R_FSX_RECOVER_H
@@ -17,7 +20,8 @@
 
 struct fsx_stage_rec;
 
-/* arg: the struct fsx_mount. 0 when the server holds the file. */
+/* arg: the struct fsx_recover_thread running it (fsx_recover_thread.h),
+   whose requests it makes. 0 when the server holds the file. */
 int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
                      const char *path, int fd, int map_fd, char *reason,
                      size_t reasonlen);

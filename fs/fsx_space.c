@@ -30,6 +30,7 @@ struct fsx_space {
   uint64_t used;              /* lock: the sum of count */
   uint64_t reserved;          /* lock */
   unsigned waiting;           /* lock */
+  uint64_t waited;            /* lock: writes that waited, since mount */
   uint64_t enospc;            /* lock */
   uint64_t avail;             /* lock: the last statvfs's free bytes, */
   uint64_t avail_ms;          /* lock: taken then (CLOCK_MONOTONIC), */
@@ -291,6 +292,7 @@ int fsx_space_reserve(struct fsx_space *sp, int fd, uint64_t off, size_t len,
   struct timespec end, now, wake;
   struct note n = {0};
   uint64_t need, disk;
+  bool waited = false;
 
   *held = 0;
   if (!sp || !len)
@@ -336,7 +338,8 @@ int fsx_space_reserve(struct fsx_space *sp, int fd, uint64_t off, size_t len,
       return 0;
     }
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (!before(&now, &end)) {
+    if (!before(&now, &end) ||
+        (!waited && sp->waiting >= FSX_SPACE_MAX_WAITERS)) {
       refused(sp, need > disk, false, &n);
       pthread_mutex_unlock(&sp->lock);
       say(&n);
@@ -345,6 +348,8 @@ int fsx_space_reserve(struct fsx_space *sp, int fd, uint64_t off, size_t len,
     deadline_in(&wake, RECHECK_MS);
     if (before(&end, &wake))
       wake = end;
+    sp->waited += !waited;
+    waited = true;
     sp->waiting++;
     pthread_cond_timedwait(&sp->cond, &sp->lock, &wake);
     sp->waiting--;
@@ -432,6 +437,7 @@ void fsx_space_info(struct fsx_space *sp, struct fsx_space_info *out)
                                                            : busy + disk;
   out->room = out->cap > busy ? out->cap - busy : 0;
   out->waiting = sp->waiting;
+  out->waited = sp->waited;
   out->enospc = sp->enospc;
   pthread_mutex_unlock(&sp->lock);
 }

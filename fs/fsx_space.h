@@ -32,6 +32,9 @@
  *   held across a system call that may block (statvfs runs outside it).
  *   Waiters sleep on sp->cond, woken when the count goes down, and wake
  *   every second to look at the filesystem again.
+ * - At most FSX_SPACE_MAX_WAITERS writes wait at a time; any more fail at
+ *   once. The FUSE loop's threads (fsx_main.c: 64) must not all sleep
+ *   here: the close() and fsync() calls that free space need some.
  */
 #ifndef S3R_FSX_SPACE_H
 #define S3R_FSX_SPACE_H
@@ -41,6 +44,9 @@
 #include <stdint.h>
 
 struct fsx_space;
+
+/* writes that may wait for space at once: half the FUSE loop's threads */
+#define FSX_SPACE_MAX_WAITERS 32
 
 /*
  * The staging space of the mount's files under dir (cache.dir): max bytes
@@ -80,6 +86,8 @@ struct fsx_space_info {
                                  has less room: what statfs calls the size */
   uint64_t room;              /* cap - used - reserved, or 0 */
   unsigned waiting;           /* writes waiting for space now */
+  uint64_t waited;            /* writes that waited for space since mount
+                                 (each counted once, however long) */
   uint64_t enospc;            /* writes refused since mount */
 };
 void fsx_space_info(struct fsx_space *sp, struct fsx_space_info *out);

@@ -92,6 +92,38 @@ static void new_mount_id(char id[17])
   snprintf(id, 17, "%016" PRIx64, v);
 }
 
+/* Rename from into a free "mount-<pid>-<n>" under root; *dir is its path. */
+static int take_mount_name(const char *root, const char *from, char **dir)
+{
+  char name[64];
+
+  /* a leftover one with our pid (a recycled pid) is a dead mount's,
+     recovered like any other: never replaced */
+  for (unsigned n = 0; n <= 1000; n++) {
+    snprintf(name, sizeof(name), "mount-%ld-%u", (long)getpid(), n);
+    free(*dir);
+    *dir = fsx_stage_path_join(root, name);
+    if (!*dir)
+      return -ENOMEM;
+    if (!renameat2(AT_FDCWD, from, AT_FDCWD, *dir, RENAME_NOREPLACE))
+      return 0;
+    if (errno == EINVAL || errno == ENOSYS) {
+      /* no RENAME_NOREPLACE here (NFS): the name reserved by an empty
+         directory (recovery passes over one without a lock file), then
+         replaced by ours */
+      if (!mkdir(*dir, 0700)) {
+        int rc = rename(from, *dir) ? -errno : 0;
+        if (rc)
+          rmdir(*dir);
+        return rc;
+      }
+    }
+    if (errno != EEXIST)
+      return -errno;
+  }
+  return -EEXIST;
+}
+
 int fsx_stage_open(const char *cache_dir, const char *endpoint,
                    struct fsx_stage **out, char *err, size_t errlen)
 {
@@ -112,21 +144,17 @@ int fsx_stage_open(const char *cache_dir, const char *endpoint,
     snprintf(err, errlen, "cache.dir %s: %s", cache_dir, strerror(-rc));
     goto fail;
   }
-  /* a new directory of our own; a leftover one with our pid (a recycled
-     pid) is a dead mount's, recovered like any other */
-  for (unsigned n = 0;; n++) {
-    snprintf(name, sizeof(name), "mount-%ld-%u", (long)getpid(), n);
-    free(s->dir);
-    s->dir = fsx_stage_path_join(cache_dir, name);
-    if (!s->dir)
-      goto fail;
-    if (!mkdir(s->dir, 0700))
-      break;
-    if (errno != EEXIST || n > 1000) {
-      rc = -errno;
-      snprintf(err, errlen, "cache.dir %s: %s", s->dir, strerror(errno));
-      goto fail;
-    }
+  /* made whole (locked, its format written) under a name recovery never
+     looks at, then renamed into place: another mount's recovery never
+     sees it half-made, unlocked, and takes it for a dead mount's */
+  snprintf(name, sizeof(name), "new-%s", s->mount_id);
+  s->dir = fsx_stage_path_join(cache_dir, name);
+  if (!s->dir)
+    goto fail;
+  if (mkdir(s->dir, 0700)) {
+    rc = -errno;
+    snprintf(err, errlen, "cache.dir %s: %s", s->dir, strerror(errno));
+    goto fail;
   }
   lockp = fsx_stage_path_join(s->dir, "lock");
   up = fsx_stage_path_join(s->dir, "uploads");
@@ -141,6 +169,19 @@ int fsx_stage_open(const char *cache_dir, const char *endpoint,
       rc = -errno;
     snprintf(err, errlen, "cache.dir %s: %s", s->dir, strerror(-rc));
     goto remove_dir;
+  }
+  {
+    char *made = s->dir;
+    s->dir = NULL;
+    rc = take_mount_name(cache_dir, made, &s->dir);
+    if (rc) {
+      snprintf(err, errlen, "cache.dir %s: renaming %s: %s", cache_dir, made,
+               strerror(-rc));
+      free(s->dir);
+      s->dir = made;
+      goto remove_dir;
+    }
+    free(made);
   }
   pthread_mutex_init(&s->lock, NULL);
   free(lockp);

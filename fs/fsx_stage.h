@@ -38,6 +38,7 @@
 #ifndef S3R_FSX_STAGE_H
 #define S3R_FSX_STAGE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -86,6 +87,15 @@ struct fsx_recovery {
 void fsx_stage_recover(struct fsx_stage *s, struct s3_client *c,
                        fsx_stage_recover_fn fn, void *arg,
                        struct fsx_recovery *out);
+/* The same, stopping early once *stop (looked at before each upload record
+   and each staging file): what is not done yet stays, for the next mount. */
+void fsx_stage_recover_until(struct fsx_stage *s, struct s3_client *c,
+                             fsx_stage_recover_fn fn, void *arg,
+                             const atomic_bool *stop,
+                             struct fsx_recovery *out);
+/* How many staging files the dead mounts' directories hold (the work of
+   fsx_stage_recover), and in *dirs how many such directories there are. */
+int fsx_stage_leftovers(struct fsx_stage *s, int *dirs);
 
 /* A new, empty staging file for inode ino: its fd (O_RDWR), or -errno.
    Its path goes to path. */

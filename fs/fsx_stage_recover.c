@@ -335,10 +335,16 @@ static void remove_orphan_side(char *p)
   }
 }
 
-/* Recover one dead mount's directory; removed if nothing is left in it. */
+static bool told_to_stop(const atomic_bool *stop)
+{
+  return stop && atomic_load(stop);
+}
+
+/* Recover one dead mount's directory; removed if nothing is left in it.
+   Once *stop, what is not done yet stays as it is. */
 static void recover_dir(struct fsx_stage *s, struct s3_client *c,
                         const char *dir, fsx_stage_recover_fn fn, void *arg,
-                        struct fsx_recovery *out)
+                        const atomic_bool *stop, struct fsx_recovery *out)
 {
   char *up = fsx_stage_path_join(dir, "uploads");
   char *fmt = fsx_stage_path_join(dir, "format"), *text = NULL;
@@ -352,7 +358,7 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   free(fmt);
   /* first the uploads: a staging file is uploaded anew, never resumed */
   d = up ? opendir(up) : NULL;
-  while (d && (e = readdir(d))) {
+  while (d && !told_to_stop(stop) && (e = readdir(d))) {
     char *p;
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
       continue;
@@ -366,8 +372,8 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   if (d)
     closedir(d);
   free(up);
-  d = opendir(dir);
-  while (d && (e = readdir(d))) {
+  d = told_to_stop(stop) ? NULL : opendir(dir);
+  while (d && !told_to_stop(stop) && (e = readdir(d))) {
     char *p = fsx_stage_path_join(dir, e->d_name);
     size_t n = strlen(e->d_name);
     if (p && is_staging_name(e->d_name))
@@ -381,20 +387,31 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   }
   if (d)
     closedir(d);
-  if (!fsx_stage_remove_finished(dir))
+  if (fsx_stage_remove_finished(dir))
+    return;
+  if (told_to_stop(stop))
+    log_notice("%s: left for the next mount (this one stopped first)", dir);
+  else
     log_warn("%s: left in place: it still holds files or uploads of "
              "another endpoint or that could not be kept", dir);
 }
 
-void fsx_stage_recover(struct fsx_stage *s, struct s3_client *c,
-                       fsx_stage_recover_fn fn, void *arg,
-                       struct fsx_recovery *out)
+/*
+ * Each dead mount's directory under cache.dir, locked (flock) for the
+ * time of visit(s, dir, arg): a live mount's is locked by it, and a
+ * directory without a lock file is half-made, or not ours. false from
+ * visit stops the walk.
+ */
+static void each_dead_dir(struct fsx_stage *s,
+                          bool (*visit)(struct fsx_stage *s, const char *dir,
+                                        void *arg),
+                          void *arg)
 {
   DIR *d = opendir(s->root);
   struct dirent *e;
+  bool more = true;
 
-  memset(out, 0, sizeof(*out));
-  while (d && (e = readdir(d))) {
+  while (d && more && (e = readdir(d))) {
     char *dir, *lockp;
     int fd;
     if (strncmp(e->d_name, "mount-", 6))
@@ -406,9 +423,8 @@ void fsx_stage_recover(struct fsx_stage *s, struct s3_client *c,
     }
     lockp = fsx_stage_path_join(dir, "lock");
     fd = lockp ? open(lockp, O_RDWR | O_CLOEXEC) : -1;
-    /* locked: a live mount's; no lock file: half-made, or not ours */
     if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB))
-      recover_dir(s, c, dir, fn, arg, out);
+      more = visit(s, dir, arg);
     if (fd >= 0)
       close(fd);
     free(lockp);
@@ -416,4 +432,67 @@ void fsx_stage_recover(struct fsx_stage *s, struct s3_client *c,
   }
   if (d)
     closedir(d);
+}
+
+struct recover_walk {
+  struct s3_client *c;
+  fsx_stage_recover_fn fn;
+  void *arg;
+  const atomic_bool *stop;
+  struct fsx_recovery *out;
+};
+
+static bool visit_recover(struct fsx_stage *s, const char *dir, void *arg)
+{
+  struct recover_walk *w = arg;
+
+  recover_dir(s, w->c, dir, w->fn, w->arg, w->stop, w->out);
+  return !told_to_stop(w->stop);
+}
+
+void fsx_stage_recover_until(struct fsx_stage *s, struct s3_client *c,
+                             fsx_stage_recover_fn fn, void *arg,
+                             const atomic_bool *stop,
+                             struct fsx_recovery *out)
+{
+  struct recover_walk w = {c, fn, arg, stop, out};
+
+  memset(out, 0, sizeof(*out));
+  if (!told_to_stop(stop))
+    each_dead_dir(s, visit_recover, &w);
+}
+
+void fsx_stage_recover(struct fsx_stage *s, struct s3_client *c,
+                       fsx_stage_recover_fn fn, void *arg,
+                       struct fsx_recovery *out)
+{
+  fsx_stage_recover_until(s, c, fn, arg, NULL, out);
+}
+
+struct leftovers {
+  int dirs, files;
+};
+
+static bool visit_count(struct fsx_stage *s, const char *dir, void *arg)
+{
+  struct leftovers *n = arg;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+
+  (void)s;
+  n->dirs++;
+  while (d && (e = readdir(d)))
+    n->files += is_staging_name(e->d_name);
+  if (d)
+    closedir(d);
+  return true;
+}
+
+int fsx_stage_leftovers(struct fsx_stage *s, int *dirs)
+{
+  struct leftovers n = {0, 0};
+
+  each_dead_dir(s, visit_count, &n);
+  *dirs = n.dirs;
+  return n.files;
 }

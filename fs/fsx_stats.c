@@ -4,10 +4,12 @@
 
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rdma.h"
+#include "fs/fsx_space.h"
 
 char *fsx_stats_text(struct fsx_mount *m, size_t *len)
 {
   struct fsx_cache_stats cs;
+  struct fsx_space_info si;
   struct s3_stats s3;
   size_t cap = 8192, n;
   char *buf = malloc(cap);
@@ -50,6 +52,20 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
         U(m->st.base_fetches), U(m->st.base_fetch_bytes), U(m->st.creates),
         U(m->st.unlinks), U(m->st.renames), U(m->st.objects_copied),
         U(m->st.setattrs));
+  fsx_space_info(m->space, &si); /* all 0 on a read-only mount */
+  if (n < cap)
+    n += (size_t)snprintf(
+        buf + n, cap - n,
+        "staging.bytes %llu\nstaging.reserved %llu\nstaging.limit %llu\n"
+        "staging.waiting %llu\nstaging.waits %llu\nstaging.enospc %llu\n",
+        U(si.used), U(si.reserved), U(si.limit), U(si.waiting), U(si.waited),
+        U(si.enospc));
+  if (n < cap) /* dead mounts' files (fsx_recover_thread) */
+    n += (size_t)snprintf(buf + n, cap - n,
+                          "recovery.running %llu\nrecovery.uploaded %llu\n"
+                          "recovery.kept %llu\n",
+                          U(m->st.recovery_running),
+                          U(m->st.recovery_uploaded), U(m->st.recovery_kept));
 #undef U
   if (n < cap)
     n += fsx_rdma_stats(m, buf + n, cap - n);

@@ -1,7 +1,7 @@
 /*
- * fsx_wb_commit: uploading a file's write-back state (single PUT, or the
- * rest of a multipart upload), unlink, and the background retry thread
- * (design in fsx_wb.h).
+ * fsx_wb_commit: committing a file's write-back state (its upload in
+ * fsx_wb_upload.c, then the new base), unlink, and the background retry
+ * thread (design in fsx_wb.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,13 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/slog.h"
 #include "fs/fsx_cache.h"
 #include "fs/fsx_stage.h"
-#include "fs/fsx_rdma.h"
 #include "fs/fsx_wb_i.h"
 
 /* ---- metadata ---- */
@@ -84,7 +82,7 @@ void fsx_wopts_cleanup(struct fsx_wopts *w)
 
 /* What the object should carry now: the mtime always (s3fs does), the
    last change's when none was set explicitly, in whole seconds. */
-static void effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out)
+void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out)
 {
   *out = wb->meta;
   if (!out->has_mtime) {
@@ -99,232 +97,6 @@ static bool same_meta(const struct fsx_wmeta *a, const struct fsx_wmeta *b)
   return a->mode == b->mode && a->uid == b->uid && a->gid == b->gid &&
          a->has_mtime == b->has_mtime &&
          (!a->has_mtime || a->mtime.tv_sec == b->mtime.tv_sec);
-}
-
-/* ---- multipart bookkeeping (lock held) ---- */
-
-int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
-{
-  const char *key = fsx_inode_key(m->tab, wb->in);
-  struct fsx_wopts w;
-  struct fsx_wmeta mt;
-  time_t since;
-  long id;
-  int rc;
-
-  effective_meta(wb, &mt);
-  rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
-  if (rc)
-    return rc;
-  /* recorded before it is made: a lost answer (the upload made anyway)
-     or a crash before the next record is swept, never leaked */
-  since = time(NULL);
-  id = fsx_stage_note_create(m->stage, wb->in->bucket, key, since);
-  if (id < 0) {
-    fsx_wopts_cleanup(&w);
-    log_err("%s: could not record an upload in cache.dir: %s", key,
-            strerror((int)-id));
-    return (int)id;
-  }
-  rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o,
-                           &wb->upload_id);
-  fsx_wopts_cleanup(&w);
-  if (rc) {
-    if (!fsx_stage_sweep(m->s3, wb->in->bucket, key, since, NULL))
-      fsx_stage_forget_upload(m->stage, id);
-    return rc; /* (else the record stays: the next mount sweeps) */
-  }
-  wb->sent_meta = mt;
-  fsx_wb_reset_parts(wb);
-  wb->upload_key = strdup(key);
-  rc = wb->upload_key ? fsx_stage_set_upload(m->stage, id, wb->in->bucket,
-                                             key, wb->upload_id)
-                      : -ENOMEM;
-  if (rc) { /* unrecorded, a crash would leak it: not started at all */
-    log_err("%s: could not record upload %s in cache.dir: %s", key,
-            wb->upload_id, strerror(-rc));
-    if (!s3_abort_multipart(m->s3, wb->in->bucket, key, wb->upload_id))
-      fsx_stage_forget_upload(m->stage, id);
-    free(wb->upload_id);
-    free(wb->upload_key);
-    wb->upload_id = wb->upload_key = NULL;
-    return rc;
-  }
-  wb->journal_id = id;
-  return 0;
-}
-
-/* Forget the open upload: aborted on the server, or (abort false) gone. */
-static void end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
-{
-  int rc = 0;
-
-  if (!wb->upload_id)
-    return;
-  fsx_wb_wait_sent(wb);
-  if (abort)
-    rc = s3_abort_multipart(m->s3, wb->in->bucket, wb->upload_key,
-                            wb->upload_id);
-  if (rc && rc != -ENOENT) {
-    log_warn("%s: aborting upload %s: %s (the next mount retries)",
-             wb->in->key, wb->upload_id, strerror(-rc));
-  } else {
-    fsx_stage_forget_upload(m->stage, wb->journal_id);
-  }
-  free(wb->upload_id);
-  free(wb->upload_key);
-  wb->upload_id = wb->upload_key = NULL;
-  wb->journal_id = 0;
-  fsx_wb_reset_parts(wb);
-  wb->eager_next = 0;
-}
-
-void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb)
-{
-  end_upload(m, wb, true);
-}
-
-/* ---- commit ---- */
-
-/* May part k ([s, s+l)) be copied from the base on the server? */
-static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
-{
-  if (!wb->base_etag[0] || s + l > wb->base_len)
-    return false;
-  for (uint64_t b = s / FSX_WB_BLOCK; b * FSX_WB_BLOCK < s + l; b++)
-    if (b < wb->nblocks &&
-        (wb->present[b / 8] & (1u << (b % 8))))
-      return false;
-  return true;
-}
-
-/*
- * PutObject of [buf, buf + len), with a token when the data plane is up
- * (over an existing object, only once the server has answered a token).
- * *keep is set to NULL when buf must stay mapped (a token outstanding).
- */
-static int put_object(struct fsx_mount *m, const char *bucket,
-                      const char *key, const void *buf, size_t len,
-                      const struct s3_put_opts *o, bool existing,
-                      char etag[S3_ETAG_MAX], void **keep)
-{
-  struct s3_req *r = s3_put_object_req(m->s3, bucket, key, buf, len, o);
-  bool retired;
-  int rc = 0;
-
-  if (!r) /* says why */
-    return s3_put_object(m->s3, bucket, key, buf, len, o, etag);
-  if (existing && !s3_client_rdma_known(m->s3)) {
-    /* no token until the server has shown it knows them: one that ignored
-       it would store an empty object over this one until our resend */
-    s3_req_submit(r, NULL, NULL);
-    s3_req_wait(r);
-    retired = false;
-  } else {
-    rc = fsx_rdma_run(m, r, false, (void *)(uintptr_t)buf, len, &retired);
-  }
-  if (!rc)
-    rc = s3_put_object_result(r, etag);
-  if (retired)
-    *keep = NULL;
-  s3_req_destroy(r);
-  return rc;
-}
-
-static int put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
-                      char etag[S3_ETAG_MAX])
-{
-  struct fsx_wopts w;
-  struct fsx_wmeta mt;
-  void *map = NULL;
-  int rc;
-
-  if ((rc = fsx_wb_fetch(m, wb, 0, wb->size)))
-    return rc;
-  if (wb->size) {
-    map = mmap(NULL, (size_t)wb->size, PROT_READ, MAP_SHARED, wb->fd, 0);
-    if (map == MAP_FAILED)
-      return -errno;
-  }
-  effective_meta(wb, &mt);
-  rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
-  if (!rc)
-    rc = put_object(m, wb->in->bucket, key, map, (size_t)wb->size, &w.o,
-                    wb->on_server, etag, &map);
-  fsx_wopts_cleanup(&w);
-  if (map)
-    munmap(map, (size_t)wb->size);
-  if (!rc)
-    end_upload(m, wb, true); /* a stream that was cut back to one part */
-  return rc;
-}
-
-static int put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
-                         const char *key, char etag[S3_ETAG_MAX])
-{
-  struct s3_part_etag *pe = NULL;
-  bool past = false;
-  uint64_t s, l;
-  unsigned n;
-  int rc;
-
-  n = fsx_wb_part_of(wb->psize, wb->size - 1, &s, &l) + 1;
-  /* parts sent past the end (the file was cut since): some servers (RGW)
-     refuse to complete an upload without all of its parts, so start over */
-  fsx_wb_wait_sent(wb);
-  pthread_mutex_lock(&wb->plock);
-  for (unsigned k = n; k < wb->nparts && !past; k++)
-    past = wb->parts[k].state != PART_NONE;
-  pthread_mutex_unlock(&wb->plock);
-  /* begun under another name (renamed since): aborted there, begun anew
-     here; never completed into a name the file no longer has */
-  if (past || (wb->upload_id && strcmp(wb->upload_key, key)))
-    end_upload(m, wb, true);
-  if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
-    return rc;
-  if ((rc = fsx_wb_grow_parts(wb, n)))
-    return rc;
-  pthread_mutex_lock(&wb->plock);
-  wb->part_err = 0;
-  pthread_mutex_unlock(&wb->plock);
-  for (unsigned k = 0; k < n && !rc; k++) {
-    struct fsx_part p = fsx_wb_part(wb, k);
-    fsx_wb_part_span(wb->psize, k, &s, &l);
-    if (s + l > wb->size)
-      l = wb->size - s;
-    if (p.state == PART_DONE && !p.stale && p.len == l)
-      continue;
-    if (copyable(wb, s, l)) {
-      rc = fsx_wb_copy_part(m, wb, k);
-    } else if (!(rc = fsx_wb_fetch(m, wb, s, s + l))) {
-      rc = fsx_wb_send_part(m, wb, k);
-    }
-  }
-  fsx_wb_wait_sent(wb);
-  pthread_mutex_lock(&wb->plock);
-  if (!rc)
-    rc = wb->part_err;
-  pe = rc ? NULL : calloc(n, sizeof(*pe));
-  if (!rc && !pe)
-    rc = -ENOMEM;
-  for (unsigned k = 0; !rc && k < n; k++) {
-    if (wb->parts[k].state != PART_DONE || wb->parts[k].stale)
-      rc = -EIO;
-    pe[k].part_number = (int)k + 1;
-    pe[k].etag = wb->parts[k].etag; /* stable: nothing is on the wire */
-  }
-  pthread_mutex_unlock(&wb->plock);
-  if (!rc)
-    rc = s3_complete_multipart(m->s3, wb->in->bucket, key, wb->upload_id, pe,
-                               n, etag);
-  free(pe);
-  if (!rc)
-    end_upload(m, wb, false);
-  else if (rc == -ENOENT) /* the upload is gone (NoSuchUpload) */
-    end_upload(m, wb, false);
-  else if (rc == -EINVAL) /* refused as it is (InvalidPart...): anew */
-    end_upload(m, wb, true);
-  return rc;
 }
 
 /* After an upload: the server's object is now the file. */
@@ -404,12 +176,12 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
 
   fsx_wb_wait_sent(wb);
   if (!wb->data_dirty && wb->on_server) { /* metadata only: copy onto itself */
-    effective_meta(wb, &mt);
+    fsx_wb_effective_meta(wb, &mt);
     rc = fsx_copy_meta(m, wb->in->bucket, key, &mt, etag);
   } else if (wb->size <= wb->psize) {
-    rc = put_single(m, wb, key, etag);
+    rc = fsx_wb_put_single(m, wb, key, etag);
   } else {
-    rc = put_multipart(m, wb, key, etag);
+    rc = fsx_wb_put_multipart(m, wb, key, etag);
     /* an upload started early carries the time it started: that is the
        file's mtime, unless one was set since (then it is stored anew) */
     if (!rc && !wb->meta.has_mtime) {
@@ -417,7 +189,7 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
       wb->mtime = wb->sent_meta.mtime;
       pthread_mutex_unlock(&wb->plock);
     }
-    effective_meta(wb, &mt);
+    fsx_wb_effective_meta(wb, &mt);
     if (!rc && !same_meta(&mt, &wb->sent_meta)) {
       int mrc = fsx_copy_meta(m, wb->in->bucket, key, &mt, etag);
       if (mrc) { /* the bytes are up: only the metadata is left to do */
@@ -526,7 +298,7 @@ void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb, bool held)
     pthread_cond_wait(&wb->cond, &wb->lock);
   wb->committing = false; /* a hold ends here */
   pthread_cond_broadcast(&wb->cond);
-  end_upload(m, wb, true);
+  fsx_wb_drop_upload(m, wb);
   pthread_mutex_lock(&wb->plock);
   wb->unlinked = true;
   pthread_mutex_unlock(&wb->plock);
@@ -807,7 +579,7 @@ void fsx_wb_stop(struct fsx_mount *m)
       const char *key = fsx_inode_key(m->tab, wb->in);
       char reason[256] = "the upload failed at unmount";
       pthread_mutex_lock(&wb->lock);
-      end_upload(m, wb, true);
+      fsx_wb_drop_upload(m, wb);
       /* the kept file must be the whole file: what only the base held,
          fetched if the server still answers, else said */
       if (fsx_wb_fetch(m, wb, 0, wb->base_len)) {

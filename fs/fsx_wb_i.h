@@ -1,4 +1,5 @@
-/* Internals shared by fsx_wb.c (state, I/O, parts) and fsx_wb_commit.c. */
+/* Internals shared by fsx_wb.c (state, I/O, parts), fsx_wb_upload.c and
+   fsx_wb_commit.c. */
 #ifndef S3R_FSX_WB_I_H
 #define S3R_FSX_WB_I_H
 
@@ -92,7 +93,20 @@ struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k);
 /* Forget every part and error (lock held, nothing on the wire). */
 void fsx_wb_reset_parts(struct fsx_wb *wb);
 bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);
+
+/* fsx_wb_commit.c */
+/* What the object should carry now (the mtime always, in whole seconds). */
+void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out);
+
+/* fsx_wb_upload.c (lock held): conditional uploads of the whole file */
 int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
+/* The open multipart upload aborted (and forgotten). */
 void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb);
+/* The file in one PutObject under key; its ETag into etag. */
+int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
+                      char etag[S3_ETAG_MAX]);
+/* The rest of a multipart upload under key, then its completion. */
+int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
+                         const char *key, char etag[S3_ETAG_MAX]);
 
 #endif

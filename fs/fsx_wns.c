@@ -180,7 +180,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
   atomic_fetch_add(&m->st.unlinks, 1);
   if (!dir) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   rc = m->o.ro ? -EROFS : resolve(m, dir, name, &in, &a);
@@ -208,7 +208,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 out:
   fsx_inode_put(m->tab, in);
   fsx_inode_put(m->tab, dir);
-  fuse_reply_err(req, -rc);
+  fsx_reply_err(req, -rc);
 }
 
 void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -220,7 +220,7 @@ void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
   int rc;
 
   if (!dir) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   rc = m->o.ro ? -EROFS : resolve(m, dir, name, &in, &a);
@@ -247,7 +247,7 @@ void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 out:
   fsx_inode_put(m->tab, in);
   fsx_inode_put(m->tab, dir);
-  fuse_reply_err(req, -rc);
+  fsx_reply_err(req, -rc);
 }
 
 /* Create name in dir as kind: a marker, a symlink or a bucket. */
@@ -263,7 +263,7 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
   int rc;
 
   if (!dir) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   if (m->o.ro)
@@ -283,7 +283,7 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
   free(key);
   if (rc) {
     fsx_inode_put(m->tab, dir);
-    fuse_reply_err(req, -rc);
+    fsx_reply_err(req, -rc);
     return;
   }
   now_meta(req, mode, &mt);
@@ -293,7 +293,7 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
   in = fsx_child_of(m, dir, name, &a);
   fsx_inode_put(m->tab, dir);
   if (!in) {
-    fuse_reply_err(req, ENOMEM);
+    fsx_reply_err(req, ENOMEM);
     return;
   }
   fsx_ns_note_entry(m, in);
@@ -640,5 +640,5 @@ out:
   fsx_inode_put(m->tab, dst);
   fsx_inode_put(m->tab, dir);
   fsx_inode_put(m->tab, ndir);
-  fuse_reply_err(req, -rc);
+  fsx_reply_err(req, -rc);
 }

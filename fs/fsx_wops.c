@@ -102,7 +102,7 @@ void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 
   atomic_fetch_add(&m->st.creates, 1);
   if (!dir) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   if ((rc = check_new_name(m, dir, name)))
@@ -158,7 +158,7 @@ made:
   return;
 out:
   fsx_inode_put(m->tab, dir);
-  fuse_reply_err(req, -rc);
+  fsx_reply_err(req, -rc);
 }
 
 void fsx_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -168,13 +168,13 @@ void fsx_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
   ssize_t n;
 
   if (!fh->writer) {
-    fuse_reply_err(req, EBADF);
+    fsx_reply_err(req, EBADF);
     return;
   }
   n = fsx_wb_write(M(req), fh->wb, (uint64_t)off, buf, size, fh->append);
   if (n < 0) {
     atomic_fetch_add(&M(req)->st.errors, 1);
-    fuse_reply_err(req, (int)-n);
+    fsx_reply_err(req, (int)-n);
   } else {
     fuse_reply_write(req, (size_t)n);
   }
@@ -184,7 +184,7 @@ void fsx_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
 
-  fuse_reply_err(req, fh->writer ? -fsx_wb_commit(M(req), fh->wb) : 0);
+  fsx_reply_err(req, fh->writer ? -fsx_wb_commit(M(req), fh->wb) : 0);
 }
 
 void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
@@ -193,7 +193,7 @@ void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
 
   (void)datasync; /* the object and its metadata go up together */
-  fuse_reply_err(req, fh->wb ? -fsx_wb_commit(M(req), fh->wb) : 0);
+  fsx_reply_err(req, fh->wb ? -fsx_wb_commit(M(req), fh->wb) : 0);
 }
 
 /* chmod/chown/utimens of something with no write-back state. */
@@ -259,16 +259,16 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 
   atomic_fetch_add(&m->st.setattrs, 1);
   if (ino == FSX_STATS_INO) {
-    fuse_reply_err(req, EPERM);
+    fsx_reply_err(req, EPERM);
     return;
   }
   if (m->o.ro) {
-    fuse_reply_err(req, EROFS);
+    fsx_reply_err(req, EROFS);
     return;
   }
   in = fsx_inode_get(m->tab, ino);
   if (!in) {
-    fuse_reply_err(req, ENOENT);
+    fsx_reply_err(req, ENOENT);
     return;
   }
   if (to_set & FUSE_SET_ATTR_SIZE) {
@@ -307,7 +307,7 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
     }
   }
   if (rc) {
-    fuse_reply_err(req, -rc);
+    fsx_reply_err(req, -rc);
   } else {
     fsx_attr_of(m, in, &a);
     fsx_ns_stat(m, ino, &a, &st);

@@ -507,11 +507,20 @@ static enum MHD_Result setup_token(struct creq *q, struct MHD_Connection *con,
     return rc ? MHD_NO : MHD_YES;
   peer_identity(q, con);
   if (r->token.kind == RDX_CMA && r->rdx.peer_local &&
-      (r->rdx.peer_uid < 0 || r->rdx.peer_gid < 0))
+      (r->rdx.peer_uid < 0 || r->rdx.peer_gid < 0)) {
+    if (client_gone(con)) {
+      /* its socket is no longer a full one (it closed before we asked):
+         nobody waits for an answer, and nothing was moved */
+      gw_stat_add(q->h->stats, clients_gone, 1);
+      log_info("%s %s: the client has gone before it was served", r->method,
+               r->path);
+      return MHD_NO;
+    }
     /* fail closed: without the asker's uid any local user could name any
        process (rdx_server.h) */
     return refuse_token(q, con, -EACCES,
                         "cannot tell which user sent the request");
+  }
   if (get) {
     r->rdx.op = RDX_GET;
     r->rdx.len = range_len(hdr(q, "range"));

@@ -15,24 +15,6 @@
 #include "common/slog.h"
 #include "s3/s3_i.h"
 
-/* A decimal environment variable in 1..max into *out; else *out unchanged. */
-static void env_uint(const char *name, unsigned max, unsigned *out)
-{
-  const char *v = getenv(name);
-  char *end;
-  unsigned long n;
-
-  if (!v || !*v || *v == '-')
-    return;
-  errno = 0;
-  n = strtoul(v, &end, 10);
-  if (*end || errno || n == 0 || n > max) {
-    log_warn("%s: '%s' is not a number in 1..%u: ignored", name, v, max);
-    return;
-  }
-  *out = (unsigned)n;
-}
-
 void s3_client_config_default(struct s3_client_config *cfg)
 {
   memset(cfg, 0, sizeof(*cfg));
@@ -40,8 +22,6 @@ void s3_client_config_default(struct s3_client_config *cfg)
   cfg->connect_timeout_ms = 5000;
   cfg->low_speed_time_s = 30;
   cfg->rdma_timeout_ms = 30000;
-  env_uint("S3R_LOW_SPEED_TIME_S", 86400, &cfg->low_speed_time_s);
-  env_uint("S3R_RDMA_TIMEOUT_MS", 86400000, &cfg->rdma_timeout_ms);
   s3_retry_policy_default(&cfg->retry);
   cfg->retry_quota = 500;
 }

@@ -32,14 +32,15 @@ struct s3_client_config {
   unsigned connect_timeout_ms; /* default 5000 */
   unsigned request_timeout_ms; /* per attempt, 0 = none (default) */
   unsigned low_speed_time_s;  /* abort an attempt idle this long; default 30
-                                 ($S3R_LOW_SPEED_TIME_S); never an attempt
-                                 carrying an RDMA token (rdma_timeout_ms) */
+                                 (s3.low_speed_time); 0: none; never an
+                                 attempt carrying an RDMA token
+                                 (rdma_timeout_ms) */
   unsigned rdma_timeout_ms;   /* an attempt carrying an RDMA token: its
                                  deadline, plus 1 s per 8 MiB it moves;
                                  default 30000, the low-speed window's, so
                                  that a server that does not answer costs
                                  what it costs without a token
-                                 ($S3R_RDMA_TIMEOUT_MS) */
+                                 (rdma.timeout); 0: the default */
   bool sign_payload;          /* SHA-256 the bodies we PUT; default
                                  UNSIGNED-PAYLOAD for data, always signed for
                                  our small XML bodies */
@@ -49,11 +50,7 @@ struct s3_client_config {
                                  "x-amz-rdma-token" */
 };
 
-/*
- * Fill defaults (everything above except the endpoint). Two are read from
- * the environment when set there (for tests and operators; decimal):
- * S3R_LOW_SPEED_TIME_S and S3R_RDMA_TIMEOUT_MS.
- */
+/* Fill defaults (everything above except the endpoint). */
 void s3_client_config_default(struct s3_client_config *cfg);
 
 struct s3_client;
@@ -295,6 +292,12 @@ int s3_complete_multipart(struct s3_client *c, const char *bucket,
                           const char *key, const char *upload_id,
                           const struct s3_part_etag *parts, size_t n,
                           char etag[S3_ETAG_MAX]);
+/* The same with a precondition header (If-Match: <etag> or If-None-Match:
+   *), NULL for none: a 412 is -ESTALE. S3 honours it; RGW 16 ignores it. */
+int s3_complete_multipart_if(struct s3_client *c, const char *bucket,
+                             const char *key, const char *upload_id,
+                             const struct s3_part_etag *parts, size_t n,
+                             const struct s3_kv *cond, char etag[S3_ETAG_MAX]);
 int s3_abort_multipart(struct s3_client *c, const char *bucket,
                        const char *key, const char *upload_id);
 /*

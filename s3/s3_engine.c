@@ -329,14 +329,31 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
 }
 
 /*
+ * May the attempt on easy have reached a server? Not when no byte of its
+ * request was counted and it never got past connecting (pretransfer: the
+ * request is sent after it; a first write that would block is sent later
+ * uncounted). Unknown: assume it did.
+ */
+static bool request_sent(CURL *easy)
+{
+  curl_off_t pre = 1;
+  long sent = 1;
+
+  curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent);
+  curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pre);
+  return sent != 0 || pre != 0;
+}
+
+/*
  * An attempt carrying a token ends (completed, failed or pulled off the
  * wire) without the server's reply: it may still be moving the token's
- * bytes. Noted before the request can finish, so that whoever sees it
- * finished sees the doubt too.
+ * bytes, unless not a byte of it was sent (the connection refused, say).
+ * Noted before the request can finish, so that whoever sees it finished
+ * sees the doubt too.
  */
-static void note_rdma_doubt(struct s3_req *r)
+static void note_rdma_doubt(struct s3_req *r, bool sent)
 {
-  if (!r->rdma_on || r->status)
+  if (!r->rdma_on || r->status || !sent)
     return;
   r->rdma_doubt = true;
   if (r->rdma_until_ms > r->rdma_doubt_ms)
@@ -427,11 +444,12 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   struct s3_err_map m;
   struct s3_retry_ctx ctx;
   unsigned delay = 0;
-  bool cancel;
+  bool cancel, sent;
   int rc;
 
   curl_multi_remove_handle(e->multi, r->easy);
   classify(r, cc, &m, &rc);
+  sent = request_sent(r->easy);
   put_handle(c, r->easy, cc != CURLE_OK || r->status >= 500);
   r->easy = NULL;
 
@@ -442,7 +460,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   cancel = r->cancel;
   pthread_mutex_unlock(&e->lock);
 
-  note_rdma_doubt(r); /* the server may still be serving that token */
+  note_rdma_doubt(r, sent); /* the server may still be serving that token */
   if (cancel) {
     finish(c, r, -ECANCELED, S3_EC_NONE);
     return;
@@ -551,7 +569,7 @@ static void *engine_main(void *arg)
   CURLMsg *msg;
   unsigned wait_ms, done, draining = 0;
   int running, left, rc;
-  bool stop, drained = false;
+  bool stop, sent, drained = false;
 
   for (;;) {
     start = cancelled = NULL;
@@ -580,9 +598,10 @@ static void *engine_main(void *arg)
       cancelled = r->link;
       if (r->easy) {
         curl_multi_remove_handle(e->multi, r->easy);
+        sent = request_sent(r->easy);
         put_handle(c, r->easy, true);
         r->easy = NULL;
-        note_rdma_doubt(r); /* pulled off the wire before a reply */
+        note_rdma_doubt(r, sent); /* pulled off the wire before a reply */
       }
       finish(c, r, -ECANCELED, S3_EC_NONE);
     }

@@ -192,6 +192,15 @@ int s3_complete_multipart(struct s3_client *c, const char *bucket,
                           const struct s3_part_etag *parts, size_t n,
                           char etag[S3_ETAG_MAX])
 {
+  return s3_complete_multipart_if(c, bucket, key, upload_id, parts, n, NULL,
+                                  etag);
+}
+
+int s3_complete_multipart_if(struct s3_client *c, const char *bucket,
+                             const char *key, const char *upload_id,
+                             const struct s3_part_etag *parts, size_t n,
+                             const struct s3_kv *cond, char etag[S3_ETAG_MAX])
+{
   struct s3_req *r = s3_req_create(c, "POST", bucket, key);
   struct s3_etag_result res = {0};
   char *body = NULL;
@@ -203,6 +212,8 @@ int s3_complete_multipart(struct s3_client *c, const char *bucket,
   rc = s3_xml_build_complete(parts, n, &body, &len);
   if (!rc)
     rc = s3_req_add_query(r, "uploadId", upload_id);
+  if (!rc && cond)
+    rc = s3_req_add_header(r, cond->key, cond->val);
   if (!rc) {
     /* S3 documents Complete as safe to retry with the same parts */
     s3_req_set_idempotent(r, true);

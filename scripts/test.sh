@@ -2,15 +2,18 @@
 # Run every test suite: setup (packages + build, plus the ASan/UBSan build
 # and the libFuzzer targets), then ctest in the sanitizer build and in the
 # normal build, unit and integration tests alike (integration tests bring up
-# a local RGW), then the fuzz smoke tests (label fuzz, about a minute).
+# a local RGW), then the fuzz smoke tests (label fuzz, half a minute). The
+# long suites labelled "once" (tests/integration/CMakeLists.txt says which
+# and why) run in the sanitizer build only.
 # Exits non-zero on any failure; ends with ctest's summary.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh -L unit    extra arguments go to ctest (e.g. -R s3_ops);
 #                              the fuzz tests run only where they select
-#                              some (-L fuzz: just them; -R unit.x: none)
+#                              some (-L fuzz: just them; -R unit.x: none);
+#                              a -LE joins the release build's -LE once
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 scripts/setup.sh --asan --fuzz || exit 1
 
@@ -24,12 +27,23 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 rc=0
 echo "== ctest (ASan + UBSan build) =="
 (cd build-asan && ctest --output-on-failure "$@") || rc=1
-echo "== ctest (release build) =="
-(cd build && ctest --output-on-failure "$@") || rc=1
-# the fuzz tests selected by the arguments as well as by their label
+# the release build leaves out label once; ctest excludes only what every
+# -LE given matches, so a -LE of the caller's goes into the same regex
+exclude='^once$' rel=()
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case ${args[i]} in
+    -LE | --label-exclude) exclude+="|(${args[i + 1]:-})"; i=$((i + 1)) ;;
+    *) rel+=("${args[i]}") ;;
+  esac
+done
+echo "== ctest (release build; label once ran in the sanitizer build only) =="
+(cd build && ctest --output-on-failure -LE "$exclude" ${rel[@]+"${rel[@]}"}) || rc=1
+# the fuzz tests selected by the arguments as well as by their label; each
+# fuzzes in one process for a fixed time: as many at once as there are cores
 nfuzz=$(cd build-fuzz && ctest -N -L fuzz "$@" | sed -n 's/^Total Tests: //p')
 if [ "${nfuzz:-0}" -gt 0 ]; then
   echo "== ctest (fuzz smoke) =="
-  (cd build-fuzz && ctest --output-on-failure -L fuzz "$@") || rc=1
+  (cd build-fuzz && ctest --output-on-failure -j "$(nproc)" -L fuzz "$@") || rc=1
 fi
 exit $rc

@@ -60,6 +60,8 @@ import urllib.request
 
 KiB = 1 << 10
 MiB = 1 << 20
+AWSD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib",
+                    "awsd.py")
 
 
 def md5(b):
@@ -895,8 +897,13 @@ def cmd_settle(a):
 
 
 def aws(*args):
-    cmd = [os.environ.get("S3R_AWS", "/usr/bin/aws"), "--endpoint-url",
-           os.environ["S3R_ENDPOINT"]] + list(args)
+    """awscli against RGW: through the calling script's warm awscli when it
+    has one (tests/lib/aws.sh), else aws itself"""
+    cmd = [os.environ.get("S3R_AWS", "/usr/bin/aws")]
+    if os.environ.get("S3R_AWSD"):
+        cmd = [sys.executable, "-I", "-S", AWSD, "call",
+               os.environ["S3R_AWSD"]] + cmd
+    cmd += ["--endpoint-url", os.environ["S3R_ENDPOINT"]] + list(args)
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           check=False, timeout=300)
 

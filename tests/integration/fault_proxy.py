@@ -33,6 +33,13 @@ Faults (KIND: what the client sees):
   error_200   (CompleteMultipartUpload, CopyObject, UploadPartCopy) 200 OK
               whose body is an S3 <Error> document, not forwarded (as S3
               does when such a request fails after its 200 was sent)
+  no_cond     (PUT, CompleteMultipartUpload carrying If-Match or
+              If-None-Match) 501 NotImplemented, not forwarded: a server
+              that does not take conditional writes
+  late        (requests with a body) the whole request read, the client's
+              connection reset (it retries); the request sent on a
+              connection of its own --stall-s seconds later, its answer
+              logged and dropped: a write given up that lands late
   flip        (GET) one byte of the body changed, nothing else: corruption
               no HTTP client can see. Not a fault to survive: the chaos
               test's check that its checker catches wrong bytes
@@ -75,7 +82,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 KINDS = ("slowdown", "internal", "forbidden", "reset_resp", "reset_req",
-         "truncate", "stall", "bad_xml", "bad_length", "error_200", "flip")
+         "truncate", "stall", "bad_xml", "bad_length", "error_200", "no_cond",
+         "late", "flip")
 CLASSES = ("list", "get", "head", "put", "copy", "init", "complete", "abort",
            "delete", "other")
 BUF = 256 * 1024
@@ -338,8 +346,12 @@ def classify(method, target, head):
     return "other"
 
 
-def applicable(kind, cls, method, has_body, q):
-    if kind == "reset_req":
+def applicable(kind, cls, method, has_body, q, head):
+    if kind == "no_cond":
+        return cls in ("put", "complete") and \
+            (head.get("if-match") is not None or
+             head.get("if-none-match") is not None)
+    if kind in ("reset_req", "late"):
         return has_body
     if kind in ("truncate", "bad_length", "flip"):
         return cls == "get"
@@ -392,7 +404,7 @@ class Policy:
             w = int.from_bytes(d[14:21], "big") / float(1 << 56)
             cum = 0.0
             for k in KINDS:
-                if not applicable(k, cls, method, has_body, q) or \
+                if not applicable(k, cls, method, has_body, q, head) or \
                         (k, cls) in self.spare:
                     continue
                 cum += self.rates[k]
@@ -471,7 +483,12 @@ class Exchange:
         kind, v, w, cls = self.pol.choose(method, target, req, has_body)
         resource = target.partition("?")[0]
 
-        if kind in ("slowdown", "internal", "forbidden", "error_200") or \
+        if kind == "late":
+            self.hold_back(raw, fr, n, expect, method, target)
+            raise Closed("held back")
+
+        if kind in ("slowdown", "internal", "forbidden", "error_200",
+                    "no_cond") or \
                 (kind == "stall" and (cls != "get" or v < 0.5)):
             # answered here: the request never reaches the server. A body
             # the client holds back for 100-continue is not waited for.
@@ -491,6 +508,11 @@ class Exchange:
                                      "InternalError",
                                      "We encountered an internal error. "
                                      "Please try again.", resource, close)
+            elif kind == "no_cond":
+                msg = error_response(501, "Not Implemented", "NotImplemented",
+                                     "A header you provided implies "
+                                     "functionality that is not implemented",
+                                     resource, close)
             elif kind == "forbidden":
                 if v < 0.5:
                     msg = error_response(403, "Forbidden", "ExpiredToken",
@@ -577,6 +599,44 @@ class Exchange:
             self.drop_upstream()
             return False
         return not req.wants_close()
+
+    def hold_back(self, raw, fr, n, expect, method, target):
+        """the late fault: keep the request, cut the client off, send the
+        request later on a connection of its own"""
+        class Keep:
+            def __init__(self):
+                self.b = bytearray(raw)
+
+            def send(self, d):
+                self.b += d
+        k = Keep()
+        if expect:
+            self.c.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if fr == "length":
+            relay_length(self.c, k, n)
+        else:
+            relay_chunked(self.c, k)
+        self.note("late", method, target,
+                  "sent %.1f s later" % self.pol.stall_s)
+        self.c.reset()
+
+        def later():
+            time.sleep(self.pol.stall_s)
+            st = "unsent"
+            try:
+                u = Sock(socket.create_connection(self.up_addr, timeout=60))
+                u.send(bytes(k.b))
+                while True:
+                    resp = Head(u.head())
+                    if status_of(resp) >= 200:
+                        break
+                st = status_of(resp)
+                u.close()
+            except (Closed, OSError) as e:
+                st = "failed: %s" % e
+            if self.log:
+                self.log("late %s %s answered %s" % (method, target[:160], st))
+        threading.Thread(target=later, daemon=True).start()
 
     def discard_body(self, fr, n):
         if fr == "length":

@@ -63,6 +63,15 @@ def main():
     def err(e):
         return f"{e.errno}({errno.errorcode.get(e.errno, '?')})"
 
+    def timed(name, call):  # NAME_err (0 or the errno), NAME_s (seconds)
+        t0 = time.monotonic()
+        try:
+            call()
+            put(name + "_err", 0)
+        except OSError as e:
+            put(name + "_err", err(e))
+        put(name + "_s", f"{time.monotonic() - t0:.1f}")
+
     rng = random.Random(a.seed)
     try:
         fd = os.open(a.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -99,23 +108,11 @@ def main():
     if a.fsync:
         if a.pause_before_fsync:
             pause("fsync")
-        t0 = time.monotonic()
-        try:
-            os.fsync(fd)
-            put("fsync_err", 0)
-        except OSError as e:
-            put("fsync_err", err(e))
-        put("fsync_s", f"{time.monotonic() - t0:.1f}")
+        timed("fsync", lambda: os.fsync(fd))
 
     if a.pause_before_close:
         pause("close")
-    t0 = time.monotonic()
-    try:
-        os.close(fd)
-        put("close_err", 0)
-    except OSError as e:
-        put("close_err", err(e))
-    put("close_s", f"{time.monotonic() - t0:.1f}")
+    timed("close", lambda: os.close(fd))
     put("done", 1)
     return 0
 

@@ -35,11 +35,6 @@ guard() {
   mount_fs "${mopts[@]}" || true
   return 1
 }
-# gen SEED BYTES: reproducible pseudo-random bytes, fast
-gen() {
-  { openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass "pass:$1" </dev/zero 2>/dev/null || true; } |
-    head -c "$2"
-}
 # head_of KEY: one HEAD through awscli; sets H_SIZE H_ETAG H_MODE H_UID H_GID
 # H_MTIME (integer part; "None" for metadata not there), H_SIZE=absent when
 # there is no such object

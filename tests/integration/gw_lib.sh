@@ -1,7 +1,8 @@
 # Helpers for the tests that run s3rdma-gateway (sourced): scripts/gateway.sh
 # with the test's own state directory and a port the kernel picks (no race
-# for a free port).
-# Needs: $BIN (build/bin), RGW's S3R_ENDPOINT and keys in the environment.
+# for a free port); awscli and curl as clients of the gateway.
+# Needs: $BIN (build/bin), RGW's S3R_ENDPOINT and keys in the environment;
+# gw_aws: tests/lib/aws.sh sourced (fs_lib.sh does).
 # shellcheck shell=bash
 
 GW_SH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/gateway.sh
@@ -15,6 +16,20 @@ gw_start() {
   gw_log=$S3R_GW_DIR/log
   "$GW_SH" start --port 0 -- "$@" || return 1
   GW_ENDPOINT=$("$GW_SH" env) && GW_ENDPOINT=${GW_ENDPOINT#S3R_GW_ENDPOINT=}
+}
+
+# gw_aws ARG...: awscli as a client of the gateway (bounded: 120 s), with
+# the keys and config of the caller's environment (AWS_SECRET_ACCESS_KEY,
+# AWS_CONFIG_FILE: set them in front of the call), no credentials file
+gw_aws() {
+  AWS_SHARED_CREDENTIALS_FILE=/dev/null timeout 120 "${AWS[@]}" \
+    --endpoint-url "$GW_ENDPOINT" "$@"
+}
+# gw_curl ARG...: curl with SigV4 (curl's own signer) as a client of the
+# gateway, signing with $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY
+gw_curl() {
+  timeout 60 curl -s --aws-sigv4 "aws:amz:${AWS_DEFAULT_REGION:-us-east-1}:s3" \
+    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "$@"
 }
 
 gw_stats() { "$GW_SH" stats; }

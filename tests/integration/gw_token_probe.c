@@ -10,7 +10,9 @@
  *
  * The token requests are written by hand (token header, UNSIGNED-PAYLOAD,
  * x-amz-decoded-content-length) so the exact wire form is under test; the
- * last checks go through the client's own s3_req_set_rdma.
+ * last checks go through the client's own s3_req_set_rdma. A deadline
+ * (x-amz-rdma-expires) the signature does not cover needs a request the
+ * client cannot make: those are signed here and sent with libcurl.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,11 +23,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "integration/itest.h"
+#include "s3/s3_sigv4.h"
 #include "rdma/rdx_i.h" /* rdx_stat_parse, for --victim-thread */
 #include "rdma/rdx_transport.h"
 
@@ -269,6 +275,192 @@ static void test_refused(const unsigned char *obj, const unsigned char *pat,
   (void)obj;
 }
 
+/* ---- requests signed by hand ---------------------------------------------- */
+
+static uint64_t wall_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+struct raw_reply {
+  long status;
+  bool moved;        /* an x-amz-rdma-bytes-transferred header came back */
+  char body[1024];   /* the start of the body (an error document) */
+  size_t body_len;
+};
+
+static size_t raw_header(char *p, size_t size, size_t n, void *arg)
+{
+  static const char name[] = "x-amz-rdma-bytes-transferred:";
+  struct raw_reply *rr = arg;
+
+  if (size * n >= sizeof(name) - 1 &&
+      strncasecmp(p, name, sizeof(name) - 1) == 0)
+    rr->moved = true;
+  return size * n;
+}
+
+static size_t raw_body(char *p, size_t size, size_t n, void *arg)
+{
+  struct raw_reply *rr = arg;
+  size_t room = sizeof(rr->body) - 1 - rr->body_len, k = size * n;
+
+  memcpy(rr->body + rr->body_len, p, k < room ? k : room);
+  rr->body_len += k < room ? k : room;
+  rr->body[rr->body_len] = 0;
+  return size * n;
+}
+
+static size_t raw_no_body(char *p, size_t size, size_t n, void *arg)
+{
+  (void)p, (void)size, (void)n, (void)arg;
+  return 0;
+}
+
+/*
+ * A token request on bucket/key signed here with the environment's keys:
+ * GET of [0, len) or PUT of len bytes (no body), carrying
+ * x-amz-rdma-expires: expires, inside the signature when sign_expires,
+ * else outside it (sent, not in SignedHeaders). Returns the reply;
+ * status 0 when the request could not be made.
+ */
+static struct raw_reply raw_token_req(const char *method, const char *key,
+                                      const char *token, uint64_t len,
+                                      uint64_t expires, bool sign_expires)
+{
+  const char *ep = getenv("S3R_ENDPOINT"), *hs;
+  char host[256], path[256], url[512], date[32], range[64], decl[32],
+      exp[32], line[1024], *auth = NULL;
+  struct s3_kv h[8];
+  struct raw_reply rr = {0};
+  struct curl_slist *l = NULL;
+  time_t now = time(NULL);
+  size_t nh = 0;
+  struct tm tm;
+  CURL *e;
+
+  if (!ep || !(hs = strstr(ep, "://")))
+    return rr;
+  snprintf(host, sizeof(host), "%.*s", (int)strcspn(hs + 3, "/"), hs + 3);
+  snprintf(path, sizeof(path), "/%s/%s", bucket, key);
+  snprintf(url, sizeof(url), "%.*s%s", (int)(hs + 3 - ep), ep, host);
+  snprintf(url + strlen(url), sizeof(url) - strlen(url), "%s", path);
+  gmtime_r(&now, &tm);
+  strftime(date, sizeof(date), "%Y%m%dT%H%M%SZ", &tm);
+  snprintf(range, sizeof(range), "bytes=0-%" PRIu64, len - 1);
+  snprintf(decl, sizeof(decl), "%" PRIu64, len);
+  snprintf(exp, sizeof(exp), "%" PRIu64, expires);
+  h[nh++] = (struct s3_kv){"host", host};
+  h[nh++] = (struct s3_kv){"x-amz-date", date};
+  h[nh++] = (struct s3_kv){"x-amz-content-sha256", S3_UNSIGNED_PAYLOAD};
+  h[nh++] = (struct s3_kv){TOKHDR, token};
+  if (strcmp(method, "GET") == 0)
+    h[nh++] = (struct s3_kv){"range", range};
+  else
+    h[nh++] = (struct s3_kv){"x-amz-decoded-content-length", decl};
+  if (sign_expires)
+    h[nh++] = (struct s3_kv){"x-amz-rdma-expires", exp};
+  {
+    struct s3_sigv4_input in = {
+        .method = method,
+        .path = path,
+        .query = "",
+        .headers = h,
+        .n_headers = nh,
+        .payload_hash = S3_UNSIGNED_PAYLOAD,
+        .amz_date = date,
+        .region = s3_client_region(c),
+        .service = "s3",
+        .access_key = getenv("AWS_ACCESS_KEY_ID"),
+        .secret_key = getenv("AWS_SECRET_ACCESS_KEY"),
+        .generic = false,
+    };
+    if (!in.access_key || !in.secret_key ||
+        s3_sigv4_authorization(&in, &auth, NULL))
+      return rr;
+  }
+  for (size_t i = 0; i < nh; i++) {
+    snprintf(line, sizeof(line), "%s: %s", h[i].key, h[i].val);
+    l = curl_slist_append(l, line);
+  }
+  if (!sign_expires) { /* sent, but not in SignedHeaders */
+    snprintf(line, sizeof(line), "x-amz-rdma-expires: %s", exp);
+    l = curl_slist_append(l, line);
+  }
+  snprintf(line, sizeof(line), "Authorization: %s", auth);
+  l = curl_slist_append(l, line);
+  l = curl_slist_append(l, "Expect:");
+  l = curl_slist_append(l, "Accept:");
+  e = curl_easy_init();
+  if (!e || !l)
+    abort();
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, l);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, raw_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, &rr);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, raw_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &rr);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);
+  if (strcmp(method, "PUT") == 0) {
+    curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)0);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, raw_no_body);
+  }
+  if (curl_easy_perform(e) == CURLE_OK)
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &rr.status);
+  {
+    const char *why = strstr(rr.body, "<Code>");
+    printf("# hand-signed %s %s, x-amz-rdma-expires %s: HTTP %ld%s %.*s\n",
+           method, key, sign_expires ? "signed" : "NOT signed", rr.status,
+           rr.moved ? " (bytes moved)" : "",
+           why ? (int)strcspn(why, "\n") : 0, why ? why : "");
+  }
+  curl_easy_cleanup(e);
+  curl_slist_free_all(l);
+  free(auth);
+  return rr;
+}
+
+/*
+ * x-amz-rdma-expires outside the signature: anyone on the path could move
+ * a client's deadline later, and the gateway would then touch its memory
+ * after the client took it back. Refused (400), nothing moved, nothing
+ * stored. The same requests with the header signed succeed, so what is
+ * refused is the unsigned deadline, not the hand-made signature.
+ */
+static void test_unsigned_expires(const unsigned char *obj,
+                                  const unsigned char *pat, size_t n)
+{
+  char tok[RDX_TOKEN_MAX];
+  struct raw_reply rr;
+  uint64_t L = 65536, later = wall_ms() + 3600 * 1000;
+
+  reset_buf(0x6b);
+  token(0, L, RDX_GET, tok);
+  rr = raw_token_req("GET", "obj", tok, L, later, true);
+  check(rr.status == 206 && rr.moved && memcmp(buf, obj, L) == 0,
+        "hand-signed token GET, x-amz-rdma-expires signed: served");
+  reset_buf(0x6b);
+  rr = raw_token_req("GET", "obj", tok, L, later, false);
+  check((rr.status == 400 || rr.status == 403) && !rr.moved &&
+            buf_is(0x6b, 0, buf_len) && canaries_intact(),
+        "token GET with x-amz-rdma-expires not signed: refused, nothing "
+        "written");
+
+  memset(buf, 0x6c, n); /* what the refused PUT would store */
+  token(0, n, RDX_PUT, tok);
+  rr = raw_token_req("PUT", "put", tok, n, later, false);
+  check((rr.status == 400 || rr.status == 403) && !rr.moved,
+        "token PUT with x-amz-rdma-expires not signed: refused");
+  check(object_is("put", pat, n), "  ... and nothing stored");
+  rr = raw_token_req("PUT", "put-signed", tok, n, later, true);
+  check(rr.status == 200 && rr.moved && object_is("put-signed", buf, n),
+        "hand-signed token PUT, x-amz-rdma-expires signed: stored");
+}
+
 /* A kind the gateway cannot serve (DC): declined with 501. */
 static void test_declined(const unsigned char *obj, const unsigned char *pat,
                           size_t n)
@@ -340,14 +532,6 @@ static void test_client(const unsigned char *obj, unsigned char *pat, size_t n)
 
 /* The gateway's delay before it moves a token's bytes (test_gw_token.sh). */
 #define SLOW_DELAY_MS 3000
-
-static uint64_t wall_ms(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void sleep_ms(unsigned ms)
 {
@@ -963,6 +1147,7 @@ int main(int argc, char **argv)
   test_get(obj, size);
   test_put(pat, n);
   test_refused(obj, pat, n);
+  test_unsigned_expires(obj, pat, n);
   test_declined(obj, pat, n);
   if (!getenv("GW_PROBE_NO_CLIENT"))
     test_client(obj, pat, n);

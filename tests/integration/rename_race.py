@@ -24,6 +24,28 @@ def pattern(tag, n):
     return b
 
 
+class Rename(threading.Thread):
+    """os.rename(src, dst), started at once in a thread of its own (a
+    daemon: one that hangs does not keep the process); after join(),
+    outcome() is "ok", the error's text, or "hangs"."""
+
+    def __init__(self, src, dst):
+        super().__init__(daemon=True)
+        self.src, self.dst, self.error = src, dst, None
+        self.start()
+
+    def run(self):
+        try:
+            os.rename(self.src, self.dst)
+        except OSError as e:
+            self.error = e
+
+    def outcome(self):
+        if self.is_alive():
+            return "hangs"
+        return self.error.strerror if self.error else "ok"
+
+
 def dir_round(mnt, rnd):
     src = os.path.join(mnt, "d%d" % rnd)
     dst = os.path.join(mnt, "moved%d" % rnd)
@@ -32,22 +54,14 @@ def dir_round(mnt, rnd):
     fd = os.open(os.path.join(src, "aaa-open.bin"), os.O_WRONLY | os.O_CREAT,
                  0o644)
     os.write(fd, first)
-    err = []
-
-    def mover():
-        try:
-            os.rename(src, dst)
-        except OSError as e:
-            err.append(e)
-    t = threading.Thread(target=mover)
-    t.start()
+    mv = Rename(src, dst)
     time.sleep(0.3)  # the rename is copying the siblings
     os.write(fd, second)
     os.close(fd)
-    t.join(300)
+    mv.join(300)
     ok = True
-    if err or t.is_alive():
-        print("not ok - round %d: rename: %s" % (rnd, err or "hangs"))
+    if mv.outcome() != "ok":
+        print("not ok - round %d: rename: %s" % (rnd, mv.outcome()))
         return False
     got = open(os.path.join(dst, "aaa-open.bin"), "rb").read()
     if got != first + second:
@@ -71,21 +85,13 @@ def onto_round(mnt, rnd):
     want = open(src, "rb").read()
     fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, pattern(b"the old target|", MiB))
-    err = []
-
-    def mover():
-        try:
-            os.rename(src, dst)
-        except OSError as e:
-            err.append(e)
-    t = threading.Thread(target=mover)
-    t.start()
+    mv = Rename(src, dst)
     time.sleep(0.2)
     os.write(fd, b"more of the old target")
     os.close(fd)
-    t.join(300)
-    if err or t.is_alive():
-        print("not ok - round %d: rename: %s" % (rnd, err or "hangs"))
+    mv.join(300)
+    if mv.outcome() != "ok":
+        print("not ok - round %d: rename: %s" % (rnd, mv.outcome()))
         return False
     time.sleep(0.5)
     got = open(dst, "rb").read()
@@ -109,25 +115,15 @@ def cross_round(mnt, rnd):
     fb = os.open(os.path.join(src, "b"), os.O_WRONLY | os.O_CREAT, 0o644)
     os.write(fa, da)
     os.write(fb, db)
-    res = {}
-
-    def run(name, a, b):
-        try:
-            os.rename(a, b)
-            res[name] = "ok"
-        except OSError as e:
-            res[name] = e.strerror
-    t1 = threading.Thread(target=run, args=("dir", src, dst))
-    t2 = threading.Thread(target=run, args=("file", os.path.join(src, "a"),
-                                            os.path.join(src, "b")))
-    t1.start()
+    mv_dir = Rename(src, dst)
     time.sleep(0.1)
-    t2.start()
-    t1.join(120)
-    t2.join(120)
+    mv_file = Rename(os.path.join(src, "a"), os.path.join(src, "b"))
+    mv_dir.join(120)
+    mv_file.join(120)
     os.close(fa)
     os.close(fb)
-    if t1.is_alive() or t2.is_alive():
+    res = {"dir": mv_dir.outcome(), "file": mv_file.outcome()}
+    if "hangs" in res.values():
         print("not ok - round %d: the renames hang (%s)" % (rnd, res))
         return False
     where = [p for p in (os.path.join(d, n) for d in (src, dst)

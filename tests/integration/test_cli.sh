@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # s3rdma-cli against RGW, checked with a second client (awscli):
 # multipart put with parts in flight, parallel ranged get, ls, head, cp, rm,
-# listing and aborting multipart uploads.
+# listing and aborting multipart uploads. And that second client itself,
+# the warm awscli of tests/lib/aws.sh: in use, and a call's environment,
+# stdin, stdout and exit status those of aws run directly.
 set -euo pipefail
 cli=$1
+BIN=$(cd "$(dirname "$cli")" && pwd)
+# shellcheck source=tests/integration/fs_lib.sh
+. "$(dirname "$0")/fs_lib.sh" # aws_, check, summary
 tmp=$(mktemp -d)
 bucket=s3r-cli-$$-$RANDOM
-aws_() { "${S3R_AWS:-/usr/bin/aws}" --endpoint-url "$S3R_ENDPOINT" "$@"; }
 cleanup() {
   "$cli" uploads "$bucket" 2>/dev/null | while IFS=$'\t' read -r k u _; do
     "$cli" abort "$bucket" "$k" "$u" || true
@@ -15,19 +19,28 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-pass=0 fail=0
-check() { # name, then a command that must succeed
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); echo "ok - $name"
-  else fail=$((fail + 1)); echo "not ok - $name"; fi
-}
 
 "$cli" mb "$bucket"
+
+# ---- the warm awscli (tests/lib/aws.sh) ----
+check "awscli runs warm (tests/lib/aws.sh, awsd.py)" test -n "${S3R_AWSD:-}"
+check "warm awscli: stdin in, stdout out" eval \
+  'printf "in and out" | aws_ s3 cp - "s3://$bucket/warm" &&
+   test "$(aws_ s3 cp "s3://$bucket/warm" -)" = "in and out"'
+cold() { "${S3R_AWS:-/usr/bin/aws}" --endpoint-url "$S3R_ENDPOINT" "$@"; }
+st() { "$@" >/dev/null 2>&1 && echo 0 || echo $?; }
+check "warm awscli: a failed call's status is aws's" test \
+  "$(st aws_ s3api head-object --bucket "$bucket" --key nope)" = \
+  "$(st cold s3api head-object --bucket "$bucket" --key nope)"
+check "warm awscli: the call's environment (a wrong key fails)" test \
+  "$(AWS_SECRET_ACCESS_KEY=wrong st aws_ s3 ls "s3://$bucket")" != 0
+aws_ s3 rm --quiet "s3://$bucket/warm"
+
 head -c $((37 * 1024 * 1024 + 4321)) /dev/urandom >"$tmp/src"
-want=$(md5sum <"$tmp/src" | cut -d' ' -f1)
+want=$(md5 "$tmp/src")
 
 "$cli" --part-size 5M --parallel 4 put "$tmp/src" "$bucket/dir/big file+1"
-got=$(aws_ s3 cp "s3://$bucket/dir/big file+1" - | md5sum | cut -d' ' -f1)
+got=$(key_md5 "dir/big file+1")
 check "multipart put matches via awscli" test "$got" = "$want"
 etag=$(aws_ s3api head-object --bucket "$bucket" --key "dir/big file+1" \
   --query ETag --output text)
@@ -36,7 +49,7 @@ check "multipart put made 8 parts (ETag $etag)" test "${etag##*-}" = 8
 
 aws_ s3 cp "$tmp/src" "s3://$bucket/from-aws.bin" >/dev/null
 "$cli" --part-size 1M --parallel 16 get "$bucket/from-aws.bin" "$tmp/out"
-check "parallel get to file" test "$(md5sum <"$tmp/out" | cut -d' ' -f1)" = "$want"
+check "parallel get to file" test "$(md5 "$tmp/out")" = "$want"
 got=$("$cli" --part-size 3M --parallel 5 get "$bucket/from-aws.bin" - | md5sum | cut -d' ' -f1)
 check "parallel get to a pipe, in order" test "$got" = "$want"
 
@@ -80,5 +93,4 @@ check "no uploads left" test -z "$("$cli" uploads "$bucket")"
 check "uploads of a missing bucket fails" bash -c \
   "! '$cli' uploads s3r-no-such-bucket-x 2>/dev/null"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

@@ -84,7 +84,7 @@ cleanup() {
       grep -iE 'error|warn|abort|sanitizer' "$f" | tail -n 25
     done
   fi
-  abort_uploads
+  fs_abort_uploads
   if [ -n "${S3R_CHAOS_KEEP:-}" ]; then # logs and models for a post-mortem
     mkdir -p "$S3R_CHAOS_KEEP"
     cp "$tmp"/*.log "$tmp"/*.json "$S3R_CHAOS_KEEP"/ 2>/dev/null
@@ -95,16 +95,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
-
-abort_uploads() { # every multipart upload left in the bucket
-  aws_ s3api list-multipart-uploads --bucket "$bucket" \
-    --query 'Uploads[].[Key,UploadId]' --output text 2>/dev/null |
-    while read -r k id; do
-      [ "$k" = None ] || [ -z "$id" ] ||
-        aws_ s3api abort-multipart-upload --bucket "$bucket" --key "$k" \
-          --upload-id "$id" >/dev/null 2>&1 || true
-    done
-}
 
 # ---- the proxy ----
 up=${S3R_ENDPOINT#http://}
@@ -320,8 +310,7 @@ if want daemon-kill; then
   check "$name: a file is held open half written" wait_file "$ctl/holding" 120
   faults=$(faults_total)
   for _ in $(seq 1 50); do # bounded: its first part is uploading
-    aws_ s3api list-multipart-uploads --bucket "$bucket" --prefix "$name/held" \
-      --output text 2>/dev/null | grep -q UPLOADS && break
+    held=$(fs_uploads "$name/held") && [ -n "$held" ] && break
     sleep 0.2
   done
   fs_kill "$mnt"

@@ -22,6 +22,19 @@
 #      (no partial object is made visible), the bytes are kept in unsaved/
 #   e) two mounts sharing cache.dir both unmount with an upload failing:
 #      each file kept under its own name in unsaved/, two MANIFEST lines
+#   f) recovery runs in the background: with its upload held by the relay
+#      (tcp_relay.py --hold: the request does not reach RGW until a gate
+#      file exists), the mountpoint answers ls and stat; unmounted then,
+#      the file is left as it was and the next mount uploads it, after
+#      which that mount shows the new size at once (attributes dropped)
+#   g) a user writes the same key while recovery's PUT is held: the PUT's
+#      condition (If-None-Match) fails, the user's version stays, ours is
+#      kept in unsaved/
+#   h) a new key looked up (not found, remembered) while recovery's PUT is
+#      held: once uploaded, the mount finds it at once
+#
+# Recovery runs in the background: after a remount, wait_recovered waits
+# for its summary line before looking at the server.
 #
 #   test_fs_crash.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -40,11 +53,12 @@ rport=$((20000 + RANDOM % 20000))
 rgw_port=${S3R_ENDPOINT##*:}
 relay_pid= wpid=
 
-relay_up() {
+relay_up() { # [PATTERN GATE]: hold requests matching PATTERN until GATE
   local ready=$tmp/relay.ready
   relay_down # never two: the one replaced would be left running
   rm -f "$ready"
-  python3 "$here/tcp_relay.py" "$rport" "$rgw_port" >"$ready" 2>/dev/null &
+  python3 "$here/tcp_relay.py" "$rport" "$rgw_port" ${1:+--hold "$1" "$2"} \
+    >"$ready" 2>/dev/null &
   relay_pid=$!
   for _ in $(seq 1 50); do grep -qs ready "$ready" && return 0; sleep 0.1; done
   echo "relay did not start" >&2
@@ -77,17 +91,21 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
+# rdma.transport=off: RGW ignores tokens (every token PUT is resent over
+# HTTP), and a token request cut off by the relay holds its memory, and
+# close(), until its deadline (30 s): this test is about staging files,
+# the data plane's faults are test_fs_rdma's and test_fs_chaos's
 opts=(-o "endpoint=http://127.0.0.1:$rport" -o "cache.dir=$cache"
       -o write.part_size=5M -o s3.retry.max_attempts=2
       -o s3.retry.budget_ms=2000 -o s3.connect_timeout_ms=1000
-      -o write.retry_interval=3600)
+      -o write.retry_interval=3600 -o rdma.transport=off)
 
 check_eq() { # name, got, want
   check "$1" test "$2" = "$3"
   [ "$2" = "$3" ] || echo "#   got '$2', want '$3'"
 }
-mount_it() { # MNT LOG: mounted through the relay
-  fs_mount "$bucket" "$1" "$2" "${opts[@]}"
+mount_it() { # MNT LOG [ARG...]: mounted through the relay
+  fs_mount "$bucket" "$1" "$2" "${opts[@]}" "${@:3}"
 }
 kill_daemon() { # SIGKILL on purpose; the dead mount removed
   fs_kill "$mnt"
@@ -128,6 +146,35 @@ manifest_has() { # KEY REGEX: a MANIFEST line for KEY whose reason matches
     grep -qE "$2"
 }
 mount_dirs() { find "$cache" -maxdepth 1 -name 'mount-*' | wc -l; }
+staging_files() { find "$cache" -path '*/mount-*/ino-*' ! -name '*.*' | wc -l; }
+# wait (bounded) for the recovery summary line in LOG
+wait_recovered() {
+  for _ in $(seq 1 600); do
+    grep -qs "earlier mounts' leftovers" "$1" && return 0
+    sleep 0.1
+  done
+  echo "# no recovery summary in $1" >&2
+  return 1
+}
+# wait (bounded) until the relay holds a request
+wait_held() {
+  for _ in $(seq 1 600); do grep -qs held "$tmp/relay.ready" && return 0; sleep 0.1; done
+  return 1
+}
+quiet() { "$@" >/dev/null; }
+stat_of() { # NAME in the mount's stats
+  "$BIN/s3rdmafs" stats "$mnt" | awk -v k="$1" '$1 == k { print $2 }'
+}
+# a dead mount's file: SRC written into KEY at OFFSET (FLAGS), close() EIO
+# with the relay down, SIGKILL; the relay back (holding nothing)
+dead_file() {
+  mount_it "$mnt" "$tmp/fs-$2.log"
+  start_writer "$1" "$2" "$3" "$4"
+  relay_down
+  check_eq "$2: close() returns EIO" "$(finish_writer)" EIO
+  kill_daemon
+  relay_up
+}
 
 aws_ s3 mb "s3://$bucket" >/dev/null
 relay_up
@@ -143,6 +190,7 @@ kill_daemon
 check_eq "a: nothing on the server yet" "$(obj_md5 a-new.bin)" absent
 relay_up
 mount_it "$mnt" "$tmp/fs-a2.log"
+wait_recovered "$tmp/fs-a2.log"
 check_eq "a: the next mount uploaded it: the object is the file" \
   "$(obj_md5 a-new.bin)" "$(md5 "$tmp/a.ref")"
 check "a: the log says so" grep -q "a-new.bin, left by a dead mount, is uploaded" "$tmp/fs-a2.log"
@@ -165,6 +213,7 @@ kill_daemon
 check_eq "b: the server still has the old version" "$(obj_md5 b-big.bin)" "$(md5 "$tmp/b.base")"
 relay_up
 mount_it "$mnt" "$tmp/fs-b2.log"
+wait_recovered "$tmp/fs-b2.log"
 check_eq "b: the next mount uploaded the whole changed file" \
   "$(obj_md5 b-big.bin)" "$(md5 "$tmp/b.ref")"
 check "b: nothing kept in unsaved/" bash -c "! ls '$cache/unsaved' 2>/dev/null | grep -q ."
@@ -184,6 +233,7 @@ check_eq "b2: close() returns EIO" "$(finish_writer)" EIO
 kill_daemon
 relay_up
 mount_it "$mnt" "$tmp/fs-b22.log"
+wait_recovered "$tmp/fs-b22.log"
 check_eq "b2: the next mount uploaded the changed file (If-Match on the PUT)" \
   "$(obj_md5 b2-small.bin)" "$(md5 "$tmp/b2.ref")"
 kill_daemon
@@ -202,6 +252,7 @@ kill_daemon
 aws_ s3 cp "$tmp/c.v3" "s3://$bucket/c-conflict.txt" >/dev/null
 relay_up
 mount_it "$mnt" "$tmp/fs-c2.log"
+wait_recovered "$tmp/fs-c2.log"
 check_eq "c: the other client's version stays on the server" \
   "$(obj_md5 c-conflict.txt)" "$(md5 "$tmp/c.v3")"
 check_eq "c: ours is kept in unsaved/ (MANIFEST names the key)" \
@@ -216,13 +267,102 @@ echo "# d) SIGKILL while a file is open half written"
 head -c $((2 * MiB)) /dev/urandom >"$tmp/d.ref"
 mount_it "$mnt" "$tmp/fs-d1.log"
 start_writer "$tmp/d.ref" d-open.bin 0 trunc
-kill_daemon
-finish_writer >/dev/null
+fs_kill "$mnt"
+finish_writer >/dev/null # (ENOTCONN) before the unmount: not busy then
+fs_umount "$mnt"
 mount_it "$mnt" "$tmp/fs-d2.log"
+wait_recovered "$tmp/fs-d2.log"
 check_eq "d: no (partial) object made visible" "$(obj_md5 d-open.bin)" absent
 check_eq "d: its bytes are kept in unsaved/" "$(kept_md5 d-open.bin)" "$(md5 "$tmp/d.ref")"
 check "d: the MANIFEST line says it was never closed" manifest_has d-open.bin "never closed"
 fs_umount "$mnt"
+
+# ---- f) recovery in the background; unmount while it is busy ----
+echo "# f) recovery's upload held: the mount serves; unmount; the next mount"
+head -c 102400 /dev/urandom >"$tmp/f.v1"
+head -c 61440 /dev/urandom >"$tmp/f.patch"
+cat "$tmp/f.v1" "$tmp/f.patch" >"$tmp/f.ref"
+aws_ s3 cp "$tmp/f.v1" "s3://$bucket/f-held.bin" >/dev/null
+dead_file "$tmp/f.patch" f-held.bin 102400 keep
+gate=$tmp/f.gate
+relay_up "PUT /$bucket/f-held.bin" "$gate"
+log=$tmp/fs-f2.log
+# (before recovery ran in its own thread, the mount's first stat waited
+# for it: fs_mount gave up after 30 s)
+check "f: the mountpoint answers while recovery is at work" mount_it "$mnt" "$log"
+check "f: recovery's PUT reached the relay (held there)" wait_held
+check "f: ls of the mountpoint answers" quiet timeout 30 ls "$mnt"
+check_eq "f: stat of the file answers: the server's size" \
+  "$(timeout 30 stat -c %s "$mnt/f-held.bin")" 102400
+check_eq "f: the stats say recovery is running" "$(stat_of recovery.running)" 1
+check "f: the log says it began, in the background" \
+  grep -q "recovering 1 staging file(s) left by 1 dead mount(s)" "$log"
+check "f: and that it has not ended" bash -c "! grep -q \"earlier mounts' leftovers\" '$log'"
+# unmount now: the held PUT is cancelled (the relay drops it unsent)
+fs_umount "$mnt"
+check "f: unmounted mid-upload, the file is left for the next mount" \
+  grep -q "f-held.bin, left by a dead mount, is left for the next mount (upload not finished: this mount stopped first)" "$log"
+check "f: the summary says so" grep -q "0 files uploaded, 0 kept in .*, 1 left in place" "$log"
+check_eq "f: the server still has the old version" "$(obj_md5 f-held.bin)" "$(md5 "$tmp/f.v1")"
+check_eq "f: its staging file is where it was" "$(staging_files)" 1
+check "f: nothing kept in unsaved/ for it" bash -c "! awk -F'\t' '\$5 == \"f-held.bin\"' '$cache/unsaved/MANIFEST' | grep -q ."
+# the next mount, the upload held again while the mount looks at the file
+relay_up "PUT /$bucket/f-held.bin" "$gate"
+log=$tmp/fs-f3.log
+mount_it "$mnt" "$log"
+check "f: the next mount's PUT held" wait_held
+check_eq "f: meanwhile the mount shows the server's size" \
+  "$(stat -c %s "$mnt/f-held.bin")" 102400
+touch "$gate"
+wait_recovered "$log"
+check_eq "f: the next mount uploaded it" "$(obj_md5 f-held.bin)" "$(md5 "$tmp/f.ref")"
+check_eq "f: the mount shows the new size at once (its attributes dropped)" \
+  "$(stat -c %s "$mnt/f-held.bin")" "$(stat -c %s "$tmp/f.ref")"
+check_eq "f: and reads the new bytes" "$(md5 "$mnt/f-held.bin")" "$(md5 "$tmp/f.ref")"
+check_eq "f: recovery.uploaded in the stats" "$(stat_of recovery.uploaded)" 1
+check_eq "f: recovery.running back to 0" "$(stat_of recovery.running)" 0
+check_eq "f: no staging file left" "$(staging_files)" 0
+fs_umount "$mnt"
+relay_up
+
+# ---- g) a user's write while recovery's PUT is on its way: the user wins ----
+echo "# g) the same key written by another client while recovery's PUT is held"
+head -c 200000 /dev/urandom >"$tmp/g.ours"
+printf 'written by a user meanwhile\n' >"$tmp/g.user"
+dead_file "$tmp/g.ours" g-race.bin 0 trunc
+relay_up "PUT /$bucket/g-race.bin" "$tmp/g.gate"
+log=$tmp/fs-g2.log
+mount_it "$mnt" "$log"
+check "g: recovery's PUT held (after its HEAD found no object)" wait_held
+aws_ s3 cp "$tmp/g.user" "s3://$bucket/g-race.bin" >/dev/null
+touch "$tmp/g.gate"
+wait_recovered "$log"
+check_eq "g: the user's version stays on the server" "$(obj_md5 g-race.bin)" "$(md5 "$tmp/g.user")"
+check_eq "g: ours is kept in unsaved/" "$(kept_md5 g-race.bin)" "$(md5 "$tmp/g.ours")"
+check "g: the PUT's condition said so (MANIFEST)" manifest_has g-race.bin "upload failed: the object changed meanwhile"
+check_eq "g: the mount reads the user's version" "$(md5 "$mnt/g-race.bin")" "$(md5 "$tmp/g.user")"
+check_eq "g: recovery.kept in the stats" "$(stat_of recovery.kept)" 1
+fs_umount "$mnt"
+relay_up
+
+# ---- h) a new key the mount had found missing ----
+echo "# h) a new key looked up (not found) while recovery's PUT is held"
+head -c 150000 /dev/urandom >"$tmp/h.ref"
+dead_file "$tmp/h.ref" h-new.bin 0 trunc
+relay_up "PUT /$bucket/h-new.bin" "$tmp/h.gate"
+log=$tmp/fs-h2.log
+mount_it "$mnt" "$log" -o cache.negative_ttl=600
+check "h: recovery's PUT held" wait_held
+check "h: not found meanwhile (and remembered: cache.negative_ttl)" \
+  bash -c "! stat '$mnt/h-new.bin' >/dev/null 2>&1 && ! ls '$mnt' | grep -qx h-new.bin"
+touch "$tmp/h.gate"
+wait_recovered "$log"
+check_eq "h: uploaded" "$(obj_md5 h-new.bin)" "$(md5 "$tmp/h.ref")"
+check "h: the mount finds it at once" quiet stat "$mnt/h-new.bin"
+check "h: and lists it" bash -c "ls '$mnt' | grep -qx h-new.bin"
+check_eq "h: its bytes" "$(md5 "$mnt/h-new.bin")" "$(md5 "$tmp/h.ref")"
+fs_umount "$mnt"
+relay_up
 
 # ---- e) two mounts sharing cache.dir keep files at unmount ----
 echo "# e) two mounts, both unmount with their uploads failing"

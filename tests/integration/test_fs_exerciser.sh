@@ -59,7 +59,7 @@ daemon_stuck() {
 run_limit=300
 exercise() {
   local prefix=$1 seed=$2; shift 2
-  local out=$tmp/run-$prefix.log pid rc=0 t=0 stuck=false
+  local out=$tmp/run-$prefix.log pid rc=0 i stuck=false
   local -a more=()
   read -ra more <<<"${S3R_FSX_ARGS:-}"
   is_mounted "$mnt" || { echo "# $mnt is not mounted"; return 1; }
@@ -67,38 +67,31 @@ exercise() {
     --part-size "$part" --op-timeout 90 --dump-md5 "$tmp/md5/$prefix" "$@" \
     "${more[@]}" >"$out" 2>&1 &
   pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
+  for ((i = 0; i < run_limit * 5; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
     if grep -q 'did not finish in' "$out"; then
       stuck=true
       break
     fi
-    if [ "$t" -ge "$run_limit" ]; then
-      echo "# $prefix: still running after $run_limit s: stopped"
-      kill "$pid" 2>/dev/null || true
-      sleep 5
-      kill -0 "$pid" 2>/dev/null && stuck=true
-      break
-    fi
-    sleep 1
-    t=$((t + 1))
+    sleep 0.2
   done
+  if ! $stuck && kill -0 "$pid" 2>/dev/null; then
+    echo "# $prefix: still running after $run_limit s: stopped"
+    kill "$pid" 2>/dev/null || true
+    sleep 5
+    kill -0 "$pid" 2>/dev/null && stuck=true
+  fi
   if $stuck; then daemon_stuck; fi
   wait "$pid" || rc=$?
   cat "$out"
   return "$rc"
-}
-# key_absent KEY: HEAD answers 404 (not some other error)
-key_absent() {
-  local out
-  out=$(aws_ s3api head-object --bucket "$bucket" --key "$1" 2>&1) && return 1
-  grep -qE '404|Not Found' <<<"$out"
 }
 # key_is KEY SIZE MD5: HEAD's size and the content's md5 (GET by awscli)
 key_is() {
   local size md5
   size=$(aws_ s3api head-object --bucket "$bucket" --key "$1" \
     --query ContentLength --output text 2>&1) || true
-  md5=$(aws_ s3 cp "s3://$bucket/$1" - 2>/dev/null | md5sum | cut -d' ' -f1)
+  md5=$(key_md5 "$1" 2>/dev/null)
   [ "$size $md5" = "$2 $3" ] || {
     echo "# '$1': size $size, md5 $md5; expected $2, $3"; return 1; }
 }
@@ -119,10 +112,7 @@ for line in sys.stdin:
 # the files of the runs that passed; every upload left is shown
 no_uploads_left() {
   local out
-  out=$(aws_ s3api list-multipart-uploads --bucket "$bucket" \
-    --query 'Uploads[].[Key, UploadId]' --output text 2>&1) ||
-    { echo "# listing the uploads failed: $out"; return 1; }
-  out=$(grep -v '^None$' <<<"$out" || true)
+  out=$(fs_uploads "") || { echo "# listing the uploads failed: $out"; return 1; }
   [ -z "$out" ] && return 0
   printf '%s\n' "$out" | sed 's/^/# upload left: /'
   [ -z "$(ours <<<"$out")" ]

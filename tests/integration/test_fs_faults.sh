@@ -70,16 +70,6 @@ freeze() {
   kill -STOP "$rgw_pid"
 }
 
-abort_uploads() { # every multipart upload left in the bucket
-  aws_ s3api list-multipart-uploads --bucket "$bucket" \
-    --query 'Uploads[].[Key,UploadId]' --output text 2>/dev/null |
-    while read -r k id; do
-      [ "$k" = None ] || [ -z "$id" ] ||
-        aws_ s3api abort-multipart-upload --bucket "$bucket" --key "$k" \
-          --upload-id "$id" >/dev/null 2>&1 || true
-    done
-}
-
 cleanup() {
   local rc=$?
   thaw # before anything else: a frozen RGW stalls everybody
@@ -93,7 +83,7 @@ cleanup() {
     done
   fi
   if is_mounted "$mnt"; then fs_umount "$mnt" || true; fi
-  abort_uploads || true
+  fs_abort_uploads || true
   (exit "$rc")
   fs_cleanup
 }
@@ -116,19 +106,12 @@ obj_md5() {
   md5 "$tmp/got"
   rm -f "$tmp/got"
 }
-# uploads PREFIX: "KEY UPLOADID" for each multipart upload under PREFIX
-# (nothing when there are none; "error" when the listing fails)
-uploads() {
-  local out
-  out=$(aws_ s3api list-multipart-uploads --bucket "$bucket" --prefix "$1" \
-          --query 'Uploads[].[Key,UploadId]' --output text 2>&1) || { echo error; return 0; }
-  [ "$out" = None ] || echo "$out"
-}
 # wait_uploads_gone PREFIX SECONDS: bounded poll until no upload is listed
+# (fs_uploads: nothing when there is none)
 wait_uploads_gone() {
   local t0=$SECONDS u
   for _ in $(seq 1 40); do
-    u=$(uploads "$1")
+    u=$(fs_uploads "$1") || true
     [ -z "$u" ] && { echo "# no upload under $1 after $((SECONDS - t0)) s"; return 0; }
     [ $((SECONDS - t0)) -ge "$2" ] && break
     sleep 0.5
@@ -183,11 +166,6 @@ writer_finish() {
   { kill -KILL "$wpid"; wait "$wpid"; } 2>/dev/null || true
   wpid=
   return 1
-}
-# check_eq NAME GOT WANT: check, and say what it got when it differs
-check_eq() {
-  check "$1" test "$2" = "$3"
-  [ "$2" = "$3" ] || echo "#   got '$2', want '$3'"
 }
 res() { sed -n "s/^$1=//p" "$ctl/result" 2>/dev/null | tail -n 1; }
 report() { echo "# $1: $(tr '\n' ' ' <"$ctl/result" 2>/dev/null)"; }
@@ -326,8 +304,8 @@ check "c: writer reaches 30 MiB" wait_at bytes 60
 # one with at least one part, so the kill leaks something to clean up
 parts=0 up=
 for _ in $(seq 1 20); do
-  up=$(uploads c- | awk 'NR == 1 {print $2}')
-  if [ -n "$up" ] && [ "$up" != error ]; then
+  up=$(fs_uploads c- | awk -F'\t' 'NR == 1 {print $2}') || true
+  if [ -n "$up" ]; then
     parts=$(aws_ s3api list-parts --bucket "$bucket" --key $key --upload-id "$up" \
               --query 'length(Parts)' --output text 2>/dev/null || echo 0)
     [[ $parts =~ ^[1-9] ]] && break
@@ -347,10 +325,10 @@ report c
 fs_umount "$mnt" || true # (expects the SIGKILL's status)
 check "c: dead mount removed" bash -c "! grep -qs ' $mnt ' /proc/mounts"
 check_eq "c: no object at the key after SIGKILL" "$(head_size $key)" absent
-leaked=$(uploads c-)
+leaked=$(fs_uploads c-) || true
 echo "# c: uploads listed after SIGKILL: ${leaked:-none}"
 check "c: the killed daemon's multipart upload is left behind (to be cleaned)" \
-  bash -c "[ -n '$leaked' ] && [ '$leaked' != error ]"
+  eval '[ -n "$leaked" ] && [[ $leaked != error* ]]'
 log=$tmp/fs-3.log
 fs_mount "$bucket" "$mnt" "$log" "${kopts[@]}"
 check "c: the next mount (same cache.dir) aborts the leaked upload within 10 s" \

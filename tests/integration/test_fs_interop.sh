@@ -40,15 +40,9 @@ if ! command -v s3fs >/dev/null; then
     { echo "not ok - s3fs installed (scripts/setup.sh)"; exit 1; }
 fi
 
-# gen SEED BYTES: reproducible pseudo-random bytes, fast
-gen() {
-  { openssl enc -aes-128-ctr -nosalt -pbkdf2 -pass "pass:$1" </dev/zero 2>/dev/null || true; } |
-    head -c "$2"
-}
-etag_of() {
+etag_of() { # KEY
   aws_ s3api head-object --bucket "$bucket" --key "$1" --query ETag --output text | tr -d '"'
 }
-eq() { [ "$2" = "$3" ] || { echo "# $1: want '$3', got '$2'"; return 1; }; }
 multipart() { # KEY: its ETag has a part count
   local e
   e=$(etag_of "$1")

@@ -7,8 +7,9 @@
 # fallbacks: RGW directly (it ignores tokens) and a gateway that declines
 # every token (501): both still give the right bytes. Then time: a server
 # slower than the client's low-speed window, a token left in doubt and
-# retried (its memory held, then given back), a client killed mid-PUT (its
-# PUT not stored later). (Tampered tokens at the gateway, deadlines:
+# retried (its memory held, then given back), a token attempt that could
+# not connect (nothing held), a client killed mid-PUT (its PUT not stored
+# later). (Tampered tokens at the gateway, deadlines:
 # test_gw_token.sh.) Exit 77 (skipped) where cma cannot run.
 #
 #   test_fs_rdma.sh BUILD_BIN_DIR          (under with_rgw.sh)
@@ -118,17 +119,18 @@ fs_umount "$mnt"
 
 # ---- time: a server slower than the low-speed window ----
 # Every token waits 5 s at the gateway before a byte moves; the client's
-# low-speed window is 2 s (S3R_LOW_SPEED_TIME_S). A token request must not
-# be cut by it (it used to be: each attempt aborted and sent again, the
+# low-speed window is 2 s (-o s3.low_speed_time=2). A token request must
+# not be cut by it (it used to be: each attempt aborted and sent again, the
 # read or write then failing): one attempt each, every one served once.
+# Then the window itself: with the gateway stopped (SIGSTOP) for 6 s, a
+# request without a token (the DELETE of an unlink) is given up after 2 s
+# and tried again (with the default 30 s window it would just wait).
 gw_stop
 head -c $((1536 * 1024 + 5)) /dev/urandom >"$tmp/local/slow"
 "$CLI" put "$tmp/local/slow" "$bucket/slow.bin"
 head -c 2999 /dev/urandom >"$tmp/local/slow_w"
 gw_start "$tmp/gw" --test-token-delay 5000
-export S3R_LOW_SPEED_TIME_S=2
-fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
-unset S3R_LOW_SPEED_TIME_S
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma,s3.low_speed_time=2"
 check "slow server: a read" eq "md5 slow.bin" "$(md5 "$mnt/slow.bin")" "$(md5 "$tmp/local/slow")"
 check "slow server: a write" cp "$tmp/local/slow_w" "$mnt/slow_w"
 check "slow server: the write on the server" eq "md5 slow_w" \
@@ -139,20 +141,31 @@ check "slow server: every token attempt served exactly once" eq "gateway transfe
   "$(($(gw_stat token_gets) + $(gw_stat token_puts)))" "$(stat_of s3.rdma_requests)"
 check "slow server: no memory held" eq "retired chunks+bufs" \
   "$(($(stat_of rdma.retired_chunks) + $(stat_of rdma.retired_bufs)))" 0
+retries=$(stat_of s3.retries)
+gw_pid=$(cat "$tmp/gw/pid")
+kill -STOP "$gw_pid"
+rm "$mnt/slow_w" & # a DELETE: no token
+rm_pid=$!
+sleep 6
+kill -CONT "$gw_pid"
+rm_rc=0
+wait "$rm_pid" || rm_rc=$?
+echo "# low-speed: s3.retries $retries before the stall, $(stat_of s3.retries) after"
+check "slow server: the unlink during the stall succeeds" eq "rm exit" "$rm_rc" 0
+check "slow server: a request without a token stalled past s3.low_speed_time is tried again" \
+  test "$(stat_of s3.retries)" -gt "$retries"
 fs_umount "$mnt"
 
 # ---- a token left in doubt, then retried with success ----
 # The first token request waits 4 s at the gateway, the client's deadline
-# is 2 s (S3R_RDMA_TIMEOUT_MS): that attempt ends without a reply, the
+# is 2 s (-o rdma.timeout=2): that attempt ends without a reply, the
 # retry succeeds. The memory of the first stays held until its deadline
 # has passed, then comes back: a direct read replies with its bytes (it
 # used to reply from a NULL buffer: EIO), page-cache chunks return to the
 # cache (they used to be retired for good: the cache shrank).
 gw_stop
 gw_start "$tmp/gw" --test-token-delay 4000 --test-token-delay-count 1
-export S3R_RDMA_TIMEOUT_MS=2000
-fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
-unset S3R_RDMA_TIMEOUT_MS
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma,rdma.timeout=2"
 # 16 KiB at 4 MiB, the first read of the file: random, so a direct read;
 # O_DIRECT, so that the kernel does not mask an error by reading again
 dd if="$tmp/local/base.new" of="$tmp/local/slice" bs=4096 skip=1024 count=4 status=none
@@ -166,9 +179,7 @@ check "doubt: the gateway saw the first attempt's client go" \
 fs_umount "$mnt"
 gw_stop
 gw_start "$tmp/gw" --test-token-delay 4000 --test-token-delay-count 1
-export S3R_RDMA_TIMEOUT_MS=2000
-fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
-unset S3R_RDMA_TIMEOUT_MS
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma,rdma.timeout=2"
 check "doubt: a read through the cache after a retry" eq "md5 slow.bin" \
   "$(md5 "$mnt/slow.bin")" "$(md5 "$tmp/local/slow")"
 held=$(stat_of rdma.retired_chunks)
@@ -182,6 +193,35 @@ check "doubt: the chunks back in the cache once the deadline passed" eq \
 check "doubt: then read again from the cache" eq "md5 slow.bin" \
   "$(md5 "$mnt/slow.bin")" "$(md5 "$tmp/local/slow")"
 fs_umount "$mnt"
+
+# ---- a token attempt that never left: nothing in doubt ----
+# The gateway is gone (its port refuses connections): a write's PUT
+# attempts fail to connect. Not a byte of them was sent, so no server can
+# be moving the token's bytes: the memory is not held (it used to be, until
+# the token's deadline, close() waiting with it). close() fails with EIO.
+gw_stop
+gw_start "$tmp/gw"
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma,cache.dir=$tmp/stage_refused" \
+  -o s3.retry.max_attempts=2 -o write.retry_interval=3600 -o cache.negative_ttl=600
+check "refused: a write while the gateway is up" cp "$tmp/local/small" "$mnt/before"
+# looked up while it is up: its absence cached, a new file made after asks
+# the server nothing before its PUT
+check "refused: a new name looked up" bash -c "! stat '$mnt/refused' 2>/dev/null"
+gw_stop
+r0=$(stat_of rdma.retired_bufs) t0=$(stat_of rdma.put_tokens)
+rc=$(python3 -c 'import os, sys
+f = open(sys.argv[2], "wb")
+f.write(open(sys.argv[1], "rb").read())
+try:
+    f.close()
+    print(0)
+except OSError as e:
+    print(e.errno)' "$tmp/local/small" "$mnt/refused")
+check "refused: close() fails with EIO" eq "close errno" "$rc" 5
+check "refused: the PUT carried a token" test "$(stat_of rdma.put_tokens)" -gt "$t0"
+check "refused: no memory in doubt" eq "retired bufs" "$(stat_of rdma.retired_bufs)" "$r0"
+fs_umount "$mnt"
+gw_start "$tmp/gw"
 
 # ---- a client killed mid-PUT: its PUT is not stored later ----
 # The gateway has read the file's bytes from the daemon and holds them 5 s

@@ -21,10 +21,10 @@ trap fs_cleanup EXIT
 "$CLI" mb "$bucket"
 sizes=(0 1 4095 4096 4097 1048575 1048576 1048577 10000000 $((128 * 1048576 + 12345)))
 for s in "${sizes[@]}"; do
-  head -c "$s" /dev/urandom >"$tmp/local/size-$s"
+  gen "size-$s" "$s" >"$tmp/local/size-$s"
   "$CLI" --parallel 8 put "$tmp/local/size-$s" "$bucket/sizes/size-$s"
 done
-head -c $((1024 * 1048576)) /dev/urandom >"$tmp/local/1g"
+gen 1g $((1024 * 1048576)) >"$tmp/local/1g"
 "$CLI" --parallel 8 put "$tmp/local/1g" "$bucket/big/1g.bin"
 for k in "tree/a/b/c/deep.txt" "tree/a/one.txt" "tree/two.txt" \
          "sp/with space.txt" "sp/plus+sign.txt" "sp/unicodé ✓ 日本.txt" \

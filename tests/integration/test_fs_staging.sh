@@ -19,6 +19,9 @@
 #      df shows what the tmpfs can still take, and a 120 MiB writer gets
 #      ENOSPC with one log line while the tmpfs still has its margin (1%)
 #      free, rather than filling it; its bytes up to there are uploaded.
+# The stats file's staging.* lines follow: the limit and the bytes staged
+# (a), the writes refused (a: B and C, after waiting; b: none) and the
+# writes that waited (a: B and C; b: B2, waiting while it waits).
 # Without the limit B and C would write everything, the tmpfs would fill
 # up, and df would show the 1 PiB of old: every scenario fails.
 #
@@ -115,6 +118,9 @@ same_object() {
   [ "$got" = "$(md5 "$ref")" ] || { echo "# $1: object md5 $got, written $(md5 "$ref") ($(stat -c %s "$ref") bytes)"; return 1; }
 }
 refusals() { grep -c "${2:-staging full}" "$1" || true; }
+# stat_of NAME: a line of the mount's stats file
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$mnt/.s3rdmafs-stats"; }
+stats_() { grep '^staging\.' "$mnt/.s3rdmafs-stats" | tr '\n' ' '; }
 # tmpfs_avail: bytes free on the tmpfs of c)
 tmpfs_avail() { df -B1 --output=avail "$small" | tail -n 1 | tr -d ' '; }
 
@@ -126,12 +132,18 @@ echo "# a) write.staging_max=64M, write.staging_wait=2s"
 fs_mount "$bucket" "$mnt" "$log" "${opts[@]}" -o write.staging_wait=2
 check_eq "a: df shows the limit as the size" "$(df_ size)" "$LIMIT"
 check_eq "a: df shows it all available" "$(df_ avail)" "$LIMIT"
+check_eq "a: stats: staging.limit" "$(stat_of staging.limit)" "$LIMIT"
+check_eq "a: stats: nothing staged yet" "$(stat_of staging.bytes)" 0
 start_writer A $((40 * MiB)) 1 --pause-before-close
 check "a: A writes 40 MiB and stays open" wait_at A 60
 check_eq "a: A's writes all succeed" "$(res A write_err)" 0
 avail=$(df_ avail)
 echo "# a: df avail with A open: $avail"
 check "a: df shows about 24 MiB left (23..24 MiB)" in_range "$avail" $((23 * MiB)) $((24 * MiB))
+echo "# a: stats with A open: $(stats_)"
+check "a: stats: staging.bytes is A's 40 MiB (40..41 MiB)" \
+  in_range "$(stat_of staging.bytes)" $((40 * MiB)) $((41 * MiB))
+check_eq "a: stats: no write waited yet" "$(stat_of staging.waits)" 0
 start_writer B $((40 * MiB)) 2 --pause-before-close
 check "a: B stops and stays open" wait_at B 60
 report B
@@ -145,6 +157,12 @@ check_eq "a: C gets ENOSPC at once" "$(res C write_err)" "28(ENOSPC)"
 check_eq "a: C wrote nothing" "$(res C written)" 0
 check "a: df shows less than 1 MiB left" test "$(df_ avail)" -lt "$MiB"
 check_eq "a: one log line for every refusal" "$(refusals "$log")" 1
+echo "# a: stats with A, B and C open: $(stats_)"
+check_eq "a: stats: B and C refused with ENOSPC" "$(stat_of staging.enospc)" 2
+check_eq "a: stats: B and C waited first" "$(stat_of staging.waits)" 2
+check_eq "a: stats: nobody waits now" "$(stat_of staging.waiting)" 0
+check "a: stats: staging.bytes at the limit (63..65 MiB)" \
+  in_range "$(stat_of staging.bytes)" $((63 * MiB)) $((65 * MiB))
 { grep 'staging full' "$log" || true; } | sed 's/^/# log: /'
 check "a: B closes" finish B 120
 check_eq "a: B's close succeeds" "$(res B close_err)" 0
@@ -156,6 +174,7 @@ check_eq "a: A's close succeeds" "$(res A close_err)" 0
 check "a: A's object is complete" same_object A
 check "a: once closed and uploaded the space is free again (df, 20 s)" \
   wait_avail $((LIMIT - MiB)) 20
+check "a: stats: staging.bytes back under 1 MiB" test "$(stat_of staging.bytes)" -lt "$MiB"
 start_writer D $((50 * MiB)) 4
 check "a: D (50 MiB) is written" finish D 120
 report D
@@ -163,6 +182,7 @@ check_eq "a: D's writes all succeed" "$(res D write_err)" 0
 check_eq "a: D's close succeeds" "$(res D close_err)" 0
 check "a: D's object is complete" same_object D
 check_eq "a: still one log line" "$(refusals "$log")" 1
+check_eq "a: stats: still two refusals" "$(stat_of staging.enospc)" 2
 check "a: clean unmount" fs_umount "$mnt"
 echo "# a: in cache.dir after unmount: $(find "$tmp/cache" -type f | wc -l) files, $(du -sk "$tmp/cache" | cut -f1) KiB"
 
@@ -183,6 +203,9 @@ echo "# b: df avail $(df_ avail) with A2 open and B2 running"
 check_eq "b: B2 reaches the limit and is not done" "$waiting" yes
 sleep 1
 check "b: B2 still waits (no error, not done)" bash -c "! grep -qs '^write_err=' '$tmp/ctl-B2/result'"
+echo "# b: stats while B2 waits: $(stats_)"
+check_eq "b: stats: one write waiting" "$(stat_of staging.waiting)" 1
+check "b: stats: it counts as a write that waited" test "$(stat_of staging.waits)" -ge 1
 check "b: A2 closes" finish A2 120
 check_eq "b: A2's close succeeds" "$(res A2 close_err)" 0
 check "b: B2 then completes" finish B2 120
@@ -193,6 +216,10 @@ check_eq "b: B2's close succeeds" "$(res B2 close_err)" 0
 check "b: A2's object is complete" same_object A2
 check "b: B2's object is complete" same_object B2
 check_eq "b: nothing refused, nothing logged" "$(refusals "$log")" 0
+echo "# b: stats at the end: $(stats_)"
+check_eq "b: stats: nothing refused" "$(stat_of staging.enospc)" 0
+check_eq "b: stats: nobody waits now" "$(stat_of staging.waiting)" 0
+check "b: stats: B2 waited" test "$(stat_of staging.waits)" -ge 1
 check "b: clean unmount" fs_umount "$mnt"
 
 # ---- c) cache.dir on a small filesystem ----

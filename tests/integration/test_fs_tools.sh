@@ -26,16 +26,8 @@ MiB=1048576
 guard_s=300 # seconds an operation on the mount may take
 fspid='' mopts=()
 
-# ---- helpers ----
+# ---- helpers (and fs_lib.sh's key_md5, keys, eq, in_range) ----
 . "$here/fs_wlib.sh"
-key_md5() { aws_ s3 cp "s3://$bucket/$1" - | md5sum | cut -d' ' -f1; }
-# keys PREFIX: every key under PREFIX, one a line, sorted
-keys() {
-  local out
-  out=$(aws_ s3api list-objects-v2 --bucket "$bucket" --prefix "$1" \
-    --query 'Contents[].Key' --output text) || { echo "(listing failed)"; return 0; }
-  tr '\t' '\n' <<<"$out" | grep -v '^None$' | LC_ALL=C sort || true
-}
 # want_keys PREFIX DIR: the keys a copy of local DIR at PREFIX should make:
 # PREFIX/, a dir/ marker for each directory, each file
 want_keys() {
@@ -78,11 +70,6 @@ same_attrs() { # DIR-A DIR-B [owner]
   d=$(diff <(attrs "$1" "${3:-}") <(attrs "$2" "${3:-}")) && return 0
   show_diff "stat (< $1, > $2)" "$d"
   return 1
-}
-eq() { [ "$2" = "$3" ] || { echo "# $1: want '$3', got '$2'"; return 1; }; }
-in_range() {
-  [ "$1" -ge "$2" ] 2>/dev/null && [ "$1" -le "$3" ] ||
-    { echo "# want a number in [$2, $3], got '$1'"; return 1; }
 }
 timed() { # NAME CMD...: run CMD, print how long it took
   local t0=$SECONDS rc=0

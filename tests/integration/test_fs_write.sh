@@ -33,36 +33,10 @@ MiB=1048576
 guard_s=60 # seconds an operation on the mount may take
 fspid='' mopts=()
 
-# ---- helpers ----
+# ---- helpers (and fs_lib.sh's key_absent, key_md5, keys, eq, in_range) ----
 . "$here/fs_wlib.sh"
-# key_absent KEY: HEAD answers 404 (not some other error)
-key_absent() {
-  local out
-  if out=$(aws_ s3api head-object --bucket "$bucket" --key "$1" --query \
-      '[ContentLength, LastModified]' --output text 2>&1); then
-    echo "# $1 is there: $out"
-    return 1
-  fi
-  grep -qE '404|Not Found' <<<"$out" || { echo "# HEAD $1: $out"; return 1; }
-}
-# key_md5 KEY: md5 of the object's content, fetched through awscli
-key_md5() { aws_ s3 cp "s3://$bucket/$1" - | md5sum | cut -d' ' -f1; }
-# keys PREFIX: every key under PREFIX, one a line, sorted
-keys() {
-  local out
-  out=$(aws_ s3api list-objects-v2 --bucket "$bucket" --prefix "$1" \
-    --query 'Contents[].Key' --output text) || { echo "(listing failed)"; return 0; }
-  tr '\t' '\n' <<<"$out" | grep -v '^None$' | sort || true
-}
 # wcheck NAME CMD...: check, with CMD under guard
 wcheck() { local name=$1; shift; check "$name" guard "$@"; }
-# in_range N LO HI
-in_range() {
-  [ "$1" -ge "$2" ] 2>/dev/null && [ "$1" -le "$3" ] ||
-    { echo "# want a number in [$2, $3], got '$1'"; return 1; }
-}
-# eq NAME-OF-VALUE GOT WANT: a comparison that says what it got
-eq() { [ "$2" = "$3" ] || { echo "# $1: want '$3', got '$2'"; return 1; }; }
 # both REL PYTHON: run PYTHON (p = the path) on $model/REL, then on the mount
 both() {
   python3 -c "import os, sys; p = sys.argv[1]

@@ -32,16 +32,12 @@ s3 =
   multipart_threshold = 5MB
   multipart_chunksize = 5MB
 CFG
-gaws() {
-  AWS_CONFIG_FILE=$tmp/aws.cfg AWS_SHARED_CREDENTIALS_FILE=/dev/null \
-    timeout 120 "${S3R_AWS:-/usr/bin/aws}" --endpoint-url "$GW_ENDPOINT" "$@"
-}
-# curl with SigV4 (curl's own signer)
-gcurl() {
-  timeout 60 curl -s --aws-sigv4 "aws:amz:${AWS_DEFAULT_REGION:-us-east-1}:s3" \
-    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "$@"
-}
+gaws() { AWS_CONFIG_FILE=$tmp/aws.cfg gw_aws "$@"; }
 same() { [ "$(md5 "$1")" = "$(md5 "$2")" ]; }
+listed() { # the keys in the bucket through the gateway, on one line
+  gaws s3api list-objects-v2 --bucket "$bucket" --query 'Contents[].Key' \
+    --output text | tr '\t' '\n' | sort | tr '\n' ' '
+}
 
 gw_start "$tmp/gw" --log-level info --threads 4 --max-conns 32
 
@@ -50,7 +46,7 @@ head -c $((40 << 20)) /dev/urandom >"$tmp/big"
 head -c $((20 << 20)) /dev/urandom >"$tmp/mp"
 
 check "create bucket" gaws s3 mb "s3://$bucket"
-check "list buckets" bash -c "$(declare -f gaws); tmp=$tmp GW_ENDPOINT=$GW_ENDPOINT gaws s3 ls | grep -q ' $bucket\$'"
+check "list buckets" eval 'grep -q " $bucket\$" <<<"$(gaws s3 ls)"'
 check "put small" gaws s3 cp "$tmp/small" "s3://$bucket/small" --quiet
 check "get small" gaws s3 cp "s3://$bucket/small" "$tmp/small.out" --quiet
 check "small round trip" same "$tmp/small" "$tmp/small.out"
@@ -66,24 +62,26 @@ check "multipart round trip" same "$tmp/mp" "$tmp/mp.out"
 gaws s3api get-object --bucket "$bucket" --key big --range bytes=1000-5095 "$tmp/range.out" --output text >/dev/null
 dd if="$tmp/big" of="$tmp/range.want" bs=1 skip=1000 count=4096 status=none
 check "ranged get" same "$tmp/range.want" "$tmp/range.out"
-check "list objects" bash -c "$(declare -f gaws); tmp=$tmp GW_ENDPOINT=$GW_ENDPOINT gaws s3api list-objects-v2 --bucket $bucket --query 'Contents[].Key' --output text | tr '\t' '\n' | sort | tr '\n' ' ' | grep -qx 'big mp small '"
+check "list objects" eq keys "$(listed)" "big mp small "
 len=$(gaws s3api head-object --bucket "$bucket" --key big --query ContentLength --output text)
 check "head object: ContentLength" test "$len" = $((40 << 20))
-hl=$(gcurl -I "$GW_ENDPOINT/$bucket/big" | tr -d '\r' | awk -F': ' 'tolower($1) == "content-length" { print $2 }')
+hl=$(gw_curl -I "$GW_ENDPOINT/$bucket/big" | tr -d '\r' | awk -F': ' 'tolower($1) == "content-length" { print $2 }')
 check "HEAD keeps Content-Length (curl)" test "$hl" = $((40 << 20))
-check "curl GET (SigV4)" bash -c "$(declare -f gcurl); AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY gcurl -f -o $tmp/small.curl $GW_ENDPOINT/$bucket/small"
+check "curl GET (SigV4)" gw_curl -f -o "$tmp/small.curl" "$GW_ENDPOINT/$bucket/small"
 check "curl GET round trip" same "$tmp/small" "$tmp/small.curl"
 check "copy object" gaws s3 cp "s3://$bucket/small" "s3://$bucket/copy" --quiet
 check "get the copy" gaws s3 cp "s3://$bucket/copy" "$tmp/copy.out" --quiet
 check "copy round trip" same "$tmp/small" "$tmp/copy.out"
 check "delete object" gaws s3 rm "s3://$bucket/copy" --quiet
-check "deleted object is gone" bash -c "! AWS_CONFIG_FILE=$tmp/aws.cfg timeout 60 aws --endpoint-url $GW_ENDPOINT s3api head-object --bucket $bucket --key copy >/dev/null 2>&1"
+check "deleted object is gone" \
+  eval '! gaws s3api head-object --bucket "$bucket" --key copy >/dev/null 2>&1'
 check "delete objects (POST ?delete)" gaws s3api delete-objects --bucket "$bucket" --delete 'Objects=[{Key=mp}]' --output text
-check "missing key: 404 through the gateway" test "$(gcurl -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/nope")" = 404
+check "missing key: 404 through the gateway" test "$(gw_curl -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/nope")" = 404
 
 # refused requests
-check "wrong secret key: refused" bash -c "AWS_SECRET_ACCESS_KEY=wrong AWS_CONFIG_FILE=/dev/null timeout 60 aws --endpoint-url $GW_ENDPOINT s3 ls s3://$bucket 2>&1 | grep -q SignatureDoesNotMatch"
-check "wrong secret key: 403 (curl)" test "$(AWS_SECRET_ACCESS_KEY=wrong gcurl -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/small")" = 403
+check "wrong secret key: refused" eval 'grep -q SignatureDoesNotMatch <<<"$(
+  AWS_SECRET_ACCESS_KEY=wrong AWS_CONFIG_FILE=/dev/null gw_aws s3 ls "s3://$bucket" 2>&1)"'
+check "wrong secret key: 403 (curl)" test "$(AWS_SECRET_ACCESS_KEY=wrong gw_curl -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/small")" = 403
 check "anonymous: 403" test "$(curl -s -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/small")" = 403
 
 # stats

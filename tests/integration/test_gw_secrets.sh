@@ -43,22 +43,12 @@ trap cleanup EXIT
 up_sk=$AWS_SECRET_ACCESS_KEY                       # RGW's, for upstream
 S3R_TEST_AK=$AWS_ACCESS_KEY_ID
 client_sk=client-secret-$$-$RANDOM-only-in-a-file  # the clients', in a file
-region=${AWS_DEFAULT_REGION:-us-east-1}
 # curl with SigV4 as a client of the gateway: gcurl SECRET curl-args...
-gcurl() {
-  local sk=$1; shift
-  timeout 60 curl -s --aws-sigv4 "aws:amz:$region:s3" \
-    --user "$AWS_ACCESS_KEY_ID:$sk" "$@"
-}
+gcurl() { AWS_SECRET_ACCESS_KEY=$1 gw_curl "${@:2}"; }
 code() { gcurl "$1" -o /dev/null -w '%{http_code}' "${@:2}"; }
 # awscli as a client of the gateway (PUTs: curl 7.88 signs them wrong):
 # gaws SECRET aws-args...
-gaws() {
-  local sk=$1; shift
-  AWS_SECRET_ACCESS_KEY=$sk AWS_SHARED_CREDENTIALS_FILE=/dev/null \
-    AWS_CONFIG_FILE=/dev/null timeout 60 "${S3R_AWS:-/usr/bin/aws}" \
-    --endpoint-url "$GW_ENDPOINT" "$@"
-}
+gaws() { AWS_SECRET_ACCESS_KEY=$1 AWS_CONFIG_FILE=/dev/null gw_aws "${@:2}"; }
 # the gateway binary run by hand, for the refusals: exit status and stderr
 gw_refused() { # name, text the one line must hold, then gateway flags
   local name=$1 text=$2 rc=0; shift 2

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# s3rdma-gateway's token paths over cma (gw_token_probe) in front of RGW.
+# s3rdma-gateway's token paths over cma (gw_token_probe) in front of RGW:
+# served, tampered and refused, declined, a deadline (x-amz-rdma-expires)
+# outside the signature refused.
 # Usage: test_gw_token.sh BIN_DIR (with RGW's env: run under with_rgw.sh)
 set -euo pipefail
 BIN=$(cd "$1" && pwd)

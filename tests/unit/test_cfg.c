@@ -4,8 +4,9 @@
  * durations at the 64-bit edge; file errors with line:column; duplicates;
  * unknown keys with hints; wrong types; bounds named in the message; -o
  * aliases; cross-key checks; secrets never printed; the endpoint from the
- * environment; reloads without leaks (ASan). The packaged example must load,
- * and docs/config.md must name every key.
+ * environment; reloads without leaks (ASan). The packaged example must load
+ * and name every key; docs/config.md and the config fuzzer's dictionary
+ * must name every key too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -163,6 +164,7 @@ static void test_defaults(void **state)
   assert_int_equal(c.s3.max_inflight, 128);
   assert_int_equal(c.s3.connect_timeout_ms, 5000);
   assert_int_equal(c.s3.request_timeout_ms, 0);
+  assert_int_equal(c.s3.low_speed_time_ms, 30000);
   assert_int_equal(c.s3.retry.max_attempts, 5);
   assert_int_equal(c.s3.retry.base_ms, 100);
   assert_int_equal(c.s3.retry.max_backoff_ms, 5000);
@@ -197,6 +199,7 @@ static void test_defaults(void **state)
   assert_int_equal(c.rdma.transport, CFG_RDMA_AUTO);
   assert_string_equal(c.rdma.token_header, "x-amz-rdma-token");
   assert_int_equal(c.rdma.dc_access_key, 0xffeeddccu);
+  assert_int_equal(c.rdma.timeout_ms, 30000);
 
   /* the defaults are consistent: only the endpoint is missing */
   assert_int_equal(cfg_validate(&c, err, sizeof(err)), -EINVAL);
@@ -487,6 +490,22 @@ static const struct set_case {
     {"write.staging_wait", "1h", 0, "3600s"},
     {"write.staging_wait", "61m", -EINVAL,
      "write.staging_wait: 3660s is above the maximum 3600s"},
+    {"s3.low_speed_time", "2", 0, "2s"},
+    {"s3.low_speed_time", "2000ms", 0, "2s"},
+    {"s3.low_speed_time", "1d", 0, "86400s"},
+    {"s3.low_speed_time", "1500ms", -EINVAL,
+     "s3.low_speed_time: 1500ms is not a whole number of seconds"},
+    {"s3.low_speed_time", "0", -EINVAL,
+     "s3.low_speed_time: 0s is below the minimum 1s"},
+    {"s3.low_speed_time", "25h", -EINVAL, "is above the maximum 86400s"},
+    {"rdma.timeout", "2", 0, "2s"},
+    {"rdma.timeout", "1500ms", 0, "1500ms"},
+    {"rdma.timeout", "10m", 0, "600s"},
+    {"rdma.timeout", "999ms", -EINVAL,
+     "rdma.timeout: 999ms is below the minimum 1s"},
+    {"rdma.timeout", "2d", -EINVAL,
+     "rdma.timeout: 172800s is above the maximum 86400s"},
+    {"rdma.timeout", "soon", -EINVAL, "is not a duration"},
     /* enum */
     {"style", "virtual", 0, "virtual"},
     {"style", "VIRTUAL", 0, "virtual"},
@@ -761,9 +780,38 @@ static void test_file_errors(void **state)
 
 /* ---- whole files ---------------------------------------------------------- */
 
+/*
+ * Does the JSON object o hold the dotted name, nested at any of its dots or
+ * written dotted ({"s3": {"retry.base_ms": 1}} holds s3.retry.base_ms)?
+ */
+static bool json_holds(json_t *o, const char *name)
+{
+  char head[128];
+
+  if (!json_is_object(o))
+    return false;
+  if (json_object_get(o, name))
+    return true;
+  for (const char *dot = strchr(name, '.'); dot; dot = strchr(dot + 1, '.')) {
+    size_t n = (size_t)(dot - name);
+    if (n >= sizeof(head))
+      return false;
+    memcpy(head, name, n);
+    head[n] = 0;
+    if (json_holds(json_object_get(o, head), dot + 1))
+      return true;
+  }
+  return false;
+}
+
+/* The packaged example loads, validates, and names every key of the table
+   (null where the default is computed or unset), so that it cannot fall
+   behind the table again. */
 static void test_example_file(void **state)
 {
   char path[PATH_MAX], err[512];
+  json_error_t jerr;
+  json_t *root;
   struct cfg c;
 
   (void)state;
@@ -779,6 +827,44 @@ static void test_example_file(void **state)
   assert_int_equal(c.s3.retry.budget_ms, 30000);
   assert_int_equal(c.rdma.dc_access_key, 0xffeeddccu);
   cfg_cleanup(&c);
+
+  root = json_load_file(path, 0, &jerr);
+  if (!root)
+    fail_msg("%s:%d: %s", path, jerr.line, jerr.text);
+  for (size_t i = 0; i < cfg_nkeys; i++)
+    if (!json_holds(root, cfg_keys[i].name))
+      fail_msg("packaging/s3rdmafs.example.json lacks the key %s",
+               cfg_keys[i].name);
+  json_decref(root);
+}
+
+/* The config fuzzer's dictionary holds every key name. */
+static void test_fuzz_dict(void **state)
+{
+  char path[PATH_MAX], line[256], want[160];
+  bool *seen = calloc(cfg_nkeys, sizeof(*seen));
+  FILE *f;
+
+  (void)state;
+  assert_non_null(seen);
+  src_path("tests/fuzz/dict/config.dict", path, sizeof(path));
+  f = fopen(path, "r");
+  if (!f)
+    fail_msg("cannot open %s", path);
+  while (fgets(line, sizeof(line), f)) {
+    line[strcspn(line, "\n")] = 0;
+    for (size_t i = 0; i < cfg_nkeys; i++) {
+      snprintf(want, sizeof(want), "\"%s\"", cfg_keys[i].name);
+      if (strcmp(line, want) == 0)
+        seen[i] = true;
+    }
+  }
+  fclose(f);
+  for (size_t i = 0; i < cfg_nkeys; i++)
+    if (!seen[i])
+      fail_msg("tests/fuzz/dict/config.dict lacks the line \"%s\"",
+               cfg_keys[i].name);
+  free(seen);
 }
 
 static const char full_file[] =
@@ -793,7 +879,7 @@ static const char full_file[] =
     "    \"secret_key\": \"KEYFULLFILESECRET\",\n"
     "    \"session_token\": \"TOKENFULLFILESECRET\"},\n"
     "  \"s3\": {\"max_inflight\": 256, \"connect_timeout_ms\": 2500,\n"
-    "    \"request_timeout_ms\": \"2m\",\n"
+    "    \"request_timeout_ms\": \"2m\", \"low_speed_time\": 10,\n"
     "    \"retry\": {\"max_attempts\": 7, \"base_ms\": 50,\n"
     "      \"max_backoff_ms\": \"10s\", \"budget_ms\": 60000}},\n"
     "  \"cache\": {\"size\": \"4G\", \"chunk_size\": \"4M\", \"mlock\": false,\n"
@@ -810,7 +896,7 @@ static const char full_file[] =
     "    \"ro\": true, \"all_buckets\": true},\n"
     "  \"log\": {\"level\": \"debug\", \"syslog\": true},\n"
     "  \"rdma\": {\"transport\": \"cma\", \"token_header\": \"x-scal-rdma\",\n"
-    "    \"dc_access_key\": \"0x12345678\"}\n"
+    "    \"dc_access_key\": \"0x12345678\", \"timeout\": \"45s\"}\n"
     "}\n";
 
 /* Lines of two dumps that differ. */
@@ -852,6 +938,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.s3.max_inflight, 256);
   assert_int_equal(c.s3.connect_timeout_ms, 2500);
   assert_int_equal(c.s3.request_timeout_ms, 120000);
+  assert_int_equal(c.s3.low_speed_time_ms, 10000);
   assert_int_equal(c.s3.retry.max_attempts, 7);
   assert_int_equal(c.s3.retry.base_ms, 50);
   assert_int_equal(c.s3.retry.max_backoff_ms, 10000);
@@ -888,6 +975,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.rdma.transport, CFG_RDMA_CMA);
   assert_string_equal(c.rdma.token_header, "x-scal-rdma");
   assert_int_equal(c.rdma.dc_access_key, 0x12345678u);
+  assert_int_equal(c.rdma.timeout_ms, 45000);
   /* the file sets every key but credentials.profile (source is config) */
   assert_int_equal(dump_diff(&c, &d), cfg_nkeys - 1);
   cfg_cleanup(&c);
@@ -1375,6 +1463,7 @@ int main(void)
       cmocka_unit_test(test_json_null_uid),
       cmocka_unit_test(test_file_errors),
       cmocka_unit_test(test_example_file),
+      cmocka_unit_test(test_fuzz_dict),
       cmocka_unit_test(test_full_file),
       cmocka_unit_test(test_overrides),
       cmocka_unit_test(test_validate),

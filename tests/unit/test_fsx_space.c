@@ -380,6 +380,55 @@ static void test_waiter_woken(void **state)
   fsx_space_destroy(sp);
 }
 
+/* At most FSX_SPACE_MAX_WAITERS writes wait; one more fails at once. */
+static void test_waiters_bounded(void **state)
+{
+  struct env *e = *state;
+  struct fsx_space *sp;
+  struct fsx_space_info si;
+  struct waiter w[FSX_SPACE_MAX_WAITERS], extra;
+  pthread_t t[FSX_SPACE_MAX_WAITERS];
+  uint64_t held;
+  char err[256];
+  int i;
+
+  assert_int_equal(fsx_space_create(e->dir, 2 * MiB + 32 * KiB, 3600 * 1000,
+                                    &sp, err, sizeof(err)), 0);
+  assert_int_equal(do_write(sp, e->fd[0], 0, 1 << 20, NULL), 0);
+  assert_int_equal(do_write(sp, e->fd[0], 1 * MiB, 1 << 20, NULL), 0);
+  for (i = 0; i < FSX_SPACE_MAX_WAITERS; i++) {
+    w[i] = (struct waiter){sp, e->fd[1], 1};
+    assert_int_equal(pthread_create(&t[i], NULL, wait_main, &w[i]), 0);
+  }
+  for (i = 0; i < 1000; i++) { /* bounded: up to 10 s to start waiting */
+    info(sp, &si);
+    if (si.waiting == FSX_SPACE_MAX_WAITERS)
+      break;
+    usleep(10000);
+  }
+  assert_int_equal(si.waiting, FSX_SPACE_MAX_WAITERS);
+  /* one more: refused without waiting (the wait is an hour) */
+  extra = (struct waiter){sp, e->fd[2], 1};
+  extra.rc = fsx_space_reserve(sp, e->fd[2], 0, 1 << 20, false, &held);
+  assert_int_equal(extra.rc, -ENOSPC);
+  info(sp, &si);
+  assert_int_equal(si.waiting, FSX_SPACE_MAX_WAITERS);
+  assert_int_equal(si.enospc, 1);
+  for (i = 0; i < FSX_SPACE_MAX_WAITERS; i++)
+    assert_int_equal(w[i].rc, 1); /* still waiting */
+  fsx_space_forget(sp, e->fd[0]);
+  for (i = 0; i < FSX_SPACE_MAX_WAITERS; i++) {
+    assert_int_equal(pthread_join(t[i], NULL), 0);
+    assert_int_equal(w[i].rc, 0);
+  }
+  info(sp, &si);
+  assert_int_equal(si.waiting, 0);
+  assert_int_equal(si.reserved, 0);
+  fsx_space_forget(sp, e->fd[1]);
+  fsx_space_forget(sp, e->fd[2]);
+  fsx_space_destroy(sp);
+}
+
 /* A fetch never waits for the limit; it is counted after the fact. */
 static void test_fetch_counted(void **state)
 {
@@ -441,6 +490,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_limit_and_episode, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_waiter_woken, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_waiters_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fetch_counted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create, setup, teardown),
   };

@@ -1,0 +1,437 @@
+/*
+ * fsx_wb_upload: the upload of a file's bytes (write-back state, see
+ * fsx_wb.h): one PutObject, or a multipart upload (its start, parts, end).
+ *
+ * Every upload is conditional: a PUT carries If-Match with the ETag of the
+ * object it replaces (If-None-Match: * where there was none), and so does
+ * the completion of a multipart upload. A request that was given up (timed
+ * out, its connection cut) but reaches the server later therefore fails
+ * once anything newer was stored: it cannot bring back older bytes. A 412
+ * is settled by looking: the object already holding our bytes (an earlier
+ * attempt landed, its answer lost) is success; another writer's object is
+ * replaced (the last close wins, as on a local disk), conditionally again.
+ * Called with wb->lock held (the commit's caller).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "common/slog.h"
+#include "fs/fsx_etag.h"
+#include "fs/fsx_rdma.h"
+#include "fs/fsx_stage.h"
+#include "fs/fsx_wb_i.h"
+
+/* tries of a conditional write that keeps meeting another writer */
+#define COND_TRIES 3
+
+/* ---- multipart bookkeeping (lock held) ---- */
+
+int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  const char *key = fsx_inode_key(m->tab, wb->in);
+  struct fsx_wopts w;
+  struct fsx_wmeta mt;
+  time_t since;
+  long id;
+  int rc;
+
+  fsx_wb_effective_meta(wb, &mt);
+  rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
+  if (rc)
+    return rc;
+  /* recorded before it is made: a lost answer (the upload made anyway)
+     or a crash before the next record is swept, never leaked */
+  since = time(NULL);
+  id = fsx_stage_note_create(m->stage, wb->in->bucket, key, since);
+  if (id < 0) {
+    fsx_wopts_cleanup(&w);
+    log_err("%s: could not record an upload in cache.dir: %s", key,
+            strerror((int)-id));
+    return (int)id;
+  }
+  rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o,
+                           &wb->upload_id);
+  fsx_wopts_cleanup(&w);
+  if (rc) {
+    if (!fsx_stage_sweep(m->s3, wb->in->bucket, key, since, NULL))
+      fsx_stage_forget_upload(m->stage, id);
+    return rc; /* (else the record stays: the next mount sweeps) */
+  }
+  wb->sent_meta = mt;
+  fsx_wb_reset_parts(wb);
+  wb->upload_key = strdup(key);
+  rc = wb->upload_key ? fsx_stage_set_upload(m->stage, id, wb->in->bucket,
+                                             key, wb->upload_id)
+                      : -ENOMEM;
+  if (rc) { /* unrecorded, a crash would leak it: not started at all */
+    log_err("%s: could not record upload %s in cache.dir: %s", key,
+            wb->upload_id, strerror(-rc));
+    if (!s3_abort_multipart(m->s3, wb->in->bucket, key, wb->upload_id))
+      fsx_stage_forget_upload(m->stage, id);
+    free(wb->upload_id);
+    free(wb->upload_key);
+    wb->upload_id = wb->upload_key = NULL;
+    return rc;
+  }
+  wb->journal_id = id;
+  return 0;
+}
+
+/* Forget the open upload: aborted on the server, or (abort false) gone. */
+static void end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
+{
+  int rc = 0;
+
+  if (!wb->upload_id)
+    return;
+  fsx_wb_wait_sent(wb);
+  if (abort)
+    rc = s3_abort_multipart(m->s3, wb->in->bucket, wb->upload_key,
+                            wb->upload_id);
+  if (rc && rc != -ENOENT) {
+    log_warn("%s: aborting upload %s: %s (the next mount retries)",
+             wb->in->key, wb->upload_id, strerror(-rc));
+  } else {
+    fsx_stage_forget_upload(m->stage, wb->journal_id);
+  }
+  free(wb->upload_id);
+  free(wb->upload_key);
+  wb->upload_id = wb->upload_key = NULL;
+  wb->journal_id = 0;
+  fsx_wb_reset_parts(wb);
+  wb->eager_next = 0;
+}
+
+void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  end_upload(m, wb, true);
+}
+
+/* ---- commit ---- */
+
+/* May part k ([s, s+l)) be copied from the base on the server? */
+static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
+{
+  if (!wb->base_etag[0] || s + l > wb->base_len)
+    return false;
+  for (uint64_t b = s / FSX_WB_BLOCK; b * FSX_WB_BLOCK < s + l; b++)
+    if (b < wb->nblocks &&
+        (wb->present[b / 8] & (1u << (b % 8))))
+      return false;
+  return true;
+}
+
+/*
+ * PutObject of [buf, buf + len), with a token when the data plane is up
+ * (over an existing object, only once the server has answered a token).
+ * *keep is set to NULL when buf must stay mapped (a token outstanding).
+ */
+static int put_object(struct fsx_mount *m, const char *bucket,
+                      const char *key, const void *buf, size_t len,
+                      const struct s3_put_opts *o, bool existing,
+                      char etag[S3_ETAG_MAX], void **keep)
+{
+  struct s3_req *r = s3_put_object_req(m->s3, bucket, key, buf, len, o);
+  bool retired;
+  int rc = 0;
+
+  if (!r) /* says why */
+    return s3_put_object(m->s3, bucket, key, buf, len, o, etag);
+  if (existing && !s3_client_rdma_known(m->s3)) {
+    /* no token until the server has shown it knows them: one that ignored
+       it would store an empty object over this one until our resend */
+    s3_req_submit(r, NULL, NULL);
+    s3_req_wait(r);
+    retired = false;
+  } else {
+    rc = fsx_rdma_run(m, r, false, (void *)(uintptr_t)buf, len, &retired);
+  }
+  if (!rc)
+    rc = s3_put_object_result(r, etag);
+  if (retired)
+    *keep = NULL;
+  s3_req_destroy(r);
+  return rc;
+}
+
+/* The staging file mapped for reading (NULL for an empty file). */
+static int map_file(struct fsx_wb *wb, void **out)
+{
+  *out = NULL;
+  if (!wb->size)
+    return 0;
+  *out = mmap(NULL, (size_t)wb->size, PROT_READ, MAP_SHARED, wb->fd, 0);
+  if (*out == MAP_FAILED) {
+    *out = NULL;
+    return -errno;
+  }
+  return 0;
+}
+
+/*
+ * The condition of a write that replaces what the HEAD in w found (or
+ * creates the object where none was). RGW compares If-Match on a PUT
+ * unquoted and refuses the quoted form; S3 takes either.
+ */
+static struct s3_kv condition(const struct fsx_wopts *w)
+{
+  return w->have_cur ? (struct s3_kv){"If-Match", w->cur.etag}
+                     : (struct s3_kv){"If-None-Match", "*"};
+}
+
+/*
+ * A server that does not take conditions (501 NotImplemented, as S3 itself
+ * did before 2024): once a write sent again without one has succeeded,
+ * remembered for the mount and said once.
+ */
+static void note_no_cond(struct fsx_mount *m)
+{
+  if (!atomic_exchange(&m->no_cond, true))
+    log_warn("the S3 server does not take conditional writes (If-Match, "
+             "If-None-Match: 501): uploads go without them, so a write given "
+             "up that reaches the server late can replace a newer one");
+}
+
+/* Do the object's s3fs metadata say what mt says? */
+static bool meta_same(const struct s3_object_meta *cur,
+                      const struct fsx_wmeta *mt)
+{
+  struct s3_kv kv[4];
+  char v[4][32];
+  size_t n = fsx_wmeta_kv(mt, kv, v), found = 0;
+
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < cur->n_meta; j++)
+      if (!strcasecmp(kv[i].key, cur->meta[j].key) &&
+          !strcmp(kv[i].val, cur->meta[j].val)) {
+        found++;
+        break;
+      }
+  return found == n;
+}
+
+/* Does the object found hold this file already, bytes and metadata (an
+   earlier attempt stored it and its answer was lost, say)? */
+static bool already_there(const struct fsx_wopts *w, const void *map,
+                          uint64_t size, const struct fsx_wmeta *mt)
+{
+  return w->have_cur && w->cur.size == size && meta_same(&w->cur, mt) &&
+         fsx_etag_holds(w->cur.etag, map, size, size + 1);
+}
+
+/* One line when the object is not the one this file was based on. */
+static void note_replaced(const struct fsx_wb *wb, const char *key,
+                          const struct fsx_wopts *w)
+{
+  if (w->have_cur && strcmp(w->cur.etag, wb->base_etag))
+    log_notice("%s: changed on the server since it was opened (ETag %s, "
+               "was %s): replaced by this file (the last close wins)",
+               key, w->cur.etag, wb->base_etag[0] ? wb->base_etag : "none");
+}
+
+int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
+                      char etag[S3_ETAG_MAX])
+{
+  struct fsx_wopts w;
+  struct fsx_wmeta mt;
+  struct s3_kv cond;
+  bool look = wb->on_server; /* what is there now: asked first */
+  bool plain = atomic_load(&m->no_cond), was_plain = plain;
+  void *map = NULL;
+  int rc;
+
+  if ((rc = fsx_wb_fetch(m, wb, 0, wb->size)))
+    return rc;
+  /* a stream cut back to one part: its upload goes first, so that a
+     completion given up earlier cannot land over this PUT */
+  end_upload(m, wb, true);
+  fsx_wb_effective_meta(wb, &mt);
+  for (int t = 0; t < COND_TRIES; t++) {
+    if (!map && (rc = map_file(wb, &map)))
+      break;
+    if ((rc = fsx_wopts_make(m, wb->in->bucket, key, look, &mt, &w)))
+      break;
+    if (already_there(&w, map, wb->size, &mt)) {
+      snprintf(etag, S3_ETAG_MAX, "%s", w.cur.etag);
+      fsx_wopts_cleanup(&w);
+      break;
+    }
+    note_replaced(wb, key, &w);
+    cond = condition(&w);
+    w.o.headers = &cond;
+    w.o.n_headers = plain ? 0 : 1;
+    log_debug("%s: PUT of %" PRIu64 " bytes, %s: %s", key, wb->size,
+              plain ? "no condition" : cond.key, cond.val);
+    rc = put_object(m, wb->in->bucket, key, map, (size_t)wb->size, &w.o,
+                    w.have_cur, etag, &map);
+    fsx_wopts_cleanup(&w);
+    if (rc == -EOPNOTSUPP && !plain) {
+      plain = true; /* 501: again without the condition */
+      continue;
+    }
+    /* 412 (-ESTALE), 404 (If-Match on a key deleted meanwhile) or 409
+       (ConditionalRequestConflict): something else is there now, look */
+    if (rc != -ESTALE && rc != -ENOENT && rc != -EBUSY)
+      break;
+    look = true;
+  }
+  if (map)
+    munmap(map, (size_t)wb->size);
+  if (!rc && plain && !was_plain)
+    note_no_cond(m);
+  return rc;
+}
+
+/* Does the object now hold the n parts pe (our completion landed)? */
+static bool completed_ours(struct fsx_mount *m, const char *bucket,
+                           const char *key, const struct s3_part_etag *pe,
+                           unsigned n, char etag[S3_ETAG_MAX])
+{
+  struct s3_object_meta cur;
+  const char **v = calloc(n, sizeof(*v));
+  bool ours = false;
+
+  if (v && s3_head_object(m->s3, bucket, key, &cur) == 0) {
+    for (unsigned k = 0; k < n; k++)
+      v[k] = pe[k].etag;
+    ours = fsx_etag_is_multipart_of(cur.etag, v, n);
+    if (ours)
+      snprintf(etag, S3_ETAG_MAX, "%s", cur.etag);
+    s3_object_meta_cleanup(&cur);
+  }
+  free(v);
+  return ours;
+}
+
+/*
+ * CompleteMultipartUpload, conditional on the object the upload replaces
+ * (its base, or none). A 412, 404 or 409 is settled by looking: our parts
+ * already there (an earlier attempt landed) is success; another writer's
+ * object is replaced, conditionally on it; a key deleted meanwhile (an
+ * If-Match answered 404) is made anew. -ENOENT: the upload is gone
+ * (NoSuchUpload, or a 409 that ended it: begin anew).
+ */
+static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
+                    const struct s3_part_etag *pe, unsigned n,
+                    char etag[S3_ETAG_MAX])
+{
+  const char *bucket = wb->in->bucket;
+  struct s3_object_meta cur;
+  char want[S3_ETAG_MAX];
+  bool plain = atomic_load(&m->no_cond), was_plain = plain;
+  struct s3_kv cond = wb->on_server && wb->base_etag[0]
+                          ? (struct s3_kv){"If-Match", wb->base_etag}
+                          : (struct s3_kv){"If-None-Match", "*"};
+  int rc = -ESTALE, hrc;
+
+  for (int t = 0; t < COND_TRIES && rc == -ESTALE; t++) {
+    rc = s3_complete_multipart_if(m->s3, bucket, key, wb->upload_id, pe, n,
+                                  plain ? NULL : &cond, etag);
+    if (rc == -EOPNOTSUPP && !plain) {
+      plain = true; /* 501: again without the condition */
+      rc = -ESTALE;
+      continue;
+    }
+    if (rc != -ESTALE && rc != -ENOENT && rc != -EBUSY)
+      break;
+    if (completed_ours(m, bucket, key, pe, n, etag))
+      return 0;
+    if (rc == -EBUSY) /* S3: the upload is gone; begin anew */
+      return -ENOENT;
+    hrc = s3_head_object(m->s3, bucket, key, &cur);
+    if (hrc && hrc != -ENOENT)
+      return hrc;
+    if (hrc) { /* no object: If-Match answered 404, or NoSuchUpload */
+      if (rc == -ENOENT && (plain || !strcmp(cond.key, "If-None-Match")))
+        return -ENOENT; /* nothing to be conditional on: the upload */
+      cond = (struct s3_kv){"If-None-Match", "*"};
+      rc = -ESTALE;
+      continue;
+    }
+    snprintf(want, sizeof(want), "%s", cur.etag);
+    s3_object_meta_cleanup(&cur);
+    if (rc == -ENOENT)
+      return -ENOENT; /* the object is there: the upload is what is gone */
+    log_notice("%s: changed on the server since it was opened (ETag %s, "
+               "was %s): replaced by this file (the last close wins)",
+               key, want, wb->base_etag[0] ? wb->base_etag : "none");
+    cond = (struct s3_kv){"If-Match", want};
+  }
+  if (!rc && plain && !was_plain)
+    note_no_cond(m);
+  return rc;
+}
+
+int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
+                         const char *key, char etag[S3_ETAG_MAX])
+{
+  struct s3_part_etag *pe = NULL;
+  bool past = false;
+  uint64_t s, l;
+  unsigned n;
+  int rc;
+
+  n = fsx_wb_part_of(wb->psize, wb->size - 1, &s, &l) + 1;
+  /* parts sent past the end (the file was cut since): some servers (RGW)
+     refuse to complete an upload without all of its parts, so start over */
+  fsx_wb_wait_sent(wb);
+  pthread_mutex_lock(&wb->plock);
+  for (unsigned k = n; k < wb->nparts && !past; k++)
+    past = wb->parts[k].state != PART_NONE;
+  pthread_mutex_unlock(&wb->plock);
+  /* begun under another name (renamed since): aborted there, begun anew
+     here; never completed into a name the file no longer has */
+  if (past || (wb->upload_id && strcmp(wb->upload_key, key)))
+    end_upload(m, wb, true);
+  if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
+    return rc;
+  if ((rc = fsx_wb_grow_parts(wb, n)))
+    return rc;
+  pthread_mutex_lock(&wb->plock);
+  wb->part_err = 0;
+  pthread_mutex_unlock(&wb->plock);
+  for (unsigned k = 0; k < n && !rc; k++) {
+    struct fsx_part p = fsx_wb_part(wb, k);
+    fsx_wb_part_span(wb->psize, k, &s, &l);
+    if (s + l > wb->size)
+      l = wb->size - s;
+    if (p.state == PART_DONE && !p.stale && p.len == l)
+      continue;
+    if (copyable(wb, s, l)) {
+      rc = fsx_wb_copy_part(m, wb, k);
+    } else if (!(rc = fsx_wb_fetch(m, wb, s, s + l))) {
+      rc = fsx_wb_send_part(m, wb, k);
+    }
+  }
+  fsx_wb_wait_sent(wb);
+  pthread_mutex_lock(&wb->plock);
+  if (!rc)
+    rc = wb->part_err;
+  pe = rc ? NULL : calloc(n, sizeof(*pe));
+  if (!rc && !pe)
+    rc = -ENOMEM;
+  for (unsigned k = 0; !rc && k < n; k++) {
+    if (wb->parts[k].state != PART_DONE || wb->parts[k].stale)
+      rc = -EIO;
+    pe[k].part_number = (int)k + 1;
+    pe[k].etag = wb->parts[k].etag; /* stable: nothing is on the wire */
+  }
+  pthread_mutex_unlock(&wb->plock);
+  if (!rc)
+    rc = complete(m, wb, key, pe, n, etag);
+  free(pe);
+  if (!rc)
+    end_upload(m, wb, false);
+  else if (rc == -ENOENT) /* the upload is gone (NoSuchUpload) */
+    end_upload(m, wb, false);
+  else if (rc == -EINVAL) /* refused as it is (InvalidPart...): anew */
+    end_upload(m, wb, true);
+  return rc;
+}
