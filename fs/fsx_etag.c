@@ -6,6 +6,7 @@
 
 #include <openssl/evp.h>
 
+#include "common/strbuf.h"
 #include "fs/fsx_etag.h"
 #include "fs/fsx_wb.h"
 
@@ -34,17 +35,6 @@ static bool same(const char *etag, const unsigned char d[16], size_t n)
   return el == strlen(hex) && !strncasecmp(hex, etag, el);
 }
 
-static int unhex(char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 bool fsx_etag_is_multipart_of(const char *etag, const char *const *parts,
                               size_t n)
 {
@@ -56,7 +46,7 @@ bool fsx_etag_is_multipart_of(const char *etag, const char *const *parts,
   for (size_t k = 0; k < n; k++) {
     const char *p = parts[k] + (parts[k][0] == '"');
     for (int i = 0; i < 16; i++) {
-      int hi = unhex(p[2 * i]), lo = hi < 0 ? -1 : unhex(p[2 * i + 1]);
+      int hi = hex_digit(p[2 * i]), lo = hi < 0 ? -1 : hex_digit(p[2 * i + 1]);
       if (hi < 0 || lo < 0)
         goto free_all;
       all[16 * k + i] = (unsigned char)(hi << 4 | lo);

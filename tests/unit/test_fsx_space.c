@@ -343,6 +343,20 @@ static void *wait_main(void *arg)
   return NULL;
 }
 
+/* Until n writes wait (bounded: up to 10 s for them to start waiting). */
+static void wait_waiting(struct fsx_space *sp, unsigned n)
+{
+  struct fsx_space_info si;
+
+  for (int i = 0; i < 1000; i++) {
+    info(sp, &si);
+    if (si.waiting == n)
+      break;
+    usleep(10000);
+  }
+  assert_int_equal(si.waiting, n);
+}
+
 /* A writer waiting for space goes on as soon as another file is dropped. */
 static void test_waiter_woken(void **state)
 {
@@ -352,7 +366,6 @@ static void test_waiter_woken(void **state)
   struct waiter w;
   pthread_t t;
   char err[256];
-  int i;
 
   /* a wait far longer than the test: only the wake-up ends it */
   assert_int_equal(fsx_space_create(e->dir, 2 * MiB + 32 * KiB, 3600 * 1000,
@@ -361,13 +374,7 @@ static void test_waiter_woken(void **state)
   assert_int_equal(do_write(sp, e->fd[0], 1 * MiB, 1 << 20, NULL), 0);
   w = (struct waiter){sp, e->fd[1], 1};
   assert_int_equal(pthread_create(&t, NULL, wait_main, &w), 0);
-  for (i = 0; i < 1000; i++) { /* bounded: up to 10 s to start waiting */
-    info(sp, &si);
-    if (si.waiting == 1)
-      break;
-    usleep(10000);
-  }
-  assert_int_equal(si.waiting, 1);
+  wait_waiting(sp, 1);
   assert_int_equal(w.rc, 1); /* still waiting */
   fsx_space_forget(sp, e->fd[0]);
   assert_int_equal(pthread_join(t, NULL), 0);
@@ -400,13 +407,7 @@ static void test_waiters_bounded(void **state)
     w[i] = (struct waiter){sp, e->fd[1], 1};
     assert_int_equal(pthread_create(&t[i], NULL, wait_main, &w[i]), 0);
   }
-  for (i = 0; i < 1000; i++) { /* bounded: up to 10 s to start waiting */
-    info(sp, &si);
-    if (si.waiting == FSX_SPACE_MAX_WAITERS)
-      break;
-    usleep(10000);
-  }
-  assert_int_equal(si.waiting, FSX_SPACE_MAX_WAITERS);
+  wait_waiting(sp, FSX_SPACE_MAX_WAITERS);
   /* one more: refused without waiting (the wait is an hour) */
   extra = (struct waiter){sp, e->fd[2], 1};
   extra.rc = fsx_space_reserve(sp, e->fd[2], 0, 1 << 20, false, &held);
