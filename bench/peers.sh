@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Peer tools for the benchmarks (DESIGN.md section 6): the programs s3rdmafs
+# Peer tools for the benchmarks (docs/ARCHITECTURE.md, "Benchmarks"): the
+# programs s3rdmafs
 # is compared with, started the same way every time against the local RGW.
 #
 #   eval "$(tests/servers/rgw.sh env)"   # S3R_ENDPOINT, AWS_ACCESS_KEY_ID,
@@ -485,7 +486,7 @@ peer_head_size() {
 
 # peer_wait_object BUCKET KEY SIZE [SECONDS]: wait (default 120 s, polling
 # every 0.1 s) until the object exists on the server with SIZE bytes; this
-# is where a timed write ends (DESIGN.md section 5).
+# is where a timed write ends (docs/ARCHITECTURE.md, "Benchmarks").
 peer_wait_object() {
   if [ $# -lt 3 ]; then _peer_err "usage: peer_wait_object BUCKET KEY SIZE [SECONDS]"; return 2; fi
   local end i got=

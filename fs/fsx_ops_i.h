@@ -1,5 +1,5 @@
-/* Internals shared by the FUSE operations: fsx_ops.c (namespace, reads)
-   and fsx_wops.c (writes and changes to the namespace). */
+/* Internals shared by the FUSE operations: fsx_ops.c (lookups, reads),
+   fsx_wops.c (writes) and fsx_wns.c (changes to the namespace). */
 #ifndef S3R_FSX_OPS_I_H
 #define S3R_FSX_OPS_I_H
 
@@ -48,6 +48,7 @@ void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
                   struct fuse_file_info *fi);
 void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
                     int to_set, struct fuse_file_info *fi);
+/* fsx_wns.c */
 void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
 void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
 void fsx_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,

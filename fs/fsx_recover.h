@@ -2,9 +2,9 @@
  * fsx_recover: uploading a dead mount's staging file (fsx_stage_recover's
  * callback). The file goes up only where its key and base version can be
  * established: its base object is still the one it was made from (or, for
- * a new file, there is still none), checked by HEAD and, for a file of one
- * part, again by the PUT itself (If-Match / If-None-Match; a multipart
- * completion carries no condition). Blocks of the base it never held are
+ * a new file, there is still none), checked by HEAD and again by the
+ * upload itself (If-Match / If-None-Match on the PUT, or on the multipart
+ * completion, which RGW 16 does not check: the HEAD is its check). Blocks of the base it never held are
  * read from exactly that version; a file whose block map is unreliable is
  * not uploaded. An object that already holds exactly
  * the staged bytes (the dead mount's upload had finished) counts as

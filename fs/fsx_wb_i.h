@@ -1,5 +1,5 @@
-/* Internals shared by fsx_wb.c (state, I/O, parts), fsx_wb_upload.c and
-   fsx_wb_commit.c. */
+/* Internals shared by fsx_wb.c (state, staging I/O), fsx_wb_part.c (parts),
+   fsx_wb_upload.c (uploads) and fsx_wb_commit.c (commit, retries). */
 #ifndef S3R_FSX_WB_I_H
 #define S3R_FSX_WB_I_H
 
@@ -83,6 +83,9 @@ int fsx_wb_will_change(struct fsx_wb *wb);
 void fsx_wb_map_rewrite(struct fsx_wb *wb);
 int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
                  uint64_t to);                       /* lock held */
+bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);
+
+/* fsx_wb_part.c: the parts of a multipart upload */
 int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
 /* The same range of the base object, copied on the server. */
 int fsx_wb_copy_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
@@ -92,7 +95,6 @@ void fsx_wb_wait_sent(struct fsx_wb *wb);           /* lock held */
 struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k);
 /* Forget every part and error (lock held, nothing on the wire). */
 void fsx_wb_reset_parts(struct fsx_wb *wb);
-bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);
 
 /* fsx_wb_commit.c */
 /* What the object should carry now (the mtime always, in whole seconds). */

@@ -1,8 +1,8 @@
 /*
- * fsx_wops: the FUSE operations that change things: create and write
- * (through fsx_wb), flush/fsync (the upload), setattr, unlink, mkdir,
- * rmdir, symlink and rename. Each runs on a FUSE worker thread and waits
- * for its S3 requests.
+ * fsx_wops: the FUSE operations that change a file: create and write
+ * (through fsx_wb), flush/fsync (the upload) and setattr (unlink, mkdir,
+ * rmdir, symlink and rename: fsx_wns.c). Each runs on a FUSE worker thread
+ * and waits for its S3 requests.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -4,13 +4,16 @@
  * requests carrying an RDMA token through rdma/rdx_server instead of the
  * HTTP body. The CLI, start-up and shutdown.
  *
- * DESIGN (threads): main parses the flags, binds, optionally daemonises,
+ * DESIGN (threads): main parses the flags, optionally daemonises (the
+ * starting process waits until the daemon listens, and exits 1 if it
+ * does not), binds,
  * blocks SIGINT/SIGTERM (every thread created later inherits the mask),
  * starts the worker pool (gw_proxy) and the HTTP server (gw_http), then
  * waits for a signal in sigwait(). Stop: the HTTP server first (its
  * requests finish), then the pool; the stats are printed last.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -374,6 +377,53 @@ static void print_stats(struct gw_stats *stats, bool fg)
     log_notice("stats: %s", line);
 }
 
+/*
+ * Into the background, as daemon(3), but the starting process stays until
+ * the daemon listens: it exits 0 once the daemon writes a byte to the
+ * returned fd, 1 when the daemon closes it unwritten (it failed to start;
+ * the reason is in syslog). -errno when the fork fails.
+ */
+static int daemonise(void)
+{
+  int p[2], null;
+  pid_t pid;
+  char c;
+
+  if (pipe2(p, O_CLOEXEC))
+    return -errno;
+  pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(p[0]);
+    close(p[1]);
+    return -e;
+  }
+  if (pid > 0) {
+    ssize_t n;
+    close(p[1]);
+    do
+      n = read(p[0], &c, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1)
+      fprintf(stderr, "s3rdma-gateway: failed to start (the reason is in "
+                      "syslog)\n");
+    _exit(n == 1 ? 0 : 1);
+  }
+  close(p[0]);
+  setsid();
+  if (chdir("/")) /* "/" exists: nothing to do if not */
+    null = -1;
+  null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0) {
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    if (null > 2)
+      close(null);
+  }
+  return p[1];
+}
+
 int main(int argc, char **argv)
 {
   struct gw_config cfg = {
@@ -387,6 +437,7 @@ int main(int argc, char **argv)
   struct rdx_server *rdx = NULL;
   struct gw_proxy *proxy = NULL;
   struct gw_http *http = NULL;
+  int ready_fd = -1;          /* daemonised: the starting process waits */
   const char *pidfile = NULL;
   char err[512] = "";
   bool fg = false;
@@ -404,8 +455,8 @@ int main(int argc, char **argv)
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   if (!fg) {
-    if (daemon(0, 0)) {
-      fprintf(stderr, "s3rdma-gateway: daemon: %s\n", strerror(errno));
+    if ((ready_fd = daemonise()) < 0) {
+      fprintf(stderr, "s3rdma-gateway: daemon: %s\n", strerror(-ready_fd));
       rc = 1;
       goto free_keys;
     }
@@ -446,6 +497,12 @@ int main(int argc, char **argv)
   log_notice("listening on %s (port %u), upstream %s, %u threads, %u conns",
              cfg.listen, gw_http_port(http), cfg.upstream, cfg.threads,
              cfg.max_conns);
+  if (ready_fd >= 0) { /* the parent exits 0 now */
+    if (write(ready_fd, "", 1) != 1)
+      log_warn("telling the starting process we listen: %s", strerror(errno));
+    close(ready_fd);
+    ready_fd = -1;
+  }
   if (cfg.test_token_delay_ms || cfg.test_put_hold_ms)
     log_warn("test hooks on: token requests delayed %u ms (the first %u; 0: "
              "all), token PUTs held %u ms",
@@ -471,5 +528,7 @@ cleanup_curl:
     print_stats(&stats, fg);
 free_keys:
   keys_free(&keys);
+  if (ready_fd >= 0)
+    close(ready_fd); /* not listening: the parent exits 1 */
   return rc ? 1 : 0;
 }

@@ -243,7 +243,7 @@ int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
 {
   char *enc_key = NULL, *query = NULL, *path = NULL, *host = NULL;
   char *auth = NULL, range[64], amz_date[20], declen[24], expires[24];
-  /* a token request sends no body (DESIGN.md section 4) */
+  /* a token request sends no body (docs/ARCHITECTURE.md, RDMA tokens) */
   const char *payload_hash = r->rdma_on ? S3_UNSIGNED_PAYLOAD
                                         : r->payload_hash;
   struct s3_kv *sh = NULL;

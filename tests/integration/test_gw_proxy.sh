@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # s3rdma-gateway as a plain S3 proxy in front of RGW: awscli and curl
 # through it (buckets, small and 40 MiB objects, multipart, ranges, list,
-# head, copy, delete, bad keys), its stats, a clean stop.
+# head, copy, delete, bad keys), its stats, a daemonised start that says
+# whether it listens, a clean stop.
 # Usage: test_gw_proxy.sh BIN_DIR (with RGW's env: run under with_rgw.sh)
 set -euo pipefail
 BIN=$(cd "$1" && pwd)
@@ -93,6 +94,25 @@ check "stats: auth failures counted" test "$(gw_stat auth_failures)" -ge 3
 check "no upstream errors" test "$(gw_stat upstream_errors)" = 0
 
 check "empty the bucket" gaws s3 rb "s3://$bucket" --force
+
+# daemonised (no -f): the starting process stays until the daemon listens,
+# exits 0 then, and 1 when it cannot listen (here: the port is taken)
+daemon_gw() { # LISTEN: start a daemonised gateway; its exit status
+  local drc=0
+  timeout 30 "$BIN/s3rdma-gateway" --listen "$1" --upstream "$S3R_ENDPOINT" \
+    --pidfile "$tmp/d.pid" 2>"$tmp/d.err" || drc=$?
+  echo "$drc"
+}
+check "daemonised on a taken port: the starting process exits 1" \
+  test "$(daemon_gw "127.0.0.1:${GW_ENDPOINT##*:}")" = 1
+check "  ... saying so" grep -q "failed to start" "$tmp/d.err"
+check "daemonised on a free port: exits 0" test "$(daemon_gw 127.0.0.1:0)" = 0
+dpid=$(cat "$tmp/d.pid" 2>/dev/null || echo 0)
+check "  ... the daemon runs (its pid file written before)" kill -0 "$dpid"
+kill -TERM "$dpid" 2>/dev/null || true
+for _ in $(seq 1 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
+check "  ... and stops on SIGTERM" bash -c "! kill -0 $dpid 2>/dev/null"
+
 check "gateway stops cleanly" gw_stop
 check "stats printed at exit" grep -q "http_bytes_out" "$gw_log"
 summary

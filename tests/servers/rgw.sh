@@ -12,7 +12,8 @@
 #                   leave it down SECONDS (default 0), start it again with
 #                   the same config, wait until authenticated S3 calls work
 #
-# Settings follow DESIGN.md section 5 (in the style of go-ceph's micro-osd.sh):
+# Settings follow docs/ARCHITECTURE.md, "Test servers and hardware" (in the
+# style of go-ceph's micro-osd.sh):
 # auth none, pool size 1, pg num 8 without autoscale, no mgr, bluestore on a
 # sparse file.  Everything lives in one state directory with its own
 # ceph.conf; nothing in /etc/ceph is read or written.
@@ -252,7 +253,8 @@ bluestore block size = $((OSD_GB << 30))
 bluestore fsck on mkfs = false
 osd class load list = *
 osd class default list = *
-# Keep memory near the 0.6 GB seen in DESIGN.md (default target is 4 GiB).
+# Keep memory near the 0.6 GB noted in docs/ARCHITECTURE.md, "Test servers
+# and hardware" (default target is 4 GiB).
 osd memory target = 1073741824
 
 [client]
