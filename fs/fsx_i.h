@@ -81,6 +81,9 @@ struct fsx_mount {
   bool wb_stopping;           /* wb_lock */
   bool wb_started;
   pthread_t wb_thread;        /* background retries */
+  struct fsx_leftover *leftovers; /* wb_lock: multipart uploads whose abort
+                                 or sweep failed, tried again by the retry
+                                 thread and at unmount (fsx_wb_upload.c) */
   _Atomic bool no_cond;       /* the server answered a conditional write
                                  with 501: uploads go without conditions */
   /* a directory rename holds it for writing, from before it holds every

@@ -130,7 +130,7 @@ int fsx_stage_set_upload(struct fsx_stage *s, long id, const char *bucket,
  * Abort the multipart uploads of exactly key in bucket begun around since
  * (server time: from five minutes before to fifteen after; uploads of the
  * same key by others in that window go too). 0 once the listing was read
- * (*aborted counts them), or -errno.
+ * and every upload found aborted (*aborted counts them), or -errno.
  */
 int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
                     time_t since, int *aborted);

@@ -164,7 +164,7 @@ int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
                     time_t since, int *aborted)
 {
   char *km = NULL, *um = NULL;
-  int rc, pages = 0;
+  int rc, arc, failed = 0, pages = 0;
 
   do {
     struct s3_uploads_result r;
@@ -180,11 +180,14 @@ int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
           (u->initiated && (u->initiated < since - SWEEP_SLACK_S ||
                             u->initiated > since + SWEEP_AFTER_S)))
         continue;
-      if (!s3_abort_multipart(c, bucket, key, u->upload_id)) {
+      arc = s3_abort_multipart(c, bucket, key, u->upload_id);
+      if (!arc) {
         log_warn("%s: aborted upload %s of %s, made by a request whose "
                  "answer was lost", bucket, u->upload_id, key);
         if (aborted)
           (*aborted)++;
+      } else if (arc != -ENOENT && !failed) {
+        failed = arc; /* the record must stay: swept again */
       }
     }
     if (r.truncated && r.next_key_marker && r.next_upload_id_marker &&
@@ -196,7 +199,7 @@ int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
   } while (km && um && ++pages < 100);
   free(km);
   free(um);
-  return rc;
+  return rc ? rc : failed;
 }
 
 /* Abort the upload in one record; true when it is gone (or not ours). */

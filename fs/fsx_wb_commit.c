@@ -542,6 +542,7 @@ static void *retry_main(void *arg)
       fsx_wb_put(m, v[i]);
     }
     free(v);
+    fsx_wb_leftovers(m, false);
     pthread_mutex_lock(&m->wb_lock);
   }
   pthread_mutex_unlock(&m->wb_lock);
@@ -597,6 +598,10 @@ void fsx_wb_stop(struct fsx_mount *m)
     fsx_wb_put(m, wb);
   }
   free(v);
+  n = fsx_wb_leftovers(m, true);
+  if (n)
+    log_warn("%zu multipart upload(s) could not be aborted: the next mount "
+             "with this cache.dir tries again", n);
   /* the kernel is gone: drop every handle's and dirty state's reference */
   while (m->wbs) {
     struct fsx_wb *wb = m->wbs;

@@ -102,6 +102,10 @@ void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out);
 
 /* fsx_wb_upload.c (lock held): conditional uploads of the whole file */
 int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
+/* Uploads whose abort or sweep failed, tried again (wb_lock not held):
+   how many are still left. forget: the last try, at unmount (their
+   records stay in cache.dir for the next mount). */
+size_t fsx_wb_leftovers(struct fsx_mount *m, bool forget);
 /* The open multipart upload aborted (and forgotten). */
 void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb);
 /* The file in one PutObject under key; its ETag into etag. */

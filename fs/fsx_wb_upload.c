@@ -31,6 +31,87 @@
 /* tries of a conditional write that keeps meeting another writer */
 #define COND_TRIES 3
 
+/* ---- uploads left over: an abort or a sweep that failed ---- */
+
+struct fsx_leftover {
+  struct fsx_leftover *next;
+  char *bucket, *key;
+  char *upload_id;            /* NULL: sweep the uploads begun around since */
+  time_t since;
+  long journal_id;            /* its record in cache.dir */
+};
+
+/* Remembered, to be tried again (its record stays for the next mount). */
+static void leftover(struct fsx_mount *m, const char *bucket, const char *key,
+                     const char *upload_id, time_t since, long journal_id)
+{
+  struct fsx_leftover *l = calloc(1, sizeof(*l));
+
+  if (l) {
+    l->bucket = strdup(bucket);
+    l->key = strdup(key);
+    l->upload_id = upload_id ? strdup(upload_id) : NULL;
+  }
+  if (!l || !l->bucket || !l->key || (upload_id && !l->upload_id)) {
+    if (l) {
+      free(l->bucket);
+      free(l->key);
+      free(l->upload_id);
+      free(l);
+    }
+    return; /* out of memory: the next mount finds its record */
+  }
+  l->since = since;
+  l->journal_id = journal_id;
+  pthread_mutex_lock(&m->wb_lock);
+  l->next = m->leftovers;
+  m->leftovers = l;
+  pthread_mutex_unlock(&m->wb_lock);
+}
+
+size_t fsx_wb_leftovers(struct fsx_mount *m, bool forget)
+{
+  struct fsx_leftover *l, *next, *keep = NULL;
+  size_t left = 0;
+
+  pthread_mutex_lock(&m->wb_lock);
+  l = m->leftovers;
+  m->leftovers = NULL;
+  pthread_mutex_unlock(&m->wb_lock);
+  for (; l; l = next) {
+    int rc = l->upload_id
+                 ? s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id)
+                 : fsx_stage_sweep(m->s3, l->bucket, l->key, l->since, NULL);
+    next = l->next;
+    if (!rc || rc == -ENOENT) {
+      log_notice("%s: upload %s of %s %s on retry", l->bucket,
+               l->upload_id ? l->upload_id : "(unnamed)", l->key,
+               l->upload_id ? "aborted" : "swept");
+      fsx_stage_forget_upload(m->stage, l->journal_id);
+    } else if (!forget) {
+      l->next = keep;
+      keep = l;
+      left++;
+      continue;
+    } else {
+      left++; /* its record stays: the next mount */
+    }
+    free(l->bucket);
+    free(l->key);
+    free(l->upload_id);
+    free(l);
+  }
+  if (keep) {
+    pthread_mutex_lock(&m->wb_lock);
+    for (l = keep; l->next; l = l->next)
+      ;
+    l->next = m->leftovers;
+    m->leftovers = keep;
+    pthread_mutex_unlock(&m->wb_lock);
+  }
+  return left;
+}
+
 /* ---- multipart bookkeeping (lock held) ---- */
 
 int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
@@ -62,7 +143,9 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   if (rc) {
     if (!fsx_stage_sweep(m->s3, wb->in->bucket, key, since, NULL))
       fsx_stage_forget_upload(m->stage, id);
-    return rc; /* (else the record stays: the next mount sweeps) */
+    else /* swept again later (and its record stays for the next mount) */
+      leftover(m, wb->in->bucket, key, NULL, since, id);
+    return rc;
   }
   wb->sent_meta = mt;
   fsx_wb_reset_parts(wb);
@@ -96,8 +179,10 @@ static void end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
     rc = s3_abort_multipart(m->s3, wb->in->bucket, wb->upload_key,
                             wb->upload_id);
   if (rc && rc != -ENOENT) {
-    log_warn("%s: aborting upload %s: %s (the next mount retries)",
-             wb->in->key, wb->upload_id, strerror(-rc));
+    log_warn("%s: aborting upload %s: %s (tried again later)", wb->in->key,
+             wb->upload_id, strerror(-rc));
+    leftover(m, wb->in->bucket, wb->upload_key, wb->upload_id, 0,
+             wb->journal_id);
   } else {
     fsx_stage_forget_upload(m->stage, wb->journal_id);
   }

@@ -16,6 +16,8 @@
 #   - old-server: a server that answers conditional writes with 501 (the
 #     proxy's no_cond): the upload is sent again without, one warning, and
 #     later uploads go without conditions.
+#   - abort-refused: a multipart upload whose abort is refused (403) is
+#     aborted by the retry thread once the server answers.
 #   - via-gateway: late-put and lost-reply through s3rdma-gateway (token
 #     PUTs over cma, the proxy between the gateway and RGW).
 #   - server-gone: nothing listening where the server was: reads and
@@ -158,6 +160,35 @@ check "old-server: then uploads go without conditions" put f "$(body r)"
 check "old-server: ... none refused" test "$(faults_of no_cond)" = 1
 check "old-server: ... stored" server_has f "$(body r)"
 admin pause >/dev/null
+
+# ---- abort-refused: an upload whose abort fails is aborted later ----
+# A streamed file (its multipart upload begun) cut back to one part: the
+# upload is aborted before the PUT; the abort is refused (403) while the
+# fault lasts. The retry thread aborts it once the server answers (it used
+# to stay until the next mount).
+admin "set?$NONE&forbidden=1&classes=abort&limit=-1" >/dev/null
+admin resume >/dev/null
+check "abort-refused: a streamed file cut back to one part, closed" \
+  python3 -c 'import os, sys
+f = open(sys.argv[1], "wb")
+for _ in range(20):
+    f.write(os.urandom(1 << 20))
+f.truncate(1 << 20)
+f.close()' "$mnt/cut"
+check "abort-refused: the abort was refused" test "$(faults_of forbidden)" -ge 1
+has_upload() { fs_uploads "$1" | grep -q .; }
+check "abort-refused: the upload is still there meanwhile" has_upload cut
+admin pause >/dev/null
+left=1
+for _ in $(seq 1 100); do # bounded: 10 s (the retry thread runs every 1 s)
+  left=$(fs_uploads cut | grep -c . || true)
+  [ "$left" = 0 ] && break
+  sleep 0.1
+done
+check "abort-refused: aborted by the retry thread" test "$left" = 0
+check "abort-refused: said" grep -q "aborted on retry" "$log"
+check "abort-refused: the file holds its 1 MiB" \
+  test "$(aws_ s3api head-object --bucket "$bucket" --key cut --query ContentLength --output text)" = 1048576
 
 # ---- via-gateway: the same through s3rdma-gateway, bytes moved by cma ----
 # The token PUT's If-Match goes upstream with it (the proxy now sits
