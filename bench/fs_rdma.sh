@@ -20,8 +20,8 @@
 #   bench/fs_rdma.sh [--size MiB] [--reps N]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/lib.sh
 . "$here/lib.sh"
-. "$here/peers.sh"
 
 size_mib=1024 reps=3
 while [ $# -gt 0 ]; do
@@ -48,10 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-bucket=s3r-bench-fs
-key=read-${size_mib}m.bin
-bytes=$((size_mib * 1048576))
-bench_object fs_rdma "$bucket" "$key" "$bytes"
+bench_read_object fs_rdma "$size_mib" # bucket, key, bytes
 "$GW" start --port 0 >&2
 eval "$("$GW" env)"
 gw_pid=$(cat "$S3R_GW_DIR/pid")

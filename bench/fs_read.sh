@@ -12,8 +12,8 @@
 #   bench/fs_read.sh [--size MiB] [--reps N] [--entries N] [fs_read] [fs_ls]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/lib.sh"
-. "$here/peers.sh"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh" # and the peer tools: tests/lib/peers.sh
 
 size_mib=1024 reps=3 entries=2000 work=()
 while [ $# -gt 0 ]; do
@@ -39,10 +39,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-bucket=s3r-bench-fs
-key=read-${size_mib}m.bin
-bytes=$((size_mib * 1048576))
-bench_object fs_read "$bucket" "$key" "$bytes"
+bench_read_object fs_read "$size_mib" # bucket, key, bytes
 if [ "$("$CLI" -r ls "$bucket/ls$entries/" | wc -l)" -ne "$entries" ]; then
   echo "fs_ls: creating $entries objects" >&2
   "$CLI" --parallel 32 fill "$bucket/ls$entries/f" "$entries" 4096

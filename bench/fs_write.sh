@@ -31,8 +31,8 @@
 # repetition failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/lib.sh"
-. "$here/peers.sh"
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh" # and the peer tools: tests/lib/peers.sh
 
 size_mib=1024 reps=3 tmo=600 verify=1 tools=(s3rdmafs s3fs rclone aws)
 usage() {
@@ -76,7 +76,7 @@ cleanup() {
   else
     rm -rf --one-file-system "$tmp"
   fi
-  timeout 120 bash -c '. "$1"; peer_rm_bucket "$2"' _ "$here/peers.sh" "$bucket" 2>/dev/null ||
+  timeout 120 bash -c '. "$1"; peer_rm_bucket "$2"' _ "$BENCH_TOP/tests/lib/peers.sh" "$bucket" 2>/dev/null ||
     echo "fs_write: could not delete bucket $bucket" >&2
   bench_teardown
   exit "$rc"
@@ -129,7 +129,7 @@ write_once() {
   : >"$tmp/err"
   t0=$(now)
   if [ "$tool" = aws ]; then
-    { time timeout -k 10 "$tmo" bash -c '. "$1"; shift; peer_aws_cp "$@"' _ "$here/peers.sh" \
+    { time timeout -k 10 "$tmo" bash -c '. "$1"; shift; peer_aws_cp "$@"' _ "$BENCH_TOP/tests/lib/peers.sh" \
       "$src" "s3://$bucket/$key" 2>"$tmp/err"; } 2>"$tmp/cpu" || rc=$?
   else
     timeout -k 10 "$tmo" dd if="$src" of="$mnt/$key" bs=1M status=none 2>"$tmp/err" || rc=$?

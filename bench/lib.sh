@@ -1,5 +1,6 @@
-# Shared helpers for the benchmarks (sourced).
 # shellcheck shell=bash
+# Shared helpers for the benchmarks (sourced), on top of the test library
+# (tests/lib): mount.sh for our mounts, peers.sh for the peer tools.
 
 BENCH_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RGW_SH=$BENCH_TOP/tests/servers/rgw.sh
@@ -25,6 +26,15 @@ bench_teardown() {
   [ "$bench_started_rgw" -eq 0 ] || "$RGW_SH" stop >&2
 }
 
+# bench_read_object WORKLOAD SIZE_MIB: the object the read workloads share,
+# SIZE_MIB MiB in bucket s3r-bench-fs; sets bucket, key and bytes
+bench_read_object() {
+  bucket=s3r-bench-fs
+  key=read-${2}m.bin
+  bytes=$(($2 * 1048576))
+  bench_object "$1" "$bucket" "$key" "$bytes"
+}
+
 # bench_object WORKLOAD BUCKET KEY BYTES: the bucket, and in it an object of
 # BYTES random bytes at KEY, uploaded only when not already there with that
 # size (later runs reuse it).
@@ -44,6 +54,9 @@ FS=$BENCH_TOP/build/bin/s3rdmafs
 FS_REPORT_FD=2
 # shellcheck source=tests/lib/mount.sh
 . "$BENCH_TOP/tests/lib/mount.sh"
+# The peer tools (peer_mount_s3fs, peer_umount, peer_curl_get, ...)
+# shellcheck source=tests/lib/peers.sh
+. "$BENCH_TOP/tests/lib/peers.sh"
 # bench_mount_ours BUCKET MNT LOG [s3rdmafs args...]: our daemon, in the
 # foreground in the background: its pid in $ours_pid, its output appended
 # to LOG. Returns once the mount answers, or 1.
@@ -99,24 +112,24 @@ ratio_line() {
 # proc_cpu_s PID: CPU seconds (user + system, all threads) used so far by a
 # running process, from /proc/PID/stat; fails when it is gone.
 proc_cpu_s() {
-  local s f
+  local s fld
   s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
   s=${s##*) }
-  read -r -a f <<<"$s"
-  # fields 14 and 15 (utime, stime); f[0] is field 3
-  awk -v u="${f[11]}" -v k="${f[12]}" -v hz="$(getconf CLK_TCK)" \
+  read -r -a fld <<<"$s"
+  # fields 14 and 15 (utime, stime); fld[0] is field 3
+  awk -v u="${fld[11]}" -v k="${fld[12]}" -v hz="$(getconf CLK_TCK)" \
     'BEGIN { printf "%.2f", (u + k) / hz }'
 }
 
 # proc_tree_cpu_s PID: proc_cpu_s of PID, of its live children and of the
 # children it has reaped (the gateway's cma helpers are its children).
 proc_tree_cpu_s() {
-  local s f c total
+  local s fld c total
   s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
   s=${s##*) }
-  read -r -a f <<<"$s"
+  read -r -a fld <<<"$s"
   # fields 14 to 17: utime, stime, cutime, cstime
-  total=$(awk -v a="${f[11]}" -v b="${f[12]}" -v c="${f[13]}" -v d="${f[14]}" \
+  total=$(awk -v a="${fld[11]}" -v b="${fld[12]}" -v c="${fld[13]}" -v d="${fld[14]}" \
     -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (a + b + c + d) / hz }')
   for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
     s=$(proc_cpu_s "$c") || continue
@@ -128,14 +141,12 @@ proc_tree_cpu_s() {
 # proc_user_cpu_s PID: the user-space part of proc_cpu_s (utime only): the
 # process's own code, without what the kernel does on its behalf.
 proc_user_cpu_s() {
-  local s f
+  local s fld
   s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
   s=${s##*) }
-  read -r -a f <<<"$s"
-  awk -v u="${f[11]}" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", u / hz }'
+  read -r -a fld <<<"$s"
+  awk -v u="${fld[11]}" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", u / hz }'
 }
 
-drop_caches() {
-  sync
-  echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
-}
+# drop_caches: peer_drop_caches, quiet when it cannot (not root)
+drop_caches() { peer_drop_caches 2>/dev/null || true; }

@@ -7,8 +7,8 @@
 set -euo pipefail
 cli=$1
 BIN=$(cd "$(dirname "$cli")" && pwd)
-# shellcheck source=tests/integration/fs_lib.sh
-. "$(dirname "$0")/fs_lib.sh" # aws_, check, summary
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh" # aws_, check, summary
 tmp=$(mktemp -d)
 bucket=s3r-cli-$$-$RANDOM
 cleanup() {

@@ -41,11 +41,10 @@
 #
 #   test_fs_chaos.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-. "$here/gw_lib.sh"
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
 unset S3R_FS_ENDPOINT S3R_FS_OPTS # mounts name their endpoint themselves
+fs_test_setup "$1" chaos
 
 RGW_SH=$(cd "$here/../servers" && pwd)/rgw.sh
 WORK=$here/chaos_work.py
@@ -58,12 +57,7 @@ fi
 echo "# chaos: every scenario has a fixed seed (on its lines) but faults-random:" \
   "seed $RSEED (replay: S3R_CHAOS_SEED=$RSEED S3R_CHAOS_ONLY=faults-random $0 $1)"
 
-tmp=$(mktemp -d /tmp/s3r-chaos.XXXXXX)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-chaos-$$-$RANDOM
 results=$tmp/results.jsonl
-mkdir -p "$mnt"
 proxy_pid='' wpid='' gw_on=0
 
 cleanup() {
@@ -97,16 +91,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # ---- the proxy ----
-up=${S3R_ENDPOINT#http://}
-python3 "$here/fault_proxy.py" --upstream "${up%%/*}" --paused --seed 1 \
-  --stall-s 4 --port-file "$tmp/proxy.ports" \
-  --log "$tmp/proxy.log" --exit-with-parent >/dev/null 2>&1 &
-proxy_pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/proxy.ports" ] && break; sleep 0.1; done
-PROXY=http://127.0.0.1:$(awk '$1 == "proxy" {print $2}' "$tmp/proxy.ports")
-ADMIN=http://127.0.0.1:$(awk '$1 == "admin" {print $2}' "$tmp/proxy.ports")
-admin() { curl -sf -m 5 "$ADMIN/$1"; }
-admin stats >/dev/null || { echo "the fault proxy did not start"; exit 1; }
+fault_proxy_start --stall-s 4 # proxy_pid, PROXY, ADMIN, admin
 faults_total() { admin stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["faults_total"])'; }
 
 # rates per fault kind (a request gets at most one)

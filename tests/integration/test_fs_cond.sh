@@ -25,18 +25,11 @@
 #
 #   test_fs_cond.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-. "$here/gw_lib.sh"
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
 unset S3R_FS_ENDPOINT S3R_FS_OPTS # the mount names its endpoint itself
-
-tmp=$(mktemp -d /tmp/s3r-cond.XXXXXX)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-cond-$$-$RANDOM
+fs_test_setup "$1" cond mnt2
 mnt2=$tmp/mnt2
-mkdir -p "$mnt" "$mnt2"
 proxy_pid='' gw_on=0
 cleanup() {
   local rc=$?
@@ -57,16 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-up=${S3R_ENDPOINT#http://}
-python3 "$here/fault_proxy.py" --upstream "${up%%/*}" --paused --seed 1 \
-  --stall-s 5 --port-file "$tmp/proxy.ports" --log "$tmp/proxy.log" \
-  --exit-with-parent >/dev/null 2>&1 &
-proxy_pid=$!
-for _ in $(seq 1 100); do [ -s "$tmp/proxy.ports" ] && break; sleep 0.1; done
-PROXY=http://127.0.0.1:$(awk '$1 == "proxy" {print $2}' "$tmp/proxy.ports")
-ADMIN=http://127.0.0.1:$(awk '$1 == "admin" {print $2}' "$tmp/proxy.ports")
-admin() { curl -sf -m 5 "$ADMIN/$1"; }
-admin stats >/dev/null || { echo "the fault proxy did not start"; exit 1; }
+fault_proxy_start --stall-s 5 # proxy_pid, PROXY, ADMIN, admin
 puts() { admin stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["by_class"]["put"])'; }
 # one fault of KIND for the next matching request of CLASS, then none
 NONE="slowdown=0&internal=0&forbidden=0&reset_resp=0&reset_req=0&truncate=0&stall=0&bad_xml=0&bad_length=0&error_200=0&no_cond=0&late=0&flip=0"
@@ -204,7 +188,7 @@ t0=$(gw_stat token_puts)
 one_fault late put
 check "via-gateway: close() of the overwrite returns 0" put_at "$mnt2/v" "$(body n)"
 check "via-gateway: a newer version stored" put_at "$mnt2/v" "$(body o)"
-if [ "$(awk '$1 == "rdma.transport" {print $2}' "$mnt2/.s3rdmafs-stats")" = cma ]; then
+if [ "$(stat_of rdma.transport "$mnt2")" = cma ]; then
   check "via-gateway: the PUTs moved their bytes by token" \
     test "$(( $(gw_stat token_puts) - t0 ))" -ge 2
 else

@@ -38,17 +38,11 @@
 #
 #   test_fs_crash.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" crash mnt2 cache
 MiB=1048576
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
-log=$tmp/fs.log
 cache=$tmp/cache
-bucket=s3r-crash-$$-$RANDOM
-mkdir -p "$mnt" "$tmp/mnt2" "$cache"
 rport=$((20000 + RANDOM % 20000))
 rgw_port=${S3R_ENDPOINT##*:}
 relay_pid= wpid=
@@ -78,13 +72,7 @@ cleanup() {
   relay_up >/dev/null 2>&1 # a mount still up can finish its work
   fs_umount "$tmp/mnt2" || true
   relay_down
-  aws_ s3api list-multipart-uploads --bucket "$bucket" \
-    --query 'Uploads[].[Key,UploadId]' --output text 2>/dev/null |
-    while read -r k id; do
-      [ "$k" = None ] || [ -z "$id" ] ||
-        aws_ s3api abort-multipart-upload --bucket "$bucket" --key "$k" \
-          --upload-id "$id" >/dev/null 2>&1
-    done
+  fs_abort_uploads
   (exit "$rc")
   fs_cleanup
 }
@@ -100,10 +88,6 @@ opts=(-o "endpoint=http://127.0.0.1:$rport" -o "cache.dir=$cache"
       -o s3.retry.budget_ms=2000 -o s3.connect_timeout_ms=1000
       -o write.retry_interval=3600 -o rdma.transport=off)
 
-check_eq() { # name, got, want
-  check "$1" test "$2" = "$3"
-  [ "$2" = "$3" ] || echo "#   got '$2', want '$3'"
-}
 mount_it() { # MNT LOG [ARG...]: mounted through the relay
   fs_mount "$bucket" "$1" "$2" "${opts[@]}" "${@:3}"
 }
@@ -162,9 +146,6 @@ wait_held() {
   return 1
 }
 quiet() { "$@" >/dev/null; }
-stat_of() { # NAME in the mount's stats
-  "$BIN/s3rdmafs" stats "$mnt" | awk -v k="$1" '$1 == k { print $2 }'
-}
 # a dead mount's file: SRC written into KEY at OFFSET (FLAGS), close() EIO
 # with the relay down, SIGKILL; the relay back (holding nothing)
 dead_file() {

@@ -15,23 +15,16 @@
 # S3R_FSX_ARGS=... more fs_exerciser.py options for every run (say
 #                  "--weights listdir=0" to look past a listing bug)
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-fsx-$$-$RANDOM
-mkdir -p "$mnt" "$tmp/cache" "$tmp/cache2" "$tmp/md5"
-trap fs_cleanup EXIT
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsx cache cache2 md5
 
 part=5M
 exerciser=$here/fs_exerciser.py
 export PYTHONDONTWRITEBYTECODE=1
 
 mount_rw() { # [cache dir]: mount, the daemon's pid in $fspid
-  fs_mount "$bucket" "$mnt" "$log" -o write.part_size=$part \
+  fs_mount "$bucket" "$mnt" "$log" -o write.part_size="$part" \
     -o cache.dir="${1:-$tmp/cache}"
   fspid=$FS_PID
 }

@@ -29,10 +29,9 @@
 #
 #   test_fs_faults.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsf cache cache-kill
 MiB=1048576
 FREEZE_MAX=120 # seconds: the watchdog thaws RGW after this, whatever happens
 WRITER=$here/fault_writer.py
@@ -45,12 +44,6 @@ if ! [[ $rgw_pid =~ ^[0-9]+$ ]] ||
   exit 1
 fi
 rgw_state() { awk '{print $3}' /proc/"$rgw_pid"/stat 2>/dev/null; }
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-fsf-$$-$RANDOM
-mkdir -p "$mnt" "$tmp/cache" "$tmp/cache-kill"
 wpid=
 
 thaw() {
@@ -137,25 +130,13 @@ start_writer() {
 }
 writer_done() { grep -qs '^done=1' "$ctl/result" || ! kill -0 "$wpid" 2>/dev/null; }
 # wait_at NAME SECONDS: the writer reached pause NAME (or ended: false)
-wait_at() {
-  local t0=$SECONDS
-  for _ in $(seq 1 $(($2 * 50))); do
-    [ -e "$ctl/at-$1" ] && return 0
-    writer_done && return 1
-    [ $((SECONDS - t0)) -ge "$2" ] && return 1
-    sleep 0.02
-  done
-  return 1
-}
+at_() { [ -e "$ctl/at-$1" ] && return 0; writer_done && return 2; return 1; }
+wait_at() { wait_for "$2" 0.02 at_ "$1"; }
 # wait_writer SECONDS: the writer finished in time
 wait_writer() {
-  local t0=$SECONDS
-  for _ in $(seq 1 $(($1 * 20))); do
-    if writer_done; then wait "$wpid" 2>/dev/null || true; wpid=; return 0; fi
-    [ $((SECONDS - t0)) -ge "$1" ] && return 1
-    sleep 0.05
-  done
-  return 1
+  wait_for "$1" 0.05 writer_done || return 1
+  wait "$wpid" 2>/dev/null || true
+  wpid=
 }
 # writer_finish SECONDS: wait for it, else kill it (after thawing RGW)
 writer_finish() {
@@ -184,8 +165,6 @@ poll_object() {
   done
   return 1
 }
-# stat NAME: a counter of the mount's stats file (served without S3)
-stat_() { awk -v k="$1" '$1 == k {print $2}' "$mnt/.s3rdmafs-stats" 2>/dev/null; }
 # no_partial SIZE SEEN...: nothing seen was an object of another size
 no_partial() {
   local want=$1 s; shift
@@ -211,18 +190,18 @@ key=a-long.bin
 start_writer a "$mnt/$key" $((40 * MiB)) 1 --pause-at $((15 * MiB))
 check "a: writer reaches 15 MiB" wait_at bytes 60
 check_eq "a: no object visible mid-write" "$(head_size $key)" absent
-errs0=$(stat_ write.commit_errors)
+errs0=$(stat_of write.commit_errors)
 freeze
 t0=$SECONDS
 touch "$ctl/go-bytes"
 check "a: writer done (close returned) within 60 s of the freeze" writer_finish 60
 t1=$SECONDS
 for _ in $(seq 1 150); do # the second failure (release's), at most 30 s more
-  [ "$(stat_ write.commit_errors)" -ge $((${errs0:-0} + 2)) ] 2>/dev/null && break
+  [ "$(stat_of write.commit_errors)" -ge $((${errs0:-0} + 2)) ] 2>/dev/null && break
   [ $((SECONDS - t1)) -ge 30 ] && break
   sleep 0.2
 done
-echo "# a: uploads failed while frozen (write.commit_errors): $(stat_ write.commit_errors) - ${errs0:-?}"
+echo "# a: uploads failed while frozen (write.commit_errors): $(stat_of write.commit_errors) - ${errs0:-?}"
 thaw
 echo "# a: RGW frozen for $((SECONDS - t0)) s"
 report a

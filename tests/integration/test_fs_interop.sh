@@ -15,21 +15,12 @@
 #
 #   test_fs_interop.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-. "$here/fs_lib.sh"
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsi s3fs cache model
 smnt=$tmp/s3fs
-log=$tmp/fs.log
-bucket=s3r-fsi-$$-$RANDOM
-mkdir -p "$mnt" "$smnt" "$tmp/cache" "$tmp/model"
-export PEER_STATE_DIR=$tmp/peers
-. "$top/bench/peers.sh" # peer_mount_s3fs, peer_umount
-# (set +e: a bare "(exit $rc)" with rc != 0 would end the trap there)
-trap 'rc=$?; set +e; peer_umount "$smnt" >/dev/null 2>&1; (exit $rc); fs_cleanup' EXIT
+export PEER_STATE_DIR=$tmp/peers # peer_mount_s3fs, peer_umount: tests/lib/peers.sh
+trap fs_cleanup_s3fs EXIT
 umask 022
 MiB=1048576
 model=$tmp/model

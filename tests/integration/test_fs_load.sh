@@ -43,16 +43,9 @@
 # S3R_TEST_SEED=N      the second run's seed (default: random, printed)
 # S3R_LOAD_SECONDS=N   seconds of load per run (default 30)
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-fsload-$$-$RANDOM
-mkdir -p "$mnt" "$tmp/cache" "$tmp/cache2"
-trap fs_cleanup EXIT
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsload cache cache2
 export PYTHONDONTWRITEBYTECODE=1
 
 driver=$here/load_driver.py

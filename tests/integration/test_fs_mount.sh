@@ -5,17 +5,11 @@
 #
 #   test_fs_mount.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsm
 top=$(cd "$here/../.." && pwd)
-. "$here/fs_lib.sh"
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
 log=$tmp/log
-bucket=s3r-fsm-$$-$RANDOM
-mkdir -p "$mnt"
-trap fs_cleanup EXIT
 
 "$CLI" mb "$bucket"
 printf 'hello' | aws_ s3 cp - "s3://$bucket/top.txt" >/dev/null

@@ -6,16 +6,9 @@
 #
 #   test_fs_read.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-fsr-$$-$RANDOM
-mkdir -p "$mnt" "$tmp/local"
-trap fs_cleanup EXIT
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsr local
 
 # ---- the bucket ----
 "$CLI" mb "$bucket"
@@ -106,11 +99,11 @@ done
 check "8 parallel readers of different files" $ok
 
 # ---- a 5000-entry directory ----
-lists0=$(awk '/^fs.lists /{print $2}' "$mnt/.s3rdmafs-stats")
+lists0=$(stat_of fs.lists)
 check "5000 entries listed" test "$(ls "$mnt/many" | wc -l)" = 5000
 check "ls -l of 5000 entries" test "$(ls -l "$mnt/many" | grep -c '^-')" = 5000
-lists1=$(awk '/^fs.lists /{print $2}' "$mnt/.s3rdmafs-stats")
-heads=$(awk '/^fs.heads /{print $2}' "$mnt/.s3rdmafs-stats")
+lists1=$(stat_of fs.lists)
+heads=$(stat_of fs.heads)
 echo "# ls + ls -l of 5000 entries: $((lists1 - lists0)) LISTs"
 check "about one LIST per 1000 entries" test $((lists1 - lists0)) -le 12
 check "no HEAD per entry" test "$heads" -lt 1000

@@ -17,17 +17,10 @@
 #
 #   test_fs_rename.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" ren cache
 MiB=1048576
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-ren-$$-$RANDOM
-mkdir -p "$mnt" "$tmp/cache"
-trap fs_cleanup EXIT
 
 aws_ s3 mb "s3://$bucket" >/dev/null
 # siblings, so that a directory rename spends a while copying

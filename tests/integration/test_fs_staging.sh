@@ -27,19 +27,13 @@
 #
 #   test_fs_staging.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" stg cache
+log=$tmp/fs-a.log
 MiB=1048576
 LIMIT=$((64 * MiB))
 WRITER=$here/fault_writer.py
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
-log=$tmp/fs-a.log
-bucket=s3r-stg-$$-$RANDOM
-mkdir -p "$mnt" "$tmp/cache"
 declare -A wpid=()
 small=
 
@@ -72,30 +66,14 @@ res() { sed -n "s/^$2=//p" "$tmp/ctl-$1/result" 2>/dev/null | tail -n 1; }
 done_() { grep -qs '^done=1' "$tmp/ctl-$1/result" || ! kill -0 "${wpid[$1]}" 2>/dev/null; }
 report() { echo "# $1: $(tr '\n' ' ' <"$tmp/ctl-$1/result" 2>/dev/null)"; }
 # wait_at NAME SECONDS: the writer is paused before its close
-wait_at() {
-  local t0=$SECONDS
-  for _ in $(seq 1 $(($2 * 20))); do
-    [ -e "$tmp/ctl-$1/at-close" ] && return 0
-    done_ "$1" && return 1
-    [ $((SECONDS - t0)) -ge "$2" ] && return 1
-    sleep 0.05
-  done
-  return 1
-}
+at_close() { [ -e "$tmp/ctl-$1/at-close" ] && return 0; done_ "$1" && return 2; return 1; }
+wait_at() { wait_for "$2" 0.05 at_close "$1"; }
 # finish NAME SECONDS: let it close (if paused) and wait for it to end
 finish() {
-  local t0=$SECONDS
   touch "$tmp/ctl-$1/go-close"
-  for _ in $(seq 1 $(($2 * 20))); do
-    if done_ "$1"; then wait "${wpid[$1]}" 2>/dev/null || true; unset "wpid[$1]"; return 0; fi
-    [ $((SECONDS - t0)) -ge "$2" ] && return 1
-    sleep 0.05
-  done
-  return 1
-}
-check_eq() {
-  check "$1" test "$2" = "$3"
-  [ "$2" = "$3" ] || echo "#   got '$2', want '$3'"
+  wait_for "$2" 0.05 done_ "$1" || return 1
+  wait "${wpid[$1]}" 2>/dev/null || true
+  unset "wpid[$1]"
 }
 # df_ FIELD: size or avail of the mount, bytes
 df_() { df -B1 --output="$1" "$mnt" | tail -n 1 | tr -d ' '; }
@@ -110,16 +88,24 @@ wait_avail() {
   echo "# df avail: $(df_ avail), want >= $1"
   return 1
 }
-in_range() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 # same_object NAME: the object holds exactly what the writer acknowledged
 same_object() {
   local ref=$tmp/ctl-$1/ref got
   got=$(aws_ s3 cp "s3://$bucket/$1.bin" - 2>/dev/null | md5sum | cut -d' ' -f1)
   [ "$got" = "$(md5 "$ref")" ] || { echo "# $1: object md5 $got, written $(md5 "$ref") ($(stat -c %s "$ref") bytes)"; return 1; }
 }
+# stops_at_enospc SCENARIO NAME SIZE SEED GETS WROTE LO HI: a writer of NAME
+# (SIZE bytes) stops, open, with ENOSPC (check "GETS") after LO..HI MiB
+# (check "WROTE (LO..HI MiB)")
+stops_at_enospc() {
+  local s=$1 name=$2
+  start_writer "$name" "$3" "$4" --pause-before-close
+  check "$s: $name stops and stays open" wait_at "$name" 60
+  report "$name"
+  check_eq "$s: $5" "$(res "$name" write_err)" "28(ENOSPC)"
+  check "$s: $6 ($7..$8 MiB)" in_range "$(res "$name" written)" $(($7 * MiB)) $(($8 * MiB))
+}
 refusals() { grep -c "${2:-staging full}" "$1" || true; }
-# stat_of NAME: a line of the mount's stats file
-stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$mnt/.s3rdmafs-stats"; }
 stats_() { grep '^staging\.' "$mnt/.s3rdmafs-stats" | tr '\n' ' '; }
 # tmpfs_avail: bytes free on the tmpfs of c)
 tmpfs_avail() { df -B1 --output=avail "$small" | tail -n 1 | tr -d ' '; }
@@ -144,12 +130,7 @@ echo "# a: stats with A open: $(stats_)"
 check "a: stats: staging.bytes is A's 40 MiB (40..41 MiB)" \
   in_range "$(stat_of staging.bytes)" $((40 * MiB)) $((41 * MiB))
 check_eq "a: stats: no write waited yet" "$(stat_of staging.waits)" 0
-start_writer B $((40 * MiB)) 2 --pause-before-close
-check "a: B stops and stays open" wait_at B 60
-report B
-check_eq "a: B gets ENOSPC at the limit" "$(res B write_err)" "28(ENOSPC)"
-check "a: B wrote what was left (20..24 MiB)" \
-  in_range "$(res B written)" $((20 * MiB)) $((24 * MiB))
+stops_at_enospc a B $((40 * MiB)) 2 "B gets ENOSPC at the limit" "B wrote what was left" 20 24
 start_writer C $((8 * MiB)) 3 --pause-before-close
 check "a: C stops and stays open" wait_at C 60
 report C
@@ -244,12 +225,7 @@ else
   echo "# c: write.staging_max=1G: df size $size, tmpfs free $(tmpfs_avail)"
   check "c: df shows what the filesystem can take (90..96 MiB), not 1G" \
     in_range "$size" $((90 * MiB)) $((96 * MiB))
-  start_writer E $((120 * MiB)) 7 --pause-before-close
-  check "c: E stops and stays open" wait_at E 60
-  report E
-  check_eq "c: E gets ENOSPC" "$(res E write_err)" "28(ENOSPC)"
-  check "c: E wrote what the filesystem could take (80..96 MiB)" \
-    in_range "$(res E written)" $((80 * MiB)) $((96 * MiB))
+  stops_at_enospc c E $((120 * MiB)) 7 "E gets ENOSPC" "E wrote what the filesystem could take" 80 96
   echo "# c: tmpfs free when E stopped: $(tmpfs_avail)"
   check "c: the filesystem keeps its margin free (>= 900 KiB)" \
     test "$(tmpfs_avail)" -ge $((900 * 1024))

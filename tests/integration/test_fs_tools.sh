@@ -9,25 +9,19 @@
 #
 #   test_fs_tools.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-. "$here/fs_lib.sh"
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-fst-$$-$RANDOM
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fst model dl cache
 model=$tmp/model # what the mount should hold, on local disk
 dl=$tmp/dl       # downloads through the second client
-mkdir -p "$mnt" "$model" "$dl" "$tmp/cache"
-trap fs_cleanup EXIT
 umask 022
 MiB=1048576
 guard_s=300 # seconds an operation on the mount may take
 fspid='' mopts=()
 
-# ---- helpers (and fs_lib.sh's key_md5, keys, eq, in_range) ----
-. "$here/fs_wlib.sh"
+# ---- helpers (and test.sh's key_md5, keys, eq, in_range) ----
+# shellcheck source=tests/lib/write.sh
+. "$here/../lib/write.sh"
 # want_keys PREFIX DIR: the keys a copy of local DIR at PREFIX should make:
 # PREFIX/, a dir/ marker for each directory, each file
 want_keys() {

@@ -11,30 +11,22 @@
 #
 #   test_fs_write.sh BUILD_BIN_DIR
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-. "$here/fs_lib.sh"
-
-tmp=$(mktemp -d)
-mnt=$tmp/mnt
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsw s3fs model cache
 smnt=$tmp/s3fs
-log=$tmp/fs.log
-bucket=s3r-fsw-$$-$RANDOM
 model=$tmp/model # what each file should hold, kept on local disk
-mkdir -p "$mnt" "$smnt" "$model" "$tmp/cache"
-export PEER_STATE_DIR=$tmp/peers
-. "$top/bench/peers.sh" # peer_mount_s3fs, peer_umount
-# (set +e: a bare "(exit $rc)" with rc != 0 would end the trap there)
-trap 'rc=$?; set +e; peer_umount "$smnt" >/dev/null 2>&1; (exit $rc); fs_cleanup' EXIT
+export PEER_STATE_DIR=$tmp/peers # peer_mount_s3fs, peer_umount: tests/lib/peers.sh
+trap fs_cleanup_s3fs EXIT
 umask 022
 me=$(id -u):$(id -g)
 MiB=1048576
 guard_s=60 # seconds an operation on the mount may take
 fspid='' mopts=()
 
-# ---- helpers (and fs_lib.sh's key_absent, key_md5, keys, eq, in_range) ----
-. "$here/fs_wlib.sh"
+# ---- helpers (and test.sh's key_absent, key_md5, keys, eq, in_range) ----
+# shellcheck source=tests/lib/write.sh
+. "$here/../lib/write.sh"
 # wcheck NAME CMD...: check, with CMD under guard
 wcheck() { local name=$1; shift; check "$name" guard "$@"; }
 # both REL PYTHON: run PYTHON (p = the path) on $model/REL, then on the mount

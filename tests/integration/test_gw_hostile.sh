@@ -20,10 +20,8 @@
 set -euo pipefail
 BIN=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=tests/integration/fs_lib.sh
-. "$here/fs_lib.sh"
-# shellcheck source=tests/integration/gw_lib.sh
-. "$here/gw_lib.sh"
+# shellcheck source=tests/lib/test.sh
+. "$here/../lib/test.sh" # and tests/lib/gw.sh: gw_start, gw_stop, ...
 
 PROBE=$BIN/gw_token_probe
 tmp=$(mktemp -d /tmp/s3r-gwhostile.XXXXXX)
@@ -81,9 +79,7 @@ cleanup() {
     kill -KILL "$victim_pid" 2>/dev/null
     wait "$victim_pid" 2>/dev/null
   fi
-  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
-    echo "--- the gateway's log (exit $rc)"; tail -n 80 "$gw_log"
-  fi
+  gw_log_on_failure "$rc" 80
   gw_stop
   for p in "${extra_pids[@]}" $fake_pid; do kill -KILL "$p" 2>/dev/null; done
   [ -z "$addr_made" ] || ip addr del "$addr_made/32" dev lo

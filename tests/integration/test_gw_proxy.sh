@@ -7,24 +7,11 @@
 set -euo pipefail
 BIN=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=tests/integration/fs_lib.sh
-. "$here/fs_lib.sh"
-# shellcheck source=tests/integration/gw_lib.sh
-. "$here/gw_lib.sh"
-
+# shellcheck source=tests/lib/test.sh
+. "$here/../lib/test.sh" # and tests/lib/gw.sh: gw_start, gw_stop, ...
 tmp=$(mktemp -d /tmp/s3r-gwproxy.XXXXXX)
 bucket=s3r-gwproxy-$$-$((RANDOM % 10000))
-cleanup() {
-  local rc=$?
-  set +e
-  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
-    echo "--- the gateway's log (exit $rc)"; tail -n 60 "$gw_log"
-  fi
-  aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1
-  gw_stop
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap gw_cleanup EXIT
 
 # awscli through the gateway; a small multipart threshold for "s3 cp"
 cat >"$tmp/aws.cfg" <<CFG

@@ -16,24 +16,13 @@
 #    and is scrubbed from its /proc/PID/cmdline.
 # Usage: test_gw_secrets.sh BIN_DIR (with RGW's env: run under with_rgw.sh)
 set -euo pipefail
-BIN=$(cd "$1" && pwd)
-here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=tests/integration/fs_lib.sh
-. "$here/fs_lib.sh"
-# shellcheck source=tests/integration/gw_lib.sh
-. "$here/gw_lib.sh"
-
-tmp=$(mktemp -d /tmp/s3r-gwsecrets.XXXXXX)
-mnt=$tmp/mnt
-log=$tmp/fs.log
-bucket=s3r-gwsecrets-$$-$((RANDOM % 10000))
-mkdir -p "$mnt"
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh" # and tests/lib/gw.sh: gw_start, gw_stop, ...
+fs_test_setup "$1" gwsecrets
 cleanup() {
   local rc=$?
   set +e
-  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
-    echo "--- the gateway's log (exit $rc)"; tail -n 40 "$gw_log" 2>/dev/null
-  fi
+  gw_log_on_failure "$rc" 40
   gw_stop
   (exit "$rc")
   fs_cleanup

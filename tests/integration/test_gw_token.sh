@@ -6,22 +6,10 @@
 set -euo pipefail
 BIN=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=tests/integration/fs_lib.sh
-. "$here/fs_lib.sh"
-# shellcheck source=tests/integration/gw_lib.sh
-. "$here/gw_lib.sh"
-
+# shellcheck source=tests/lib/test.sh
+. "$here/../lib/test.sh" # and tests/lib/gw.sh: gw_start, gw_stop, ...
 tmp=$(mktemp -d /tmp/s3r-gwtok.XXXXXX)
-cleanup() {
-  local rc=$?
-  set +e
-  if [ "$rc" -ne 0 ] || [ "$fail" -ne 0 ]; then
-    echo "--- the gateway's log (exit $rc)"; tail -n 60 "$gw_log"
-  fi
-  gw_stop
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap gw_cleanup EXIT
 
 gw_start "$tmp/gw" --log-level info --chunk-size 262144
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run a filesystem test suite with its mounts going through s3rdma-gateway
 # (in front of the local RGW) with rdma.transport=cma; awscli, the CLI and
-# s3fs in the suite still talk to RGW directly (fs_lib.sh's fs_mount reads
+# s3fs in the suite still talk to RGW directly (tests/lib/mount.sh's fs_mount reads
 # S3R_FS_ENDPOINT and S3R_FS_OPTS). Afterwards the gateway's counters must
 # show file bytes moved by cma, in both directions when the suite writes,
 # and no token refused, failed midway or past its deadline.
@@ -11,7 +11,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 suite=$1 bin=$(cd "$2" && pwd)
 BIN=$bin
-. "$here/gw_lib.sh"
+# shellcheck source=tests/lib/gw.sh
+. "$here/../lib/gw.sh"
 tmp=$(mktemp -d /tmp/s3r-gw.XXXXXX)
 trap 'gw_stop; rm -rf "$tmp"' EXIT
 gw_start "$tmp/gw"

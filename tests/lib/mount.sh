@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Mounting and unmounting s3rdmafs: the one library the tests
-# (tests/integration/fs_lib.sh) and the benchmarks (bench/lib.sh) share.
+# (tests/lib/test.sh) and the benchmarks (bench/lib.sh) share.
 # Sourced; needs $FS, the s3rdmafs binary.
 #
 #   fs_mount BUCKET[:/PREFIX] MNT LOG [ARG...]
@@ -30,7 +30,7 @@
 #       sanitizers writing their reports under $FS_SAN_DIR rather than to a
 #       stderr nobody reads; fs_umount of such a mount checks that directory
 #       (its exit status cannot be had: the daemon is nobody's child here).
-#   is_mounted MNT, wait_mount MNT [not]
+#   is_mounted MNT, wait_mount MNT [not], unmount_busy: unmount.sh
 #
 # Settings: FS_ARGS (array: arguments before the caller's; the tests give
 # -o cache.mlock=false), FS_EXEC (array: a command prefix, exec'ing the
@@ -47,21 +47,8 @@ FS_PID=''
 FS_MOUNTS=0
 declare -gA _fs_pid=() _fs_log=() _fs_off=() _fs_status=()
 _fs_san_re='ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:'
-
-# Is $1 mounted? From /proc/mounts: mountpoint(1) fails on a dead FUSE
-# mount (its daemon gone), which is exactly when cleanup must still act.
-is_mounted() { grep -qs " $1 " /proc/mounts; }
-
-# Wait (bounded) until $1 is mounted, or until it is not (with "not").
-wait_mount() {
-  local mp=$1 want=${2:-yes}
-  for _ in $(seq 1 100); do
-    if is_mounted "$mp"; then [ "$want" = yes ] && return 0
-    else [ "$want" = not ] && return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
+# shellcheck source=tests/lib/unmount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/unmount.sh"
 
 _fs_say() { printf '%s\n' "$@" >&"${FS_REPORT_FD:-1}"; }
 _fs_ok() {
@@ -74,13 +61,6 @@ _fs_not_ok() {
   return 1
 }
 
-# _fs_alive PID: the process exists and is not a zombie
-_fs_alive() {
-  local s
-  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-  s=${s##*) }
-  [ "${s%% *}" != Z ]
-}
 
 # _fs_sanitized: was $FS built with ASan/UBSan?
 _fs_sanitized() { grep -qa __asan_init "$FS" 2>/dev/null; }
@@ -131,10 +111,10 @@ fs_mount() {
       timeout 30 stat "$mp" >/dev/null && return 0
       break
     fi
-    _fs_alive "$pid" || break
+    proc_alive "$pid" || break
     sleep 0.1
   done
-  if _fs_alive "$pid"; then
+  if proc_alive "$pid"; then
     if is_mounted "$mp"; then
       _fs_say "mount failed: $mp mounted but a stat of it gets no answer in 30 s; stopping the daemon"
     else
@@ -142,8 +122,7 @@ fs_mount() {
     fi
     fusermount3 -u "$mp" 2>/dev/null || true
     kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do _fs_alive "$pid" || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
+    wait_gone "$pid" 10 || kill -KILL "$pid" 2>/dev/null || true
   fi
   st=0
   wait "$pid" 2>/dev/null || st=$?
@@ -170,34 +149,22 @@ _fs_daemon_of() {
   return 1
 }
 
-# _fs_unmount MNT: fusermount3 -u, retried while busy; then umount -l
+# _fs_unmount MNT: unmount_busy (retried while busy; then umount -l)
 _fs_unmount() {
-  local mp=$1
-  is_mounted "$mp" || return 0
-  for _ in $(seq 1 50); do
-    fusermount3 -u "$mp" 2>/dev/null && break
-    sleep 0.2
-  done
-  if is_mounted "$mp"; then
-    _fs_say "# $mp still busy after 10 s: umount -l"
-    umount -l "$mp" || true
-  fi
-  wait_mount "$mp" not
+  unmount_busy "$1" _fs_note || true
+  wait_mount "$1" not
 }
+_fs_note() { _fs_say "# $*"; }
 
 # _fs_reap MNT: wait (bounded) for fs_mount's daemon of MNT to exit and
 # keep its status; SIGKILL (and a failure) when it does not exit in time
 _fs_reap() {
-  local mp=$1 pid=${_fs_pid[$1]} i st=0 parent
+  local mp=$1 pid=${_fs_pid[$1]} st=0 parent
   [ -z "${_fs_status[$mp]:-}" ] || return 0
-  for ((i = 0; i < ${FS_EXIT_TIMEOUT:-120} * 10; i++)); do
-    _fs_alive "$pid" || break
-    sleep 0.1
-  done
-  if _fs_alive "$pid"; then
+  if ! wait_gone "$pid" "${FS_EXIT_TIMEOUT:-120}"; then
     _fs_not_ok "s3rdmafs on $mp (pid $pid) still running ${FS_EXIT_TIMEOUT:-120} s after the unmount: SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do _fs_alive "$pid" || break; sleep 0.1; done
+    wait_gone "$pid" 10 || true
   fi
   parent=$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$pid/stat" 2>/dev/null || true)
   if [ -n "$parent" ] && [ "$parent" != "$BASHPID" ]; then
@@ -302,11 +269,11 @@ fs_stop() {
 }
 
 fs_kill() {
-  local mp=$1 pid=${_fs_pid[$1]:-} i st=0
+  local mp=$1 pid=${_fs_pid[$1]:-} st=0
   [ -n "$pid" ] || { _fs_not_ok "fs_kill $mp: no daemon of ours there"; return 1; }
   [ -z "${_fs_status[$mp]:-}" ] || return 0
   kill -KILL "$pid" 2>/dev/null || true
-  for ((i = 0; i < 300; i++)); do _fs_alive "$pid" || break; sleep 0.1; done
+  wait_gone "$pid" 30 || true
   wait "$pid" 2>/dev/null || st=$? # (quiet: no "Killed" line)
   [ "$st" -ne 127 ] || st=unknown
   _fs_status[$mp]=$st

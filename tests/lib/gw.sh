@@ -1,9 +1,12 @@
-# Helpers for the tests that run s3rdma-gateway (sourced): scripts/gateway.sh
-# with the test's own state directory and a port the kernel picks (no race
-# for a free port); awscli and curl as clients of the gateway.
-# Needs: $BIN (build/bin), RGW's S3R_ENDPOINT and keys in the environment;
-# gw_aws: tests/lib/aws.sh sourced (fs_lib.sh does).
 # shellcheck shell=bash
+# Helpers for the tests that run s3rdma-gateway (sourced; tests/lib/test.sh
+# does): scripts/gateway.sh with the test's own state directory and a port
+# the kernel picks (no race for a free port); awscli and curl as clients of
+# the gateway.
+# Needs: $BIN (build/bin), RGW's S3R_ENDPOINT and keys in the environment;
+# gw_aws: tests/lib/aws.sh sourced (test.sh does).
+# (variables set for, and read from, the sourcing script)
+# shellcheck disable=SC2154
 
 GW_SH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/gateway.sh
 GW_ENDPOINT='' gw_log=''
@@ -34,6 +37,25 @@ gw_curl() {
 
 gw_stats() { "$GW_SH" stats; }
 gw_stat() { gw_stats | awk -v k="$1" '$1 == k { print $2 }'; }
+
+# gw_log_on_failure RC [LINES]: after a failure (RC, or a failed check in
+# $fail) the last LINES (60) of the gateway's log
+gw_log_on_failure() {
+  if [ "$1" -ne 0 ] || [ "${fail:-0}" -ne 0 ]; then
+    echo "--- the gateway's log (exit $1)"; tail -n "${2:-60}" "$gw_log" 2>/dev/null
+  fi
+}
+# gw_cleanup: the EXIT trap of a gateway suite using $tmp (and $bucket, when
+# set): the log after a failure, the bucket dropped, the gateway stopped,
+# $tmp removed
+gw_cleanup() {
+  local rc=$?
+  set +e
+  gw_log_on_failure "$rc"
+  [ -z "${bucket:-}" ] || aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1
+  gw_stop
+  rm -rf "$tmp"
+}
 
 # gw_stop: SIGTERM, bounded wait; succeeds when it exited 0 and its log
 # holds no sanitizer report (shown when there is one).

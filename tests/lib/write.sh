@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # Helpers shared by the write tests (test_fs_write.sh, test_fs_tools.sh),
-# sourced after fs_lib.sh. Needs: $tmp, $mnt, $bucket, $model, $guard_s,
+# sourced after test.sh. Needs: $tmp, $mnt, $bucket, $model, $guard_s,
 # $fspid and $mopts set by the script.
+# (variables set for, and read from, the sourcing script)
+# shellcheck disable=SC2034,SC2154
 # mount_fs OPTION...: mount with these options (kept for guard's remount)
 mount_fs() {
   mopts=("$@")

@@ -1,10 +1,11 @@
 # shellcheck shell=bash
-# Peer tools for the benchmarks (docs/ARCHITECTURE.md, "Benchmarks"): the
-# programs s3rdmafs
-# is compared with, started the same way every time against the local RGW.
+# Peer tools for the benchmarks (docs/ARCHITECTURE.md, "Benchmarks") and the
+# tests (s3fs on the same bucket, tests/lib/test.sh sources this): the
+# programs s3rdmafs is compared with, started the same way every time
+# against the local RGW.
 #
 #   eval "$(tests/servers/rgw.sh env)"   # S3R_ENDPOINT, AWS_ACCESS_KEY_ID,
-#   . bench/peers.sh                     # AWS_SECRET_ACCESS_KEY, AWS_REGION
+#   . tests/lib/peers.sh                 # AWS_SECRET_ACCESS_KEY, AWS_REGION
 #
 #   peer_install                          apt-get what is missing (root)
 #   peer_mount_s3fs BUCKET MNT [OPT...]   s3fs 1.90, no disk cache; OPT: extra -o
@@ -66,6 +67,10 @@
 # Mount points whose path contains whitespace are not supported.
 
 # --- internals ---------------------------------------------------------------
+
+# is_mounted, unmount_busy: the unmount ladder of tests/lib/mount.sh too
+# shellcheck source=tests/lib/unmount.sh
+. "$(dirname "${BASH_SOURCE[0]}")/unmount.sh"
 
 _peer_err() { printf 'peers.sh: %s\n' "$*" >&2; }
 
@@ -133,13 +138,7 @@ _peer_state() {
 }
 
 # _peer_alive PID: the process exists and is not a zombie.
-_peer_alive() {
-  local s
-  [ -n "$1" ] && [ -r "/proc/$1/stat" ] || return 1
-  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-  s=${s##*) }
-  [ "${s%% *}" != Z ]
-}
+_peer_alive() { proc_alive "$1"; }
 
 # _peer_mounted MNT: something is mounted on MNT. Reads mountinfo rather than
 # using mountpoint(1), which fails on a FUSE mount whose daemon died
@@ -329,8 +328,9 @@ peer_mount_rclone_writes() {
 # peer_umount MNT: unmount an s3fs or rclone mount and wait (bounded) for its
 # daemon to exit, so that all its uploads are done (rclone with a VFS cache:
 # waits first until its cache holds no dirty file). Tries fusermount3 -u,
-# fusermount -u and umount a few times (EBUSY), then umount -l; a daemon still
-# running after $PEER_UMOUNT_TIMEOUT s is sent SIGTERM, then SIGKILL. Quiet
+# fusermount -u and umount for 10 s (EBUSY), then umount -l; a daemon still
+# running after $PEER_UMOUNT_TIMEOUT s is sent SIGTERM, then SIGKILL
+# (unmount.sh's unmount_busy: the ladder of our own mounts too). Quiet
 # success when nothing is mounted.
 peer_umount() {
   if [ $# -ne 1 ]; then _peer_err "usage: peer_umount MOUNTPOINT"; return 2; fi
@@ -351,31 +351,12 @@ peer_umount() {
       rc=1
     fi
   fi
-  for ((i = 0; i < 10; i++)); do
-    _peer_mounted "$mnt" || break
-    fusermount3 -u "$mnt" 2>/dev/null || fusermount -u "$mnt" 2>/dev/null ||
-      umount "$mnt" 2>/dev/null || true
-    _peer_mounted "$mnt" || break
-    sleep 0.5
-  done
-  if _peer_mounted "$mnt"; then
-    _peer_err "$mnt is busy; detaching it lazily (umount -l)"
-    umount -l "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null || true
-    if _peer_mounted "$mnt"; then _peer_err "cannot unmount $mnt"; rc=1; fi
-  fi
-  if [ -n "$pid" ]; then
-    end=$((SECONDS + ${PEER_UMOUNT_TIMEOUT:-60}))
-    for ((i = 0; i < 10000 && SECONDS < end; i++)); do
-      _peer_alive "$pid" || break
-      sleep 0.1
-    done
-    if _peer_alive "$pid"; then
-      _peer_err "daemon $pid for $mnt still running after unmount; sending SIGTERM"
-      kill -TERM "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do _peer_alive "$pid" || break; sleep 0.1; done
-      if _peer_alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
-      rc=1
-    fi
+  if ! unmount_busy "$mnt" _peer_err; then _peer_err "cannot unmount $mnt"; rc=1; fi
+  if [ -n "$pid" ] && ! wait_gone "$pid" "${PEER_UMOUNT_TIMEOUT:-60}"; then
+    _peer_err "daemon $pid for $mnt still running after unmount; sending SIGTERM"
+    kill -TERM "$pid" 2>/dev/null || true
+    wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null || true
+    rc=1
   fi
   if [ "$rc" -eq 0 ] && [ -z "${PEER_KEEP_STATE:-}" ]; then
     rm -rf "$st"
