@@ -9,10 +9,10 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <string.h>
-#include <strings.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "common/endpoint.h"
 #include "config/cfg_i.h"
 
 #define KiB (1024ull)
@@ -72,22 +72,12 @@ static const struct cfg_enum_val transport_vals[] = {
 
 static const char *check_url(const union cfg_val *v)
 {
-  const char *s = v->s, *host;
+  struct endpoint ep;
+  const char *why = NULL;
 
-  if (!s)
-    return NULL;
-  if (strncasecmp(s, "http://", 7) == 0)
-    host = s + 7;
-  else if (strncasecmp(s, "https://", 8) == 0)
-    host = s + 8;
-  else
-    return "is not an http:// or https:// URL";
-  if (!*host || strchr("/?#", *host))
-    return "has no host name";
-  for (; *s; s++)
-    if (isspace((unsigned char)*s) || iscntrl((unsigned char)*s))
-      return "contains spaces or control characters";
-  return NULL;
+  if (v->s)
+    endpoint_parse(v->s, &ep, &why);
+  return why;
 }
 
 static const char *check_abs_path(const union cfg_val *v)

@@ -8,7 +8,7 @@
 
 #include "common/strbuf.h"
 #include "fs/fsx_etag.h"
-#include "fs/fsx_wb.h"
+#include "fs/fsx_wb_geo.h"
 
 static bool md5_of(const void *p, size_t len, unsigned char out[16])
 {

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "fs/fsx_cache.h"
@@ -117,12 +118,6 @@ int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
                     struct fsx_attr *a);
 /* HEAD a file inode's object: size, ETag, mtime and s3fs metadata. */
 int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a);
-/*
- * This mount changed in (created, uploaded, renamed): its entry in its
- * parent's listing snapshot is made to match, so lookups answered from
- * that snapshot see the change at once.
- */
-void fsx_ns_note_entry(struct fsx_mount *m, struct fsx_inode *in);
 /* struct stat from attributes and the mount's defaults. */
 void fsx_ns_stat(const struct fsx_mount *m, uint64_t ino,
                  const struct fsx_attr *a, struct stat *st);

@@ -3,93 +3,57 @@
  * (a counter), so an inode number is also a safe page-cache file id.
  *
  * DESIGN
- * - One table lock (tab->lock) protects both hash tables (by ino, by
- *   parent+name), every inode's nlookup, its name/parent linkage and its
- *   attribute fields; the directory snapshot of a dir inode is protected by
- *   the same lock (copied out by readers).
+ * - The inode record and the table lock are private to the module
+ *   (fsx_inode.c, fsx_inode_move.c, fsx_inode_use.c; fsx_inode_i.h): the
+ *   rest of fs/ holds struct fsx_inode as a handle and asks in terms of
+ *   what it means to do (a view of the attributes, open/close counting,
+ *   attach/detach of write-back state, the kernel's ETag).
+ * - One table lock protects both hash tables (by ino, by parent+name),
+ *   every inode's references, name/parent linkage and attributes, its
+ *   write-back attachment and which listing snapshot a directory holds
+ *   (the snapshot itself is fsx_dirsnap.h's).
  * - The kernel's references (lookup counts) keep an inode alive; FUSE
  *   forget drops them; an inode with no references and no children is freed.
  *   Internal users take a temporary reference with fsx_inode_get/put.
+ * - A write-back state (fsx_wb.h) attached to an inode is reference
+ *   counted here, under the same lock, so that finding it and taking a
+ *   reference are one step (fsx_inode_wb_get) and the last reference
+ *   detaches it. A state whose count reached 0 may still be on the
+ *   mount's list, its inode holding a new one already: calls that start
+ *   from a state rather than the inode name it (wb_ref_live, wb_reset)
+ *   and do nothing unless it is the one attached.
  */
 #ifndef S3R_FSX_INODE_H
 #define S3R_FSX_INODE_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/stat.h>
-#include <time.h>
+
+#include "fs/fsx_attr.h"
+#include "fs/fsx_dirsnap.h"
 
 #define FSX_ROOT_INO 1
 #define FSX_STATS_INO 2  /* the stats file; not in the table */
-#define FSX_ETAG_MAX 80
 
-enum fsx_kind { FSX_DIR = 1, FSX_FILE, FSX_SYMLINK, FSX_SPECIAL };
+struct fsx_inode;
+struct fsx_wb;
 
-/* Attributes as known from a listing or a HEAD. */
-struct fsx_attr {
-  enum fsx_kind kind;
-  uint64_t size;
-  struct timespec mtime;
-  char etag[FSX_ETAG_MAX];
-  bool from_head;                    /* a HEAD, not a listing, said so */
-  uint64_t as_of_ms;                 /* when it was learned (monotonic): an
-                                        older listing never overwrites a
-                                        newer HEAD */
-  bool has_mode, has_uid, has_gid;   /* from x-amz-meta-* (a HEAD) */
-  mode_t mode;
-  uid_t uid;
-  gid_t gid;
+/* What an inode's record says now (a copy, taken under the lock). */
+struct fsx_inode_view {
+  struct fsx_attr attr;       /* as last learned (see fsx_attr_of for the
+                                 write-back state's, which wins) */
+  bool stale;                 /* older than its time to live */
+  bool meta_known;            /* a HEAD filled mode/uid/gid */
+  bool writing;               /* write-back state attached */
+  uint64_t parent;
+  bool named;                 /* not unlinked */
 };
 
-struct fsx_inode {
-  uint64_t ino;
-  uint64_t parent;            /* tab->lock */
-  char *name;                 /* tab->lock */
-  char *bucket;               /* the bucket this inode lives in (NULL for
-                                 the all-buckets root) */
-  char *key;                  /* object key (files) or prefix ending in '/'
-                                 (directories; "" or the mount prefix for a
-                                 bucket root). Replaced only by a rename,
-                                 under tab->lock; read it with
-                                 fsx_inode_key (the string stays valid
-                                 while the caller holds a reference) */
-  char **old_keys;            /* tab->lock: keys replaced by renames, freed
-                                 with the inode */
-  size_t n_old_keys;          /* tab->lock */
-  struct fsx_attr attr;       /* tab->lock */
-  uint64_t attr_expire_ms;    /* tab->lock; monotonic */
-  bool meta_known;            /* tab->lock: a HEAD filled mode/uid/gid */
-  char kernel_etag[FSX_ETAG_MAX]; /* tab->lock: the object the kernel's
-                                     page cache holds (set by open) */
-  uint64_t gen;               /* tab->lock: hash of the ETag, page cache */
-  uint64_t nlookup;           /* tab->lock: kernel references */
-  uint64_t refs;              /* tab->lock: internal references */
-  unsigned n_children;        /* tab->lock */
-  struct fsx_wb *wb;          /* tab->lock: write-back state (fsx_wb.h)
-                                 while open for writing or not yet
-                                 uploaded; its attributes win over any
-                                 listing or HEAD */
-  unsigned opens;             /* tab->lock: open file handles */
-  struct fsx_wb *orphan_wb;   /* tab->lock: unlinked while open for reading
-                                 only: its data, kept (a reference) until
-                                 the last handle closes */
-  struct fsx_inode *next_ino, *next_name; /* hash chains; tab->lock */
-  /* directory listing cache; tab->lock */
-  struct fsx_dirsnap *snap;
-  uint64_t snap_expire_ms;
-};
-
-/* A directory listing snapshot: immutable once built, refcounted. */
-struct fsx_dirent {
-  char *name;
-  struct fsx_attr attr;
-};
-
-struct fsx_dirsnap {
-  unsigned refs;              /* tab->lock */
-  size_t n;
-  struct fsx_dirent *ents;    /* sorted by name */
+/* What opening the object (etag) tells of the kernel's page cache. */
+struct fsx_kernel_seen {
+  bool changed;               /* the kernel held another object */
+  bool reopened;              /* the kernel held one at all */
+  bool stale;                 /* our page cache holds another object */
 };
 
 struct fsx_table;
@@ -97,10 +61,6 @@ struct fsx_table;
 struct fsx_table *fsx_table_create(const char *root_bucket,
                                    const char *root_prefix);
 void fsx_table_destroy(struct fsx_table *t);
-
-/* The lock, for callers that read inode fields. */
-void fsx_table_lock(struct fsx_table *t);
-void fsx_table_unlock(struct fsx_table *t);
 
 /* Inode by number with an internal reference, or NULL. */
 struct fsx_inode *fsx_inode_get(struct fsx_table *t, uint64_t ino);
@@ -133,8 +93,67 @@ void fsx_inode_set_attr(struct fsx_table *t, struct fsx_inode *in,
 void fsx_inode_set_attr_force(struct fsx_table *t, struct fsx_inode *in,
                               const struct fsx_attr *a, uint64_t ttl_ms);
 
-/* The current key of in (see the field); valid while in is referenced. */
+/* Set at creation, never changed: no lock. The bucket is NULL for the
+   all-buckets root. */
+uint64_t fsx_inode_ino(const struct fsx_inode *in);
+const char *fsx_inode_bucket(const struct fsx_inode *in);
+/* The current key of in: an object key (files) or a prefix ending in '/'
+   (directories; "" or the mount prefix for a bucket root). A rename
+   replaces it; the string stays valid while in is referenced. */
 const char *fsx_inode_key(struct fsx_table *t, struct fsx_inode *in);
+/* The key name would have in dir (a directory's ends in '/'), malloc'd;
+   NULL on ENOMEM. The one place keys are joined. */
+char *fsx_inode_key_of(struct fsx_table *t, struct fsx_inode *dir,
+                       const char *name, enum fsx_kind kind);
+/* A view of in's record now. */
+void fsx_inode_view(struct fsx_table *t, struct fsx_inode *in,
+                    struct fsx_inode_view *v);
+
+/*
+ * The kernel's page cache now holds object etag of in (an open that keeps
+ * it, or our own upload). *seen (if not NULL): what that changes.
+ */
+void fsx_inode_kernel_etag(struct fsx_table *t, struct fsx_inode *in,
+                           const char *etag, struct fsx_kernel_seen *seen);
+
+/*
+ * Open file handles: fsx_inode_open takes an internal reference too (the
+ * handle's); fsx_inode_close does not drop it, and hands back the write-back
+ * state kept for the handles when in was unlinked (fsx_inode_keep_orphan)
+ * once the last one closes: the caller drops that reference (fsx_wb_put).
+ */
+void fsx_inode_open(struct fsx_table *t, struct fsx_inode *in);
+struct fsx_wb *fsx_inode_close(struct fsx_table *t, struct fsx_inode *in);
+bool fsx_inode_in_use(struct fsx_table *t, struct fsx_inode *in);
+/* in goes away while open: its attached write-back state is kept (one
+   reference more) until the last handle closes. False: not open, or
+   kept already. */
+bool fsx_inode_keep_orphan(struct fsx_table *t, struct fsx_inode *in);
+
+/*
+ * Write-back state attachment, counted here (see DESIGN):
+ * - attach: mine becomes in's (one reference; in gains an internal
+ *   reference the state drops when freed) unless one is attached already:
+ *   then that one, with a reference, and mine is the caller's to free;
+ * - wb_get: the attached state with a reference, or NULL;
+ * - wb_ref: one more reference, for a caller that holds one;
+ * - wb_ref_live: one more reference to wb if it is in's attached state
+ *   with a count above 0; false when it is being freed (the count reached
+ *   0, whether or not a new state is attached since);
+ * - wb_unref: drop one; the state when that was the last (detached now:
+ *   the caller frees it), else NULL;
+ * - wb_reset: the count of wb, if attached, is set to 1 (unmount, the
+ *   kernel gone).
+ */
+struct fsx_wb *fsx_inode_wb_attach(struct fsx_table *t, struct fsx_inode *in,
+                                   struct fsx_wb *mine);
+struct fsx_wb *fsx_inode_wb_get(struct fsx_table *t, struct fsx_inode *in);
+void fsx_inode_wb_ref(struct fsx_table *t, struct fsx_inode *in);
+bool fsx_inode_wb_ref_live(struct fsx_table *t, struct fsx_inode *in,
+                           const struct fsx_wb *wb);
+struct fsx_wb *fsx_inode_wb_unref(struct fsx_table *t, struct fsx_inode *in);
+void fsx_inode_wb_reset(struct fsx_table *t, struct fsx_inode *in,
+                        const struct fsx_wb *wb);
 
 /* Unlink/rmdir: in loses its name (it lives on while referenced). */
 void fsx_inode_detach(struct fsx_table *t, struct fsx_inode *in);
@@ -148,15 +167,15 @@ int fsx_inode_move(struct fsx_table *t, struct fsx_inode *in,
                    struct fsx_inode *newparent, const char *newname);
 
 /*
- * Directory snapshot: install one (the directory keeps a reference and the
- * caller keeps its own, to drop with fsx_dirsnap_put), take a reference to
- * the current one (NULL if none, or stale with fresh_only), drop one.
+ * The directory's listing snapshot: install one (the directory takes a
+ * reference of its own; the caller keeps its), take a reference to the
+ * current one (NULL if none, or stale with fresh_only; drop it with
+ * fsx_dirsnap_put), forget it.
  */
 void fsx_dir_set_snap(struct fsx_table *t, struct fsx_inode *dir,
                       struct fsx_dirsnap *s, uint64_t ttl_ms);
 struct fsx_dirsnap *fsx_dir_get_snap(struct fsx_table *t,
                                      struct fsx_inode *dir, bool fresh_only);
-void fsx_dirsnap_put(struct fsx_table *t, struct fsx_dirsnap *s);
 void fsx_dir_invalidate(struct fsx_table *t, struct fsx_inode *dir);
 /*
  * Our own change to a listed directory: put (or replace) name with a, or
@@ -167,15 +186,10 @@ void fsx_dir_snap_put_entry(struct fsx_table *t, struct fsx_inode *dir,
                             const char *name, const struct fsx_attr *a);
 void fsx_dir_snap_remove(struct fsx_table *t, struct fsx_inode *dir,
                          const char *name);
-/* Binary search in a snapshot; NULL if absent. */
-const struct fsx_dirent *fsx_dirsnap_find(const struct fsx_dirsnap *s,
-                                          const char *name);
-void fsx_dirsnap_free(struct fsx_dirsnap *s);
+/* This mount changed in (created, uploaded, renamed): its entry in its
+   parent's snapshot is made to match its attributes now. */
+void fsx_inode_note_entry(struct fsx_table *t, struct fsx_inode *in);
 
-/* 64-bit FNV-1a of an ETag: the page-cache generation. */
-uint64_t fsx_etag_gen(const char *etag);
-
-uint64_t fsx_now_ms(void);
 uint64_t fsx_table_count(struct fsx_table *t);
 
 #endif

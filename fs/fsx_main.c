@@ -23,6 +23,7 @@
 
 #include "common/slog.h"
 #include "config/cfg.h"
+#include "fs/fsx_args.h"
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_recover_thread.h"
@@ -30,122 +31,8 @@
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb.h"
 
-#define PROG "s3rdmafs"
+#define PROG FSX_PROG
 
-struct args {
-  const char *source;       /* BUCKET[:/PREFIX] */
-  const char *mountpoint;
-  bool all_buckets, foreground, debug, single, print_config;
-  char *fuse_opts;          /* options handed on to libfuse */
-  char secret_opt[64];      /* the first secret key given with -o, or "" */
-};
-
-static void usage(FILE *f)
-{
-  fprintf(f,
-          "usage: " PROG " [options] BUCKET[:/PREFIX] MOUNTPOINT\n"
-          "       " PROG " [options] --all-buckets MOUNTPOINT\n"
-          "       " PROG " stats MOUNTPOINT\n\n"
-          "options:\n"
-          "  -o KEY[=VALUE][,...]  configuration keys (below), config=FILE,\n"
-          "                        and libfuse mount options (fsname=,\n"
-          "                        default_permissions, ...)\n"
-          "  -f                    stay in the foreground\n"
-          "  -d                    debug: foreground, debug log, FUSE trace\n"
-          "  -s                    single-threaded\n"
-          "  --all-buckets         every bucket is a top-level directory\n"
-          "  --print-config        print the resulting configuration, exit\n"
-          "  -h, --help            this help and every configuration key\n"
-          "  -V, --version\n\n"
-          "Keys: from the config file (which must then be mode 0600), the\n"
-          "AWS_* environment or a profile (~/.aws/credentials, also 0600).\n"
-          "-o credentials.secret_key=... works, but every local user can read\n"
-          "command lines: it logs a warning.\n\n");
-}
-
-/* Mount options that mean nothing here (fstab, mount(8)). */
-static bool ignored_opt(const char *k)
-{
-  static const char *const list[] = {"_netdev", "auto", "noauto", "user",
-                                     "nouser", "users", "defaults", "nofail",
-                                     "x-systemd.automount", NULL};
-  for (int i = 0; list[i]; i++)
-    if (!strcmp(k, list[i]))
-      return true;
-  return !strncmp(k, "x-systemd.", 10) || !strncmp(k, "comment=", 8);
-}
-
-/* Mount options we hand to libfuse and the kernel untouched. */
-static bool fuse_opt_known(const char *k)
-{
-  static const char *const list[] = {
-      "default_permissions", "allow_root", "auto_unmount", "fsname",
-      "subtype", "blkdev", "blksize", "dev", "nodev", "suid", "nosuid",
-      "exec", "noexec", "atime", "noatime", "relatime", "norelatime",
-      "strictatime", "nostrictatime", "diratime", "nodiratime", "lazytime",
-      "nolazytime", "sync", "async", "dirsync", "context", "fscontext",
-      "defcontext", "rootcontext", "max_read", NULL};
-  for (int i = 0; list[i]; i++)
-    if (!strcmp(k, list[i]))
-      return true;
-  return false;
-}
-
-/* Options that are both ours and the kernel's. */
-static bool shared_opt(const char *k)
-{
-  return !strcmp(k, "ro") || !strcmp(k, "rw") || !strcmp(k, "allow_other");
-}
-
-static int add_fuse_opt(struct args *a, const char *o)
-{
-  size_t n = a->fuse_opts ? strlen(a->fuse_opts) : 0;
-  char *s = realloc(a->fuse_opts, n + strlen(o) + 2);
-
-  if (!s)
-    return -ENOMEM;
-  if (n)
-    s[n++] = ',';
-  strcpy(s + n, o);
-  a->fuse_opts = s;
-  return 0;
-}
-
-/* One -o list: config=FILE first is the caller's job (see main). */
-static int apply_opts(struct cfg *c, struct args *a, char *list, bool config,
-                      char *err, size_t errlen)
-{
-  char *save = NULL, *o;
-  int rc;
-
-  for (o = strtok_r(list, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(o, '=');
-    char *val = eq ? eq + 1 : NULL;
-    char key[128];
-    snprintf(key, sizeof(key), "%.*s", eq ? (int)(eq - o) : (int)strlen(o),
-             o);
-    if (!strcmp(key, "config")) {
-      if (config && (!val || (rc = cfg_load_file(c, val, err, errlen))))
-        return val ? rc : (snprintf(err, errlen, "config: needs a path"),
-                           -EINVAL);
-      continue;
-    }
-    if (config || ignored_opt(o))
-      continue;
-    rc = cfg_set(c, key, val, err, errlen);
-    if ((rc == -ENOENT && fuse_opt_known(key)) || (!rc && shared_opt(key))) {
-      rc = add_fuse_opt(a, o); /* libfuse judges the rest */
-      if (rc)
-        return rc;
-      continue;
-    }
-    if (rc)
-      return rc;
-    if (eq)
-      *eq = '=';
-  }
-  return 0;
-}
 
 static int stats_cmd(const char *mnt)
 {
@@ -335,98 +222,9 @@ static void opts_from(const struct cfg *c, struct fsx_opts *o)
   o->retry_interval_ms = c->write.retry_interval_ms;
 }
 
-/*
- * Overwrite the values of secret keys (credentials.secret_key=...) in an -o
- * list that lives in argv, once it is copied, so that /proc/PID/cmdline no
- * longer shows them; note the first such key in a->secret_opt for the
- * warning at mount.
- */
-static void scrub_secret_opts(struct args *a, char *list)
-{
-  char key[64];
-
-  for (char *o = list; *o;) {
-    size_t n = strcspn(o, ",");
-    char *eq = memchr(o, '=', n);
-
-    if (eq && (size_t)(eq - o) < sizeof(key)) {
-      snprintf(key, sizeof(key), "%.*s", (int)(eq - o), o);
-      if (cfg_key_is_secret(key)) {
-        memset(eq + 1, 'x', n - (size_t)(eq + 1 - o));
-        if (!a->secret_opt[0])
-          snprintf(a->secret_opt, sizeof(a->secret_opt), "%s", key);
-      }
-    }
-    o += n + (o[n] == ',');
-  }
-}
-
-static int parse_args(int argc, char **argv, struct args *a, char ***olists,
-                      int *nol)
-{
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "-o") || !strncmp(s, "-o", 2)) {
-      char *v = s[2] ? argv[i] + 2 : (i + 1 < argc ? argv[++i] : NULL);
-      if (!v) {
-        fprintf(stderr, PROG ": -o needs an argument\n");
-        return -EINVAL;
-      }
-      (*olists)[*nol] = strdup(v);
-      if (!(*olists)[(*nol)++]) {
-        fprintf(stderr, PROG ": out of memory\n");
-        return -ENOMEM;
-      }
-      scrub_secret_opts(a, v);
-    } else if (!strcmp(s, "-f")) {
-      a->foreground = true;
-    } else if (!strcmp(s, "-d")) {
-      a->foreground = a->debug = true;
-    } else if (!strcmp(s, "-s")) {
-      a->single = true;
-    } else if (!strcmp(s, "--all-buckets")) {
-      a->all_buckets = true;
-    } else if (!strcmp(s, "--print-config")) {
-      a->print_config = true;
-    } else if (s[0] == '-' && s[1]) {
-      fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", s);
-      return -EINVAL;
-    } else if (!a->all_buckets && !a->source) {
-      a->source = s;
-    } else if (!a->mountpoint) {
-      a->mountpoint = s;
-    } else {
-      fprintf(stderr, PROG ": unexpected argument '%s'\n", s);
-      return -EINVAL;
-    }
-  }
-  return 0;
-}
-
-/* "bucket[:/prefix]" into bucket and a prefix ending in '/' (or ""). */
-static int split_source(const char *src, char **bucket, char **prefix)
-{
-  const char *colon = strchr(src, ':');
-  const char *p = colon ? colon + 1 : "";
-  size_t pl;
-
-  *bucket = colon ? strndup(src, (size_t)(colon - src)) : strdup(src);
-  while (*p == '/')
-    p++;
-  pl = strlen(p);
-  *prefix = malloc(pl + 2);
-  if (!*bucket || !*prefix)
-    return -ENOMEM;
-  memcpy(*prefix, p, pl);
-  if (pl && p[pl - 1] != '/')
-    (*prefix)[pl++] = '/';
-  (*prefix)[pl] = '\0';
-  return **bucket ? 0 : -EINVAL;
-}
-
 int main(int argc, char **argv)
 {
-  struct args a = {0};
+  struct fsx_args a = {0};
   struct cfg c;
   struct fsx_mount m = {.wb_lock = PTHREAD_MUTEX_INITIALIZER,
                         .wb_cond = PTHREAD_COND_INITIALIZER,
@@ -449,7 +247,7 @@ int main(int argc, char **argv)
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      usage(stdout);
+      fsx_args_usage(stdout);
       cfg_help(stdout);
       return 0;
     }
@@ -460,13 +258,13 @@ int main(int argc, char **argv)
   }
   cfg_init_defaults(&c);
   olists = calloc((size_t)argc, sizeof(*olists));
-  if (!olists || parse_args(argc, argv, &a, &olists, &nol))
+  if (!olists || fsx_args_parse(argc, argv, &a, &olists, &nol))
     goto free_cfg;
   /* config files first, then every other -o in order */
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < nol; i++) {
       char *copy = strdup(olists[i]);
-      int r = copy ? apply_opts(&c, &a, copy, pass == 0, err, sizeof(err))
+      int r = copy ? fsx_args_apply(&c, &a, copy, pass == 0, err, sizeof(err))
                    : -ENOMEM;
       free(copy);
       if (r) {
@@ -492,7 +290,7 @@ int main(int argc, char **argv)
     goto free_cfg;
   }
   if (!a.mountpoint || (!c.mount.all_buckets && !a.source)) {
-    usage(stderr);
+    fsx_args_usage(stderr);
     goto free_cfg;
   }
   slog_set_level(a.debug ? LOG_DEBUG : c.log.level);
@@ -505,7 +303,7 @@ int main(int argc, char **argv)
              "the AWS_* environment or a profile",
              a.secret_opt);
   if (!c.mount.all_buckets &&
-      split_source(a.source, &m.bucket, &m.prefix)) {
+      fsx_args_split_source(a.source, &m.bucket, &m.prefix)) {
     fprintf(stderr, PROG ": '%s': expected BUCKET[:/PREFIX]\n", a.source);
     goto free_names;
   }

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
 #include "fs/fsx_i.h"
+#include "fs/fsx_meta.h"
 
 #define MAX_LIST_PAGES 1000000
 #define LOGGED_SLOTS 4096
@@ -59,64 +61,25 @@ static void attr_from_time(struct fsx_attr *a, time_t t)
   a->mtime.tv_nsec = 0;
 }
 
-static int ent_cmp(const void *x, const void *y)
-{
-  const struct fsx_dirent *a = x, *b = y;
-  int c = strcmp(a->name, b->name);
+/* Where a file and a directory share a name, the directory is shown. */
+static const char both_names[] =
+    "an object and a prefix have this name; the directory is shown";
 
-  if (c)
-    return c;
-  return (a->attr.kind == FSX_DIR) - (b->attr.kind == FSX_DIR);
-}
-
-struct snap_builder {
-  struct fsx_dirent *ents;
-  size_t n, cap;
+struct dup_ctx {
+  struct fsx_mount *m;
+  const char *prefix;
 };
 
-static int add_ent(struct snap_builder *b, const char *name, size_t len,
-                   const struct fsx_attr *a)
+static void dup_name(void *arg, const char *name)
 {
-  if (b->n == b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 64;
-    struct fsx_dirent *ne = realloc(b->ents, cap * sizeof(*ne));
-    if (!ne)
-      return -ENOMEM;
-    b->ents = ne;
-    b->cap = cap;
-  }
-  b->ents[b->n].name = strndup(name, len);
-  if (!b->ents[b->n].name)
-    return -ENOMEM;
-  b->ents[b->n].attr = *a;
-  b->n++;
-  return 0;
+  struct dup_ctx *d = arg;
+  char key[1024];
+
+  snprintf(key, sizeof(key), "%s%s", d->prefix, name);
+  skip_once(d->m, key, both_names);
 }
 
-/* Sort; where a file and a directory share a name, the directory wins. */
-static void finish_snap(struct fsx_mount *m, struct snap_builder *b,
-                        const char *prefix)
-{
-  size_t w = 0;
-
-  if (b->n)
-    qsort(b->ents, b->n, sizeof(*b->ents), ent_cmp);
-  for (size_t i = 0; i < b->n; i++) {
-    if (w && !strcmp(b->ents[w - 1].name, b->ents[i].name)) {
-      char key[1024];
-      snprintf(key, sizeof(key), "%s%s", prefix, b->ents[i].name);
-      skip_once(m, key, "an object and a prefix have this name; the "
-                        "directory is shown");
-      free(b->ents[w - 1].name);
-      b->ents[w - 1] = b->ents[i]; /* the DIR sorts last */
-      continue;
-    }
-    b->ents[w++] = b->ents[i];
-  }
-  b->n = w;
-}
-
-static int load_buckets(struct fsx_mount *m, struct snap_builder *b)
+static int load_buckets(struct fsx_mount *m, struct fsx_dirsnap *b)
 {
   struct s3_buckets_result res;
   struct fsx_attr a = {.kind = FSX_DIR};
@@ -132,7 +95,7 @@ static int load_buckets(struct fsx_mount *m, struct snap_builder *b)
     if (bad_name(n, strlen(n)) || !strcmp(n, FSX_STATS_NAME))
       skip_once(m, n, "bucket name unusable as a directory name");
     else
-      rc = add_ent(b, n, strlen(n), &a);
+      rc = fsx_dirsnap_add(b, n, strlen(n), &a);
   }
   s3_buckets_result_cleanup(&res);
   return rc;
@@ -141,10 +104,10 @@ static int load_buckets(struct fsx_mount *m, struct snap_builder *b)
 /* The root of the mount: where the stats file lives. */
 static bool is_root(const struct fsx_inode *dir)
 {
-  return dir->ino == FSX_ROOT_INO;
+  return fsx_inode_ino(dir) == FSX_ROOT_INO;
 }
 
-static int add_page(struct fsx_mount *m, struct snap_builder *b,
+static int add_page(struct fsx_mount *m, struct fsx_dirsnap *b,
                     const struct fsx_inode *dir, const char *prefix,
                     const struct s3_list_result *res)
 {
@@ -173,7 +136,7 @@ static int add_page(struct fsx_mount *m, struct snap_builder *b,
     }
     attr_from_time(&a, o->mtime);
     snprintf(a.etag, sizeof(a.etag), "%s", o->etag);
-    rc = add_ent(b, name, strlen(name), &a);
+    rc = fsx_dirsnap_add(b, name, strlen(name), &a);
   }
   for (size_t i = 0; !rc && i < res->n_prefixes; i++) {
     const char *p = res->prefixes[i];
@@ -185,7 +148,7 @@ static int add_page(struct fsx_mount *m, struct snap_builder *b,
       skip_once(m, p, why);
       continue;
     }
-    rc = add_ent(b, p + pl, len - pl - 1, &a);
+    rc = fsx_dirsnap_add(b, p + pl, len - pl - 1, &a);
   }
   return rc;
 }
@@ -195,88 +158,54 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
 {
   const char *dkey = fsx_inode_key(m->tab, dir);
   struct s3_list_params p = {.prefix = dkey, .delimiter = "/"};
-  struct snap_builder b = {0};
+  struct fsx_dirsnap *b = fsx_dirsnap_new();
   struct s3_list_result res;
-  struct fsx_dirsnap *s;
+  struct dup_ctx dc = {m, dkey};
   char *token = NULL;
   int rc = 0, pages = 0;
-  uint64_t t0 = fsx_now_ms(); /* the listing is as old as its start */
+  uint64_t t0 = clock_mono_ms(); /* the listing is as old as its start */
 
   *out = NULL;
-  if (!dir->bucket) {
-    rc = load_buckets(m, &b);
+  if (!b)
+    return -ENOMEM;
+  if (!fsx_inode_bucket(dir)) {
+    rc = load_buckets(m, b);
   } else {
     do {
       p.continuation = token;
       atomic_fetch_add(&m->st.lists, 1);
-      rc = s3_list_objects(m->s3, dir->bucket, &p, &res);
+      rc = s3_list_objects(m->s3, fsx_inode_bucket(dir), &p, &res);
       free(token);
       token = NULL;
       if (rc)
         break;
-      rc = add_page(m, &b, dir, dkey, &res);
+      rc = add_page(m, b, dir, dkey, &res);
       if (!rc && res.truncated && !(token = strdup(res.next_token)))
         rc = -ENOMEM;
       s3_list_result_cleanup(&res);
     } while (!rc && token && ++pages < MAX_LIST_PAGES);
     free(token);
   }
-  if (!rc && !(s = calloc(1, sizeof(*s))))
-    rc = -ENOMEM;
   if (rc) {
-    for (size_t i = 0; i < b.n; i++)
-      free(b.ents[i].name);
-    free(b.ents);
+    fsx_dirsnap_put(b);
     return rc;
   }
-  finish_snap(m, &b, dkey);
-  for (size_t i = 0; i < b.n; i++)
-    b.ents[i].attr.as_of_ms = t0;
-  s->ents = b.ents;
-  s->n = b.n;
-  *out = s;
+  fsx_dirsnap_seal(b, t0, dup_name, &dc);
+  *out = b;
   return 0;
-}
-
-static void meta_u32(const struct s3_object_meta *mt, const char *k,
-                     bool *has, unsigned *v)
-{
-  for (size_t i = 0; i < mt->n_meta; i++) {
-    char *end;
-    unsigned long x;
-    if (strcmp(mt->meta[i].key, k))
-      continue;
-    errno = 0;
-    x = strtoul(mt->meta[i].val, &end, 10);
-    if (!errno && end != mt->meta[i].val && x <= 0xffffffffu) {
-      *has = true;
-      *v = (unsigned)x;
-    }
-  }
 }
 
 /* s3fs-compatible x-amz-meta-mode|uid|gid|mtime into attributes. */
 static void attr_from_meta(const struct s3_object_meta *mt, struct fsx_attr *a)
 {
-  bool has_mtime = false;
-  unsigned mode = 0, uid = 0, gid = 0, mtime = 0;
-
   memset(a, 0, sizeof(*a));
   a->kind = FSX_FILE;
   a->from_head = true;
-  a->as_of_ms = fsx_now_ms();
+  a->as_of_ms = clock_mono_ms();
   a->size = mt->size;
   snprintf(a->etag, sizeof(a->etag), "%s", mt->etag);
   attr_from_time(a, mt->mtime);
-  meta_u32(mt, "mode", &a->has_mode, &mode);
-  meta_u32(mt, "uid", &a->has_uid, &uid);
-  meta_u32(mt, "gid", &a->has_gid, &gid);
-  meta_u32(mt, "mtime", &has_mtime, &mtime);
-  a->mode = (mode_t)mode;
-  a->uid = (uid_t)uid;
-  a->gid = (gid_t)gid;
-  if (has_mtime)
-    attr_from_time(a, (time_t)mtime);
+  fsx_meta_decode(mt, a); /* over it: x-amz-meta-mtime */
   if (a->has_mode && S_ISLNK(a->mode))
     a->kind = FSX_SYMLINK;
 }
@@ -298,7 +227,7 @@ int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
 
 int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a)
 {
-  return fsx_ns_head_key(m, in->bucket, fsx_inode_key(m->tab, in), a);
+  return fsx_ns_head_key(m, fsx_inode_bucket(in), fsx_inode_key(m->tab, in), a);
 }
 
 int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
@@ -311,7 +240,7 @@ int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
   memset(a, 0, sizeof(*a));
   a->kind = FSX_DIR;
   a->from_head = true;
-  a->as_of_ms = fsx_now_ms();
+  a->as_of_ms = clock_mono_ms();
   if (!bucket || !dkey[0])
     return 0; /* a bucket's root: no marker */
   atomic_fetch_add(&m->st.heads, 1);
@@ -342,8 +271,6 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   struct fsx_dirsnap *s;
   struct s3_req *head = NULL, *list = NULL;
   char *key = NULL, *dkey = NULL;
-  const char *dirkey;
-  size_t kl;
   int rc, hrc, lrc;
 
   if (strlen(name) > 255)
@@ -351,7 +278,7 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   if (bad_name(name, strlen(name)))
     return -ENOENT;
   s = fsx_dir_get_snap(m->tab, dir, true);
-  if (!s && !dir->bucket) {
+  if (!s && !fsx_inode_bucket(dir)) {
     /* the all-buckets root: the bucket list is the only truth */
     rc = fsx_ns_load_dir(m, dir, &s);
     if (rc)
@@ -362,23 +289,19 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     e = fsx_dirsnap_find(s, name);
     if (e)
       *a = e->attr;
-    fsx_dirsnap_put(m->tab, s);
+    fsx_dirsnap_put(s);
     return e ? 0 : -ENOENT;
   }
 
-  dirkey = fsx_inode_key(m->tab, dir);
-  kl = strlen(dirkey) + strlen(name);
-  key = malloc(kl + 1);
-  dkey = malloc(kl + 2);
+  key = fsx_inode_key_of(m->tab, dir, name, FSX_FILE);
+  dkey = fsx_inode_key_of(m->tab, dir, name, FSX_DIR);
   if (!key || !dkey) {
     rc = -ENOMEM;
     goto out;
   }
-  sprintf(key, "%s%s", dirkey, name);
-  sprintf(dkey, "%s/", key);
   p.prefix = dkey;
-  head = s3_req_create(m->s3, "HEAD", dir->bucket, key);
-  list = s3_list_objects_req(m->s3, dir->bucket, &p, &lres);
+  head = s3_req_create(m->s3, "HEAD", fsx_inode_bucket(dir), key);
+  list = s3_list_objects_req(m->s3, fsx_inode_bucket(dir), &p, &lres);
   if (!head || !list) {
     rc = -ENOMEM;
     goto out;
@@ -393,15 +316,14 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   if (!lrc && (lres.n_objects || lres.n_prefixes)) {
     /* a directory wins over a file of the same name */
     if (!hrc)
-      skip_once(m, key, "an object and a prefix have this name; the "
-                        "directory is shown");
+      skip_once(m, key, both_names);
     if (lres.n_objects && !strcmp(lres.objects[0].key, dkey)) {
-      rc = fsx_ns_head_dir(m, dir->bucket, dkey, a); /* its marker */
+      rc = fsx_ns_head_dir(m, fsx_inode_bucket(dir), dkey, a); /* its marker */
     } else {
       memset(a, 0, sizeof(*a));
       a->kind = FSX_DIR;
       a->from_head = true; /* implicit: nothing more to ask */
-      a->as_of_ms = fsx_now_ms();
+      a->as_of_ms = clock_mono_ms();
       rc = 0;
     }
   } else if (!hrc) {
@@ -469,24 +391,4 @@ void fsx_ns_stat(const struct fsx_mount *m, uint64_t ino,
     st->st_mtim.tv_sec = m->o.mount_time;
   st->st_ctim = st->st_mtim;
   st->st_atim = st->st_mtim;
-}
-
-void fsx_ns_note_entry(struct fsx_mount *m, struct fsx_inode *in)
-{
-  struct fsx_inode *dir;
-  struct fsx_attr a;
-  char *name;
-  uint64_t parent;
-
-  fsx_table_lock(m->tab);
-  parent = in->parent;
-  name = in->name ? strdup(in->name) : NULL;
-  a = in->attr;
-  fsx_table_unlock(m->tab);
-  dir = name ? fsx_inode_get(m->tab, parent) : NULL;
-  if (dir) {
-    fsx_dir_snap_put_entry(m->tab, dir, name, &a);
-    fsx_inode_put(m->tab, dir);
-  }
-  free(name);
 }

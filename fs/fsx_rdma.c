@@ -12,17 +12,18 @@
  * monotonic due time: one whose wall clock is still behind then (the
  * clock was set back) is left as it is, never reused.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <time.h>
 
+#include "common/clock.h"
+#include "common/endpoint.h"
 #include "common/slog.h"
+#include "common/stats_fmt.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_rdma.h"
 #include "rdma/rdx_transport.h"
@@ -61,14 +62,6 @@ struct fsx_rdma {
   _Atomic bool told;          /* the first doubt was logged */
 };
 
-static uint64_t clock_ms(clockid_t id)
-{
-  struct timespec ts;
-
-  clock_gettime(id, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* When r's memory in doubt is due back, on both clocks. */
 static void due_of(const struct s3_req *r, uint64_t *due, uint64_t *due_wall)
 {
@@ -81,8 +74,7 @@ static void due_of(const struct s3_req *r, uint64_t *due, uint64_t *due_wall)
 
 static bool is_due(uint64_t due, uint64_t due_wall)
 {
-  return clock_ms(CLOCK_MONOTONIC) >= due &&
-         clock_ms(CLOCK_REALTIME) >= due_wall;
+  return clock_mono_ms() >= due && clock_wall_ms() >= due_wall;
 }
 
 static void tell(struct fsx_rdma *d)
@@ -120,8 +112,8 @@ static void *reaper_main(void *arg)
 
   pthread_mutex_lock(&d->lock);
   for (;;) {
-    now = clock_ms(CLOCK_MONOTONIC);
-    wall = clock_ms(CLOCK_REALTIME);
+    now = clock_mono_ms();
+    wall = clock_wall_ms();
     next = now + 60000;
     ready = NULL;
     left = 0;
@@ -160,8 +152,7 @@ static void *reaper_main(void *arg)
     }
     if (d->closing && !left)
       break;
-    ts = (struct timespec){(time_t)(next / 1000),
-                           (long)(next % 1000) * 1000000L};
+    ts = clock_at(next);
     pthread_cond_timedwait(&d->cv, &d->lock, &ts);
   }
   pthread_mutex_unlock(&d->lock);
@@ -180,16 +171,12 @@ static void hold(struct fsx_rdma *d, struct held *h)
 
 static int reaper_start(struct fsx_rdma *d)
 {
-  pthread_condattr_t ca;
   int rc;
 
   rc = pthread_mutex_init(&d->lock, NULL);
   if (rc)
     return -rc;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  rc = pthread_cond_init(&d->cv, &ca);
-  pthread_condattr_destroy(&ca);
+  rc = -clock_cond_init(&d->cv);
   if (rc)
     goto destroy_lock;
   rc = pthread_create(&d->reaper, NULL, reaper_main, d);
@@ -208,7 +195,7 @@ destroy_lock:
 /* Wait for the reaper to give back everything held, then stop it. */
 static void reaper_stop(struct fsx_rdma *d)
 {
-  uint64_t last = 0, now = clock_ms(CLOCK_MONOTONIC);
+  uint64_t last = 0, now = clock_mono_ms();
 
   if (!d->reaper_started)
     return;
@@ -229,32 +216,13 @@ static void reaper_stop(struct fsx_rdma *d)
   d->reaper_started = false;
 }
 
-/* The host of "scheme://host[:port][/...]" is a loopback address? */
-static bool endpoint_local(const char *ep)
+/* The host of the endpoint URL is a loopback address? */
+static bool endpoint_local(const char *url)
 {
-  char host[256];
-  const char *h = strstr(ep, "://"), *end;
-  struct in6_addr a6;
-  struct in_addr a4;
-  size_t n;
+  struct endpoint ep;
+  const char *why;
 
-  if (!h)
-    return false;
-  h += 3;
-  if (*h == '[') { /* [v6]:port */
-    end = strchr(++h, ']');
-  } else {
-    end = h + strcspn(h, ":/");
-  }
-  if (!end || (n = (size_t)(end - h)) == 0 || n >= sizeof(host))
-    return false;
-  memcpy(host, h, n);
-  host[n] = '\0';
-  if (!strcasecmp(host, "localhost"))
-    return true;
-  if (inet_pton(AF_INET, host, &a4) == 1)
-    return (ntohl(a4.s_addr) >> 24) == 127;
-  return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+  return url && !endpoint_parse(url, &ep, &why) && endpoint_is_loopback(&ep);
 }
 
 static struct rdx_params params_of(const struct cfg *c)
@@ -447,13 +415,13 @@ static bool wait_due(const struct s3_req *r)
   while (!is_due(due, due_wall)) {
     uint64_t ms = 1000;
     struct timespec ts;
-    now = clock_ms(CLOCK_MONOTONIC);
+    now = clock_mono_ms();
     if (now >= due + WALL_LAG_MAX_MS)
       return false;
     if (due > now && due - now < ms)
       ms = due - now;
-    ts = (struct timespec){(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    ts = clock_at(now + ms);
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
   }
   return true;
 }
@@ -535,24 +503,21 @@ bool fsx_rdma_hold_buf(struct fsx_mount *m, const struct s3_req *r,
 size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len)
 {
   struct fsx_rdma *d = m->rdma;
-  int n;
-
   uint64_t rc = d ? d->retired_chunks : 0, cc = d ? d->reclaimed_chunks : 0;
+  const struct stats_row rows[] = {
+      {"active", fsx_rdma_active(m)},
+      {"get_tokens", d ? d->get_tokens : 0},
+      {"put_tokens", d ? d->put_tokens : 0},
+      {"no_token", d ? d->no_token : 0},
+      {"retired_chunks", rc},
+      {"reclaimed_chunks", cc},
+      {"held_chunks", rc - cc},
+      {"retired_bufs", d ? d->retired_bufs : 0},
+      {"reclaimed_bufs", d ? d->reclaimed_bufs : 0},
+  };
+  size_t n = stats_fmt_text(
+      buf, len, 0, "rdma.transport",
+      d ? rdx_transport_kind_name(rdx_transport_kind(d->t)) : "off");
 
-  n = snprintf(buf, len,
-               "rdma.transport %s\nrdma.active %d\nrdma.get_tokens %llu\n"
-               "rdma.put_tokens %llu\nrdma.no_token %llu\n"
-               "rdma.retired_chunks %llu\nrdma.reclaimed_chunks %llu\n"
-               "rdma.held_chunks %llu\nrdma.retired_bufs %llu\n"
-               "rdma.reclaimed_bufs %llu\n",
-               d ? rdx_transport_kind_name(rdx_transport_kind(d->t)) : "off",
-               fsx_rdma_active(m) ? 1 : 0,
-               (unsigned long long)(d ? d->get_tokens : 0),
-               (unsigned long long)(d ? d->put_tokens : 0),
-               (unsigned long long)(d ? d->no_token : 0),
-               (unsigned long long)rc, (unsigned long long)cc,
-               (unsigned long long)(rc - cc),
-               (unsigned long long)(d ? d->retired_bufs : 0),
-               (unsigned long long)(d ? d->reclaimed_bufs : 0));
-  return n < 0 ? 0 : ((size_t)n < len ? (size_t)n : (len ? len - 1 : 0));
+  return stats_fmt_rows(buf, len, n, "rdma.", rows, STATS_NROWS(rows));
 }

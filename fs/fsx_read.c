@@ -45,12 +45,7 @@ static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
   if (atomic_fetch_sub(&b->refs, 1) != 1)
     return;
   if (fh->in) {
-    fsx_table_lock(m->tab);
-    if (!--fh->in->opens) {
-      orphan = fh->in->orphan_wb;
-      fh->in->orphan_wb = NULL;
-    }
-    fsx_table_unlock(m->tab);
+    orphan = fsx_inode_close(m->tab, fh->in);
   }
   fsx_wb_put(m, orphan);
   fsx_wb_put(m, fh->wb);
@@ -78,11 +73,8 @@ struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
   atomic_init(&b->refs, 1);
   fh->in = in;
   if (in) {
-    fsx_table_lock(m->tab);
-    in->refs++;
-    in->opens++;
-    fsx_table_unlock(m->tab);
-    fh->file = in->ino;
+    fsx_inode_open(m->tab, in);
+    fh->file = fsx_inode_ino(in);
   }
   fh->gen = fsx_etag_gen(a->etag);
   fh->size = a->size;
@@ -105,13 +97,13 @@ void fsx_fh_hold(struct fsx_fh *fh)
 struct fsx_fh *fsx_fh_latest(struct fsx_mount *m, struct fsx_fh *fh)
 {
   struct fsx_fh *cur = fh, *next;
+  struct fsx_inode_view v;
   struct fsx_attr a;
 
   if (!fh->in)
     goto out;
-  fsx_table_lock(m->tab);
-  a = fh->in->attr;
-  fsx_table_unlock(m->tab);
+  fsx_inode_view(m->tab, fh->in, &v);
+  a = v.attr;
   if (a.kind != FSX_FILE || !a.etag[0])
     goto out;
   pthread_mutex_lock(&fh->lock);
@@ -143,7 +135,8 @@ static void fetch_done(struct s3_req *r, void *arg)
   bool held;
 
   if (rc == -ESTALE)
-    log_warn("%s: the object changed while being read", f->fh->in->key);
+    log_warn("%s: the object changed while being read",
+             fsx_inode_key(m->tab, f->fh->in));
   atomic_fetch_add(&m->st.get_bytes, got);
   for (int i = 0; i < f->n; i++) {
     size_t valid = got > pos ? got - pos : 0;
@@ -190,7 +183,7 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
     iov[i].iov_len = f->want[i];
     total += f->want[i];
   }
-  f->req = s3_get_object_req(m->s3, fh->in->bucket,
+  f->req = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
                              fsx_inode_key(m->tab, fh->in), first * cs, total,
                              fsx_chunk_data(chunks[0]));
   if (!f->req)
@@ -291,7 +284,7 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     fsx_cache_put(m->cache, ctx->chunks[i]);
   ctx->n = 0;
   ctx->tmp = malloc(len);
-  r = ctx->tmp ? s3_get_object_req(m->s3, fh->in->bucket,
+  r = ctx->tmp ? s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
                                    fsx_inode_key(m->tab, fh->in), off, len,
                                    ctx->tmp)
                : NULL;
@@ -310,7 +303,8 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   s3_req_destroy(r);
   ctx->tmp_kept = retired; /* still readable, never freed */
   if (rc == -ESTALE)
-    log_warn("%s: the object changed while being read", fh->in->key);
+    log_warn("%s: the object changed while being read",
+             fsx_inode_key(m->tab, fh->in));
   if (rc)
     return rc == -ESTALE ? -EIO : rc;
   if (got < len)

@@ -12,7 +12,6 @@
 #include "common/slog.h"
 #include "fs/fsx_etag.h"
 #include "fs/fsx_recover.h"
-#include "fs/fsx_recover_thread.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb.h"
 #include "s3/s3_client.h"
@@ -78,28 +77,28 @@ static void say_transient(int rc, const char *what, char *reason,
              what, strerror(-rc));
 }
 
-static int head(struct fsx_recover_thread *t, const char *bucket,
+static int head(const struct fsx_recover_io *t, const char *bucket,
                 const char *key, struct s3_object_meta *out)
 {
   struct s3_req *q;
   int rc;
 
   memset(out, 0, sizeof(*out));
-  q = s3_req_create(fsx_recover_thread_mount(t)->s3, "HEAD", bucket, key);
+  q = s3_req_create(t->m->s3, "HEAD", bucket, key);
   if (!q)
     return -ENOMEM;
-  rc = fsx_recover_thread_run(t, q);
+  rc = t->run(t->arg, q);
   if (!rc)
     rc = s3_head_object_result(q, out);
   s3_req_destroy(q);
   return rc;
 }
 
-static int put_object(struct fsx_recover_thread *t, const char *bucket,
+static int put_object(const struct fsx_recover_io *t, const char *bucket,
                       const char *key, const void *data, size_t size,
                       const struct s3_put_opts *o, char etag[S3_ETAG_MAX])
 {
-  struct fsx_mount *m = fsx_recover_thread_mount(t);
+  struct fsx_mount *m = t->m;
   struct s3_req *q = s3_put_object_req(m->s3, bucket, key, data, size, o);
   int rc;
 
@@ -107,24 +106,24 @@ static int put_object(struct fsx_recover_thread *t, const char *bucket,
      (and sends nothing then) */
   if (!q)
     return s3_put_object(m->s3, bucket, key, data, size, o, etag);
-  rc = fsx_recover_thread_run(t, q);
+  rc = t->run(t->arg, q);
   if (!rc)
     rc = s3_put_object_result(q, etag);
   s3_req_destroy(q);
   return rc;
 }
 
-static int upload_part(struct fsx_recover_thread *t, const char *bucket,
+static int upload_part(const struct fsx_recover_io *t, const char *bucket,
                        const char *key, const char *id, int part,
                        const void *data, size_t len, char etag[S3_ETAG_MAX])
 {
-  struct s3_req *q = s3_upload_part_req(fsx_recover_thread_mount(t)->s3,
+  struct s3_req *q = s3_upload_part_req(t->m->s3,
                                         bucket, key, id, part, data, len);
   int rc;
 
   if (!q)
     return -ENOMEM;
-  rc = fsx_recover_thread_run(t, q);
+  rc = t->run(t->arg, q);
   if (!rc)
     rc = s3_upload_part_result(q, etag);
   s3_req_destroy(q);
@@ -132,11 +131,11 @@ static int upload_part(struct fsx_recover_thread *t, const char *bucket,
 }
 
 /* GET the blocks the map lacks, from exactly the base version. */
-static int fetch_missing(struct fsx_recover_thread *t,
+static int fetch_missing(const struct fsx_recover_io *t,
                          const struct fsx_stage_rec *r, int fd,
                          const uint8_t *map)
 {
-  struct s3_client *c = fsx_recover_thread_mount(t)->s3;
+  struct s3_client *c = t->m->s3;
   uint64_t nb = (r->base_len + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
   char quoted[S3_ETAG_MAX + 2];
   int rc = 0;
@@ -160,7 +159,7 @@ static int fetch_missing(struct fsx_recover_thread *t,
     q = buf ? s3_get_object_req(c, r->bucket, r->key, off, (size_t)len, buf)
             : NULL;
     rc = q ? s3_req_add_header(q, "If-Match", quoted) : -ENOMEM;
-    if (!rc && !(rc = fsx_recover_thread_run(t, q)))
+    if (!rc && !(rc = t->run(t->arg, q)))
       rc = s3_get_object_result(q, &got);
     if (!rc && got != len)
       rc = -ESTALE;
@@ -174,11 +173,11 @@ static int fetch_missing(struct fsx_recover_thread *t,
   return rc;
 }
 
-static int put_parts(struct fsx_recover_thread *t,
+static int put_parts(const struct fsx_recover_io *t,
                      const struct fsx_stage_rec *r, const unsigned char *data,
                      uint64_t size, const struct s3_put_opts *o)
 {
-  struct fsx_mount *m = fsx_recover_thread_mount(t);
+  struct fsx_mount *m = t->m;
   struct s3_part_etag *pe = NULL;
   char (*etags)[S3_ETAG_MAX] = NULL, etag[S3_ETAG_MAX], *id = NULL;
   struct s3_put_opts co;
@@ -236,12 +235,11 @@ free_lists:
   return rc;
 }
 
-int fsx_recover_file(void *arg, const struct fsx_stage_rec *r,
-                     const char *path, int fd, int map_fd, char *reason,
-                     size_t reasonlen)
+int fsx_recover_file(const struct fsx_recover_io *t,
+                     const struct fsx_stage_rec *r, const char *path, int fd,
+                     int map_fd, char *reason, size_t reasonlen)
 {
-  struct fsx_recover_thread *t = arg;
-  struct fsx_mount *m = fsx_recover_thread_mount(t);
+  struct fsx_mount *m = t->m;
   struct s3_object_meta cur;
   struct s3_kv cond;
   struct fsx_wopts w;

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "common/slog.h"
-#include "fs/fsx_ops.h"
+#include "fs/fsx_fuse.h"
+#include "fs/fsx_i.h"
 #include "fs/fsx_recover.h"
 #include "fs/fsx_recover_thread.h"
 #include "fs/fsx_stage.h"
@@ -39,8 +40,10 @@ static void req_done(struct s3_req *q, void *arg)
   pthread_mutex_unlock(&t->lock);
 }
 
-int fsx_recover_thread_run(struct fsx_recover_thread *t, struct s3_req *q)
+/* fsx_recover_io.run: q submitted, waited for, cancelled if we stop. */
+static int run(void *arg, struct s3_req *q)
 {
+  struct fsx_recover_thread *t = arg;
   struct waiter w = {t, false};
   bool cancelled = false;
 
@@ -62,11 +65,6 @@ int fsx_recover_thread_run(struct fsx_recover_thread *t, struct s3_req *q)
   return s3_req_result(q);
 }
 
-struct fsx_mount *fsx_recover_thread_mount(struct fsx_recover_thread *t)
-{
-  return t->m;
-}
-
 /* A file inode whose object was just replaced: its attributes anew, its
    chunks dropped, the kernel's attributes too (the next open sees the new
    ETag and drops the kernel's pages itself: a page invalidation from here
@@ -76,11 +74,11 @@ static void refresh_file(struct fsx_mount *m, struct fsx_inode *in,
 {
   struct fsx_attr a;
 
-  fsx_cache_invalidate(m->cache, in->ino);
+  fsx_cache_invalidate(m->cache, fsx_inode_ino(in));
   if (!fsx_ns_head_key(m, bucket, key, &a))
     fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
   if (m->se && !stopping)
-    fuse_lowlevel_notify_inval_inode(m->se, in->ino, -1, 0);
+    fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(in), -1, 0);
 }
 
 /*
@@ -114,11 +112,11 @@ static void forget_key(struct fsx_recover_thread *t, const char *bucket,
       break; /* "a//b": no name this mount shows */
     memcpy(name, rest, n);
     name[n] = '\0';
-    in = fsx_inode_find(m->tab, dir->ino, name);
+    in = fsx_inode_find(m->tab, fsx_inode_ino(dir), name);
     if (in) {
-      fsx_table_lock(m->tab);
-      is_dir = in->attr.kind == FSX_DIR;
-      fsx_table_unlock(m->tab);
+      struct fsx_inode_view v;
+      fsx_inode_view(m->tab, in, &v);
+      is_dir = v.attr.kind == FSX_DIR;
     }
     if (!last && is_dir) {
       fsx_inode_put(m->tab, dir);
@@ -130,7 +128,7 @@ static void forget_key(struct fsx_recover_thread *t, const char *bucket,
     if (in && last && !is_dir)
       refresh_file(m, in, bucket, key, stopping);
     else if (m->se && !stopping)
-      fuse_lowlevel_notify_inval_entry(m->se, dir->ino, name, n);
+      fuse_lowlevel_notify_inval_entry(m->se, fsx_inode_ino(dir), name, n);
     fsx_inode_put(m->tab, in);
     break;
   }
@@ -143,7 +141,8 @@ static int recover_one(void *arg, const struct fsx_stage_rec *r,
                        size_t reasonlen)
 {
   struct fsx_recover_thread *t = arg;
-  int rc = fsx_recover_file(t, r, path, fd, map_fd, reason, reasonlen);
+  struct fsx_recover_io io = {t->m, run, t};
+  int rc = fsx_recover_file(&io, r, path, fd, map_fd, reason, reasonlen);
 
   if (!rc) {
     atomic_fetch_add(&t->m->st.recovery_uploaded, 1);

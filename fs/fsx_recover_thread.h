@@ -8,15 +8,16 @@
  *   it at unmount, before the write-back and the client go. The thread
  *   walks the dead mounts' directories (fsx_stage_recover_until) and hands
  *   each staging file to fsx_recover_file, whose long requests (HEAD, GET,
- *   PUT, UploadPart) go through fsx_recover_thread_run.
+ *   PUT, UploadPart) go through the thread's run() (handed in as struct
+ *   fsx_recover_io).
  * - Stopping: t->stop is set and t->cond broadcast. The walk looks at it
- *   before each upload record and each file; a request the thread waits for
- *   in fsx_recover_thread_run is cancelled, and the file it was for is left
- *   in place as when the server cannot be reached (-EAGAIN: the next mount
- *   retries it). What can still take time is a short blocking request
- *   (CreateMultipartUpload, Complete, Abort, the HEADs of fsx_wopts_make
- *   and of an uploaded key's refresh), each bounded by the client's own
- *   limits (s3.retry.budget_ms, the connect and low-speed timeouts).
+ *   before each upload record and each file; a request the thread waits for in
+ *   run() is cancelled, and the file it was for is left in place as when the
+ *   server cannot be reached (-EAGAIN: the next mount retries it). What can
+ *   still take time is a short blocking request (CreateMultipartUpload,
+ *   Complete, Abort, the HEADs of fsx_wopts_make and of an uploaded key's
+ *   refresh), each bounded by the client's own limits (s3.retry.budget_ms, the
+ *   connect and low-speed timeouts).
  * - t->lock protects the done flags of the requests being waited for (set
  *   by the engine thread's callback) and goes with t->cond; it is a leaf
  *   lock, never held while calling anything. The mount's structures are
@@ -46,15 +47,5 @@ int fsx_recover_thread_start(struct fsx_mount *m, const char *cache_dir,
                              struct fsx_recover_thread **out);
 /* Tell the thread to stop, wait for it and free t (NULL: nothing). */
 void fsx_recover_thread_stop(struct fsx_recover_thread *t);
-
-/* For fsx_recover_file: the mount. */
-struct fsx_mount *fsx_recover_thread_mount(struct fsx_recover_thread *t);
-/*
- * Submit q (built, not submitted; still the caller's to destroy) and wait
- * for it to finish; cancelled when the thread is told to stop meanwhile.
- * Returns s3_req_result(q): -ECANCELED after a cancellation, or at once
- * (q not submitted) when the thread was told to stop before.
- */
-int fsx_recover_thread_run(struct fsx_recover_thread *t, struct s3_req *q);
 
 #endif

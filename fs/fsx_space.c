@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
 #include "fs/fsx_space.h"
 
@@ -73,14 +73,6 @@ bool fsx_space_fits(uint64_t limit, uint64_t used, uint64_t reserved,
 
 /* ---- the filesystem ---- */
 
-static uint64_t now_ms(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Bytes free to us on dir's filesystem (UINT64_MAX if statvfs fails: the
    writes themselves will tell). Called without the lock: statvfs may
    block (a network filesystem). */
@@ -97,14 +89,14 @@ static uint64_t fs_avail(const struct fsx_space *sp)
 static void note_avail(struct fsx_space *sp, uint64_t avail)
 {
   sp->avail = avail;
-  sp->avail_ms = now_ms();
+  sp->avail_ms = clock_mono_ms();
   sp->since = 0;
 }
 
 /* Is the last statvfs too old to trust (lock held)? */
 static bool stale(const struct fsx_space *sp)
 {
-  return !sp->avail_ms || now_ms() - sp->avail_ms > FRESH_MS;
+  return !sp->avail_ms || clock_mono_ms() - sp->avail_ms > FRESH_MS;
 }
 
 /* Room on the filesystem into *disk from the last statvfs, if that is
@@ -260,23 +252,6 @@ static void maybe_recovered(struct fsx_space *sp, uint64_t disk,
            "cache.dir %s: staging space available again", sp->dir);
 }
 
-static void deadline_in(struct timespec *ts, uint64_t ms)
-{
-  clock_gettime(CLOCK_MONOTONIC, ts);
-  ts->tv_sec += (time_t)(ms / 1000);
-  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
-}
-
-static bool before(const struct timespec *a, const struct timespec *b)
-{
-  return a->tv_sec < b->tv_sec ||
-         (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 /* Reserve need (lock held). */
 static void take(struct fsx_space *sp, uint64_t need, uint64_t disk,
                  struct note *n)
@@ -289,9 +264,9 @@ static void take(struct fsx_space *sp, uint64_t need, uint64_t disk,
 int fsx_space_reserve(struct fsx_space *sp, int fd, uint64_t off, size_t len,
                       bool append, uint64_t *held)
 {
-  struct timespec end, now, wake;
+  uint64_t need, disk, end, now, wake;
   struct note n = {0};
-  uint64_t need, disk;
+  struct timespec ts;
   bool waited = false;
 
   *held = 0;
@@ -324,7 +299,7 @@ int fsx_space_reserve(struct fsx_space *sp, int fd, uint64_t off, size_t len,
   need = fsx_space_estimate(fd, off, len, append);
   if (!need) /* an overwrite of what is there: nothing to wait for */
     return 0;
-  deadline_in(&end, sp->wait_ms);
+  end = clock_mono_ms() + sp->wait_ms;
   for (;;) {
     uint64_t avail = fs_avail(sp);
     pthread_mutex_lock(&sp->lock);
@@ -337,21 +312,20 @@ int fsx_space_reserve(struct fsx_space *sp, int fd, uint64_t off, size_t len,
       *held = need;
       return 0;
     }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (!before(&now, &end) ||
+    now = clock_mono_ms();
+    if (now >= end ||
         (!waited && sp->waiting >= FSX_SPACE_MAX_WAITERS)) {
       refused(sp, need > disk, false, &n);
       pthread_mutex_unlock(&sp->lock);
       say(&n);
       return -ENOSPC;
     }
-    deadline_in(&wake, RECHECK_MS);
-    if (before(&end, &wake))
-      wake = end;
+    wake = now + RECHECK_MS < end ? now + RECHECK_MS : end;
+    ts = clock_at(wake);
     sp->waited += !waited;
     waited = true;
     sp->waiting++;
-    pthread_cond_timedwait(&sp->cond, &sp->lock, &wake);
+    pthread_cond_timedwait(&sp->cond, &sp->lock, &ts);
     sp->waiting--;
     pthread_mutex_unlock(&sp->lock);
   }
@@ -448,7 +422,6 @@ int fsx_space_create(const char *dir, uint64_t max, uint64_t wait_ms,
                      struct fsx_space **out, char *err, size_t errlen)
 {
   struct fsx_space *sp;
-  pthread_condattr_t ca;
   struct statvfs v;
   char a[32];
 
@@ -468,10 +441,7 @@ int fsx_space_create(const char *dir, uint64_t max, uint64_t wait_ms,
                   : fsx_space_default_max((uint64_t)v.f_bavail * v.f_frsize);
   sp->wait_ms = wait_ms;
   pthread_mutex_init(&sp->lock, NULL);
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&sp->cond, &ca);
-  pthread_condattr_destroy(&ca);
+  clock_cond_init(&sp->cond);
   fmt_size(sp->limit, a, sizeof(a));
   log_info("cache.dir %s: staging files may take up to %s%s", dir, a,
            max ? "" : " (write.staging_max=0: half of what is free now)");

@@ -1,5 +1,5 @@
-/* Internals shared by fsx_stage.c (directory, records, journal) and
-   fsx_stage_recover.c (recovery, unsaved/). */
+/* Internals shared by fsx_stage.c (the directory), fsx_stage_rec.c
+   (records, journal) and fsx_stage_recover.c (recovery, unsaved/). */
 #ifndef S3R_FSX_STAGE_I_H
 #define S3R_FSX_STAGE_I_H
 

@@ -13,7 +13,7 @@
  *   soon as the writer has passed it, up to write.max_parts_inflight per
  *   file and write.max_memory in total; the writer waits beyond that. A
  *   part written again after its upload began is marked stale and sent
- *   again at commit. Part sizes grow with the part number (fsx_wb_part).
+ *   again at commit. Part sizes grow with the part number (fsx_wb_geo).
  * - Commit (close, fsync, or the background retry): a single PUT up to one
  *   part, else the remaining parts (UploadPartCopy for whole parts the
  *   base still holds unchanged) and CompleteMultipartUpload. Until it
@@ -28,9 +28,27 @@
  *   the file's) and doubles the size, times and metadata that getattr
  *   reads, so a stat never waits for an upload. Lock order: wb->lock,
  *   wb->plock, the inode table's.
- * - Lifetime: refs (under the table lock) count handles, temporary users,
- *   one for being dirty, one per part upload in flight and the inode's
- *   orphan_wb; the last put detaches and frees it.
+ * - Lifetime: references, counted by the inode module under its table
+ *   lock (fsx_inode_wb_*), are held by handles, temporary users, one for
+ *   being dirty, one per part upload in flight and the inode's orphan
+ *   keep; the last put detaches and frees it (wb_destroy, the one
+ *   teardown).
+ *
+ * FILES (internals shared in fsx_wb_i.h)
+ * - fsx_wb.c: the state: open, references, teardown, the staging record,
+ *   dirtiness, metadata, attributes.
+ * - fsx_wb_io.c: staging-file I/O: base fetches, the block map, write,
+ *   read, truncate, eager parts.
+ * - fsx_wb_part.c: the upload session: the parts table, the multipart
+ *   upload's start and end (journaled in cache.dir), its part uploads.
+ * - fsx_wb_upload.c: uploading the whole file: one conditional PutObject,
+ *   or the rest of the parts and a conditional completion.
+ * - fsx_wb_commit.c: commit, gates and holds, discard.
+ * - fsx_wb_mount.c: the mount-wide side: finding states (directory
+ *   renames, listings, rmdir), the retry thread, uploads left to abort,
+ *   stop at unmount.
+ * - Below this module, used by it: the part geometry (fsx_wb_geo.h, also
+ *   fsx_etag's and recovery's) and the s3fs metadata codec (fsx_meta.h).
  */
 #ifndef S3R_FSX_WB_H
 #define S3R_FSX_WB_H
@@ -41,63 +59,10 @@
 #include <time.h>
 
 #include "fs/fsx_i.h"
-
-#define FSX_WB_BLOCK (64u * 1024u)
-#define FSX_WB_MAX_PARTS 10000u
-#define FSX_WB_MAX_PART (5ull << 30)
-
-/*
- * Part geometry (exposed for its unit test): parts 1..1000 have the base
- * size (rounded up to FSX_WB_BLOCK), each next thousand twice the size,
- * capped at 5 GiB, so 10000 parts of base 5 MiB hold more than 5 TB. The
- * part (0-based index) holding offset off, and its start and length.
- */
-unsigned fsx_wb_part_of(uint64_t part_size, uint64_t off, uint64_t *start,
-                        uint64_t *len);
-/* Start and length of part idx (0-based). */
-void fsx_wb_part_span(uint64_t part_size, unsigned idx, uint64_t *start,
-                      uint64_t *len);
-/* The largest file 10000 parts can hold. */
-uint64_t fsx_wb_max_size(uint64_t part_size);
-
-/* Metadata stored as s3fs's x-amz-meta-mode|uid|gid|mtime. */
-struct fsx_wmeta {
-  mode_t mode;                /* with the type bits */
-  uid_t uid;
-  gid_t gid;
-  bool has_mtime;             /* set explicitly (utimens) since the last
-                                 write; else the upload's time is it */
-  struct timespec mtime;
-};
+#include "fs/fsx_meta.h" /* struct fsx_wmeta, fsx_wopts, fsx_copy_meta */
+#include "fs/fsx_wb_geo.h" /* part geometry, FSX_WB_BLOCK */
 
 struct fsx_wb;
-struct s3_kv;
-
-/* mt as x-amz-meta-* pairs (values in v); returns how many (3 or 4). */
-size_t fsx_wmeta_kv(const struct fsx_wmeta *mt, struct s3_kv kv[4],
-                    char v[4][32]);
-
-/*
- * Options for writing an object anew (PUT, multipart, copy onto itself
- * with REPLACE) with metadata mt. With keep, the object's current
- * Content-Type and other x-amz-meta-* (a HEAD) are carried over, so that
- * rewriting a file loses none of what other tools stored on it.
- */
-struct fsx_wopts {
-  struct s3_put_opts o;
-  struct s3_kv *kv;
-  char v[4][32];
-  struct s3_object_meta cur;
-  bool have_cur;
-};
-int fsx_wopts_make(struct fsx_mount *m, const char *bucket, const char *key,
-                   bool keep, const struct fsx_wmeta *mt,
-                   struct fsx_wopts *w);
-void fsx_wopts_cleanup(struct fsx_wopts *w);
-/* New metadata for an object as it is: copied onto itself (REPLACE),
-   keeping what fsx_wopts_make keeps. */
-int fsx_copy_meta(struct fsx_mount *m, const char *bucket, const char *key,
-                  const struct fsx_wmeta *mt, char etag[S3_ETAG_MAX]);
 
 /*
  * The write-back state of in, created if it has none: base (NULL for a new
@@ -162,15 +127,12 @@ void fsx_wb_attr(struct fsx_wb *wb, struct fsx_attr *a);
  * Removing a file (unlink, or replaced by a rename): first fetch_all, so
  * the handles still open keep reading what only the object held; then,
  * once the server's object is gone, discard: nothing of it is uploaded
- * again (its upload aborted, its dirty state dropped). make_orphan hands
- * in a reference to wb, dropped when its last handle closes (false if no
- * handle is open or one was handed already). With held, wb was held
- * (fsx_wb_hold) by the caller: discard ends the hold.
+ * again (its upload aborted, its dirty state dropped). With held, wb was
+ * held (fsx_wb_hold) by the caller: discard ends the hold. (What keeps wb
+ * for the open handles then: fsx_inode_keep_orphan.)
  */
 int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb, bool held);
 void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb, bool held);
-bool fsx_wb_make_orphan(struct fsx_mount *m, struct fsx_inode *in,
-                        struct fsx_wb *wb);
 /* The object was renamed by copy: the base is now new_etag. */
 void fsx_wb_renamed(struct fsx_wb *wb, const char *new_etag);
 

@@ -1,5 +1,5 @@
-/* Internals shared by fsx_wb.c (state, staging I/O), fsx_wb_part.c (parts),
-   fsx_wb_upload.c (uploads) and fsx_wb_commit.c (commit, retries). */
+/* Internals shared by the files of the write-back module (listed in
+   fsx_wb.h): the state record and the calls between its files. */
 #ifndef S3R_FSX_WB_I_H
 #define S3R_FSX_WB_I_H
 
@@ -20,7 +20,6 @@ struct fsx_part {
 struct fsx_wb {
   struct fsx_mount *m;
   struct fsx_inode *in;       /* an internal reference, for the life of wb */
-  unsigned refs;              /* the table lock */
   struct fsx_wb *next, *prev; /* m->wb_lock */
   int fd;                     /* the staging file */
   int map_fd;                 /* its block map (fsx_stage), or -1 */
@@ -70,10 +69,10 @@ struct fsx_wb {
   struct timespec mtime;      /* lock: the last change of the bytes */
 };
 
-/* fsx_wb.c */
-void fsx_wb_set_dirty(struct fsx_wb *wb);           /* lock held */
+/* fsx_wb.c: the state (lock held) */
+void fsx_wb_set_dirty(struct fsx_wb *wb);
 /* The staging record brought up to date: written while dirty (force:
-   rewritten, something in it changed), removed once clean (lock held). */
+   rewritten, something in it changed), removed once clean. */
 int fsx_wb_journal(struct fsx_wb *wb, bool force);
 /* About to change the staging file's bytes or size: recorded as partial
    (written since the last close) first, so that a crash in the middle is
@@ -81,38 +80,59 @@ int fsx_wb_journal(struct fsx_wb *wb, bool force);
 int fsx_wb_will_change(struct fsx_wb *wb);
 /* The block map written out whole (after present was replaced). */
 void fsx_wb_map_rewrite(struct fsx_wb *wb);
+
+/* fsx_wb_io.c: staging-file I/O (lock held) */
+/* The base's bytes [from, to) the staging file lacks, fetched. */
 int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
-                 uint64_t to);                       /* lock held */
+                 uint64_t to);
 bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);
 
-/* fsx_wb_part.c: the parts of a multipart upload */
-int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
-/* The same range of the base object, copied on the server. */
-int fsx_wb_copy_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
+/* fsx_wb_part.c: the upload session */
 int fsx_wb_grow_parts(struct fsx_wb *wb, unsigned n); /* lock held */
 void fsx_wb_wait_sent(struct fsx_wb *wb);           /* lock held */
 /* Part k as it is now (a copy; lock held). */
 struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k);
 /* Forget every part and error (lock held, nothing on the wire). */
 void fsx_wb_reset_parts(struct fsx_wb *wb);
-
-/* fsx_wb_commit.c */
-/* What the object should carry now (the mtime always, in whole seconds). */
-void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out);
+/* The multipart upload begun (journaled first), with the metadata the
+   file should carry now (lock held). */
+int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
+/* The open multipart upload forgotten: aborted on the server, or (abort
+   false) known gone; nothing left on the wire (lock held). */
+void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort);
+int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
+/* The same range of the base object, copied on the server. */
+int fsx_wb_copy_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
 
 /* fsx_wb_upload.c (lock held): conditional uploads of the whole file */
-int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
-/* Uploads whose abort or sweep failed, tried again (wb_lock not held):
-   how many are still left. forget: the last try, at unmount (their
-   records stay in cache.dir for the next mount). */
-size_t fsx_wb_leftovers(struct fsx_mount *m, bool forget);
-/* The open multipart upload aborted (and forgotten). */
-void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb);
 /* The file in one PutObject under key; its ETag into etag. */
 int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                       char etag[S3_ETAG_MAX]);
 /* The rest of a multipart upload under key, then its completion. */
 int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
                          const char *key, char etag[S3_ETAG_MAX]);
+
+/* fsx_wb_commit.c */
+/* What the object should carry now (the mtime always, in whole seconds). */
+void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out);
+
+/* fsx_wb_mount.c */
+/* An upload whose abort (upload_id) or sweep (NULL: the uploads of key
+   begun around since) failed, remembered to be tried again by the retry
+   thread and at unmount; its record stays in cache.dir meanwhile. */
+void fsx_wb_leftover(struct fsx_mount *m, const char *bucket, const char *key,
+                     const char *upload_id, time_t since, long journal_id);
+
+/* wb's bucket (fixed). */
+static inline const char *fsx_wb_bucket(const struct fsx_wb *wb)
+{
+  return fsx_inode_bucket(wb->in);
+}
+
+/* wb's object key now (a rename may change it; valid while wb is held). */
+static inline const char *fsx_wb_key(const struct fsx_wb *wb)
+{
+  return fsx_inode_key(wb->m->tab, wb->in);
+}
 
 #endif

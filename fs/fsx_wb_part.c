@@ -1,77 +1,25 @@
 /*
- * fsx_wb_part: multipart part geometry, and the part uploads of a file's
- * write-back state (from its staging file, or copied from the base object
- * on the server); their callbacks run on the S3 engine thread and take only
- * wb->plock (design in fsx_wb.h).
+ * fsx_wb_part: the upload session of a file's write-back state (design in
+ * fsx_wb.h; its part geometry in fsx_wb_geo.c): the parts table; the
+ * multipart upload's start and end, each journaled in cache.dir (an abort
+ * or sweep that fails is left to the mount's leftover list,
+ * fsx_wb_mount.c); and the part uploads, from the
+ * staging file or copied from the base object on the server. The part
+ * callbacks run on the S3 engine thread and take only wb->plock.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "common/slog.h"
 #include "fs/fsx_rdma.h"
+#include "fs/fsx_stage.h"
 #include "fs/fsx_wb_i.h"
 
-#define GROUP_PARTS 1000u
-
-/* ---- part geometry ---- */
-
-static uint64_t round_block(uint64_t v)
-{
-  return (v + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK * FSX_WB_BLOCK;
-}
-
-static uint64_t group_len(uint64_t ps, unsigned g)
-{
-  uint64_t cap = FSX_WB_MAX_PART / FSX_WB_BLOCK * FSX_WB_BLOCK;
-  uint64_t l = round_block(ps) << g;
-
-  return l < cap ? l : cap;
-}
-
-void fsx_wb_part_span(uint64_t part_size, unsigned idx, uint64_t *start,
-                      uint64_t *len)
-{
-  unsigned g = idx / GROUP_PARTS;
-  uint64_t s = 0;
-
-  for (unsigned i = 0; i < g; i++)
-    s += GROUP_PARTS * group_len(part_size, i);
-  *len = group_len(part_size, g);
-  *start = s + (idx % GROUP_PARTS) * *len;
-}
-
-unsigned fsx_wb_part_of(uint64_t part_size, uint64_t off, uint64_t *start,
-                        uint64_t *len)
-{
-  unsigned groups = FSX_WB_MAX_PARTS / GROUP_PARTS;
-  uint64_t s = 0;
-
-  for (unsigned g = 0;; g++) {
-    uint64_t gl = group_len(part_size, g);
-    uint64_t idx = (off - s) / gl;
-    if (idx < GROUP_PARTS || g == groups - 1) {
-      if (idx >= GROUP_PARTS)
-        idx = GROUP_PARTS - 1; /* past the largest file: the last part */
-      *len = gl;
-      *start = s + idx * gl;
-      return g * GROUP_PARTS + (unsigned)idx;
-    }
-    s += GROUP_PARTS * gl;
-  }
-}
-
-uint64_t fsx_wb_max_size(uint64_t part_size)
-{
-  uint64_t s, l;
-
-  fsx_wb_part_span(part_size, FSX_WB_MAX_PARTS - 1, &s, &l);
-  return s + l;
-}
-
-/* ---- parts ---- */
+/* ---- the parts table ---- */
 
 int fsx_wb_grow_parts(struct fsx_wb *wb, unsigned n)
 {
@@ -126,6 +74,89 @@ void fsx_wb_reset_parts(struct fsx_wb *wb)
   pthread_mutex_unlock(&wb->plock);
 }
 
+/* ---- the multipart upload (lock held) ---- */
+
+int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
+{
+  const char *key = fsx_wb_key(wb);
+  struct fsx_wopts w;
+  struct fsx_wmeta mt;
+  time_t since;
+  long id;
+  int rc;
+
+  fsx_wb_effective_meta(wb, &mt);
+  rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key, wb->on_server, &mt, &w);
+  if (rc)
+    return rc;
+  /* recorded before it is made: a lost answer (the upload made anyway)
+     or a crash before the next record is swept, never leaked */
+  since = time(NULL);
+  id = fsx_stage_note_create(m->stage, fsx_wb_bucket(wb), key, since);
+  if (id < 0) {
+    fsx_wopts_cleanup(&w);
+    log_err("%s: could not record an upload in cache.dir: %s", key,
+            strerror((int)-id));
+    return (int)id;
+  }
+  rc = s3_create_multipart(m->s3, fsx_wb_bucket(wb), key, &w.o,
+                           &wb->upload_id);
+  fsx_wopts_cleanup(&w);
+  if (rc) {
+    if (!fsx_stage_sweep(m->s3, fsx_wb_bucket(wb), key, since, NULL))
+      fsx_stage_forget_upload(m->stage, id);
+    else /* swept again later (and its record stays for the next mount) */
+      fsx_wb_leftover(m, fsx_wb_bucket(wb), key, NULL, since, id);
+    return rc;
+  }
+  wb->sent_meta = mt;
+  fsx_wb_reset_parts(wb);
+  wb->upload_key = strdup(key);
+  rc = wb->upload_key ? fsx_stage_set_upload(m->stage, id, fsx_wb_bucket(wb),
+                                             key, wb->upload_id)
+                      : -ENOMEM;
+  if (rc) { /* unrecorded, a crash would leak it: not started at all */
+    log_err("%s: could not record upload %s in cache.dir: %s", key,
+            wb->upload_id, strerror(-rc));
+    if (!s3_abort_multipart(m->s3, fsx_wb_bucket(wb), key, wb->upload_id))
+      fsx_stage_forget_upload(m->stage, id);
+    free(wb->upload_id);
+    free(wb->upload_key);
+    wb->upload_id = wb->upload_key = NULL;
+    return rc;
+  }
+  wb->journal_id = id;
+  return 0;
+}
+
+void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
+{
+  int rc = 0;
+
+  if (!wb->upload_id)
+    return;
+  fsx_wb_wait_sent(wb);
+  if (abort)
+    rc = s3_abort_multipart(m->s3, fsx_wb_bucket(wb), wb->upload_key,
+                            wb->upload_id);
+  if (rc && rc != -ENOENT) {
+    log_warn("%s: aborting upload %s: %s (tried again later)", fsx_wb_key(wb),
+             wb->upload_id, strerror(-rc));
+    fsx_wb_leftover(m, fsx_wb_bucket(wb), wb->upload_key, wb->upload_id, 0,
+             wb->journal_id);
+  } else {
+    fsx_stage_forget_upload(m->stage, wb->journal_id);
+  }
+  free(wb->upload_id);
+  free(wb->upload_key);
+  wb->upload_id = wb->upload_key = NULL;
+  wb->journal_id = 0;
+  fsx_wb_reset_parts(wb);
+  wb->eager_next = 0;
+}
+
+/* ---- part uploads ---- */
+
 struct part_ctx {
   struct fsx_wb *wb;
   unsigned k;
@@ -162,7 +193,7 @@ static void part_done(struct s3_req *r, void *arg)
     p->state = PART_FAILED;
     if (!wb->part_err)
       wb->part_err = rc;
-    log_warn("%s: part %u: %s", wb->in->key, pc->k + 1, strerror(-rc));
+    log_warn("%s: part %u: %s", fsx_wb_key(wb), pc->k + 1, strerror(-rc));
   } else {
     p->state = PART_DONE;
     memcpy(p->etag, etag, sizeof(p->etag));
@@ -185,7 +216,7 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
                       bool copy)
 {
   char quoted[FSX_ETAG_MAX + 2];
-  const char *key = fsx_inode_key(m->tab, wb->in);
+  const char *key = fsx_wb_key(wb);
   struct part_ctx *pc;
   struct s3_req *r;
   uint64_t s, l, mem;
@@ -222,10 +253,10 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
   }
   snprintf(quoted, sizeof(quoted), "\"%s\"", wb->base_etag);
   /* into the upload's key; a copy from the base, where it is now */
-  r = copy ? s3_upload_part_copy_req(m->s3, wb->in->bucket, wb->upload_key,
+  r = copy ? s3_upload_part_copy_req(m->s3, fsx_wb_bucket(wb), wb->upload_key,
                                      wb->upload_id, (int)k + 1,
-                                     wb->in->bucket, key, s, l, quoted)
-           : s3_upload_part_req(m->s3, wb->in->bucket, wb->upload_key,
+                                     fsx_wb_bucket(wb), key, s, l, quoted)
+           : s3_upload_part_req(m->s3, fsx_wb_bucket(wb), wb->upload_key,
                                 wb->upload_id, (int)k + 1, pc->map,
                                 (size_t)l);
   if (!r)
@@ -240,9 +271,7 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
   wb->parts[k].len = l;
   wb->sending++;
   pthread_mutex_unlock(&wb->plock);
-  fsx_table_lock(m->tab); /* the upload's reference */
-  wb->refs++;
-  fsx_table_unlock(m->tab);
+  fsx_inode_wb_ref(m->tab, wb->in); /* the upload's reference */
   s3_req_submit(r, part_done, pc);
   return 0;
 

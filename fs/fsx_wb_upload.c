@@ -1,6 +1,8 @@
 /*
- * fsx_wb_upload: the upload of a file's bytes (write-back state, see
- * fsx_wb.h): one PutObject, or a multipart upload (its start, parts, end).
+ * fsx_wb_upload: the upload of a whole file at commit (write-back state,
+ * see fsx_wb.h): one PutObject, or the rest of a multipart upload (the
+ * session, its start, end and parts, is fsx_wb_part.c's) and its
+ * completion.
  *
  * Every upload is conditional: a PUT carries If-Match with the ETag of the
  * object it replaces (If-None-Match: * where there was none), and so does
@@ -18,188 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "common/slog.h"
 #include "fs/fsx_etag.h"
 #include "fs/fsx_rdma.h"
-#include "fs/fsx_stage.h"
 #include "fs/fsx_wb_i.h"
 
 /* tries of a conditional write that keeps meeting another writer */
 #define COND_TRIES 3
-
-/* ---- uploads left over: an abort or a sweep that failed ---- */
-
-struct fsx_leftover {
-  struct fsx_leftover *next;
-  char *bucket, *key;
-  char *upload_id;            /* NULL: sweep the uploads begun around since */
-  time_t since;
-  long journal_id;            /* its record in cache.dir */
-};
-
-/* Remembered, to be tried again (its record stays for the next mount). */
-static void leftover(struct fsx_mount *m, const char *bucket, const char *key,
-                     const char *upload_id, time_t since, long journal_id)
-{
-  struct fsx_leftover *l = calloc(1, sizeof(*l));
-
-  if (l) {
-    l->bucket = strdup(bucket);
-    l->key = strdup(key);
-    l->upload_id = upload_id ? strdup(upload_id) : NULL;
-  }
-  if (!l || !l->bucket || !l->key || (upload_id && !l->upload_id)) {
-    if (l) {
-      free(l->bucket);
-      free(l->key);
-      free(l->upload_id);
-      free(l);
-    }
-    return; /* out of memory: the next mount finds its record */
-  }
-  l->since = since;
-  l->journal_id = journal_id;
-  pthread_mutex_lock(&m->wb_lock);
-  l->next = m->leftovers;
-  m->leftovers = l;
-  pthread_mutex_unlock(&m->wb_lock);
-}
-
-size_t fsx_wb_leftovers(struct fsx_mount *m, bool forget)
-{
-  struct fsx_leftover *l, *next, *keep = NULL;
-  size_t left = 0;
-
-  pthread_mutex_lock(&m->wb_lock);
-  l = m->leftovers;
-  m->leftovers = NULL;
-  pthread_mutex_unlock(&m->wb_lock);
-  for (; l; l = next) {
-    int rc = l->upload_id
-                 ? s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id)
-                 : fsx_stage_sweep(m->s3, l->bucket, l->key, l->since, NULL);
-    next = l->next;
-    if (!rc || rc == -ENOENT) {
-      log_notice("%s: upload %s of %s %s on retry", l->bucket,
-               l->upload_id ? l->upload_id : "(unnamed)", l->key,
-               l->upload_id ? "aborted" : "swept");
-      fsx_stage_forget_upload(m->stage, l->journal_id);
-    } else if (!forget) {
-      l->next = keep;
-      keep = l;
-      left++;
-      continue;
-    } else {
-      left++; /* its record stays: the next mount */
-    }
-    free(l->bucket);
-    free(l->key);
-    free(l->upload_id);
-    free(l);
-  }
-  if (keep) {
-    pthread_mutex_lock(&m->wb_lock);
-    for (l = keep; l->next; l = l->next)
-      ;
-    l->next = m->leftovers;
-    m->leftovers = keep;
-    pthread_mutex_unlock(&m->wb_lock);
-  }
-  return left;
-}
-
-/* ---- multipart bookkeeping (lock held) ---- */
-
-int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
-{
-  const char *key = fsx_inode_key(m->tab, wb->in);
-  struct fsx_wopts w;
-  struct fsx_wmeta mt;
-  time_t since;
-  long id;
-  int rc;
-
-  fsx_wb_effective_meta(wb, &mt);
-  rc = fsx_wopts_make(m, wb->in->bucket, key, wb->on_server, &mt, &w);
-  if (rc)
-    return rc;
-  /* recorded before it is made: a lost answer (the upload made anyway)
-     or a crash before the next record is swept, never leaked */
-  since = time(NULL);
-  id = fsx_stage_note_create(m->stage, wb->in->bucket, key, since);
-  if (id < 0) {
-    fsx_wopts_cleanup(&w);
-    log_err("%s: could not record an upload in cache.dir: %s", key,
-            strerror((int)-id));
-    return (int)id;
-  }
-  rc = s3_create_multipart(m->s3, wb->in->bucket, key, &w.o,
-                           &wb->upload_id);
-  fsx_wopts_cleanup(&w);
-  if (rc) {
-    if (!fsx_stage_sweep(m->s3, wb->in->bucket, key, since, NULL))
-      fsx_stage_forget_upload(m->stage, id);
-    else /* swept again later (and its record stays for the next mount) */
-      leftover(m, wb->in->bucket, key, NULL, since, id);
-    return rc;
-  }
-  wb->sent_meta = mt;
-  fsx_wb_reset_parts(wb);
-  wb->upload_key = strdup(key);
-  rc = wb->upload_key ? fsx_stage_set_upload(m->stage, id, wb->in->bucket,
-                                             key, wb->upload_id)
-                      : -ENOMEM;
-  if (rc) { /* unrecorded, a crash would leak it: not started at all */
-    log_err("%s: could not record upload %s in cache.dir: %s", key,
-            wb->upload_id, strerror(-rc));
-    if (!s3_abort_multipart(m->s3, wb->in->bucket, key, wb->upload_id))
-      fsx_stage_forget_upload(m->stage, id);
-    free(wb->upload_id);
-    free(wb->upload_key);
-    wb->upload_id = wb->upload_key = NULL;
-    return rc;
-  }
-  wb->journal_id = id;
-  return 0;
-}
-
-/* Forget the open upload: aborted on the server, or (abort false) gone. */
-static void end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
-{
-  int rc = 0;
-
-  if (!wb->upload_id)
-    return;
-  fsx_wb_wait_sent(wb);
-  if (abort)
-    rc = s3_abort_multipart(m->s3, wb->in->bucket, wb->upload_key,
-                            wb->upload_id);
-  if (rc && rc != -ENOENT) {
-    log_warn("%s: aborting upload %s: %s (tried again later)", wb->in->key,
-             wb->upload_id, strerror(-rc));
-    leftover(m, wb->in->bucket, wb->upload_key, wb->upload_id, 0,
-             wb->journal_id);
-  } else {
-    fsx_stage_forget_upload(m->stage, wb->journal_id);
-  }
-  free(wb->upload_id);
-  free(wb->upload_key);
-  wb->upload_id = wb->upload_key = NULL;
-  wb->journal_id = 0;
-  fsx_wb_reset_parts(wb);
-  wb->eager_next = 0;
-}
-
-void fsx_wb_drop_upload(struct fsx_mount *m, struct fsx_wb *wb)
-{
-  end_upload(m, wb, true);
-}
-
-/* ---- commit ---- */
 
 /* May part k ([s, s+l)) be copied from the base on the server? */
 static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
@@ -284,30 +113,12 @@ static void note_no_cond(struct fsx_mount *m)
              "up that reaches the server late can replace a newer one");
 }
 
-/* Do the object's s3fs metadata say what mt says? */
-static bool meta_same(const struct s3_object_meta *cur,
-                      const struct fsx_wmeta *mt)
-{
-  struct s3_kv kv[4];
-  char v[4][32];
-  size_t n = fsx_wmeta_kv(mt, kv, v), found = 0;
-
-  for (size_t i = 0; i < n; i++)
-    for (size_t j = 0; j < cur->n_meta; j++)
-      if (!strcasecmp(kv[i].key, cur->meta[j].key) &&
-          !strcmp(kv[i].val, cur->meta[j].val)) {
-        found++;
-        break;
-      }
-  return found == n;
-}
-
 /* Does the object found hold this file already, bytes and metadata (an
    earlier attempt stored it and its answer was lost, say)? */
 static bool already_there(const struct fsx_wopts *w, const void *map,
                           uint64_t size, const struct fsx_wmeta *mt)
 {
-  return w->have_cur && w->cur.size == size && meta_same(&w->cur, mt) &&
+  return w->have_cur && w->cur.size == size && fsx_meta_matches(&w->cur, mt) &&
          fsx_etag_holds(w->cur.etag, map, size, size + 1);
 }
 
@@ -336,12 +147,12 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
     return rc;
   /* a stream cut back to one part: its upload goes first, so that a
      completion given up earlier cannot land over this PUT */
-  end_upload(m, wb, true);
+  fsx_wb_end_upload(m, wb, true);
   fsx_wb_effective_meta(wb, &mt);
   for (int t = 0; t < COND_TRIES; t++) {
     if (!map && (rc = map_file(wb, &map)))
       break;
-    if ((rc = fsx_wopts_make(m, wb->in->bucket, key, look, &mt, &w)))
+    if ((rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key, look, &mt, &w)))
       break;
     if (already_there(&w, map, wb->size, &mt)) {
       snprintf(etag, S3_ETAG_MAX, "%s", w.cur.etag);
@@ -354,7 +165,7 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
     w.o.n_headers = plain ? 0 : 1;
     log_debug("%s: PUT of %" PRIu64 " bytes, %s: %s", key, wb->size,
               plain ? "no condition" : cond.key, cond.val);
-    rc = put_object(m, wb->in->bucket, key, map, (size_t)wb->size, &w.o,
+    rc = put_object(m, fsx_wb_bucket(wb), key, map, (size_t)wb->size, &w.o,
                     w.have_cur, etag, &map);
     fsx_wopts_cleanup(&w);
     if (rc == -EOPNOTSUPP && !plain) {
@@ -407,7 +218,7 @@ static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                     const struct s3_part_etag *pe, unsigned n,
                     char etag[S3_ETAG_MAX])
 {
-  const char *bucket = wb->in->bucket;
+  const char *bucket = fsx_wb_bucket(wb);
   struct s3_object_meta cur;
   char want[S3_ETAG_MAX];
   bool plain = atomic_load(&m->no_cond), was_plain = plain;
@@ -474,7 +285,7 @@ int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
   /* begun under another name (renamed since): aborted there, begun anew
      here; never completed into a name the file no longer has */
   if (past || (wb->upload_id && strcmp(wb->upload_key, key)))
-    end_upload(m, wb, true);
+    fsx_wb_end_upload(m, wb, true);
   if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
     return rc;
   if ((rc = fsx_wb_grow_parts(wb, n)))
@@ -513,10 +324,10 @@ int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
     rc = complete(m, wb, key, pe, n, etag);
   free(pe);
   if (!rc)
-    end_upload(m, wb, false);
+    fsx_wb_end_upload(m, wb, false);
   else if (rc == -ENOENT) /* the upload is gone (NoSuchUpload) */
-    end_upload(m, wb, false);
+    fsx_wb_end_upload(m, wb, false);
   else if (rc == -EINVAL) /* refused as it is (InvalidPart...): anew */
-    end_upload(m, wb, true);
+    fsx_wb_end_upload(m, wb, true);
   return rc;
 }

@@ -12,78 +12,29 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
-#include "fs/fsx_ops_i.h"
+#include "fs/fsx_node.h"
+#include "fs/fsx_wns.h"
 #include "fs/fsx_wb.h"
 
 #define M fsx_req_mount
 #define COPY_MAX_SINGLE (5ull << 30) /* CopyObject's limit */
-
-static void now_meta(fuse_req_t req, mode_t mode, struct fsx_wmeta *mt)
-{
-  const struct fuse_ctx *ctx = fuse_req_ctx(req);
-
-  memset(mt, 0, sizeof(*mt));
-  mt->mode = mode;
-  mt->uid = ctx->uid;
-  mt->gid = ctx->gid;
-  mt->has_mtime = true;
-  clock_gettime(CLOCK_REALTIME, &mt->mtime);
-}
-
-static void meta_attr(struct fsx_attr *a, enum fsx_kind kind,
-                      const struct fsx_wmeta *mt)
-{
-  memset(a, 0, sizeof(*a));
-  a->kind = kind;
-  a->mtime = mt->mtime;
-  a->as_of_ms = fsx_now_ms();
-  a->from_head = true;
-  a->has_mode = a->has_uid = a->has_gid = true;
-  a->mode = mt->mode;
-  a->uid = mt->uid;
-  a->gid = mt->gid;
-}
-
-/* A PUT carrying s3fs's metadata (directory markers, symlinks). */
-int fsx_put_with_meta(struct fsx_mount *m, const char *bucket,
-                      const char *key, const char *body,
-                      const struct fsx_wmeta *mt, char *etag)
-{
-  char v[4][32];
-  struct s3_kv kv[4];
-  struct s3_put_opts o = {.meta = kv};
-
-  o.n_meta = fsx_wmeta_kv(mt, kv, v);
-  return s3_put_object(m->s3, bucket, key, body, body ? strlen(body) : 0, &o,
-                       etag);
-}
-
-static char *key_in(struct fsx_mount *m, struct fsx_inode *dir,
-                    const char *name, bool is_dir)
-{
-  const char *dk = fsx_inode_key(m->tab, dir);
-  size_t l = strlen(dk) + strlen(name) + 2;
-  char *k = malloc(l);
-
-  if (k)
-    snprintf(k, l, "%s%s%s", dk, name, is_dir ? "/" : "");
-  return k;
-}
 
 /* The inode of an existing name in dir (an internal reference). */
 static int resolve(struct fsx_mount *m, struct fsx_inode *dir,
                    const char *name, struct fsx_inode **out,
                    struct fsx_attr *a)
 {
-  struct fsx_inode *in = fsx_inode_find(m->tab, dir->ino, name);
+  struct fsx_inode *in = fsx_inode_find(m->tab, fsx_inode_ino(dir), name);
   int rc;
 
   if (!in) {
     if ((rc = fsx_ns_lookup(m, dir, name, a)))
       return rc;
-    in = fsx_inode_child(m->tab, dir, name, a, dir->bucket ? NULL : name,
-                         m->o.attr_ttl_ms, false);
+    in = fsx_inode_child(m->tab, dir, name, a,
+                         fsx_inode_bucket(dir) ? NULL : name, m->o.attr_ttl_ms,
+                         false);
     if (!in)
       return -ENOMEM;
   }
@@ -112,16 +63,6 @@ static int dir_is_empty(struct fsx_mount *m, const char *bucket,
   return rc;
 }
 
-static bool in_use(struct fsx_mount *m, struct fsx_inode *in)
-{
-  bool used;
-
-  fsx_table_lock(m->tab);
-  used = in->opens > 0;
-  fsx_table_unlock(m->tab);
-  return used;
-}
-
 /*
  * in is about to go (unlink, or replaced by a rename): the write-back state
  * that keeps its data for the handles still open (a reference in *wb, or
@@ -135,7 +76,7 @@ static int going(struct fsx_mount *m, struct fsx_inode *in,
   int rc = 0;
 
   *wb = fsx_wb_get(m, in);
-  if (!*wb && in_use(m, in)) /* open for reading only */
+  if (!*wb && fsx_inode_in_use(m->tab, in)) /* open for reading only */
     rc = fsx_open_for_write(m, in, a, 0, wb);
   if (rc || !*wb)
     return rc;
@@ -166,7 +107,7 @@ static void gone(struct fsx_mount *m, struct fsx_inode *in, struct fsx_wb *wb)
   if (!wb)
     return;
   fsx_wb_discard(m, wb, true);
-  fsx_wb_make_orphan(m, in, wb);
+  fsx_inode_keep_orphan(m->tab, in);
   fsx_wb_put(m, wb);
 }
 
@@ -186,7 +127,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   rc = m->o.ro ? -EROFS : resolve(m, dir, name, &in, &a);
   if (!rc && a.kind == FSX_DIR)
     rc = -EISDIR;
-  if (!rc && !in->bucket)
+  if (!rc && !fsx_inode_bucket(in))
     rc = -EPERM;
   if (rc)
     goto out;
@@ -194,7 +135,8 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   pthread_rwlock_rdlock(&m->rename_lock);
   rc = going(m, in, &a, &wb);
   if (!rc)
-    rc = s3_delete_object(m->s3, in->bucket, fsx_inode_key(m->tab, in));
+    rc = s3_delete_object(m->s3, fsx_inode_bucket(in),
+                          fsx_inode_key(m->tab, in));
   if (rc == -ENOENT && wb)
     rc = 0; /* it had not been uploaded yet */
   if (!rc) {
@@ -228,15 +170,15 @@ void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
     rc = -ENOTDIR;
   if (rc)
     goto out;
-  if (!dir->bucket) { /* a bucket of an all-buckets mount */
+  if (!fsx_inode_bucket(dir)) { /* a bucket of an all-buckets mount */
     rc = s3_delete_bucket(m->s3, name);
     if (rc == -EEXIST || rc == -EBUSY)
       rc = -ENOTEMPTY;
   } else {
     key = fsx_inode_key(m->tab, in);
-    rc = dir_is_empty(m, in->bucket, key);
+    rc = dir_is_empty(m, fsx_inode_bucket(in), key);
     if (!rc)
-      rc = s3_delete_object(m->s3, in->bucket, key);
+      rc = s3_delete_object(m->s3, fsx_inode_bucket(in), key);
     if (rc == -ENOENT)
       rc = 0; /* an implicit directory: its marker never existed */
   }
@@ -266,28 +208,20 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_reply_err(req, ENOENT);
     return;
   }
-  if (m->o.ro)
-    rc = -EROFS;
-  else if (strlen(name) > 255)
-    rc = -ENAMETOOLONG;
-  else if (parent == FSX_ROOT_INO && !strcmp(name, FSX_STATS_NAME))
-    rc = -EEXIST;
-  else if (!dir->bucket)
-    rc = kind == FSX_DIR ? s3_create_bucket(m->s3, name) : -EPERM;
-  else if (!(key = key_in(m, dir, name, kind == FSX_DIR)))
+  fsx_new_meta(req, kind, mode, true, &mt, &a);
+  rc = fsx_check_new_name(m, dir, name);
+  if (rc == -EPERM && kind == FSX_DIR) /* the root of all buckets */
+    rc = s3_create_bucket(m->s3, name);
+  else if (!rc && !(key = fsx_inode_key_of(m->tab, dir, name, kind)))
     rc = -ENOMEM;
-  else {
-    now_meta(req, mode, &mt);
-    rc = fsx_put_with_meta(m, dir->bucket, key, body, &mt, etag);
-  }
+  else if (!rc)
+    rc = fsx_put_with_meta(m, fsx_inode_bucket(dir), key, body, &mt, etag);
   free(key);
   if (rc) {
     fsx_inode_put(m->tab, dir);
     fsx_reply_err(req, -rc);
     return;
   }
-  now_meta(req, mode, &mt);
-  meta_attr(&a, kind, &mt);
   a.size = body ? strlen(body) : 0;
   snprintf(a.etag, sizeof(a.etag), "%s", etag);
   in = fsx_child_of(m, dir, name, &a);
@@ -296,10 +230,10 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_reply_err(req, ENOMEM);
     return;
   }
-  fsx_ns_note_entry(m, in);
+  fsx_inode_note_entry(m->tab, in);
   fsx_entry_of(m, in, &e);
   if (fuse_reply_entry(req, &e))
-    fsx_inode_forget(m->tab, in->ino, 1);
+    fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
 }
 
 void fsx_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -448,9 +382,9 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
   *nheld = 0;
   if (!strncmp(dstpfx, srcpfx, sl))
     return -EINVAL; /* into itself */
-  if ((rc = fsx_wb_gate_below(m, src->bucket, srcpfx, held, nheld)))
+  if ((rc = fsx_wb_gate_below(m, fsx_inode_bucket(src), srcpfx, held, nheld)))
     return rc;
-  rc = list_below(m, src->bucket, srcpfx, m->o.rename_dir_max, &l);
+  rc = list_below(m, fsx_inode_bucket(src), srcpfx, m->o.rename_dir_max, &l);
   if (!rc && l.n > m->o.rename_dir_max) {
     log_err("rename of %s: more than write.rename_dir_max (%u) objects to "
             "copy; refused with EXDEV (mv copies by itself then)",
@@ -470,19 +404,21 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
     }
     memcpy(dst, dstpfx, dl);
     memcpy(dst + dl, l.keys[i] + sl, rl + 1);
-    rc = copy_object(m, src->bucket, l.keys[i], dst, l.sizes[i], etags[i]);
+    rc = copy_object(m, fsx_inode_bucket(src), l.keys[i], dst, l.sizes[i],
+                     etags[i]);
     if (rc) {
       free(dst);
       break;
     }
     copies[ncopies++] = dst;
   }
-  if (!rc && (rc = delete_firmly(m, src->bucket, l.keys, l.n)))
+  if (!rc && (rc = delete_firmly(m, fsx_inode_bucket(src), l.keys, l.n)))
     /* every copy is made, and the originals perhaps not all deleted */
     log_err("rename of %s: copied to %s, but deleting the originals "
             "failed: %s (both may be on the server)", srcpfx, dstpfx,
             strerror(-rc));
-  else if (rc && ncopies && delete_firmly(m, src->bucket, copies, ncopies))
+  else if (rc && ncopies &&
+           delete_firmly(m, fsx_inode_bucket(src), copies, ncopies))
     /* the copies failed half way: undone (the originals are all there, so
        nothing is lost either way) */
     log_err("rename of %s failed, and %zu copies made under %s could not "
@@ -521,9 +457,9 @@ static int rename_file(struct fsx_mount *m, struct fsx_inode *src,
     fsx_wb_put(m, wb);
     return rc;
   }
-  rc = copy_object(m, src->bucket, srckey, dstkey, a->size, etag);
+  rc = copy_object(m, fsx_inode_bucket(src), srckey, dstkey, a->size, etag);
   if (!rc)
-    rc = s3_delete_object(m->s3, src->bucket, srckey);
+    rc = s3_delete_object(m->s3, fsx_inode_bucket(src), srckey);
   if (!rc && wb)
     fsx_wb_renamed(wb, etag);
   *gated = wb;
@@ -573,7 +509,8 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   else
     pthread_rwlock_rdlock(&m->rename_lock);
   locked = true;
-  if (!src->bucket || !ndir->bucket || strcmp(src->bucket, ndir->bucket) ||
+  if (!fsx_inode_bucket(src) || !fsx_inode_bucket(ndir) ||
+      strcmp(fsx_inode_bucket(src), fsx_inode_bucket(ndir)) ||
       (newparent == FSX_ROOT_INO && !strcmp(newname, FSX_STATS_NAME))) {
     rc = -EXDEV; /* between buckets: mv copies */
     goto out;
@@ -590,10 +527,10 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   else if (dst_exists && sa.kind != FSX_DIR && da.kind == FSX_DIR)
     rc = -EISDIR;
   else if (dst_exists && da.kind == FSX_DIR)
-    rc = dir_is_empty(m, dst->bucket, fsx_inode_key(m->tab, dst));
+    rc = dir_is_empty(m, fsx_inode_bucket(dst), fsx_inode_key(m->tab, dst));
   if (rc || (dst_exists && dst == src))
     goto out;
-  dstkey = key_in(m, ndir, newname, sa.kind == FSX_DIR);
+  dstkey = fsx_inode_key_of(m->tab, ndir, newname, sa.kind);
   if (!dstkey) {
     rc = -ENOMEM;
     goto out;
@@ -604,7 +541,8 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     /* the empty directory replaced: its marker first (the copy may
        write the same key) */
     if (dst_exists)
-      rc = s3_delete_object(m->s3, dst->bucket, fsx_inode_key(m->tab, dst));
+      rc = s3_delete_object(m->s3, fsx_inode_bucket(dst),
+                            fsx_inode_key(m->tab, dst));
     if (rc == -ENOENT)
       rc = 0;
     if (!rc)
@@ -624,13 +562,13 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   }
   fsx_wb_ungate_all(m, held, nheld); /* (children's keys follow src's) */
   if (!rc && sa.kind != FSX_DIR && etag[0]) {
-    sa.as_of_ms = fsx_now_ms();
+    sa.as_of_ms = clock_mono_ms();
     snprintf(sa.etag, sizeof(sa.etag), "%s", etag);
     fsx_inode_set_attr(m->tab, src, &sa, false, m->o.attr_ttl_ms);
   }
   if (!rc) {
     fsx_dir_snap_remove(m->tab, dir, name);
-    fsx_ns_note_entry(m, src);
+    fsx_inode_note_entry(m->tab, src);
   }
 out:
   if (locked)

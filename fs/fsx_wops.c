@@ -10,83 +10,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
-#include "fs/fsx_ops_i.h"
+#include "fs/fsx_node.h"
+#include "fs/fsx_wops.h"
 #include "fs/fsx_read.h"
 #include "fs/fsx_wb.h"
 
 #define M fsx_req_mount
-
-static void now_attr(struct fsx_attr *a, enum fsx_kind kind)
-{
-  memset(a, 0, sizeof(*a));
-  a->kind = kind;
-  clock_gettime(CLOCK_REALTIME, &a->mtime);
-  a->as_of_ms = fsx_now_ms();
-  a->from_head = true;
-}
-
-/* Metadata for something the caller creates with mode. */
-static void new_meta(fuse_req_t req, mode_t type, mode_t mode,
-                     struct fsx_wmeta *mt)
-{
-  const struct fuse_ctx *ctx = fuse_req_ctx(req);
-
-  memset(mt, 0, sizeof(*mt));
-  mt->mode = type | (mode & 07777);
-  mt->uid = ctx->uid;
-  mt->gid = ctx->gid;
-}
-
-/* The metadata a file shows now (its stat), to be stored. */
-static void shown_meta(struct fsx_mount *m, uint64_t ino,
-                       const struct fsx_attr *a, struct fsx_wmeta *mt)
-{
-  struct stat st;
-
-  fsx_ns_stat(m, ino, a, &st);
-  memset(mt, 0, sizeof(*mt));
-  mt->mode = st.st_mode;
-  mt->uid = st.st_uid;
-  mt->gid = st.st_gid;
-}
-
-static void attr_meta(struct fsx_attr *a, const struct fsx_wmeta *mt)
-{
-  a->has_mode = a->has_uid = a->has_gid = true;
-  a->mode = mt->mode;
-  a->uid = mt->uid;
-  a->gid = mt->gid;
-  if (mt->has_mtime)
-    a->mtime = mt->mtime;
-}
-
-int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
-                       const struct fsx_attr *a, int flags, struct fsx_wb **wb)
-{
-  struct fsx_wmeta mt;
-
-  if (a->kind != FSX_FILE)
-    return a->kind == FSX_DIR ? -EISDIR : -EACCES;
-  shown_meta(m, in->ino, a, &mt);
-  return fsx_wb_open(m, in, a, (flags & O_TRUNC) != 0, &mt, wb);
-}
-
-/* A directory the caller may create entries in: the bucket's, not the
-   all-buckets root, and name a name S3 and FUSE can both hold. */
-static int check_new_name(struct fsx_mount *m, struct fsx_inode *dir,
-                          const char *name)
-{
-  if (m->o.ro)
-    return -EROFS;
-  if (strlen(name) > 255)
-    return -ENAMETOOLONG;
-  if (dir->ino == FSX_ROOT_INO && !strcmp(name, FSX_STATS_NAME))
-    return -EEXIST;
-  if (!dir->bucket)
-    return -EPERM; /* the root of an all-buckets mount holds buckets */
-  return 0;
-}
 
 void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
                    mode_t mode, struct fuse_file_info *fi)
@@ -105,19 +36,16 @@ void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_reply_err(req, ENOENT);
     return;
   }
-  if ((rc = check_new_name(m, dir, name)))
+  if ((rc = fsx_check_new_name(m, dir, name)))
     goto out;
   /* the kernel asks only after a negative lookup, which may be a cached
      listing's up to cache.dir_ttl old: unless the file is emptied anyway,
      ask the server whether something is there now */
   if (!(fi->flags & O_TRUNC) || (fi->flags & O_EXCL)) {
-    const char *dk = fsx_inode_key(m->tab, dir);
-    size_t kl = strlen(dk) + strlen(name) + 1;
-    char *key = malloc(kl);
+    char *key = fsx_inode_key_of(m->tab, dir, name, FSX_FILE);
     rc = key ? 0 : -ENOMEM;
     if (key) {
-      snprintf(key, kl, "%s%s", dk, name);
-      rc = fsx_ns_head_key(m, dir->bucket, key, &a);
+      rc = fsx_ns_head_key(m, fsx_inode_bucket(dir), key, &a);
       free(key);
     }
     if (!rc && (fi->flags & O_EXCL))
@@ -130,9 +58,7 @@ void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
       goto made;
     }
   }
-  now_attr(&a, FSX_FILE);
-  new_meta(req, S_IFREG, mode, &mt);
-  attr_meta(&a, &mt);
+  fsx_new_meta(req, FSX_FILE, S_IFREG | (mode & 07777), false, &mt, &a);
   in = fsx_child_of(m, dir, name, &a);
   rc = in ? fsx_wb_open(m, in, NULL, true, &mt, &wb) : -ENOMEM;
 made:
@@ -141,17 +67,17 @@ made:
   if (rc) {
     fsx_wb_put(m, wb);
     if (in)
-      fsx_inode_forget(m->tab, in->ino, 1);
+      fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
     goto out;
   }
   fh->wb = wb;
   fh->writer = true;
   fh->append = (fi->flags & O_APPEND) != 0;
   fi->fh = (uintptr_t)fh;
-  fsx_ns_note_entry(m, in); /* listed before its upload */
+  fsx_inode_note_entry(m->tab, in); /* listed before its upload */
   fsx_entry_of(m, in, &e);
   if (fuse_reply_create(req, &e, fi)) {
-    fsx_inode_forget(m->tab, in->ino, 1);
+    fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
     fsx_fh_destroy(m, fh);
   }
   fsx_inode_put(m->tab, dir);
@@ -204,18 +130,18 @@ static int set_meta_object(struct fsx_mount *m, struct fsx_inode *in,
   char etag[S3_ETAG_MAX];
   int rc;
 
-  if (!in->bucket || !key[0])
+  if (!fsx_inode_bucket(in) || !key[0])
     return 0; /* a bucket or the mount's root: nothing to store it in */
   if (a->kind == FSX_DIR) {
     /* the marker keeps it (created for an implicit directory) */
-    rc = fsx_put_with_meta(m, in->bucket, key, NULL, mt, etag);
+    rc = fsx_put_with_meta(m, fsx_inode_bucket(in), key, NULL, mt, etag);
   } else {
-    rc = fsx_copy_meta(m, in->bucket, key, mt, etag);
+    rc = fsx_copy_meta(m, fsx_inode_bucket(in), key, mt, etag);
   }
   if (rc)
     return rc;
-  attr_meta(a, mt);
-  a->as_of_ms = fsx_now_ms();
+  fsx_meta_to_attr(a, mt);
+  a->as_of_ms = clock_mono_ms();
   a->from_head = true;
   if (a->kind != FSX_DIR)
     snprintf(a->etag, sizeof(a->etag), "%s", etag);
@@ -281,7 +207,7 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
                         FUSE_SET_ATTR_MTIME_NOW))) {
     struct fsx_wmeta mt;
     fsx_attr_of(m, in, &a);
-    shown_meta(m, ino, &a, &mt);
+    fsx_shown_meta(m, ino, &a, &mt);
     if (to_set & FUSE_SET_ATTR_MODE)
       mt.mode = (mt.mode & S_IFMT) | (attr->st_mode & 07777);
     if (to_set & FUSE_SET_ATTR_UID)

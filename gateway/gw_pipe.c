@@ -6,12 +6,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "common/clock.h"
 
 int gw_pipe_init(struct gw_pipe *p, size_t cap, unsigned timeout_s)
 {
-  pthread_condattr_t ca;
-
   memset(p, 0, sizeof(*p));
   p->buf = malloc(cap);
   if (!p->buf)
@@ -19,10 +18,7 @@ int gw_pipe_init(struct gw_pipe *p, size_t cap, unsigned timeout_s)
   p->cap = cap;
   p->timeout_s = timeout_s ? timeout_s : 120;
   pthread_mutex_init(&p->mu, NULL);
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&p->cv, &ca);
-  pthread_condattr_destroy(&ca);
+  clock_cond_init(&p->cv);
   return 0;
 }
 
@@ -36,12 +32,6 @@ void gw_pipe_cleanup(struct gw_pipe *p)
   p->buf = NULL;
 }
 
-static void deadline(struct timespec *ts, unsigned s)
-{
-  clock_gettime(CLOCK_MONOTONIC, ts);
-  ts->tv_sec += s;
-}
-
 int gw_pipe_push(struct gw_pipe *p, const void *data, size_t n)
 {
   const char *d = data;
@@ -49,7 +39,7 @@ int gw_pipe_push(struct gw_pipe *p, const void *data, size_t n)
   int rc = 0;
 
   pthread_mutex_lock(&p->mu);
-  deadline(&ts, p->timeout_s);
+  ts = clock_deadline((uint64_t)p->timeout_s * 1000);
   while (n > 0) {
     if (p->err) {
       rc = p->err;
@@ -72,7 +62,7 @@ int gw_pipe_push(struct gw_pipe *p, const void *data, size_t n)
     d += k;
     n -= k;
     pthread_cond_broadcast(&p->cv);
-    deadline(&ts, p->timeout_s);
+    ts = clock_deadline((uint64_t)p->timeout_s * 1000);
   }
   pthread_mutex_unlock(&p->mu);
   return rc;
@@ -84,7 +74,7 @@ long gw_pipe_pull(struct gw_pipe *p, void *out, size_t max)
   long rc;
 
   pthread_mutex_lock(&p->mu);
-  deadline(&ts, p->timeout_s);
+  ts = clock_deadline((uint64_t)p->timeout_s * 1000);
   for (;;) {
     if (p->err) {
       rc = p->err;

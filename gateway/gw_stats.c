@@ -3,45 +3,22 @@
  */
 #include "gateway/gw_stats.h"
 
-#include <stdio.h>
+#include "common/stats_fmt.h"
 
 size_t gw_stats_format(struct gw_stats *s, char *buf, size_t len)
 {
-  const struct {
-    const char *name;
-    _Atomic uint64_t *v;
-  } rows[] = {
-      {"requests", &s->requests},
-      {"auth_failures", &s->auth_failures},
-      {"token_gets", &s->token_gets},
-      {"token_puts", &s->token_puts},
-      {"rdma_bytes_get", &s->rdma_bytes_get},
-      {"rdma_bytes_put", &s->rdma_bytes_put},
-      {"http_bytes_in", &s->http_bytes_in},
-      {"http_bytes_out", &s->http_bytes_out},
-      {"declined", &s->declined},
-      {"refused", &s->refused},
-      {"token_failures", &s->token_failures},
-      {"upstream_errors", &s->upstream_errors},
-      {"upstream_5xx", &s->upstream_5xx},
-      {"bad_requests", &s->bad_requests},
-      {"refused_conns", &s->refused_conns},
-      {"slowdowns", &s->slowdowns},
-      {"clients_gone", &s->clients_gone},
-      {"token_expired", &s->token_expired},
-      {"upstream_abandoned", &s->upstream_abandoned},
+#define ROW(field)                                                             \
+  {#field, atomic_load_explicit(&s->field, memory_order_relaxed)}
+  const struct stats_row rows[] = {
+      ROW(requests),        ROW(auth_failures),   ROW(token_gets),
+      ROW(token_puts),      ROW(rdma_bytes_get),  ROW(rdma_bytes_put),
+      ROW(http_bytes_in),   ROW(http_bytes_out),  ROW(declined),
+      ROW(refused),         ROW(token_failures),  ROW(upstream_errors),
+      ROW(upstream_5xx),    ROW(bad_requests),    ROW(refused_conns),
+      ROW(slowdowns),       ROW(clients_gone),    ROW(token_expired),
+      ROW(upstream_abandoned),
   };
-  size_t off = 0;
+#undef ROW
 
-  if (len)
-    buf[0] = '\0';
-  for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && off < len; i++) {
-    int n = snprintf(buf + off, len - off, "%s %llu\n", rows[i].name,
-                     (unsigned long long)atomic_load_explicit(
-                         rows[i].v, memory_order_relaxed));
-    if (n < 0)
-      break;
-    off += (size_t)n;
-  }
-  return off < len ? off : (len ? len - 1 : 0);
+  return stats_fmt_rows(buf, len, 0, NULL, rows, STATS_NROWS(rows));
 }

@@ -7,6 +7,9 @@
  * (rdx_helper.h): whether the peer may reach the process is the kernel's
  * decision, at each call. Refusals name the rule broken; pids, uids, start
  * times and addresses go to the log (info), never to the client.
+ *
+ * The client half is struct rdx_transport_ops (opened by rdx_cma_open), the
+ * server half struct rdx_server_ops (rdx_cma_server_ops); both in rdx_i.h.
  */
 #include "rdma/rdx_i.h"
 
@@ -25,6 +28,7 @@
 
 #include "common/slog.h"
 #include "rdma/rdx_helper.h"
+#include "rdma/rdx_reason.h"
 
 #define PTRACE_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
 #define SUID_DUMPABLE "/proc/sys/fs/suid_dumpable"
@@ -153,7 +157,13 @@ int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen)
 
 /* ---- server ------------------------------------------------------------- */
 
-int rdx_cma_server_probe(char *why, size_t whylen)
+struct cma_server {
+  struct rdx_server_kind base; /* first: the ops see a struct rdx_server_kind */
+  struct rdx_helpers *h;       /* the server's: buffers and helpers */
+};
+
+/* Can this process reach others with process_vm_*? 0, or -EOPNOTSUPP. */
+static int server_probe(char *why, size_t whylen)
 {
   char probe = 0, copy = 1;
   struct iovec l = {&copy, 1}, r = {&probe, 1};
@@ -242,7 +252,7 @@ static int move_failed(int rc, const struct rdx_token *tok,
  * the peer (one byte read by a helper holding its credentials): a process
  * the peer may not reach is refused the same way whatever else is wrong
  * with the token, so that refusals tell nothing of it (whether it is a
- * thread, its start time). Without h (rdx_cma_serve), the move that
+ * thread, its start time). Without h (cma_srv_move), the move that
  * follows is the kernel's check. On success *pidfd is a pidfd on it, or -1
  * where the kernel has none. why: the rule broken, for the client; the
  * details (pids, start times) go to the log.
@@ -315,22 +325,25 @@ fail:
   return rc;
 }
 
-int rdx_cma_check(struct rdx_helpers *h, const struct rdx_token *tok,
-                  const struct rdx_req *req, uint64_t until, char *why,
-                  size_t whylen)
+static int cma_srv_check(struct rdx_server_kind *k, const struct rdx_token *tok,
+                         const struct rdx_req *req, uint64_t until, char *why,
+                         size_t whylen)
 {
+  struct cma_server *c = (struct cma_server *)k;
   int pidfd, rc;
 
-  rc = identify(h, tok, req, until, &pidfd, why, whylen);
+  rc = identify(c->h, tok, req, until, &pidfd, why, whylen);
   if (pidfd >= 0)
     close(pidfd);
   return rc;
 }
 
-int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
-                  const struct rdx_req *req, uint64_t token_off, void *local,
-                  size_t len, uint64_t until, char *why, size_t whylen)
+static int cma_srv_move(struct rdx_server_kind *k, const struct rdx_token *tok,
+                        const struct rdx_req *req, uint64_t token_off,
+                        void *local, size_t len, uint64_t until, char *why,
+                        size_t whylen)
 {
+  struct cma_server *c = (struct cma_server *)k;
   uint64_t raddr = tok->addr + token_off;
   pid_t pid = tok->cma.pid;
   size_t moved = 0;
@@ -343,7 +356,7 @@ int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
   rc = identify(NULL, tok, req, 0, &pidfd, why, whylen);
   if (rc)
     return rc;
-  rc = rdx_helpers_move(h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,
+  rc = rdx_helpers_move(c->h, (uid_t)req->peer_uid, (gid_t)req->peer_gid,
                         req->op, pid, raddr, local, len, until, &moved);
   if (rc)
     rc = move_failed(rc, tok, req, raddr, moved, len, why, whylen);
@@ -354,3 +367,34 @@ int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
     close(pidfd);
   return rc;
 }
+
+static int cma_srv_open(struct rdx_helpers *h, struct rdx_server_kind **out,
+                        char *why, size_t whylen)
+{
+  struct cma_server *c;
+  int rc = server_probe(why, whylen);
+
+  *out = NULL;
+  if (rc)
+    return rc;
+  c = calloc(1, sizeof(*c));
+  if (!c)
+    return rdx_reason(why, whylen, -ENOMEM, "cma: out of memory");
+  c->base.ops = &rdx_cma_server_ops;
+  c->h = h;
+  *out = &c->base;
+  return 0;
+}
+
+static void cma_srv_close(struct rdx_server_kind *k)
+{
+  free(k);
+}
+
+const struct rdx_server_ops rdx_cma_server_ops = {
+    .kind = RDX_CMA,
+    .open = cma_srv_open,
+    .check = cma_srv_check,
+    .move = cma_srv_move,
+    .close = cma_srv_close,
+};

@@ -25,15 +25,15 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/capability.h>
 
-#include "rdma/rdx_i.h"
+#include "common/clock.h"
+#include "rdma/rdx_reason.h"
 
 #define HELPER_FD 3
-#define IDLE_S 60
+#define IDLE_MS 60000u
 #define EXTRA_HELPERS 4 /* beyond one per buffer: probes hold no buffer */
 /* One process_vm_* call moves at most this much (the kernel does partial
    transfers anyway). */
@@ -62,7 +62,7 @@ struct helper {
   int fd;
   uid_t uid;
   gid_t gid;
-  time_t idle_since;    /* monotonic seconds */
+  uint64_t idle_since;  /* clock_mono_ms */
 };
 
 struct rdx_helpers {
@@ -76,26 +76,10 @@ struct rdx_helpers {
   struct helper *help;  /* protected by mu (a busy one: by its taker) */
 };
 
-static time_t mono_s(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec;
-}
-
-static uint64_t mono_ms(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* now + timeout_s, or until when that comes first (ms, monotonic). */
 static uint64_t limit_ms(const struct rdx_helpers *h, uint64_t until)
 {
-  uint64_t t = mono_ms() + (uint64_t)h->timeout_s * 1000u;
+  uint64_t t = clock_mono_ms() + (uint64_t)h->timeout_s * 1000u;
 
   return until && until < t ? until : t;
 }
@@ -233,7 +217,7 @@ static int wait_readable(int fd, uint64_t deadline)
 {
   for (;;) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    uint64_t now = mono_ms();
+    uint64_t now = clock_mono_ms();
     uint64_t left = deadline > now ? deadline - now : 0;
     int n;
 
@@ -307,7 +291,7 @@ static void release(struct rdx_helpers *h, struct helper *e, bool dead)
   pthread_mutex_lock(&h->mu);
   e->busy = false;
   e->used = e->pid > 0;
-  e->idle_since = mono_s();
+  e->idle_since = clock_mono_ms();
   pthread_cond_broadcast(&h->cv);
   pthread_mutex_unlock(&h->mu);
 }
@@ -315,10 +299,10 @@ static void release(struct rdx_helpers *h, struct helper *e, bool dead)
 /*
  * Under mu: a helper for (uid, gid) to take: an idle one of that peer, a
  * free slot, or the longest idle of another peer (NULL: none). *stale: a
- * helper idle for over IDLE_S, to stop.
+ * helper idle for over IDLE_MS, to stop.
  */
 static struct helper *pick(struct rdx_helpers *h, uid_t uid, gid_t gid,
-                           time_t now, struct helper **stale)
+                           uint64_t now, struct helper **stale)
 {
   struct helper *free_slot = NULL, *idle_other = NULL;
 
@@ -329,9 +313,9 @@ static struct helper *pick(struct rdx_helpers *h, uid_t uid, gid_t gid,
       free_slot = free_slot ? free_slot : c;
     } else if (c->busy) {
       continue;
-    } else if (c->uid == uid && c->gid == gid && now - c->idle_since <= IDLE_S) {
+    } else if (c->uid == uid && c->gid == gid && now - c->idle_since <= IDLE_MS) {
       return c;
-    } else if (now - c->idle_since > IDLE_S) {
+    } else if (now - c->idle_since > IDLE_MS) {
       *stale = c;
     } else if (!idle_other || c->idle_since < idle_other->idle_since) {
       idle_other = c;
@@ -349,13 +333,12 @@ static int acquire(struct rdx_helpers *h, uid_t uid, gid_t gid,
                    uint64_t until_ms, struct helper **out)
 {
   uint64_t lim = limit_ms(h, until_ms);
-  struct timespec until = {(time_t)(lim / 1000),
-                           (long)(lim % 1000) * 1000000L};
+  struct timespec until = clock_at(lim);
   struct helper *e, *stale;
   int rc;
 
   pthread_mutex_lock(&h->mu);
-  while (!(e = pick(h, uid, gid, mono_s(), &stale)))
+  while (!(e = pick(h, uid, gid, clock_mono_ms(), &stale)))
     if (pthread_cond_timedwait(&h->cv, &h->mu, &until) == ETIMEDOUT) {
       pthread_mutex_unlock(&h->mu);
       return until_ms && lim == until_ms ? -ETIMEDOUT : -EAGAIN;
@@ -371,7 +354,7 @@ static int acquire(struct rdx_helpers *h, uid_t uid, gid_t gid,
     release(h, stale, true); /* one idle helper stopped per call */
   if (e->pid > 0 && (e->uid != uid || e->gid != gid))
     stop_helper(e); /* another peer's, idle longest */
-  if (e->pid > 0 && mono_s() - e->idle_since > IDLE_S)
+  if (e->pid > 0 && clock_mono_ms() - e->idle_since > IDLE_MS)
     stop_helper(e);
   if (e->pid <= 0) {
     rc = spawn(h, e, uid, gid);
@@ -403,7 +386,7 @@ int rdx_helpers_move(struct rdx_helpers *h, uid_t uid, gid_t gid,
   rc = acquire(h, uid, gid, until, &e);
   if (rc)
     return rc;
-  if (until && mono_ms() >= until) {
+  if (until && clock_mono_ms() >= until) {
     release(h, e, false); /* the deadline came while a helper started */
     return -ETIMEDOUT;
   }
@@ -487,13 +470,7 @@ int rdx_helpers_create(size_t buf_size, unsigned nbuf, unsigned timeout_s,
   for (unsigned i = 0; i < h->nhelp; i++)
     h->help[i].fd = -1;
   pthread_mutex_init(&h->mu, NULL);
-  {
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&h->cv, &ca);
-    pthread_condattr_destroy(&ca);
-  }
+  clock_cond_init(&h->cv);
   *out = h;
   return 0;
 

@@ -1,7 +1,16 @@
 /*
- * rdx_i: what the rdma/ modules share and nothing else sees: the transport
- * ops table each kind implements, the region layout, the cma halves, and
- * the /proc readers. Unit tests include it to reach the parsers.
+ * rdx_i: what the rdma/ modules share and nothing else sees: the two ops
+ * tables each kind implements (client half: struct rdx_transport_ops;
+ * server half: struct rdx_server_ops), the region layout, each kind's
+ * entry points, and the /proc readers. Unit tests include it to reach the
+ * parsers.
+ *
+ * A kind is one file (rdx_cma.c; next rdx_rc.c, rdx_dc.c) holding both
+ * halves behind these tables, and includes no other kind's file or
+ * header. Adding one: its client open in rdx_transport_open (the switch,
+ * and auto's order), its struct rdx_server_ops as one row of the kinds
+ * table in rdx_server.c, and its declarations below. Generic code never
+ * names a kind otherwise. Reasons come from rdx_reason.h.
  */
 #ifndef S3R_RDX_I_H
 #define S3R_RDX_I_H
@@ -56,33 +65,56 @@ struct rdx_transport {
   enum rdx_transport_kind kind;
 };
 
-/* Set why to a formatted one-line reason (when why && whylen); return rc. */
-int rdx_reason(char *why, size_t whylen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/*
+ * The server half of a kind. rdx_server.c opens every row of its kinds
+ * table once per server, then dispatches each token by tok->kind; a kind
+ * with no row is declined (-EOPNOTSUPP, "not built yet"). check and move
+ * are called with arguments rdx_server.c has already checked: the token
+ * against the request (rdx_token_check), the kind served, the request's
+ * deadline not passed (until: it on CLOCK_MONOTONIC in ms, 0: none), and
+ * for move the chunk within [0, req->len) and local within a chunk buffer.
+ * Both run on any thread, concurrently with themselves.
+ */
+struct rdx_helpers;
+struct rdx_server_kind;
+
+struct rdx_server_ops {
+  enum rdx_kind kind; /* the tokens it serves */
+  /* Can this process serve the kind? 0 and *out, or *out NULL and a
+     negative errno with the reason in why: -EOPNOTSUPP (it cannot here:
+     the kind is then declined with this errno and why) or -ENOMEM (no
+     server is created). h: the server's chunk buffers, every move's local
+     side. */
+  int (*open)(struct rdx_helpers *h, struct rdx_server_kind **out, char *why,
+              size_t whylen);
+  /* Would move execute tok for req (the peer may reach the client named)?
+     Moves no byte: 0, or as rdx_serve. */
+  int (*check)(struct rdx_server_kind *k, const struct rdx_token *tok,
+               const struct rdx_req *req, uint64_t until, char *why,
+               size_t whylen);
+  /* Move one chunk: for RDX_GET write [local, local + len) into the
+     client at tok->addr + token_off (the peer's buffer), for RDX_PUT read
+     it from there into local. 0, or as rdx_serve. */
+  int (*move)(struct rdx_server_kind *k, const struct rdx_token *tok,
+              const struct rdx_req *req, uint64_t token_off, void *local,
+              size_t len, uint64_t until, char *why, size_t whylen);
+  /* Free k (the struct embedding it). */
+  void (*close)(struct rdx_server_kind *k);
+};
+
+/* Embedded first in each kind's own server struct. */
+struct rdx_server_kind {
+  const struct rdx_server_ops *ops;
+};
 
 /* ---- cma (rdx_cma.c) ---------------------------------------------------- */
 
 /* Open a cma transport for this process: 0, -ENODEV or -ENOMEM (+ err). */
 int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen);
 
-/* Can this process reach others with process_vm_*? 0, or -EOPNOTSUPP. */
-int rdx_cma_server_probe(char *why, size_t whylen);
-
-struct rdx_helpers;
-
-/* Would a cma transfer be served (the process named, and the kernel's
-   verdict for the peer, probed with one byte read)? 0 or as rdx_serve.
-   Token and request are already checked; until: the request's deadline
-   on CLOCK_MONOTONIC in ms (0: none). */
-int rdx_cma_check(struct rdx_helpers *h, const struct rdx_token *tok,
-                  const struct rdx_req *req, uint64_t until, char *why,
-                  size_t whylen);
-
-/* Move one cma chunk (local: a buffer of h), cut off at until as above;
-   every argument but the process already checked. */
-int rdx_cma_serve(struct rdx_helpers *h, const struct rdx_token *tok,
-                  const struct rdx_req *req, uint64_t token_off, void *local,
-                  size_t len, uint64_t until, char *why, size_t whylen);
+/* The server half of cma (process_vm_writev/readv in rdx_helper.h's
+   helpers). */
+extern const struct rdx_server_ops rdx_cma_server_ops;
 
 /* ---- /proc (rdx_proc.c) ------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /*
  * rdx_server: the server half's checks shared by every kind, then dispatch
- * to the kind that moves the bytes (rdx_cma.c; the verbs kinds next).
+ * through the kinds table to the kind that moves the bytes (struct
+ * rdx_server_ops, rdx_i.h: rdx_cma.c; the verbs kinds next, one row each).
  */
 #include "rdma/rdx_i.h"
 #include "rdma/rdx_helper.h"
@@ -9,14 +10,35 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "common/clock.h"
+#include "rdma/rdx_reason.h"
+
+/* Every kind this server half is built with: one row per kind. */
+static const struct rdx_server_ops *const kinds[] = {
+    &rdx_cma_server_ops,
+};
+
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+/* kinds[i] in one server, set up at create and immutable after. */
+struct kind_slot {
+  struct rdx_server_kind *k; /* NULL when the kind cannot be served here */
+  int rc;                    /* 0, or why not (-EOPNOTSUPP) with why */
+  char why[RDX_ERR_MAX];
+};
 
 struct rdx_server {
-  int cma;                    /* 0, or -EOPNOTSUPP with cma_why */
-  char cma_why[RDX_ERR_MAX];
-  struct rdx_helpers *help;   /* chunk buffers and cma helpers */
+  struct rdx_helpers *help;      /* chunk buffers and cma helpers */
+  struct kind_slot slot[NKINDS]; /* [i]: kinds[i] */
 };
+
+static void close_kinds(struct rdx_server *s)
+{
+  for (size_t i = 0; i < NKINDS; i++)
+    if (s->slot[i].k)
+      kinds[i]->close(s->slot[i].k);
+}
 
 int rdx_server_create(const struct rdx_server_cfg *cfg,
                       struct rdx_server **out, char *err, size_t errlen)
@@ -36,40 +58,66 @@ int rdx_server_create(const struct rdx_server_cfg *cfg,
     cfg = &defaults;
   rc = rdx_helpers_create(cfg->buf_size, cfg->nbuf, cfg->timeout_s, &s->help,
                           err, errlen);
-  if (rc) {
-    free(s);
-    return rc;
+  if (rc)
+    goto free_s;
+  for (size_t i = 0; i < NKINDS; i++) {
+    struct kind_slot *sl = &s->slot[i];
+
+    sl->rc = kinds[i]->open(s->help, &sl->k, sl->why, sizeof(sl->why));
+    if (sl->rc == -ENOMEM) {
+      rc = rdx_reason(err, errlen, -ENOMEM, "%s", sl->why);
+      goto close_kinds;
+    }
   }
-  s->cma = rdx_cma_server_probe(s->cma_why, sizeof(s->cma_why));
   *out = s;
   return 0;
+
+close_kinds:
+  close_kinds(s);
+  rdx_helpers_destroy(s->help);
+free_s:
+  free(s);
+  return rc;
 }
 
 void rdx_server_destroy(struct rdx_server *s)
 {
   if (!s)
     return;
+  close_kinds(s);
   rdx_helpers_destroy(s->help);
   free(s);
+}
+
+/* The slot of kind, or NULL when this server half is not built with it. */
+static const struct kind_slot *slot_of(const struct rdx_server *s,
+                                       enum rdx_kind kind)
+{
+  for (size_t i = 0; i < NKINDS; i++)
+    if (kinds[i]->kind == kind)
+      return &s->slot[i];
+  return NULL;
 }
 
 int rdx_server_serves(const struct rdx_server *s, enum rdx_kind kind,
                       char *why, size_t whylen)
 {
+  const struct kind_slot *sl;
+
   if (!s)
     return rdx_reason(why, whylen, -EINVAL, "no server");
-  switch (kind) {
-  case RDX_CMA:
-    if (s->cma)
-      return rdx_reason(why, whylen, s->cma, "%s", s->cma_why);
+  sl = slot_of(s, kind);
+  if (sl && sl->rc)
+    return rdx_reason(why, whylen, sl->rc, "%s", sl->why);
+  if (sl)
     return 0;
-  case RDX_RC:
-  case RDX_DC:
-    return rdx_reason(why, whylen, -EOPNOTSUPP,
-                      "%s tokens: the server half is not built yet",
-                      rdx_kind_name(kind));
-  }
-  return rdx_reason(why, whylen, -EINVAL, "token kind %d unknown", (int)kind);
+  /* the codec names every kind a token can have (rdx_token.h) */
+  if (strcmp(rdx_kind_name(kind), "?") == 0)
+    return rdx_reason(why, whylen, -EINVAL, "token kind %d unknown",
+                      (int)kind);
+  return rdx_reason(why, whylen, -EOPNOTSUPP,
+                    "%s tokens: the server half is not built yet",
+                    rdx_kind_name(kind));
 }
 
 void *rdx_server_buf_alloc(struct rdx_server *s, size_t len)
@@ -81,14 +129,6 @@ void rdx_server_buf_free(struct rdx_server *s, void *buf)
 {
   if (s)
     rdx_helpers_buf_free(s->help, buf);
-}
-
-static uint64_t clock_ms(clockid_t id)
-{
-  struct timespec ts;
-
-  clock_gettime(id, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /*
@@ -104,18 +144,19 @@ static int deadline(const struct rdx_req *req, uint64_t *until, char *why,
   *until = 0;
   if (!req->expires_ms)
     return 0;
-  now = clock_ms(CLOCK_REALTIME);
+  now = clock_wall_ms();
   if (now >= req->expires_ms)
     return rdx_reason(why, whylen, -ETIMEDOUT,
                       "the token's deadline (x-amz-rdma-expires) has passed");
-  *until = clock_ms(CLOCK_MONOTONIC) + (req->expires_ms - now);
+  *until = clock_mono_ms() + (req->expires_ms - now);
   return 0;
 }
 
-/* Token against request, and the kind served: no I/O. */
+/* Token against request, and the kind served: no I/O. *k: the kind. */
 static int check_request(const struct rdx_server *s,
                          const struct rdx_token *tok,
-                         const struct rdx_req *req, char *why, size_t whylen)
+                         const struct rdx_req *req,
+                         struct rdx_server_kind **k, char *why, size_t whylen)
 {
   int rc;
 
@@ -124,31 +165,34 @@ static int check_request(const struct rdx_server *s,
   rc = rdx_token_check(tok, req->op, req->len, why, whylen);
   if (rc)
     return rc;
-  return rdx_server_serves(s, tok->kind, why, whylen);
+  rc = rdx_server_serves(s, tok->kind, why, whylen);
+  if (rc)
+    return rc;
+  *k = slot_of(s, tok->kind)->k;
+  return 0;
 }
 
 int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
                     const struct rdx_req *req, char *why, size_t whylen)
 {
+  struct rdx_server_kind *k;
   uint64_t until;
-  int rc = check_request(s, tok, req, why, whylen);
+  int rc = check_request(s, tok, req, &k, why, whylen);
 
   if (!rc)
     rc = deadline(req, &until, why, whylen);
   if (rc)
     return rc;
-  if (tok->kind == RDX_CMA)
-    return rdx_cma_check(s->help, tok, req, until, why, whylen);
-  return rdx_reason(why, whylen, -EOPNOTSUPP, "%s tokens are not served",
-                    rdx_kind_name(tok->kind));
+  return k->ops->check(k, tok, req, until, why, whylen);
 }
 
 int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,
               const struct rdx_req *req, uint64_t token_off, void *local,
               size_t len, char *why, size_t whylen)
 {
+  struct rdx_server_kind *k;
   uint64_t until;
-  int rc = check_request(s, tok, req, why, whylen);
+  int rc = check_request(s, tok, req, &k, why, whylen);
 
   if (rc)
     return rc;
@@ -164,9 +208,5 @@ int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,
   rc = deadline(req, &until, why, whylen);
   if (rc)
     return rc;
-  if (tok->kind == RDX_CMA)
-    return rdx_cma_serve(s->help, tok, req, token_off, local, len, until,
-                         why, whylen);
-  return rdx_reason(why, whylen, -EOPNOTSUPP, "%s tokens are not served",
-                    rdx_kind_name(tok->kind));
+  return k->ops->move(k, tok, req, token_off, local, len, until, why, whylen);
 }

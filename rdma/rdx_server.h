@@ -13,7 +13,11 @@
  * the token's range.
  *
  * Kinds served: cma (process_vm_writev/readv). rc and dc: not built yet
- * (-EOPNOTSUPP: decline with 501).
+ * (-EOPNOTSUPP: decline with 501). Each kind is one file implementing
+ * struct rdx_server_ops (rdx_i.h) and one row of the kinds table in
+ * rdx_server.c, which checks what every kind shares and dispatches by
+ * tok->kind; nothing else here names a kind, so adding rc or dc changes
+ * no caller.
  *
  * cma and who may name which process: a cma token names a pid on this
  * host, and the gateway usually runs as root, so a token could name any

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rdma/rdx_i.h" /* rdx_reason */
+#include "rdma/rdx_reason.h"
 
 #define PREFIX "s3r1:"
 #define PREFIX_LEN 5

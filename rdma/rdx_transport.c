@@ -9,24 +9,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "rdma/rdx_reason.h"
+
 #define IB_CLASS "/sys/class/infiniband"
-
-int rdx_reason(char *why, size_t whylen, int rc, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (why && whylen > 0) {
-    va_start(ap, fmt);
-    vsnprintf(why, whylen, fmt, ap);
-    va_end(ap);
-  }
-  return rc;
-}
 
 const char *rdx_transport_kind_name(enum rdx_transport_kind kind)
 {

@@ -1,8 +1,7 @@
 /*
- * s3_client: configuration, endpoint and URL building, signing of each
- * attempt, stats. The engine (s3_engine.c) calls s3_client_prepare_attempt
- * on its own thread before every attempt, so every retry is signed afresh
- * with a new x-amz-date.
+ * s3_client: configuration, the endpoint, stats. The client starts and
+ * stops its engine (s3_engine.c), which makes each attempt ready and signs
+ * it (s3_attempt.c, s3_req_sign.c) without calling back into the client.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -12,7 +11,10 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/clock.h"
+#include "common/endpoint.h"
 #include "common/slog.h"
+#include "common/stats_fmt.h"
 #include "s3/s3_i.h"
 
 void s3_client_config_default(struct s3_client_config *cfg)
@@ -26,68 +28,28 @@ void s3_client_config_default(struct s3_client_config *cfg)
   cfg->retry_quota = 500;
 }
 
-static uint64_t clock_ms(clockid_t id)
-{
-  struct timespec ts;
-
-  clock_gettime(id, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-uint64_t s3_now_ms(void)
-{
-  return clock_ms(CLOCK_MONOTONIC);
-}
-
 uint64_t s3_wall_ms(void)
 {
-  return clock_ms(CLOCK_REALTIME);
+  return clock_wall_ms();
 }
 
-unsigned s3_rdma_attempt_ms(const struct s3_client *c, const struct s3_req *r)
-{
-  unsigned req = r->timeout_ms ? r->timeout_ms : c->cfg.request_timeout_ms;
-  uint64_t ms = c->cfg.rdma_timeout_ms ? c->cfg.rdma_timeout_ms : 30000;
-
-  ms += (r->rdma_len >> 23) * 1000; /* a second per 8 MiB */
-  if (ms > UINT32_MAX / 2)
-    ms = UINT32_MAX / 2;
-  if (req && req < ms)
-    ms = req;
-  return (unsigned)ms;
-}
-
-/* Split "scheme://host[:port][/base]" into its parts. */
-static int parse_endpoint(struct s3_client *c, const char *ep, char *err,
+/* Split "scheme://host[:port][/base]" into its parts (common/endpoint). */
+static int parse_endpoint(struct s3_client *c, const char *url, char *err,
                           size_t errlen)
 {
-  const char *hs, *slash;
-  size_t n = strlen(ep);
+  struct endpoint ep;
+  const char *why;
 
-  while (n > 0 && ep[n - 1] == '/')
-    n--;
-  c->endpoint = strndup(ep, n);
-  if (!c->endpoint)
-    return -ENOMEM;
-  if (strncasecmp(c->endpoint, "http://", 7) == 0)
-    hs = c->endpoint + 7;
-  else if (strncasecmp(c->endpoint, "https://", 8) == 0)
-    hs = c->endpoint + 8;
-  else {
-    snprintf(err, errlen,
-             "endpoint '%s': must start with http:// or https://", ep);
+  if (endpoint_parse(url, &ep, &why)) {
+    snprintf(err, errlen, "endpoint '%s': %s", url, why);
     return -EINVAL;
   }
-  slash = strchr(hs, '/');
-  c->host = slash ? strndup(hs, (size_t)(slash - hs)) : strdup(hs);
-  c->base_path = strdup(slash ? slash : "");
-  c->scheme_host = strndup(c->endpoint, (size_t)(hs - c->endpoint));
-  if (!c->host || !c->base_path || !c->scheme_host)
+  c->endpoint = strndup(url, (size_t)(ep.path + ep.path_len - url));
+  c->scheme_host = strndup(url, (size_t)(ep.authority - url));
+  c->host = strndup(ep.authority, ep.authority_len);
+  c->base_path = strndup(ep.path, ep.path_len);
+  if (!c->endpoint || !c->scheme_host || !c->host || !c->base_path)
     return -ENOMEM;
-  if (!*c->host || strpbrk(c->host, " \t\r\n?#@")) {
-    snprintf(err, errlen, "endpoint '%s': bad host", ep);
-    return -EINVAL;
-  }
   return 0;
 }
 
@@ -188,193 +150,6 @@ const char *s3_client_creds_source(const struct s3_client *c)
   return c->creds.source;
 }
 
-/* The query string as sent: name[=value] pairs, encoded, in given order. */
-static int build_query(const struct s3_req *r, char **out)
-{
-  size_t cap = 1, len = 0;
-  char *q, *enc_k = NULL, *enc_v = NULL;
-  int rc = 0;
-
-  for (size_t i = 0; i < r->n_query; i++)
-    cap += 3 * (strlen(r->query[i].key) + strlen(r->query[i].val)) + 2;
-  q = malloc(cap);
-  if (!q)
-    return -ENOMEM;
-  q[0] = '\0';
-  for (size_t i = 0; i < r->n_query; i++) {
-    enc_k = s3_uri_encode(r->query[i].key, strlen(r->query[i].key), false);
-    enc_v = s3_uri_encode(r->query[i].val, strlen(r->query[i].val), false);
-    if (!enc_k || !enc_v) {
-      rc = -ENOMEM;
-      goto out;
-    }
-    len += (size_t)snprintf(q + len, cap - len, "%s%s%s%s", i ? "&" : "",
-                            enc_k, *enc_v ? "=" : "", enc_v);
-    free(enc_k);
-    free(enc_v);
-    enc_k = enc_v = NULL;
-  }
-out:
-  free(enc_k);
-  free(enc_v);
-  if (rc)
-    free(q);
-  else
-    *out = q;
-  return rc;
-}
-
-static int slist_add(struct curl_slist **l, const char *name, const char *val)
-{
-  char line[8192];
-  struct curl_slist *n;
-  int len = snprintf(line, sizeof(line), "%s: %s", name, val);
-
-  if (len < 0 || (size_t)len >= sizeof(line))
-    return -E2BIG;
-  n = curl_slist_append(*l, line);
-  if (!n)
-    return -ENOMEM;
-  *l = n;
-  return 0;
-}
-
-int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r)
-{
-  char *enc_key = NULL, *query = NULL, *path = NULL, *host = NULL;
-  char *auth = NULL, range[64], amz_date[20], declen[24], expires[24];
-  /* a token request sends no body (docs/ARCHITECTURE.md, RDMA tokens) */
-  const char *payload_hash = r->rdma_on ? S3_UNSIGNED_PAYLOAD
-                                        : r->payload_hash;
-  struct s3_kv *sh = NULL;
-  size_t nsh = 0, plen;
-  struct tm tm;
-  time_t now;
-  int rc;
-
-  curl_slist_free_all(r->hdr_list);
-  r->hdr_list = NULL;
-  free(r->url);
-  r->url = NULL;
-
-  enc_key = s3_uri_encode(r->key, strlen(r->key), true);
-  rc = build_query(r, &query);
-  if (!enc_key || rc) {
-    rc = -ENOMEM;
-    goto out;
-  }
-  /* path-style: /bucket/key; virtual-host: bucket.host/key */
-  if (r->bucket && c->cfg.virtual_host) {
-    host = malloc(strlen(r->bucket) + strlen(c->host) + 2);
-    if (host)
-      sprintf(host, "%s.%s", r->bucket, c->host);
-  } else {
-    host = strdup(c->host);
-  }
-  plen = strlen(c->base_path) + (r->bucket ? strlen(r->bucket) : 0) +
-         strlen(enc_key) + 4;
-  path = malloc(plen);
-  if (!host || !path) {
-    rc = -ENOMEM;
-    goto out;
-  }
-  if (!r->bucket)
-    snprintf(path, plen, "%s/", c->base_path);
-  else if (c->cfg.virtual_host)
-    snprintf(path, plen, "%s/%s", c->base_path, enc_key);
-  else
-    snprintf(path, plen, "%s/%s%s%s", c->base_path, r->bucket,
-             *enc_key ? "/" : "", enc_key);
-  r->url = malloc(strlen(c->scheme_host) + strlen(host) + strlen(path) +
-                  strlen(query) + 2);
-  if (!r->url) {
-    rc = -ENOMEM;
-    goto out;
-  }
-  sprintf(r->url, "%s%s%s%s%s", c->scheme_host, host, path, *query ? "?" : "",
-          query);
-
-  /* every header we send is signed, the Host included */
-  sh = calloc(r->n_headers + 10, sizeof(*sh));
-  if (!sh) {
-    rc = -ENOMEM;
-    goto out;
-  }
-  now = time(NULL);
-  gmtime_r(&now, &tm);
-  strftime(amz_date, sizeof(amz_date), "%Y%m%dT%H%M%SZ", &tm);
-  sh[nsh++] = (struct s3_kv){"host", host};
-  if (!c->creds.anonymous) {
-    sh[nsh++] = (struct s3_kv){"x-amz-date", amz_date};
-    sh[nsh++] = (struct s3_kv){"x-amz-content-sha256", payload_hash};
-    if (c->creds.session_token)
-      sh[nsh++] = (struct s3_kv){"x-amz-security-token",
-                                 c->creds.session_token};
-  }
-  if (r->has_range) {
-    snprintf(range, sizeof(range), "bytes=%llu-%llu",
-             (unsigned long long)r->range_off,
-             (unsigned long long)(r->range_off + r->range_len - 1));
-    sh[nsh++] = (struct s3_kv){"range", range};
-  }
-  if (r->rdma_on) {
-    /* the deadline of this attempt, for both sides (s3_req_set_rdma) */
-    r->rdma_attempt_ms = s3_rdma_attempt_ms(c, r);
-    r->rdma_until_ms = s3_now_ms() + r->rdma_attempt_ms;
-    r->rdma_until_wall_ms = s3_wall_ms() + r->rdma_attempt_ms;
-    snprintf(expires, sizeof(expires), "%llu",
-             (unsigned long long)r->rdma_until_wall_ms);
-    sh[nsh++] = (struct s3_kv){"x-amz-rdma-expires", expires};
-    sh[nsh++] = (struct s3_kv){c->rdma_header, r->rdma_token};
-    if (!strcmp(r->method, "PUT")) {
-      snprintf(declen, sizeof(declen), "%llu",
-               (unsigned long long)r->rdma_len);
-      sh[nsh++] = (struct s3_kv){"x-amz-decoded-content-length", declen};
-    }
-  }
-  for (size_t i = 0; i < r->n_headers; i++)
-    sh[nsh++] = r->headers[i];
-  for (size_t i = 0; i < nsh; i++) {
-    rc = slist_add(&r->hdr_list, sh[i].key, sh[i].val);
-    if (rc)
-      goto out;
-  }
-  if (!c->creds.anonymous) {
-    struct s3_sigv4_input in = {
-        .method = r->method,
-        .path = path,
-        .query = query,
-        .headers = sh,
-        .n_headers = nsh,
-        .payload_hash = payload_hash,
-        .amz_date = amz_date,
-        .region = c->creds.region,
-        .service = "s3",
-        .access_key = c->creds.access_key,
-        .secret_key = c->creds.secret_key,
-        .generic = false,
-    };
-    rc = s3_sigv4_authorization(&in, &auth, NULL);
-    if (rc)
-      goto out;
-    rc = slist_add(&r->hdr_list, "Authorization", auth);
-    if (rc)
-      goto out;
-  }
-  /* no 100-continue round trip before bodies; no curl Accept header */
-  rc = slist_add(&r->hdr_list, "Expect", "");
-  if (!rc)
-    rc = slist_add(&r->hdr_list, "Accept", "");
-out:
-  free(auth);
-  free(sh);
-  free(enc_key);
-  free(query);
-  free(path);
-  free(host);
-  return rc;
-}
-
 void s3_client_stats(const struct s3_client *c, struct s3_stats *out)
 {
   memset(out, 0, sizeof(*out));
@@ -397,31 +172,27 @@ void s3_client_stats(const struct s3_client *c, struct s3_stats *out)
 
 size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len)
 {
-  size_t n = 0;
+  const struct stats_row rows[] = {
+      {"requests", s->requests},
+      {"attempts", s->attempts},
+      {"retries", s->retries},
+      {"bytes_sent", s->bytes_sent},
+      {"bytes_received", s->bytes_received},
+      {"cancelled", s->cancelled},
+      {"inflight", s->inflight},
+      {"max_inflight_seen", s->max_inflight_seen},
+      {"rdma_requests", s->rdma_requests},
+      {"rdma_bytes", s->rdma_bytes},
+      {"rdma_declined", s->rdma_declined},
+      {"rdma_ignored", s->rdma_ignored},
+      {"rdma_resent", s->rdma_resent},
+  };
+  struct stats_row errors[S3_EC_COUNT - 1];
+  size_t n = stats_fmt_rows(buf, len, 0, "s3.", rows, STATS_NROWS(rows));
 
-#define EMIT(...)                                                              \
-  do {                                                                         \
-    int w_ = snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__);            \
-    if (w_ > 0)                                                                \
-      n += (size_t)w_;                                                         \
-  } while (0)
-  EMIT("s3.requests %llu\n", (unsigned long long)s->requests);
-  EMIT("s3.attempts %llu\n", (unsigned long long)s->attempts);
-  EMIT("s3.retries %llu\n", (unsigned long long)s->retries);
-  EMIT("s3.bytes_sent %llu\n", (unsigned long long)s->bytes_sent);
-  EMIT("s3.bytes_received %llu\n", (unsigned long long)s->bytes_received);
-  EMIT("s3.cancelled %llu\n", (unsigned long long)s->cancelled);
-  EMIT("s3.inflight %llu\n", (unsigned long long)s->inflight);
-  EMIT("s3.max_inflight_seen %llu\n",
-       (unsigned long long)s->max_inflight_seen);
-  EMIT("s3.rdma_requests %llu\n", (unsigned long long)s->rdma_requests);
-  EMIT("s3.rdma_bytes %llu\n", (unsigned long long)s->rdma_bytes);
-  EMIT("s3.rdma_declined %llu\n", (unsigned long long)s->rdma_declined);
-  EMIT("s3.rdma_ignored %llu\n", (unsigned long long)s->rdma_ignored);
-  EMIT("s3.rdma_resent %llu\n", (unsigned long long)s->rdma_resent);
   for (int i = 1; i < S3_EC_COUNT; i++)
-    EMIT("s3.errors.%s %llu\n", s3_err_class_name((enum s3_err_class)i),
-         (unsigned long long)s->errors[i]);
-#undef EMIT
-  return n < len ? n : (len ? len - 1 : 0);
+    errors[i - 1] = (struct stats_row){
+        s3_err_class_name((enum s3_err_class)i), s->errors[i]};
+  return stats_fmt_rows(buf, len, n, "s3.errors.", errors,
+                        STATS_NROWS(errors));
 }

@@ -6,9 +6,10 @@
  *   eng.lock and curl_multi_wakeup() rouses the engine. Nothing but the
  *   engine thread ever touches the multi handle or an easy handle.
  * - The engine moves queued requests whose retry time has come onto the wire
- *   while fewer than max_inflight are active, signs each attempt afresh
- *   (s3_client_prepare_attempt), and reuses idle easy handles (connections
- *   live in the multi handle's cache, so they are reused across requests).
+ *   while fewer than max_inflight are active, each attempt made ready and
+ *   signed afresh (s3_attempt.c, s3_req_sign.c: the engine never calls
+ *   back into the client), and reuses idle easy handles (connections live
+ *   in the multi handle's cache, so they are reused across requests).
  * - When an attempt ends, the reply is classified through s3_err.c's table;
  *   s3_retry.c decides whether to try again and after what delay; the request
  *   then waits on the queue with not_before set. A handle that saw a
@@ -24,7 +25,7 @@
  *   be done with their memory.
  * - Time: an attempt has curl's low-speed abort (low_speed_time_s) and the
  *   request's timeout; one carrying an RDMA token has only its deadline,
- *   the one the server is given (s3_client_prepare_attempt).
+ *   the one the server is given (s3_attempt_prepare).
  * Lock order: eng.lock only; it is never held while calling curl or a
  * callback.
  */
@@ -34,11 +35,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
+#include "s3/s3_attempt.h"
 #include "s3/s3_i.h"
 
 #define ENGINE_POLL_MS 1000
-#define ERROR_BODY_MAX (64 * 1024)
 
 static void list_push(struct s3_req **head, struct s3_req **tail,
                       struct s3_req *r)
@@ -84,130 +86,6 @@ static uint32_t rng_next(struct s3_engine *e)
   return (uint32_t)(x >> 16);
 }
 
-/* ---- curl callbacks (engine thread) ---- */
-
-static size_t header_cb(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-  struct s3_req *r = ud;
-  size_t n = size * nmemb;
-  const char *cr;
-  unsigned long long start;
-
-  if (s3_req_store_header(r, ptr, n)) {
-    r->bad_headers = true;
-    return 0;
-  }
-  if (n > 2 || (n >= 1 && ptr[0] != '\r' && ptr[0] != '\n'))
-    return n;
-  /* end of a header block: look at the status */
-  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
-  if (!r->has_range || r->sink != S3_SINK_BUF)
-    return n;
-  if (r->status == 200) {
-    r->sink_skip = r->range_off; /* the server sent the whole object */
-  } else if (r->status == 206) {
-    cr = s3_req_header(r, "content-range");
-    if (!cr || sscanf(cr, "bytes %llu-", &start) != 1 ||
-        start != r->range_off) {
-      log_warn("GET %s: Content-Range '%s' does not match the request",
-               r->key, cr ? cr : "(none)");
-      r->bad_headers = true;
-      return 0;
-    }
-  }
-  return n;
-}
-
-static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-  struct s3_req *r = ud;
-  size_t n = size * nmemb, skip, room;
-
-  atomic_fetch_add(&r->client->st_recv, n);
-  if (!r->status)
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
-  if (r->status >= 300) {
-    /* error document: parse it as it streams, ignore past a sane size */
-    if (r->err_body_len + n <= ERROR_BODY_MAX) {
-      if (!r->err_xml)
-        r->err_xml = s3_xml_create(S3_XML_ERROR, NULL, &r->err);
-      if (r->err_xml)
-        s3_xml_feed(r->err_xml, ptr, n);
-    }
-    r->err_body_len += n;
-    return n;
-  }
-  switch (r->sink) {
-  case S3_SINK_BUF:
-    skip = r->sink_skip < n ? (size_t)r->sink_skip : n;
-    r->sink_skip -= skip;
-    ptr += skip;
-    n -= skip;
-    room = r->sink_cap - r->sink_len;
-    if (n > room) {
-      if (!r->has_range || r->status != 200) {
-        r->body_overflow = true;
-        return 0;
-      }
-      n = room; /* whole object for a range: keep ours, drop the rest */
-    }
-    r->sink_len += n;
-    while (n) {
-      struct iovec *v = &r->sink_iov[r->sink_seg];
-      size_t take = v->iov_len - r->sink_seg_off;
-      if (take > n)
-        take = n;
-      memcpy((unsigned char *)v->iov_base + r->sink_seg_off, ptr, take);
-      ptr += take;
-      n -= take;
-      r->sink_seg_off += take;
-      if (r->sink_seg_off == v->iov_len && r->sink_seg + 1 < r->sink_niov) {
-        r->sink_seg++;
-        r->sink_seg_off = 0;
-      }
-    }
-    break;
-  case S3_SINK_XML:
-    if (!r->xml) {
-      r->xml = s3_xml_create(r->xml_kind, r->xml_result, &r->err);
-      if (!r->xml)
-        return 0;
-    }
-    if (s3_xml_feed(r->xml, ptr, n)) {
-      r->body_overflow = true; /* reported as a malformed reply */
-      return 0;
-    }
-    break;
-  case S3_SINK_NONE:
-    break;
-  }
-  return size * nmemb;
-}
-
-static size_t read_cb(char *buf, size_t size, size_t nmemb, void *ud)
-{
-  struct s3_req *r = ud;
-  size_t n = size * nmemb;
-  size_t left = r->rdma_on ? 0 : r->body_len - r->body_off; /* RDMA: none */
-
-  if (n > left)
-    n = left;
-  memcpy(buf, r->body + r->body_off, n);
-  r->body_off += n;
-  atomic_fetch_add(&r->client->st_sent, n);
-  return n;
-}
-
-static int seek_cb(void *ud, curl_off_t off, int origin)
-{
-  struct s3_req *r = ud;
-
-  if (origin != SEEK_SET || off < 0 || (size_t)off > r->body_len)
-    return CURL_SEEKFUNC_CANTSEEK;
-  r->body_off = (size_t)off;
-  return CURL_SEEKFUNC_OK;
-}
-
 /* ---- attempts ---- */
 
 static CURL *get_handle(struct s3_engine *e)
@@ -233,91 +111,21 @@ static void put_handle(struct s3_client *c, CURL *h, bool discard)
   curl_easy_cleanup(h);
 }
 
-static bool has_header(const struct s3_req *r, const char *name)
-{
-  for (size_t i = 0; i < r->n_headers; i++)
-    if (strcasecmp(r->headers[i].key, name) == 0)
-      return true;
-  return false;
-}
-
 static int start_attempt(struct s3_client *c, struct s3_req *r)
 {
-  unsigned timeout = r->timeout_ms ? r->timeout_ms : c->cfg.request_timeout_ms;
   CURL *h;
   int rc;
 
   s3_req_reset_reply(r);
-  rc = s3_client_prepare_attempt(c, r);
+  rc = s3_attempt_prepare(c, r);
   if (rc)
     return rc;
-  if (!strcmp(r->method, "POST") && !has_header(r, "content-type")) {
-    struct curl_slist *n = curl_slist_append(r->hdr_list, "Content-Type:");
-    if (!n)
-      return -ENOMEM;
-    r->hdr_list = n;
-  }
   h = get_handle(&c->eng);
   if (!h)
     return -ENOMEM;
-  r->easy = h;
-  curl_easy_setopt(h, CURLOPT_URL, r->url);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->hdr_list);
-  curl_easy_setopt(h, CURLOPT_PRIVATE, r);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
-  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
-  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-  curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L * 1024);
-  curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                   (long)c->cfg.connect_timeout_ms);
-  if (r->rdma_on) {
-    /* the server moves the bytes while this exchange is idle: no low-speed
-       abort, but the deadline the server was given (x-amz-rdma-expires) */
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)r->rdma_attempt_ms);
-  } else {
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout);
-    if (c->cfg.low_speed_time_s) {
-      curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-      curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
-                       (long)c->cfg.low_speed_time_s);
-    }
-  }
-  if (c->ca_bundle)
-    curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_bundle);
-  if (c->cfg.insecure) {
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-  if (!strcmp(r->method, "GET")) {
-    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-  } else if (!strcmp(r->method, "HEAD")) {
-    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-  } else if (!strcmp(r->method, "PUT")) {
-    curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE,
-                     (curl_off_t)(r->rdma_on ? 0 : r->body_len));
-    curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
-    curl_easy_setopt(h, CURLOPT_READDATA, r);
-    curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_cb);
-    curl_easy_setopt(h, CURLOPT_SEEKDATA, r);
-  } else if (!strcmp(r->method, "POST")) {
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-    curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
-    curl_easy_setopt(h, CURLOPT_READDATA, r);
-    curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_cb);
-    curl_easy_setopt(h, CURLOPT_SEEKDATA, r);
-  } else {
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r->method);
-  }
+  s3_attempt_setup(c, r, h);
   if (r->attempts == 0)
-    r->first_start_ms = s3_now_ms();
+    r->first_start_ms = clock_mono_ms();
   r->attempts++;
   atomic_fetch_add(&c->st_attempts, 1);
   if (curl_multi_add_handle(c->eng.multi, h) != CURLM_OK) {
@@ -326,22 +134,6 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
     return -EIO;
   }
   return 0;
-}
-
-/*
- * May the attempt on easy have reached a server? Not when no byte of its
- * request was counted and it never got past connecting (pretransfer: the
- * request is sent after it; a first write that would block is sent later
- * uncounted). Unknown: assume it did.
- */
-static bool request_sent(CURL *easy)
-{
-  curl_off_t pre = 1;
-  long sent = 1;
-
-  curl_easy_getinfo(easy, CURLINFO_REQUEST_SIZE, &sent);
-  curl_easy_getinfo(easy, CURLINFO_PRETRANSFER_TIME_T, &pre);
-  return sent != 0 || pre != 0;
 }
 
 /*
@@ -386,47 +178,6 @@ static void finish(struct s3_client *c, struct s3_req *r, int rc,
     done(r, arg); /* may free r */
 }
 
-/* Classify an attempt that ended with curl code cc. */
-static void classify(struct s3_req *r, CURLcode cc, struct s3_err_map *m,
-                     int *rc)
-{
-  int xr;
-
-  memset(m, 0, sizeof(*m));
-  *rc = 0;
-  if (r->bad_headers || r->body_overflow) {
-    *m = (struct s3_err_map){.err = EBADMSG, .cls = S3_EC_PROTOCOL};
-    *rc = -EBADMSG;
-    return;
-  }
-  if (cc != CURLE_OK) {
-    s3_err_from_curl((int)cc, m);
-    *rc = -m->err;
-    return;
-  }
-  curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
-  if (r->status >= 300 || r->status < 100) {
-    if (r->err_xml && s3_xml_finish(r->err_xml) != 1)
-      r->err.code[0] = '\0';
-    s3_err_from_http(r->status, r->err.code, m);
-    *rc = -m->err;
-    return;
-  }
-  if (r->sink == S3_SINK_XML) {
-    if (!r->xml)
-      r->xml = s3_xml_create(r->xml_kind, r->xml_result, &r->err);
-    xr = r->xml ? s3_xml_finish(r->xml) : -ENOMEM;
-    if (xr == 1) {
-      /* 200 with an <Error> document: judged by its code, as a 5xx */
-      s3_err_from_http(500, r->err.code, m);
-      *rc = -m->err;
-    } else if (xr < 0) {
-      *m = (struct s3_err_map){.err = EBADMSG, .cls = S3_EC_PROTOCOL};
-      *rc = xr == -ENOMEM ? -ENOMEM : -EBADMSG;
-    }
-  }
-}
-
 /* Back on the queue for another attempt, not before not_before_ms. */
 static void requeue(struct s3_engine *e, struct s3_req *r,
                     uint64_t not_before_ms)
@@ -448,8 +199,8 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   int rc;
 
   curl_multi_remove_handle(e->multi, r->easy);
-  classify(r, cc, &m, &rc);
-  sent = request_sent(r->easy);
+  s3_attempt_classify(r, cc, &m, &rc);
+  sent = s3_attempt_sent(r->easy);
   put_handle(c, r->easy, cc != CURLE_OK || r->status >= 500);
   r->easy = NULL;
 
@@ -486,7 +237,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
                  : strerror(m.err));
   ctx = (struct s3_retry_ctx){
       .attempt = r->attempts,
-      .elapsed_ms = s3_now_ms() - r->first_start_ms,
+      .elapsed_ms = clock_mono_ms() - r->first_start_ms,
       .idempotent = r->idempotent,
       .retryable = m.retryable,
       .before_send = m.before_send,
@@ -499,7 +250,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
              r->bucket ? r->bucket : "", r->key, strerror(m.err), r->status,
              r->err.code, r->attempts, delay);
     atomic_fetch_add(&c->st_retries, 1);
-    requeue(e, r, s3_now_ms() + delay);
+    requeue(e, r, clock_mono_ms() + delay);
     return;
   }
   log_debug("%s %s/%s: failed: %s (HTTP %ld %s) after %u attempt(s)",
@@ -517,7 +268,7 @@ static unsigned schedule(struct s3_client *c, struct s3_req **start,
                          struct s3_req **cancelled)
 {
   struct s3_engine *e = &c->eng;
-  uint64_t now = s3_now_ms(), next = now + ENGINE_POLL_MS;
+  uint64_t now = clock_mono_ms(), next = now + ENGINE_POLL_MS;
   struct s3_req *r, *nx;
 
   for (r = e->n_cancel ? e->active : NULL; r; r = nx) {
@@ -598,7 +349,7 @@ static void *engine_main(void *arg)
       cancelled = r->link;
       if (r->easy) {
         curl_multi_remove_handle(e->multi, r->easy);
-        sent = request_sent(r->easy);
+        sent = s3_attempt_sent(r->easy);
         put_handle(c, r->easy, true);
         r->easy = NULL;
         note_rdma_doubt(r, sent); /* pulled off the wire before a reply */

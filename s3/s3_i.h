@@ -60,9 +60,9 @@ struct s3_req {
   bool rdma_doubt;                /* an attempt with the token ended without
                                      an HTTP reply (s3_req_rdma_doubt) */
   unsigned rdma_attempt_ms;       /* this token attempt's deadline, relative
-                                     (s3_client_prepare_attempt) */
+                                     (s3_attempt_prepare) */
   uint64_t rdma_until_ms;         /* the last token attempt's deadline:
-                                     monotonic (s3_now_ms) */
+                                     monotonic (clock_mono_ms) */
   uint64_t rdma_until_wall_ms;    /* the same as sent in x-amz-rdma-expires
                                      (CLOCK_REALTIME) */
   uint64_t rdma_doubt_ms;         /* the latest deadline of an attempt left
@@ -180,15 +180,13 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
 int s3_engine_start(struct s3_client *c);
 void s3_engine_stop(struct s3_client *c);
 
-/* s3_client.c: URL and signed headers for one attempt (engine thread). */
-int s3_client_prepare_attempt(struct s3_client *c, struct s3_req *r);
-uint64_t s3_now_ms(void);
+/* s3_client.c */
 /* The CLOCK_REALTIME in ms (x-amz-rdma-expires). */
 uint64_t s3_wall_ms(void);
 /*
- * A token attempt's deadline in ms: the client's rdma_timeout_ms plus a
- * second per 8 MiB the token names, or the request's own timeout
- * (s3_req_set_timeout, else request_timeout_ms) when that is shorter.
+ * s3_attempt.c: a token attempt's deadline in ms: the client's
+ * rdma_timeout_ms plus a second per 8 MiB the token names, or the request's
+ * own timeout (s3_req_set_timeout, else request_timeout_ms) when shorter.
  */
 unsigned s3_rdma_attempt_ms(const struct s3_client *c, const struct s3_req *r);
 

@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "fs/fsx_inode.h"
+#include "common/clock.h"
+#include "fs/fsx_inode_i.h" /* white-box: the record itself */
 
 static struct fsx_attr file_attr(const char *etag, uint64_t size,
                                  uint64_t as_of)
@@ -179,13 +180,16 @@ static void test_snapshots(void **state)
 {
   struct fsx_table *t = fsx_table_create("bkt", "");
   struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO);
-  struct fsx_dirsnap *s = calloc(1, sizeof(*s)), *got;
-  static const char *const names[] = {"a", "b b", "c", "zz"};
+  struct fsx_dirsnap *s = fsx_dirsnap_new(), *got;
+  static const char *const names[] = {"zz", "b b", "c", "a"};
+  struct fsx_attr a = {.kind = FSX_FILE};
 
-  s->n = 4;
-  s->ents = calloc(4, sizeof(*s->ents));
+  assert_non_null(s);
   for (int i = 0; i < 4; i++)
-    s->ents[i].name = strdup(names[i]);
+    assert_int_equal(fsx_dirsnap_add(s, names[i], strlen(names[i]), &a), 0);
+  fsx_dirsnap_seal(s, 7, NULL, NULL);
+  assert_string_equal(s->ents[0].name, "a"); /* sorted */
+  assert_int_equal(s->ents[3].attr.as_of_ms, 7);
   fsx_dir_set_snap(t, root, s, 60000);
   for (int i = 0; i < 4; i++)
     assert_non_null(fsx_dirsnap_find(s, names[i]));
@@ -196,8 +200,8 @@ static void test_snapshots(void **state)
   fsx_dir_invalidate(t, root); /* our two references keep it readable */
   assert_null(fsx_dir_get_snap(t, root, false));
   assert_non_null(fsx_dirsnap_find(got, "c"));
-  fsx_dirsnap_put(t, got);
-  fsx_dirsnap_put(t, s); /* the last one frees it (ASan checks) */
+  fsx_dirsnap_put(got);
+  fsx_dirsnap_put(s); /* the last one frees it (ASan checks) */
   fsx_inode_put(t, root);
   fsx_table_destroy(t);
 }
@@ -511,7 +515,7 @@ static void test_set_attr_while_written(void **state)
   assert_int_equal(in->attr.mode, 0100640);
   assert_int_equal(in->attr.uid, 12);
   assert_int_equal(in->attr.gid, 34);
-  assert_true(in->attr_expire_ms >= fsx_now_ms());
+  assert_true(in->attr_expire_ms >= clock_mono_ms());
   /* no write-back: set_attr applies again */
   in->wb = NULL;
   b = file_attr("e4", 40, 300);
@@ -529,18 +533,16 @@ static struct fsx_dirsnap *install_snap(struct fsx_table *t,
                                         struct fsx_inode *dir,
                                         const char *const *names, size_t n)
 {
-  struct fsx_dirsnap *s = calloc(1, sizeof(*s));
+  struct fsx_dirsnap *s = fsx_dirsnap_new();
 
   assert_non_null(s);
-  s->n = n;
-  s->ents = calloc(n ? n : 1, sizeof(*s->ents));
-  assert_non_null(s->ents);
   for (size_t i = 0; i < n; i++) {
-    s->ents[i].name = strdup(names[i]);
-    s->ents[i].attr = file_attr("e", i + 1, 1);
+    struct fsx_attr a = file_attr("e", i + 1, 1);
+    assert_int_equal(fsx_dirsnap_add(s, names[i], strlen(names[i]), &a), 0);
   }
+  fsx_dirsnap_seal(s, 1, NULL, NULL);
   fsx_dir_set_snap(t, dir, s, 60000);
-  fsx_dirsnap_put(t, s); /* ours */
+  fsx_dirsnap_put(s); /* ours */
   assert_int_equal(s->refs, 1);
   return s;
 }
@@ -623,7 +625,7 @@ static void test_snap_put_entry_and_remove(void **state)
   s = fsx_dir_get_snap(t, root, true);
   assert_ptr_equal(s, root->snap);
   assert_non_null(fsx_dirsnap_find(s, "only"));
-  fsx_dirsnap_put(t, s);
+  fsx_dirsnap_put(s);
   fsx_inode_put(t, root);
   fsx_table_destroy(t); /* frees the directory's snapshot (ASan) */
 }
@@ -700,13 +702,61 @@ static void test_snap_copy_on_write(void **state)
   assert_string_equal(buf, "a,bb");
   assert_int_equal(fsx_dirsnap_find(root->snap, "a")->attr.size, 77);
   /* the readers let go: their snapshots are freed (ASan checks) */
-  fsx_dirsnap_put(t, r1);
-  fsx_dirsnap_put(t, r2);
+  fsx_dirsnap_put(r1);
+  fsx_dirsnap_put(r2);
   /* the directory's still answers */
   r1 = fsx_dir_get_snap(t, root, true);
   assert_non_null(r1);
   assert_non_null(fsx_dirsnap_find(r1, "bb"));
-  fsx_dirsnap_put(t, r1);
+  fsx_dirsnap_put(r1);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
+/*
+ * The write-back attachment: counted on the inode, the last reference
+ * detaching it; a state whose count reached 0 (its free still to come,
+ * while it is on the mount's list) never gains a reference, not even when
+ * the inode holds a new state by then; the orphan reference goes with the
+ * last handle.
+ */
+static void test_wb_attachment(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "");
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO), *in;
+  struct fsx_attr f = file_attr("e", 1, 1);
+  char a_mem, b_mem;
+  struct fsx_wb *a = (struct fsx_wb *)&a_mem, *b = (struct fsx_wb *)&b_mem;
+
+  (void)state;
+  in = fsx_inode_child(t, root, "f", &f, NULL, 60000, false);
+  assert_non_null(in);
+  assert_null(fsx_inode_wb_get(t, in));
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, a), a);
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, b), a); /* a second open */
+  assert_null(fsx_inode_wb_unref(t, in));
+  assert_true(fsx_inode_wb_ref_live(t, in, a));
+  assert_null(fsx_inode_wb_unref(t, in));
+  assert_ptr_equal(fsx_inode_wb_unref(t, in), a); /* the last: detached */
+  assert_false(fsx_inode_wb_ref_live(t, in, a));
+  fsx_inode_put(t, in); /* what freeing a does: its inode reference */
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, b), b);
+  fsx_inode_wb_ref(t, in);                       /* b: 2 */
+  assert_false(fsx_inode_wb_ref_live(t, in, a)); /* stale: not b's count */
+  fsx_inode_wb_reset(t, in, a);                  /* nor this */
+  assert_null(fsx_inode_wb_unref(t, in));        /* b: still 1 */
+  /* open for reading, unlinked: b kept for the handle until it closes */
+  fsx_inode_open(t, in);
+  assert_true(fsx_inode_in_use(t, in));
+  assert_true(fsx_inode_keep_orphan(t, in));
+  assert_false(fsx_inode_keep_orphan(t, in)); /* kept already */
+  assert_null(fsx_inode_wb_unref(t, in));     /* the orphan's remains */
+  assert_ptr_equal(fsx_inode_close(t, in), b);
+  assert_false(fsx_inode_in_use(t, in));
+  fsx_inode_put(t, in);                          /* the handle's */
+  assert_ptr_equal(fsx_inode_wb_unref(t, in), b); /* the orphan's, last */
+  fsx_inode_put(t, in); /* freeing b */
+  fsx_inode_put(t, in); /* ours */
   fsx_inode_put(t, root);
   fsx_table_destroy(t);
 }
@@ -730,6 +780,7 @@ int main(void)
       cmocka_unit_test(test_snap_put_entry_and_remove),
       cmocka_unit_test(test_snap_put_entry_into_empty),
       cmocka_unit_test(test_snap_copy_on_write),
+      cmocka_unit_test(test_wb_attachment),
   };
   return cmocka_run_group_tests_name("fsx_inode", tests, NULL, NULL);
 }

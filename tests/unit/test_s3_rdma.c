@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "s3/s3_attempt.h"
 #include "s3/s3_i.h"
 
 struct fixture {
@@ -268,11 +269,11 @@ static void test_deadline_sent(void **state)
   r = s3_req_create(c, "GET", "b", "k");
   s3_req_set_sink_buf(r, buf, sizeof(buf));
   s3_req_set_range(r, 0, sizeof(buf));
-  assert_int_equal(s3_client_prepare_attempt(c, r), 0);
+  assert_int_equal(s3_attempt_prepare(c, r), 0);
   assert_null(sent(r, "x-amz-rdma-expires"));
   assert_int_equal(s3_req_set_rdma(r, "tok", sizeof(buf)), 0);
   before = s3_wall_ms();
-  assert_int_equal(s3_client_prepare_attempt(c, r), 0);
+  assert_int_equal(s3_attempt_prepare(c, r), 0);
   after = s3_wall_ms();
   v = sent(r, "x-amz-rdma-expires");
   assert_non_null(v);

@@ -1,0 +1,36 @@
+/*
+ * endpoint: the one parser of an S3 endpoint URL,
+ * "http[s]://host[:port][/path]". The scheme is matched in any case; an IPv6
+ * host is written in brackets; the port defaults from the scheme. No user
+ * name, query or fragment. On error a short reason ("has no host name") is
+ * given, so each caller words its message around the key it parsed.
+ */
+#ifndef S3R_ENDPOINT_H
+#define S3R_ENDPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ENDPOINT_HOST_MAX 256
+
+struct endpoint {
+  bool https;                   /* the scheme, in any case, was https */
+  bool ipv6;                    /* the host was a bracketed IPv6 address */
+  bool port_given;              /* a ":port" was written */
+  unsigned port;                /* the port written, else 80 or 443 */
+  char host[ENDPOINT_HOST_MAX]; /* name or address; IPv6 without [] */
+  /* Spans of the parsed string, not NUL-terminated: */
+  const char *authority;        /* "host[:port]" as written, [] kept */
+  size_t authority_len;
+  const char *path;             /* "" or "/base": trailing '/'s left out */
+  size_t path_len;
+};
+
+/* Parse url into *ep, which points into url. 0, or -EINVAL with *why set to
+   a reason that reads after the URL ("is not an http:// or https:// URL"). */
+int endpoint_parse(const char *url, struct endpoint *ep, const char **why);
+
+/* The host of a parsed endpoint is localhost or a loopback address? */
+bool endpoint_is_loopback(const struct endpoint *ep);
+
+#endif

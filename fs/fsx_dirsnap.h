@@ -1,0 +1,61 @@
+/*
+ * fsx_dirsnap: a directory listing snapshot, sorted by name. Built once
+ * (new, add, seal), then shared read-only by reference count; a change of
+ * our own (an entry put or removed) is made in place when the caller holds
+ * the only reference, else on a copy. The count is atomic: a snapshot is
+ * dropped without any other lock. Which snapshot a directory holds is the
+ * inode table's business (fsx_inode.h).
+ */
+#ifndef S3R_FSX_DIRSNAP_H
+#define S3R_FSX_DIRSNAP_H
+
+#include <stddef.h>
+
+#include "fs/fsx_attr.h"
+
+struct fsx_dirent {
+  char *name;
+  struct fsx_attr attr;
+};
+
+struct fsx_dirsnap {
+  _Atomic unsigned refs;
+  size_t n;
+  struct fsx_dirent *ents;    /* sorted by name once sealed */
+  size_t cap;                 /* while building */
+};
+
+/* An empty snapshot being built, one reference; NULL on ENOMEM. */
+struct fsx_dirsnap *fsx_dirsnap_new(void);
+/* Building: append name[0..len) with a; -ENOMEM. */
+int fsx_dirsnap_add(struct fsx_dirsnap *s, const char *name, size_t len,
+                    const struct fsx_attr *a);
+/*
+ * Building done: sorted; where two entries share a name (an object and a
+ * prefix), the directory stays and dup(arg, name) is told. Every entry is
+ * stamped as learned at as_of_ms.
+ */
+void fsx_dirsnap_seal(struct fsx_dirsnap *s, uint64_t as_of_ms,
+                      void (*dup)(void *arg, const char *name), void *arg);
+
+void fsx_dirsnap_hold(struct fsx_dirsnap *s);
+/* Drop a reference (NULL: nothing); the last one frees. */
+void fsx_dirsnap_put(struct fsx_dirsnap *s);
+
+/* Binary search; NULL if absent. */
+const struct fsx_dirent *fsx_dirsnap_find(const struct fsx_dirsnap *s,
+                                          const char *name);
+
+/*
+ * Our own change, on the caller's reference to s: name put with a (added
+ * or replaced), or removed. Returns the changed snapshot the reference now
+ * stands for: s itself when the caller's is the only reference, else a
+ * copy (s loses the caller's reference). NULL on ENOMEM, and s loses the
+ * reference then too: the caller drops what it can no longer keep right.
+ */
+struct fsx_dirsnap *fsx_dirsnap_with(struct fsx_dirsnap *s, const char *name,
+                                     const struct fsx_attr *a);
+struct fsx_dirsnap *fsx_dirsnap_without(struct fsx_dirsnap *s,
+                                        const char *name);
+
+#endif

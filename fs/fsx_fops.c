@@ -1,0 +1,221 @@
+/*
+ * fsx_fops: open, read and release of files. A file open for reading reads
+ * through the page cache (fsx_read); one with write-back state reads its
+ * staging file (fsx_wb); the stats file is a snapshot taken at open. Runs
+ * on FUSE worker threads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/slog.h"
+#include "fs/fsx_fops.h"
+#include "fs/fsx_node.h"
+#include "fs/fsx_read.h"
+#include "fs/fsx_stats.h"
+
+#define M fsx_req_mount
+
+static void open_stats(fuse_req_t req, struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_attr a;
+  struct fsx_fh *fh;
+
+  fsx_stats_attr(&a);
+  fh = fsx_fh_create(m, NULL, &a);
+  if (fh)
+    fh->special = fsx_stats_text(m, &fh->special_len);
+  if (!fh || !fh->special) {
+    fsx_fh_destroy(m, fh);
+    fsx_reply_err(req, ENOMEM);
+    return;
+  }
+  fi->fh = (uintptr_t)fh;
+  fi->direct_io = 1;
+  fuse_reply_open(req, fi);
+}
+
+/* Open a file this mount is writing: its state is the newest there is. */
+static void open_written(fuse_req_t req, struct fsx_inode *in,
+                         struct fsx_wb *wb, struct fuse_file_info *fi,
+                         bool writing)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_wb *mine = wb;
+  struct fsx_fh *fh;
+  struct fsx_attr a;
+  int rc = 0;
+
+  fsx_attr_of(m, in, &a);
+  if (writing) {
+    rc = fsx_open_for_write(m, in, &a, fi->flags, &mine);
+    fsx_wb_put(m, wb);
+  }
+  fh = rc ? NULL : fsx_fh_create(m, in, &a);
+  if (!fh) {
+    if (!rc)
+      fsx_wb_put(m, mine);
+    fsx_reply_err(req, rc ? -rc : ENOMEM);
+    return;
+  }
+  fh->wb = mine;
+  fh->writer = writing;
+  fh->append = (fi->flags & O_APPEND) != 0;
+  fi->fh = (uintptr_t)fh;
+  fi->keep_cache = 1; /* the kernel's pages are what was written here */
+  if (fuse_reply_open(req, fi))
+    fsx_fh_destroy(m, fh);
+}
+
+void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *in;
+  struct fsx_wb *wb = NULL;
+  struct fsx_fh *fh;
+  struct fsx_attr a;
+  struct fsx_kernel_seen seen;
+  bool writing = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+  int rc;
+
+  atomic_fetch_add(&m->st.opens, 1);
+  if (writing && m->o.ro) {
+    fsx_reply_err(req, EROFS);
+    return;
+  }
+  if (ino == FSX_STATS_INO) {
+    if (writing)
+      fsx_reply_err(req, EACCES);
+    else
+      open_stats(req, fi);
+    return;
+  }
+  in = fsx_inode_get(m->tab, ino);
+  if (!in) {
+    fsx_reply_err(req, ENOENT);
+    return;
+  }
+  wb = fsx_wb_get(m, in);
+  if (wb) {
+    open_written(req, in, wb, fi, writing);
+    fsx_inode_put(m->tab, in);
+    return;
+  }
+  /* close-to-open: ask the server what the object is now */
+  rc = fsx_ns_head(m, in, &a);
+  if (rc) {
+    fsx_reply_err(req, -rc);
+    fsx_inode_put(m->tab, in);
+    return;
+  }
+  /* compared with what the kernel's cache holds, not with the latest
+     attributes (a lookup or getattr may have seen the new ETag first) */
+  fsx_inode_kernel_etag(m->tab, in, a.etag, &seen);
+  fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  if (seen.stale) /* chunks are keyed by ETag: this only frees the old ones */
+    fsx_cache_invalidate(m->cache, fsx_inode_ino(in));
+  /* the kernel still holds the old object's attributes (its size, from a
+     lookup up to attr_ttl ago): drop them, so the reads that follow ask
+     getattr again (offset -1: attributes only, no page locks, safe here) */
+  if (seen.changed && seen.reopened && m->se)
+    fuse_lowlevel_notify_inval_inode(m->se, ino, -1, 0);
+  /* after the fresh attributes are in (the state's own win from now on) */
+  if (writing && (rc = fsx_open_for_write(m, in, &a, fi->flags, &wb))) {
+    fsx_reply_err(req, -rc);
+    fsx_inode_put(m->tab, in);
+    return;
+  }
+  if (wb)
+    fsx_wb_attr(wb, &a); /* O_TRUNC: empty now */
+  fh = fsx_fh_create(m, in, &a);
+  fsx_inode_put(m->tab, in);
+  if (!fh) {
+    fsx_wb_put(m, wb);
+    fsx_reply_err(req, ENOMEM);
+    return;
+  }
+  fh->wb = wb;
+  fh->writer = wb != NULL;
+  fh->append = (fi->flags & O_APPEND) != 0;
+  fi->fh = (uintptr_t)fh;
+  fi->keep_cache = m->o.kernel_cache && !seen.changed;
+  if (fuse_reply_open(req, fi))
+    fsx_fh_destroy(m, fh);
+}
+
+static void read_written(fuse_req_t req, struct fsx_wb *wb, size_t size,
+                         off_t off)
+{
+  struct fsx_mount *m = M(req);
+  char *buf = malloc(size ? size : 1);
+  ssize_t n;
+
+  if (!buf) {
+    fsx_reply_err(req, ENOMEM);
+    return;
+  }
+  n = fsx_wb_read(m, wb, (uint64_t)off, buf, size);
+  if (n < 0) {
+    atomic_fetch_add(&m->st.errors, 1);
+    fsx_reply_err(req, (int)-n);
+  } else {
+    atomic_fetch_add(&m->st.read_bytes, (uint64_t)n);
+    fuse_reply_buf(req, buf, (size_t)n);
+  }
+  free(buf);
+}
+
+void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                 struct fuse_file_info *fi)
+{
+  struct fsx_wb *wb;
+  struct fsx_mount *m = M(req);
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+  struct fsx_read_ctx *ctx = NULL;
+  struct iovec *iov;
+  int niov, rc;
+
+  atomic_fetch_add(&m->st.reads, 1);
+  if (fh->wb) {
+    read_written(req, fh->wb, size, off);
+    return;
+  }
+  if (fh->in && (wb = fsx_wb_get(m, fh->in))) {
+    /* written (or unlinked) since this handle was opened: the staged
+       data is the file now */
+    read_written(req, wb, size, off);
+    fsx_wb_put(m, wb);
+    return;
+  }
+  fh = fsx_fh_latest(m, fh); /* held: the reply below uses it */
+  rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
+  if (rc) {
+    atomic_fetch_add(&m->st.errors, 1);
+    fsx_reply_err(req, -rc);
+  } else if (niov == 0) {
+    fuse_reply_buf(req, NULL, 0);
+  } else {
+    for (int i = 0; i < niov; i++)
+      atomic_fetch_add(&m->st.read_bytes, iov[i].iov_len);
+    fuse_reply_iov(req, iov, niov);
+  }
+  fsx_read_done(m, ctx);
+  fsx_fh_destroy(m, fh);
+}
+
+void fsx_op_release(fuse_req_t req, fuse_ino_t ino,
+                    struct fuse_file_info *fi)
+{
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+
+  /* written after the last flush (a shared mapping's pages): upload now;
+     if that fails the file stays dirty and is retried in the background
+     (as is one whose flush failed: that was reported to close()) */
+  if (fh->writer && fsx_wb_unflushed(fh->wb))
+    fsx_wb_commit(M(req), fh->wb);
+  fsx_fh_destroy(M(req), fh);
+  fsx_reply_err(req, 0);
+}

@@ -1,0 +1,13 @@
+/* fsx_fops: the FUSE operations on file handles (open, read, release). */
+#ifndef S3R_FSX_FOPS_H
+#define S3R_FSX_FOPS_H
+
+#include "fs/fsx_fuse.h"
+
+void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                 struct fuse_file_info *fi);
+void fsx_op_release(fuse_req_t req, fuse_ino_t ino,
+                    struct fuse_file_info *fi);
+
+#endif

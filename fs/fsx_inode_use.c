@@ -1,0 +1,140 @@
+/*
+ * fsx_inode_use: what holds an inode besides names (see fsx_inode.h): open
+ * file handles, the write-back state attached to it, and the object the
+ * kernel's page cache holds. All under the table lock.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fs/fsx_inode_i.h"
+
+void fsx_inode_kernel_etag(struct fsx_table *t, struct fsx_inode *in,
+                           const char *etag, struct fsx_kernel_seen *seen)
+{
+  pthread_mutex_lock(&t->lock);
+  if (seen) {
+    seen->changed = strcmp(in->kernel_etag, etag) != 0;
+    seen->reopened = in->kernel_etag[0] != '\0';
+    seen->stale = in->gen != fsx_etag_gen(etag);
+  }
+  snprintf(in->kernel_etag, sizeof(in->kernel_etag), "%s", etag);
+  pthread_mutex_unlock(&t->lock);
+}
+
+void fsx_inode_open(struct fsx_table *t, struct fsx_inode *in)
+{
+  pthread_mutex_lock(&t->lock);
+  in->refs++;
+  in->opens++;
+  pthread_mutex_unlock(&t->lock);
+}
+
+struct fsx_wb *fsx_inode_close(struct fsx_table *t, struct fsx_inode *in)
+{
+  struct fsx_wb *orphan = NULL;
+
+  pthread_mutex_lock(&t->lock);
+  if (!--in->opens && in->orphan) {
+    orphan = in->wb;
+    in->orphan = false;
+  }
+  pthread_mutex_unlock(&t->lock);
+  return orphan;
+}
+
+bool fsx_inode_in_use(struct fsx_table *t, struct fsx_inode *in)
+{
+  bool used;
+
+  pthread_mutex_lock(&t->lock);
+  used = in->opens > 0;
+  pthread_mutex_unlock(&t->lock);
+  return used;
+}
+
+bool fsx_inode_keep_orphan(struct fsx_table *t, struct fsx_inode *in)
+{
+  bool kept = false;
+
+  pthread_mutex_lock(&t->lock);
+  if (in->opens && !in->orphan && in->wb) {
+    in->orphan = true;
+    in->wb_refs++;
+    kept = true;
+  }
+  pthread_mutex_unlock(&t->lock);
+  return kept;
+}
+
+struct fsx_wb *fsx_inode_wb_attach(struct fsx_table *t, struct fsx_inode *in,
+                                   struct fsx_wb *mine)
+{
+  struct fsx_wb *wb;
+
+  pthread_mutex_lock(&t->lock);
+  if (in->wb) { /* another open made one first: that one */
+    in->wb_refs++;
+  } else {
+    in->wb = mine;
+    in->wb_refs = 1;
+    in->refs++; /* the state's, dropped when it is freed */
+  }
+  wb = in->wb;
+  pthread_mutex_unlock(&t->lock);
+  return wb;
+}
+
+struct fsx_wb *fsx_inode_wb_get(struct fsx_table *t, struct fsx_inode *in)
+{
+  struct fsx_wb *wb;
+
+  pthread_mutex_lock(&t->lock);
+  wb = in->wb;
+  if (wb)
+    in->wb_refs++;
+  pthread_mutex_unlock(&t->lock);
+  return wb;
+}
+
+void fsx_inode_wb_ref(struct fsx_table *t, struct fsx_inode *in)
+{
+  pthread_mutex_lock(&t->lock);
+  in->wb_refs++;
+  pthread_mutex_unlock(&t->lock);
+}
+
+bool fsx_inode_wb_ref_live(struct fsx_table *t, struct fsx_inode *in,
+                           const struct fsx_wb *wb)
+{
+  bool live;
+
+  pthread_mutex_lock(&t->lock);
+  live = in->wb == wb && in->wb_refs > 0;
+  if (live)
+    in->wb_refs++;
+  pthread_mutex_unlock(&t->lock);
+  return live;
+}
+
+struct fsx_wb *fsx_inode_wb_unref(struct fsx_table *t, struct fsx_inode *in)
+{
+  struct fsx_wb *last = NULL;
+
+  pthread_mutex_lock(&t->lock);
+  if (!--in->wb_refs) {
+    last = in->wb;
+    in->wb = NULL;
+    in->orphan = false;
+  }
+  pthread_mutex_unlock(&t->lock);
+  return last;
+}
+
+void fsx_inode_wb_reset(struct fsx_table *t, struct fsx_inode *in,
+                        const struct fsx_wb *wb)
+{
+  pthread_mutex_lock(&t->lock);
+  if (in->wb == wb)
+    in->wb_refs = 1;
+  pthread_mutex_unlock(&t->lock);
+}

@@ -1,0 +1,128 @@
+/* fsx_node: the helpers of the FUSE operations (see fsx_node.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "fs/fsx_node.h"
+
+void fsx_stats_attr(struct fsx_attr *a)
+{
+  memset(a, 0, sizeof(*a));
+  a->kind = FSX_SPECIAL;
+}
+
+void fsx_attr_of(struct fsx_mount *m, struct fsx_inode *in,
+                 struct fsx_attr *a)
+{
+  struct fsx_inode_view v;
+  struct fsx_wb *wb;
+
+  fsx_inode_view(m->tab, in, &v);
+  *a = v.attr;
+  wb = fsx_wb_get(m, in);
+  if (wb) {
+    fsx_wb_attr(wb, a);
+    fsx_wb_put(m, wb);
+  }
+}
+
+void fsx_entry_of(struct fsx_mount *m, struct fsx_inode *in,
+                  struct fuse_entry_param *e)
+{
+  struct fsx_attr a;
+
+  fsx_attr_of(m, in, &a);
+  memset(e, 0, sizeof(*e));
+  e->ino = fsx_inode_ino(in);
+  e->attr_timeout = fsx_secs(m->o.attr_ttl_ms);
+  e->entry_timeout = fsx_secs(m->o.attr_ttl_ms);
+  fsx_ns_stat(m, fsx_inode_ino(in), &a, &e->attr);
+}
+
+struct fsx_inode *fsx_child_of(struct fsx_mount *m, struct fsx_inode *dir,
+                               const char *name, const struct fsx_attr *a)
+{
+  /* in all-buckets mode the root's children are buckets */
+  return fsx_inode_child(m->tab, dir, name, a,
+                         fsx_inode_bucket(dir) ? NULL : name, m->o.attr_ttl_ms,
+                         true);
+}
+
+/* The metadata a file shows now (its stat), to be stored. */
+void fsx_shown_meta(struct fsx_mount *m, uint64_t ino,
+                    const struct fsx_attr *a, struct fsx_wmeta *mt)
+{
+  struct stat st;
+
+  fsx_ns_stat(m, ino, a, &st);
+  memset(mt, 0, sizeof(*mt));
+  mt->mode = st.st_mode;
+  mt->uid = st.st_uid;
+  mt->gid = st.st_gid;
+}
+
+int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
+                       const struct fsx_attr *a, int flags, struct fsx_wb **wb)
+{
+  struct fsx_wmeta mt;
+
+  if (a->kind != FSX_FILE)
+    return a->kind == FSX_DIR ? -EISDIR : -EACCES;
+  fsx_shown_meta(m, fsx_inode_ino(in), a, &mt);
+  return fsx_wb_open(m, in, a, (flags & O_TRUNC) != 0, &mt, wb);
+}
+
+/* A directory the caller may create entries in: the bucket's, not the
+   all-buckets root, and name a name S3 and FUSE can both hold. */
+int fsx_check_new_name(struct fsx_mount *m, struct fsx_inode *dir,
+                       const char *name)
+{
+  if (m->o.ro)
+    return -EROFS;
+  if (strlen(name) > 255)
+    return -ENAMETOOLONG;
+  if (fsx_inode_ino(dir) == FSX_ROOT_INO && !strcmp(name, FSX_STATS_NAME))
+    return -EEXIST;
+  if (!fsx_inode_bucket(dir))
+    return -EPERM; /* the root of an all-buckets mount holds buckets */
+  return 0;
+}
+
+void fsx_new_meta(fuse_req_t req, enum fsx_kind kind, mode_t mode,
+                  bool with_mtime, struct fsx_wmeta *mt, struct fsx_attr *a)
+{
+  const struct fuse_ctx *ctx = fuse_req_ctx(req);
+  struct timespec now;
+
+  clock_gettime(CLOCK_REALTIME, &now);
+  memset(mt, 0, sizeof(*mt));
+  mt->mode = mode;
+  mt->uid = ctx->uid;
+  mt->gid = ctx->gid;
+  mt->has_mtime = with_mtime;
+  if (with_mtime)
+    mt->mtime = now;
+  memset(a, 0, sizeof(*a));
+  a->kind = kind;
+  a->mtime = now;
+  a->as_of_ms = clock_mono_ms();
+  a->from_head = true;
+  fsx_meta_to_attr(a, mt);
+}
+
+/* A PUT carrying s3fs's metadata (directory markers, symlinks). */
+int fsx_put_with_meta(struct fsx_mount *m, const char *bucket,
+                      const char *key, const char *body,
+                      const struct fsx_wmeta *mt, char *etag)
+{
+  char v[4][32];
+  struct s3_kv kv[4];
+  struct s3_put_opts o = {.meta = kv};
+
+  o.n_meta = fsx_wmeta_kv(mt, kv, v);
+  return s3_put_object(m->s3, bucket, key, body, body ? strlen(body) : 0, &o,
+                       etag);
+}

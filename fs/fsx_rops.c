@@ -1,0 +1,354 @@
+/*
+ * fsx_rops: lookup, forget, getattr, the directory handles (opendir,
+ * readdir(plus), releasedir), statfs and readlink. Each runs on a FUSE
+ * worker thread, pins the inodes it uses (fsx_inode_get/put) and waits for
+ * its S3 requests. Names resolve from the parent's listing snapshot while
+ * it is fresh, else by asking S3 (fsx_ns).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+#include "common/clock.h"
+#include "common/slog.h"
+#include "fs/fsx_node.h"
+#include "fs/fsx_rops.h"
+#include "fs/fsx_space.h"
+
+struct fsx_dirh {
+  struct fsx_dirsnap *snap;
+  uint64_t ino, parent;
+};
+
+#define M fsx_req_mount
+#define secs fsx_secs
+
+/* Has the directory name in dir been asked for its marker's metadata? */
+static bool dir_meta_known(struct fsx_mount *m, struct fsx_inode *dir,
+                           const char *name)
+{
+  struct fsx_inode *in = fsx_inode_find(m->tab, fsx_inode_ino(dir), name);
+  bool known = false;
+
+  if (in) {
+    struct fsx_inode_view v;
+    fsx_inode_view(m->tab, in, &v);
+    known = v.meta_known && v.attr.kind == FSX_DIR;
+    fsx_inode_put(m->tab, in);
+  }
+  return known;
+}
+
+/* A listed directory's attributes from its marker. */
+static int dir_meta(struct fsx_mount *m, struct fsx_inode *dir,
+                    const char *name, struct fsx_attr *a)
+{
+  char *key = fsx_inode_key_of(m->tab, dir, name, FSX_DIR);
+  int rc;
+
+  if (!key)
+    return -ENOMEM;
+  rc = fsx_ns_head_dir(m, fsx_inode_bucket(dir), key, a);
+  free(key);
+  return rc;
+}
+
+void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  struct fsx_mount *m = M(req);
+  struct fuse_entry_param e;
+  struct fsx_inode *dir, *in;
+  bool writing = false;
+  struct fsx_attr a;
+  int rc;
+
+  atomic_fetch_add(&m->st.lookups, 1);
+  if (parent == FSX_ROOT_INO && !strcmp(name, FSX_STATS_NAME)) {
+    memset(&e, 0, sizeof(e));
+    e.ino = FSX_STATS_INO;
+    fsx_stats_attr(&a);
+    fsx_ns_stat(m, FSX_STATS_INO, &a, &e.attr);
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  dir = fsx_inode_get(m->tab, parent);
+  if (!dir) {
+    fsx_reply_err(req, ENOENT);
+    return;
+  }
+  /* a file being written is ours to describe, on the server or not */
+  in = fsx_inode_find(m->tab, parent, name);
+  if (in) {
+    struct fsx_inode_view v;
+    fsx_inode_view(m->tab, in, &v);
+    writing = v.writing;
+    a = v.attr;
+    fsx_inode_put(m->tab, in);
+  }
+  rc = writing ? 0 : fsx_ns_lookup(m, dir, name, &a);
+  if (!rc && !writing && a.kind == FSX_DIR && !a.from_head &&
+      fsx_inode_bucket(dir) && !dir_meta_known(m, dir, name))
+    rc = dir_meta(m, dir, name, &a);
+  if (rc == -ENOENT) {
+    memset(&e, 0, sizeof(e)); /* a negative entry the kernel caches */
+    e.entry_timeout = secs(m->o.neg_ttl_ms);
+    fuse_reply_entry(req, &e);
+  } else if (rc) {
+    fsx_reply_err(req, -rc);
+  } else if (!(in = fsx_child_of(m, dir, name, &a))) {
+    fsx_reply_err(req, ENOMEM);
+  } else {
+    fsx_entry_of(m, in, &e);
+    if (fuse_reply_entry(req, &e))
+      fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
+  }
+  fsx_inode_put(m->tab, dir);
+}
+
+void fsx_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+  if (ino != FSX_STATS_INO)
+    fsx_inode_forget(M(req)->tab, ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void fsx_op_forget_multi(fuse_req_t req, size_t count,
+                         struct fuse_forget_data *forgets)
+{
+  for (size_t i = 0; i < count; i++)
+    if (forgets[i].ino != FSX_STATS_INO)
+      fsx_inode_forget(M(req)->tab, forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void fsx_op_getattr(fuse_req_t req, fuse_ino_t ino,
+                    struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *in;
+  struct fsx_attr a;
+  struct fsx_inode_view v;
+  struct stat st;
+  bool stale;
+  int rc = 0;
+
+  atomic_fetch_add(&m->st.getattrs, 1);
+  if (ino == FSX_STATS_INO) {
+    fsx_stats_attr(&a);
+    fsx_ns_stat(m, ino, &a, &st);
+    fuse_reply_attr(req, &st, 0);
+    return;
+  }
+  in = fsx_inode_get(m->tab, ino);
+  if (!in) {
+    fsx_reply_err(req, ENOENT);
+    return;
+  }
+  fsx_inode_view(m->tab, in, &v);
+  stale = v.stale && !v.writing;
+  fsx_attr_of(m, in, &a);
+  if (stale && a.kind != FSX_DIR && fsx_inode_bucket(in)) {
+    rc = fsx_ns_head(m, in, &a);
+    if (!rc)
+      fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  } else if (stale && a.kind == FSX_DIR && fsx_inode_bucket(in)) {
+    rc =
+        fsx_ns_head_dir(m, fsx_inode_bucket(in), fsx_inode_key(m->tab, in), &a);
+    if (!rc)
+      fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  }
+  if (rc) {
+    fsx_reply_err(req, -rc);
+  } else {
+    fsx_ns_stat(m, ino, &a, &st);
+    fuse_reply_attr(req, &st, secs(m->o.attr_ttl_ms));
+  }
+  fsx_inode_put(m->tab, in);
+}
+
+void fsx_op_opendir(fuse_req_t req, fuse_ino_t ino,
+                    struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_dirh *dh = calloc(1, sizeof(*dh));
+  struct fsx_inode *in = fsx_inode_get(m->tab, ino);
+  struct fsx_inode_view v;
+  struct fsx_dirsnap *s;
+  int rc = 0;
+
+  if (!in || !dh) {
+    rc = in ? ENOMEM : ENOENT;
+    goto out;
+  }
+  s = fsx_dir_get_snap(m->tab, in, true);
+  if (!s) {
+    rc = -fsx_ns_load_dir(m, in, &s);
+    if (rc)
+      goto out;
+    fsx_dir_set_snap(m->tab, in, s, m->o.dir_ttl_ms);
+    fsx_dirsnap_put(s);
+    /* files created here and not uploaded yet are listed too */
+    fsx_wb_list_pending(m, in);
+    s = fsx_dir_get_snap(m->tab, in, false);
+    if (!s) {
+      rc = ENOMEM;
+      goto out;
+    }
+  }
+  dh->snap = s;
+  dh->ino = ino;
+  fsx_inode_view(m->tab, in, &v);
+  dh->parent = v.parent;
+  fi->fh = (uintptr_t)dh;
+  fi->cache_readdir = 0;
+  if (fuse_reply_open(req, fi)) {
+    fsx_dirsnap_put(s);
+    free(dh);
+  }
+  fsx_inode_put(m->tab, in);
+  return;
+out:
+  free(dh);
+  fsx_inode_put(m->tab, in);
+  fsx_reply_err(req, rc);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi, bool plus)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_dirh *dh = (struct fsx_dirh *)(uintptr_t)fi->fh;
+  struct fsx_inode *dir = fsx_inode_get(m->tab, ino);
+  char *buf = malloc(size);
+  size_t used = 0;
+  off_t i;
+
+  atomic_fetch_add(&m->st.readdirs, 1);
+  if (!buf || !dir) {
+    fsx_reply_err(req, buf ? ENOENT : ENOMEM);
+    goto out;
+  }
+  for (i = off; (size_t)i < dh->snap->n + 2; i++) {
+    struct fuse_entry_param e;
+    struct fsx_inode *in = NULL;
+    const char *name;
+    size_t need;
+    memset(&e, 0, sizeof(e));
+    if (i < 2) {
+      name = i == 0 ? "." : "..";
+      e.attr.st_ino = i == 0 ? dh->ino : dh->parent;
+      e.attr.st_mode = S_IFDIR;
+    } else {
+      const struct fsx_dirent *d = &dh->snap->ents[i - 2];
+      name = d->name;
+      fsx_ns_stat(m, 0, &d->attr, &e.attr);
+    }
+    need = plus ? fuse_add_direntry_plus(req, NULL, 0, name, NULL, 0)
+                : fuse_add_direntry(req, NULL, 0, name, NULL, 0);
+    if (used + need > size)
+      break;
+    if (i >= 2) {
+      in = fsx_child_of(m, dir, name, &dh->snap->ents[i - 2].attr);
+      if (!in) {
+        if (!used) { /* an empty reply would read as the end */
+          fsx_reply_err(req, ENOMEM);
+          goto out;
+        }
+        break;
+      }
+      fsx_entry_of(m, in, &e);
+      if (!plus) {
+        e.attr.st_ino = fsx_inode_ino(in);
+        fsx_inode_forget(m->tab, fsx_inode_ino(in),
+                         1); /* no lookup for plain */
+      }
+    }
+    if (plus)
+      used += fuse_add_direntry_plus(req, buf + used, size - used, name, &e,
+                                     i + 1);
+    else
+      used += fuse_add_direntry(req, buf + used, size - used, name, &e.attr,
+                                i + 1);
+  }
+  fuse_reply_buf(req, buf, used);
+out:
+  fsx_inode_put(m->tab, dir);
+  free(buf);
+}
+
+void fsx_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+  do_readdir(req, ino, size, off, fi, false);
+}
+
+void fsx_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+                        off_t off, struct fuse_file_info *fi)
+{
+  do_readdir(req, ino, size, off, fi, true);
+}
+
+void fsx_op_releasedir(fuse_req_t req, fuse_ino_t ino,
+                       struct fuse_file_info *fi)
+{
+  struct fsx_dirh *dh = (struct fsx_dirh *)(uintptr_t)fi->fh;
+
+  fsx_dirsnap_put(dh->snap);
+  free(dh);
+  fsx_reply_err(req, 0);
+}
+
+/*
+ * S3 has no capacity to report; what runs out first is the staging space
+ * in cache.dir (write.staging_max): its limit is the size, what is left of
+ * it is free, so df tells how much more can be written before ENOSPC. A
+ * read-only mount shows a large, constant, mostly free disk.
+ */
+void fsx_op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_space_info si;
+  struct statvfs sv;
+
+  memset(&sv, 0, sizeof(sv));
+  if (m->space) {
+    fsx_space_info(m->space, &si);
+    sv.f_bsize = sv.f_frsize = 4096;
+    sv.f_blocks = si.cap / 4096;
+    sv.f_bfree = sv.f_bavail = si.room / 4096;
+  } else {
+    sv.f_bsize = sv.f_frsize = 1 << 20;
+    sv.f_blocks = 1ull << 30; /* 1 PiB */
+    sv.f_bfree = sv.f_bavail = sv.f_blocks;
+  }
+  sv.f_files = 1ull << 32;
+  sv.f_ffree = sv.f_files - fsx_table_count(m->tab);
+  sv.f_favail = sv.f_ffree;
+  sv.f_namemax = 255;
+  fuse_reply_statfs(req, &sv);
+}
+
+void fsx_op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_inode *in = fsx_inode_get(m->tab, ino);
+  char buf[4097];
+  size_t got = 0;
+  int rc;
+
+  if (!in) {
+    fsx_reply_err(req, ENOENT);
+    return;
+  }
+  rc = s3_get_object(m->s3, fsx_inode_bucket(in), fsx_inode_key(m->tab, in), 0,
+                     sizeof(buf) - 1, buf, &got);
+  fsx_inode_put(m->tab, in);
+  if (rc) {
+    fsx_reply_err(req, -rc);
+    return;
+  }
+  buf[got] = '\0';
+  fuse_reply_readlink(req, buf);
+}

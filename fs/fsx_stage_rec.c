@@ -1,0 +1,267 @@
+/* fsx_stage_rec: the staging files' records and the upload journal, on
+   disk (the format in fsx_stage.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+#include "common/strbuf.h"
+#include "fs/fsx_stage_i.h"
+
+static void put_hex(struct strbuf *sb, const char *v)
+{
+  static const char hx[] = "0123456789abcdef";
+
+  for (; *v; v++) {
+    strbuf_putc(sb, hx[(unsigned char)*v >> 4]);
+    strbuf_putc(sb, hx[(unsigned char)*v & 15]);
+  }
+}
+
+static void put_field(struct strbuf *sb, const char *name, const char *v)
+{
+  strbuf_puts(sb, name);
+  strbuf_putc(sb, ' ');
+  put_hex(sb, v);
+  strbuf_putc(sb, '\n');
+}
+
+static void put_num(struct strbuf *sb, const char *name, uint64_t v)
+{
+  char n[24];
+
+  snprintf(n, sizeof(n), "%" PRIu64, v);
+  strbuf_puts(sb, name);
+  strbuf_putc(sb, ' ');
+  strbuf_puts(sb, n);
+  strbuf_putc(sb, '\n');
+}
+
+int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
+                        const struct fsx_stage_rec *r)
+{
+  struct strbuf sb = {0};
+  char p[4200], tmp[4200], *text;
+  int rc;
+
+  strbuf_puts(&sb, REC_MAGIC "\n");
+  put_field(&sb, "endpoint", s->endpoint);
+  put_field(&sb, "bucket", r->bucket);
+  put_field(&sb, "key", r->key);
+  put_field(&sb, "base", r->base_etag);
+  put_num(&sb, "base_len", r->base_len);
+  put_num(&sb, "part_size", r->part_size);
+  put_num(&sb, "mode", r->mode);
+  put_num(&sb, "uid", r->uid);
+  put_num(&sb, "gid", r->gid);
+  if (r->has_mtime)
+    put_num(&sb, "mtime", (uint64_t)r->mtime);
+  put_num(&sb, "partial", r->partial);
+  put_num(&sb, "map_ok", r->map_ok);
+  text = strbuf_take(&sb);
+  if (!text)
+    return -ENOMEM;
+  fsx_stage_side_path(p, sizeof(p), path, "rec");
+  fsx_stage_side_path(tmp, sizeof(tmp), path, "rec.tmp");
+  rc = fsx_stage_write_file(tmp, text, false);
+  if (!rc && rename(tmp, p))
+    rc = -errno;
+  if (rc)
+    unlink(tmp);
+  free(text);
+  return rc;
+}
+
+void fsx_stage_rec_remove(const char *path)
+{
+  char p[4200];
+
+  fsx_stage_side_path(p, sizeof(p), path, "rec");
+  unlink(p);
+}
+
+/* Decode hex in place; false if it is not hex. */
+bool fsx_stage_unhex(char *v)
+{
+  size_t n = strlen(v), j = 0;
+
+  if (n % 2)
+    return false;
+  for (size_t i = 0; i < n; i += 2) {
+    int hi = hex_digit(v[i]), lo = hex_digit(v[i + 1]);
+    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+      return false;
+    v[j++] = (char)(hi << 4 | lo);
+  }
+  v[j] = '\0';
+  return true;
+}
+
+int fsx_stage_read_text(const char *path, char **out)
+{
+  struct strbuf sb = {0};
+  char buf[4096];
+  ssize_t n;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+  if (fd < 0)
+    return -errno;
+  while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len < (1u << 20))
+    strbuf_put(&sb, buf, (size_t)n);
+  close(fd);
+  if (n < 0)
+    return -EIO;
+  *out = strbuf_take(&sb);
+  return *out ? 0 : -ENOMEM;
+}
+
+static bool parse_num(const char *v, uint64_t *out)
+{
+  char *end;
+
+  errno = 0;
+  *out = strtoull(v, &end, 10);
+  return !errno && end != v && !*end;
+}
+
+/* Parse the record beside path; -ENOENT when there is none. */
+int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt)
+{
+  char p[4200], *line, *save = NULL;
+  bool have[5] = {false};
+  uint64_t v;
+  int rc;
+
+  memset(rt, 0, sizeof(*rt));
+  fsx_stage_side_path(p, sizeof(p), path, "rec");
+  if ((rc = fsx_stage_read_text(p, &rt->text)))
+    return rc;
+  line = strtok_r(rt->text, "\n", &save);
+  if (!line || strcmp(line, REC_MAGIC))
+    goto bad;
+  while ((line = strtok_r(NULL, "\n", &save))) {
+    char *val = strchr(line, ' ');
+    if (!val)
+      goto bad;
+    *val++ = '\0';
+    if (!strcmp(line, "endpoint") && fsx_stage_unhex(val)) {
+      rt->r.endpoint = val;
+      have[0] = true;
+    } else if (!strcmp(line, "bucket") && fsx_stage_unhex(val) && *val) {
+      rt->r.bucket = val;
+      have[1] = true;
+    } else if (!strcmp(line, "key") && fsx_stage_unhex(val) && *val) {
+      rt->r.key = val;
+      have[2] = true;
+    } else if (!strcmp(line, "base") && fsx_stage_unhex(val)) {
+      rt->r.base_etag = val;
+      have[3] = true;
+    } else if (parse_num(val, &v)) {
+      if (!strcmp(line, "base_len"))
+        rt->r.base_len = v;
+      else if (!strcmp(line, "part_size"))
+        have[4] = (rt->r.part_size = v) > 0;
+      else if (!strcmp(line, "mode"))
+        rt->r.mode = (unsigned)v;
+      else if (!strcmp(line, "uid"))
+        rt->r.uid = (unsigned)v;
+      else if (!strcmp(line, "gid"))
+        rt->r.gid = (unsigned)v;
+      else if (!strcmp(line, "partial"))
+        rt->r.partial = v != 0;
+      else if (!strcmp(line, "map_ok"))
+        rt->r.map_ok = v != 0;
+      else if (!strcmp(line, "mtime")) {
+        rt->r.has_mtime = true;
+        rt->r.mtime = (int64_t)v;
+      }
+    } else {
+      goto bad;
+    }
+  }
+  for (int i = 0; i < 5; i++)
+    if (!have[i])
+      goto bad;
+  return 0;
+bad:
+  free(rt->text);
+  rt->text = NULL;
+  return -EBADMSG;
+}
+
+static int write_upload(struct fsx_stage *s, long id, const char *bucket,
+                        const char *key, const char *upload_id)
+{
+  const char *v[4] = {s->endpoint, bucket, key, upload_id};
+  struct strbuf sb = {0};
+  char path[4096], tmp[4200], *text;
+  int rc;
+
+  for (int i = 0; i < 4; i++) {
+    put_hex(&sb, v[i]);
+    strbuf_putc(&sb, '\n');
+  }
+  text = strbuf_take(&sb);
+  if (!text)
+    return -ENOMEM;
+  /* replaced whole (write, rename): a crash never leaves half a record */
+  snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
+  snprintf(tmp, sizeof(tmp), "%s/uploads/.%ld.tmp", s->dir, id);
+  rc = fsx_stage_write_file(tmp, text, true);
+  if (!rc && rename(tmp, path))
+    rc = -errno;
+  if (rc)
+    unlink(tmp);
+  free(text);
+  return rc;
+}
+
+long fsx_stage_note_create(struct fsx_stage *s, const char *bucket,
+                           const char *key, time_t since)
+{
+  char v[40];
+
+  snprintf(v, sizeof(v), "?since=%lld", (long long)since);
+  return fsx_stage_note_upload(s, bucket, key, v);
+}
+
+int fsx_stage_set_upload(struct fsx_stage *s, long id, const char *bucket,
+                         const char *key, const char *upload_id)
+{
+  return write_upload(s, id, bucket, key, upload_id);
+}
+
+long fsx_stage_note_upload(struct fsx_stage *s, const char *bucket,
+                           const char *key, const char *upload_id)
+{
+  char path[4096];
+  long id;
+  int rc;
+
+  pthread_mutex_lock(&s->lock);
+  id = ++s->next_id;
+  pthread_mutex_unlock(&s->lock);
+  rc = write_upload(s, id, bucket, key, upload_id);
+  if (rc) {
+    snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
+    unlink(path);
+    return rc;
+  }
+  return id;
+}
+
+void fsx_stage_forget_upload(struct fsx_stage *s, long id)
+{
+  char path[4096];
+
+  if (id <= 0)
+    return;
+  snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
+  unlink(path);
+}

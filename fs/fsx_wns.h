@@ -1,0 +1,18 @@
+/* fsx_wns: the FUSE operations that change the namespace (unlink, rmdir,
+   mkdir, symlink, rename). */
+#ifndef S3R_FSX_WNS_H
+#define S3R_FSX_WNS_H
+
+#include "fs/fsx_fuse.h"
+
+void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fsx_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+                  mode_t mode);
+void fsx_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+                    const char *name);
+void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+                   fuse_ino_t newparent, const char *newname,
+                   unsigned int flags);
+
+#endif

@@ -1,0 +1,258 @@
+/*
+ * gw_http_answer: what a client is answered: S3 errors, the stats page, and
+ * (the final access call) the worker's answer, waited for while the client
+ * is watched; an HTTP body is pulled from the request's down pipe by MHD's
+ * reader on the connection thread. See gw_http.c for the threading.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <poll.h>
+
+#include "common/clock.h"
+#include "common/slog.h"
+#include "gateway/gw_http_i.h"
+#include "gateway/gw_peer.h"
+
+/* How often a connection waiting for the worker looks for its client. */
+#define GONE_POLL_MS 200
+
+static enum MHD_Result queue(struct MHD_Connection *con, unsigned status,
+                             struct MHD_Response *resp)
+{
+  enum MHD_Result ret;
+
+  if (!resp)
+    return MHD_NO;
+  ret = MHD_queue_response(con, status, resp);
+  MHD_destroy_response(resp);
+  return ret;
+}
+
+/* s with XML's five special characters escaped (malloc'd; NULL: ENOMEM). */
+static char *xml_escape(const char *s)
+{
+  char *o = malloc(6 * strlen(s) + 1), *p = o;
+
+  if (!o)
+    return NULL;
+  for (; *s; s++) {
+    switch (*s) {
+    case '<': p = stpcpy(p, "&lt;"); break;
+    case '>': p = stpcpy(p, "&gt;"); break;
+    case '&': p = stpcpy(p, "&amp;"); break;
+    case '"': p = stpcpy(p, "&quot;"); break;
+    case '\'': p = stpcpy(p, "&apos;"); break;
+    default: *p++ = *s;
+    }
+  }
+  *p = '\0';
+  return o;
+}
+
+enum MHD_Result gw_http_answer_error(struct creq *q, struct MHD_Connection *con,
+                                     int status, const char *code,
+                                     const char *msg, bool rdma_501)
+{
+  struct MHD_Response *resp;
+  char *xml = NULL, *emsg = xml_escape(msg);
+  char *epath = xml_escape(q->r.path ? q->r.path : "");
+  int n = -1;
+
+  if (emsg && epath)
+    n = asprintf(&xml,
+                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<Error><Code>%s</Code><Message>%s</Message>"
+                 "<Resource>%s</Resource></Error>\n",
+                 code, emsg, epath);
+  free(emsg);
+  free(epath);
+  if (n < 0)
+    return MHD_NO;
+  resp = MHD_create_response_from_buffer((size_t)n, xml,
+                                         MHD_RESPMEM_MUST_FREE);
+  if (!resp) {
+    free(xml);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, "Content-Type", "application/xml");
+  if (rdma_501)
+    MHD_add_response_header(resp, "x-amz-rdma-reply", "501");
+  q->phase = 2;
+  return queue(con, (unsigned)status, resp);
+}
+
+static bool hop_by_hop(const char *line)
+{
+  static const char *const skip[] = {"content-length:", "transfer-encoding:",
+                                     "connection:", "keep-alive:", "date:",
+                                     NULL};
+  for (int i = 0; skip[i]; i++)
+    if (strncasecmp(line, skip[i], strlen(skip[i])) == 0)
+      return true;
+  return false;
+}
+
+/*
+ * Upstream's headers onto resp ("Name: value" lines), but for hop-by-hop
+ * ones and any x-amz-rdma-* or token header: only the gateway speaks for
+ * its own transfers (an upstream that claims one would mislead the client).
+ */
+static void copy_headers(struct MHD_Response *resp, const struct gw_req *r,
+                         const char *token_header)
+{
+  size_t tl = strlen(token_header);
+
+  for (size_t i = 0; i < r->n_resp_hdrs; i++) {
+    char *line = r->resp_hdrs[i], *colon = strchr(line, ':');
+    const char *v;
+    if (!colon || hop_by_hop(line) ||
+        strncasecmp(line, "x-amz-rdma-", 11) == 0 ||
+        ((size_t)(colon - line) == tl && strncasecmp(line, token_header, tl) == 0))
+      continue;
+    *colon = '\0';
+    v = colon + 1;
+    while (*v == ' ' || *v == '\t')
+      v++;
+    MHD_add_response_header(resp, line, v);
+    *colon = ':';
+  }
+}
+
+static ssize_t reader_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+  struct creq *q = cls;
+  long n = gw_pipe_pull(&q->r.down, buf, max);
+
+  (void)pos;
+  if (n > 0)
+    return n;
+  return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/*
+ * Has the client closed its connection (or shut down its sending side)?
+ * Asked while its request waits for the worker: this thread owns the
+ * connection then, and MHD reads nothing until the access call returns.
+ */
+bool gw_http_client_gone(struct MHD_Connection *con)
+{
+  const union MHD_ConnectionInfo *cf =
+      MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+  struct pollfd p;
+
+  if (!cf)
+    return false;
+  p = (struct pollfd){.fd = cf->connect_fd, .events = POLLRDHUP};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/*
+ * Wait until the worker is ready (0), watching the client: -ETIMEDOUT
+ * after --timeout (for a token request, after its deadline if later: the
+ * worker stops there itself), -ECONNRESET when the client has gone.
+ */
+static int wait_ready(struct creq *q, struct MHD_Connection *con)
+{
+  struct gw_req *r = &q->r;
+  uint64_t left = (uint64_t)q->h->cfg->timeout_s * 1000, now, step;
+
+  if (r->rdx.expires_ms) {
+    now = clock_wall_ms();
+    if (r->rdx.expires_ms > now && r->rdx.expires_ms - now + 1000 > left)
+      left = r->rdx.expires_ms - now + 1000;
+  }
+  for (;;) {
+    if (gw_http_client_gone(con))
+      return -ECONNRESET;
+    step = left < GONE_POLL_MS ? left : GONE_POLL_MS;
+    if (gw_req_wait_ready(r, (unsigned)step) == 0)
+      return 0;
+    left -= step;
+    if (!left)
+      return -ETIMEDOUT;
+  }
+}
+
+/* The final access call: the worker's answer. */
+enum MHD_Result gw_http_answer(struct creq *q, struct MHD_Connection *con)
+{
+  struct gw_req *r = &q->r;
+  struct MHD_Response *resp;
+  char num[32];
+  int rc;
+
+  q->phase = 2;
+  rc = wait_ready(q, con);
+  if (rc == -ECONNRESET) {
+    /* nobody waits for this answer: stop the transfer (its memory is not
+       touched again) and the upstream request (a PUT is not stored) */
+    gw_stat_add(q->h->stats, clients_gone, 1);
+    log_info("%s %s: the client has gone: abandoned", r->method, r->path);
+    gw_req_cancel(r);
+    return MHD_NO;
+  }
+  if (rc) {
+    gw_req_cancel(r); /* a token's memory is not touched after our answer */
+    return gw_http_answer_error(q, con, 504, "GatewayTimeout",
+                                "upstream did not answer in time", false);
+  }
+  /* ready: the worker no longer writes what is read below */
+  if (r->mode == GW_MODE_ERROR)
+    return gw_http_answer_error(q, con, r->err_status, r->err_code, r->err_msg,
+                                r->decline);
+  if (r->mode == GW_MODE_RDMA) {
+    unsigned reply = r->tok == GW_TOK_GET ? (unsigned)r->status
+                     : r->upload_part     ? 206
+                                          : 200;
+    resp = MHD_create_response_from_buffer(0, (void *)"",
+                                           MHD_RESPMEM_PERSISTENT);
+    if (!resp)
+      return MHD_NO;
+    copy_headers(resp, r, q->h->cfg->token_header);
+    snprintf(num, sizeof(num), "%u", reply);
+    MHD_add_response_header(resp, "x-amz-rdma-reply", num);
+    snprintf(num, sizeof(num), "%" PRIu64, r->rdma_bytes);
+    MHD_add_response_header(resp, "x-amz-rdma-bytes-transferred", num);
+    return queue(con, (unsigned)r->status, resp);
+  }
+  if (r->status == 204 || r->status == 304 ||
+      (r->resp_len == 0 && strcmp(r->method, "HEAD") != 0))
+    resp = MHD_create_response_from_buffer(0, (void *)"",
+                                           MHD_RESPMEM_PERSISTENT);
+  else
+    resp = MHD_create_response_from_callback(
+        r->resp_len >= 0 ? (uint64_t)r->resp_len : MHD_SIZE_UNKNOWN,
+        64 * 1024, reader_cb, q, NULL);
+  if (!resp)
+    return MHD_NO;
+  copy_headers(resp, r, q->h->cfg->token_header);
+  if (r->decline)
+    MHD_add_response_header(resp, "x-amz-rdma-reply", "501");
+  return queue(con, (unsigned)r->status, resp);
+}
+
+enum MHD_Result gw_http_answer_stats(struct creq *q, struct MHD_Connection *con)
+{
+  const union MHD_ConnectionInfo *ci =
+      MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  struct MHD_Response *resp;
+  char buf[2048];
+  size_t n;
+
+  if (!ci || !gw_addr_is_loopback(ci->client_addr))
+    return gw_http_answer_error(q, con, 403, "AccessDenied",
+                                "stats are for loopback peers only", false);
+  n = gw_stats_format(q->h->stats, buf, sizeof(buf));
+  resp = MHD_create_response_from_buffer(n, buf, MHD_RESPMEM_MUST_COPY);
+  if (!resp)
+    return MHD_NO;
+  MHD_add_response_header(resp, "Content-Type", "text/plain");
+  q->phase = 2;
+  return queue(con, 200, resp);
+}
