@@ -21,6 +21,7 @@ static const char *parse_host(const char *s, struct endpoint *ep,
                               const char **end)
 {
   const char *h = s, *e;
+  char addr[ENDPOINT_HOST_MAX];
   struct in6_addr a6;
   size_t n;
 
@@ -41,7 +42,11 @@ static const char *parse_host(const char *s, struct endpoint *ep,
     return "has a host name that is too long";
   memcpy(ep->host, h, n);
   ep->host[n] = '\0';
-  if (ep->ipv6 ? inet_pton(AF_INET6, ep->host, &a6) != 1
+  /* an IPv6 zone ("%25eth0" in a URL) is kept for the caller's resolver;
+     the address before it must be one */
+  memcpy(addr, ep->host, n + 1);
+  addr[strcspn(addr, "%")] = '\0';
+  if (ep->ipv6 ? inet_pton(AF_INET6, addr, &a6) != 1
                : strpbrk(ep->host, "[]") != NULL)
     return "has a bad host name";
   return NULL;
@@ -57,6 +62,10 @@ static const char *parse_port(const char *s, struct endpoint *ep,
   *end = s;
   if (*s != ':')
     return NULL;
+  if (!*p || *p == '/') { /* "host:": the scheme's port, as curl has it */
+    *end = p;
+    return NULL;
+  }
   for (; isdigit((unsigned char)*p) && p - s <= 5; p++)
     v = v * 10 + (unsigned long)(*p - '0');
   if (p == s + 1 || v == 0 || v > 65535 || isdigit((unsigned char)*p))

@@ -1,7 +1,8 @@
 /*
  * endpoint: the one parser of an S3 endpoint URL,
  * "http[s]://host[:port][/path]". The scheme is matched in any case; an IPv6
- * host is written in brackets; the port defaults from the scheme. No user
+ * host is written in brackets (a zone, "%25eth0", kept in host); the port
+ * defaults from the scheme, also after an empty ":". No user
  * name, query or fragment. On error a short reason ("has no host name") is
  * given, so each caller words its message around the key it parsed.
  */

@@ -76,7 +76,8 @@ struct fsx_mount {
   struct fsx_rdma *rdma;      /* the data plane; NULL: HTTP bodies only */
   /* write-back (fsx_wb.c) */
   pthread_mutex_t wb_lock;
-  pthread_cond_t wb_cond;     /* wb_mem went down, or stopping */
+  pthread_cond_t wb_cond;     /* wb_mem went down, or stopping; on
+                                 CLOCK_MONOTONIC from fsx_wb_start */
   struct fsx_wb *wbs;         /* wb_lock: every write-back state */
   uint64_t wb_mem;            /* wb_lock: part bytes uploading */
   bool wb_stopping;           /* wb_lock */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb_i.h"
@@ -293,16 +294,9 @@ static void *retry_main(void *arg)
 
   pthread_mutex_lock(&m->wb_lock);
   while (!m->wb_stopping) {
-    struct timespec ts;
+    struct timespec ts = clock_deadline(m->o.retry_interval_ms);
     struct fsx_wb **v;
     size_t n;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(m->o.retry_interval_ms / 1000);
-    ts.tv_nsec += (long)(m->o.retry_interval_ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
     /* wb_cond is also broadcast as part uploads end: wait out the time */
     while (!m->wb_stopping &&
            pthread_cond_timedwait(&m->wb_cond, &m->wb_lock, &ts) != ETIMEDOUT)
@@ -326,7 +320,12 @@ static void *retry_main(void *arg)
 
 int fsx_wb_start(struct fsx_mount *m)
 {
-  int rc = pthread_create(&m->wb_thread, NULL, retry_main, m);
+  int rc;
+
+  /* nothing waits on it yet: from now on its timed waits are monotonic */
+  pthread_cond_destroy(&m->wb_cond);
+  clock_cond_init(&m->wb_cond);
+  rc = pthread_create(&m->wb_thread, NULL, retry_main, m);
 
   if (rc)
     return -rc;

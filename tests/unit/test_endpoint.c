@@ -42,6 +42,11 @@ static void test_good(void **state)
        "[2001:db8::5]", "/p"},
       {"http://localhost:8000/", false, false, true, 8000, "localhost",
        "localhost:8000", ""},
+      /* an empty port is the scheme's (as curl has it); a zone is kept */
+      {"http://h:", false, false, false, 80, "h", "h:", ""},
+      {"https://h:/p", true, false, false, 443, "h", "h:", "/p"},
+      {"http://[fe80::1%25eth0]:9000", false, true, true, 9000,
+       "fe80::1%25eth0", "[fe80::1%25eth0]:9000", ""},
   };
   struct endpoint ep;
   const char *why;
@@ -87,7 +92,8 @@ static void test_bad(void **state)
       {"http://h]", "has a bad host name"},
       {"http://u:p@h", "has a user name (user@host)"},
       {"http://u@h", "has a user name (user@host)"},
-      {"http://h:", "has a bad port (1 to 65535)"},
+      {"http://h:x", "has a bad port (1 to 65535)"},
+      {"http://[fe80::g%25eth0]", "has a bad host name"},
       {"http://h:0", "has a bad port (1 to 65535)"},
       {"http://h:65536", "has a bad port (1 to 65535)"},
       {"http://h:123456", "has a bad port (1 to 65535)"},
