@@ -1,12 +1,10 @@
 /*
  * rdx_token: the token codec and the server half's checks. The grammar is in
  * rdx_token.h. Parsing is a cursor over exactly n bytes: every field has a
- * fixed width or a bounded character set, so nothing is read past n and no
- * byte is skipped.
+ * fixed or bounded width, so nothing is read past n and no byte is skipped.
  */
 #include "rdma/rdx_token.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,17 +13,15 @@
 #include "rdma/rdx_reason.h"
 
 #define PREFIX "s3r1:"
-#define PREFIX_LEN 5
-#define IP4_TEXT_MAX 15 /* 255.255.255.255 */
-#define IP6_TEXT_MAX 45 /* INET6_ADDRSTRLEN - 1 */
-#define PORT_DIGITS_MAX 5
+#define RC_PREFIX "rc:"
 
-/* The longest RC token: ip6 listener, longest literal, 5-digit port. */
-_Static_assert(sizeof("s3r1:rc:get:ip6/") - 1 + IP6_TEXT_MAX +
-                       sizeof("/65535:") - 1 + 16 + 1 + 8 + 1 + 16 + 1 + 16 <
+/* The longest RC text: every variable field at its widest. */
+_Static_assert(sizeof(RC_PREFIX) - 1 + RDX_RC_SESSION_LEN + 1 + 16 + 1 + 16 +
+                       1 + 8 <
                    RDX_TOKEN_MAX,
                "RDX_TOKEN_MAX holds every token");
-_Static_assert(INET6_ADDRSTRLEN == IP6_TEXT_MAX + 1, "IPv6 text length");
+_Static_assert(RDX_DC_NIXL_TOKEN_LEN < RDX_TOKEN_MAX,
+               "RDX_TOKEN_MAX holds the NIXL form");
 
 static const char hexdig[] = "0123456789abcdef";
 
@@ -82,14 +78,8 @@ int rdx_token_validate(const struct rdx_token *t, char *why, size_t whylen)
     break;
   case RDX_RC:
     max = RDX_LEN_MAX;
-    if (t->rc.af != RDX_AF_IP4 && t->rc.af != RDX_AF_IP6 &&
-        t->rc.af != RDX_AF_GID)
-      return rdx_reason(why, whylen, -EINVAL, "rc listener family %d unknown",
-                    (int)t->rc.af);
-    if (t->rc.af == RDX_AF_IP4 && !all_zero(t->rc.addr + 4, 12))
-      return rdx_reason(why, whylen, -EINVAL, "rc ip4 listener with padding");
-    if (t->rc.port == 0)
-      return rdx_reason(why, whylen, -EINVAL, "rc listener port 0");
+    if (t->op != RDX_OP_NONE)
+      return rdx_reason(why, whylen, -EINVAL, "rc token with an operation");
     break;
   case RDX_CMA:
     max = RDX_LEN_MAX;
@@ -100,7 +90,7 @@ int rdx_token_validate(const struct rdx_token *t, char *why, size_t whylen)
   default:
     return rdx_reason(why, whylen, -EINVAL, "token kind %d unknown", (int)t->kind);
   }
-  if (t->kind != RDX_DC && t->op != RDX_GET && t->op != RDX_PUT)
+  if (t->kind == RDX_CMA && t->op != RDX_GET && t->op != RDX_PUT)
     return rdx_reason(why, whylen, -EINVAL, "%s token operation %d unknown",
                   rdx_kind_name(t->kind), (int)t->op);
   if (t->len == 0)
@@ -114,6 +104,18 @@ int rdx_token_validate(const struct rdx_token *t, char *why, size_t whylen)
     return rdx_reason(why, whylen, -EINVAL,
                   "%s token range 0x%" PRIx64 "+%" PRIu64 " wraps past 2^64",
                   rdx_kind_name(t->kind), t->addr, t->len);
+  if (t->kind == RDX_DC && t->dc.has_xfer) {
+    /* [xfer_addr, xfer_addr + xfer_len) inside [addr, addr + len), with
+       no sum that can wrap: the offset first, then the room left */
+    if (t->dc.xfer_len == 0)
+      return rdx_reason(why, whylen, -EINVAL, "dc transfer length 0");
+    if (t->dc.xfer_addr < t->addr || t->dc.xfer_addr - t->addr >= t->len ||
+        t->dc.xfer_len > t->len - (t->dc.xfer_addr - t->addr))
+      return rdx_reason(why, whylen, -EINVAL,
+                    "dc transfer 0x%" PRIx64 "+%" PRIu64
+                    " outside the buffer 0x%" PRIx64 "+%" PRIu64,
+                    t->dc.xfer_addr, t->dc.xfer_len, t->addr, t->len);
+  }
   return 0;
 }
 
@@ -186,7 +188,14 @@ static char *dc_format(char *p, const struct rdx_token *t)
   *p++ = ':';
   *p++ = t->dc.has_gid ? '1' : '0';
   *p++ = ':';
-  return put_bytes(p, t->dc.gid, sizeof(t->dc.gid));
+  p = put_bytes(p, t->dc.gid, sizeof(t->dc.gid));
+  if (t->dc.has_xfer) {
+    *p++ = ':';
+    p = put_hex(p, t->dc.xfer_addr, 16);
+    *p++ = ':';
+    p = put_hex(p, t->dc.xfer_len, 16);
+  }
+  return p;
 }
 
 static char *cma_format(char *p, const struct rdx_token *t)
@@ -203,40 +212,32 @@ static char *cma_format(char *p, const struct rdx_token *t)
   return put_hex(p, t->len, 16);
 }
 
-/* NULL when inet_ntop refuses (it does not for valid input). */
+/* Digits of v in hex, at least 1. */
+static int hex_digits(uint64_t v)
+{
+  int n = 1;
+
+  while (v >>= 4)
+    n++;
+  return n;
+}
+
+/*
+ * As elbencho's client writes it (cuobjclient-shim CuMemObjGetRDMAToken):
+ * addr "%016llx", size "%08llx" (more digits past 4 GiB), rkey "%08x".
+ */
 static char *rc_format(char *p, const struct rdx_token *t)
 {
-  char ip[INET6_ADDRSTRLEN];
+  int w = hex_digits(t->len);
 
-  p = put_str(p, PREFIX "rc:");
-  p = put_str(p, rdx_op_name(t->op));
-  *p++ = ':';
-  switch (t->rc.af) {
-  case RDX_AF_IP4:
-    if (!inet_ntop(AF_INET, t->rc.addr, ip, sizeof(ip)))
-      return NULL;
-    p = put_str(p, "ip4/");
-    p = put_str(p, ip);
-    break;
-  case RDX_AF_IP6:
-    if (!inet_ntop(AF_INET6, t->rc.addr, ip, sizeof(ip)))
-      return NULL;
-    p = put_str(p, "ip6/");
-    p = put_str(p, ip);
-    break;
-  case RDX_AF_GID:
-    p = put_str(p, "gid/");
-    p = put_bytes(p, t->rc.addr, sizeof(t->rc.addr));
-    break;
-  }
-  p += sprintf(p, "/%u:", (unsigned)t->rc.port);
-  p = put_hex(p, t->rc.nonce, 16);
-  *p++ = ':';
-  p = put_hex(p, t->rc.rkey, 8);
+  p = put_str(p, RC_PREFIX);
+  p = put_bytes(p, t->rc.session, sizeof(t->rc.session));
   *p++ = ':';
   p = put_hex(p, t->addr, 16);
   *p++ = ':';
-  return put_hex(p, t->len, 16);
+  p = put_hex(p, t->len, w < 8 ? 8 : w);
+  *p++ = ':';
+  return put_hex(p, t->rc.rkey, 8);
 }
 
 int rdx_token_format(const struct rdx_token *t, char *buf, size_t len)
@@ -303,6 +304,13 @@ static int hexval(char ch)
   return -1; /* uppercase too: the forms are lowercase */
 }
 
+static int hexval_any(char ch)
+{
+  if (ch >= 'A' && ch <= 'F')
+    return ch - 'A' + 10;
+  return hexval(ch);
+}
+
 /* Exactly width (<= 16) lowercase hex digits. */
 static bool hex(struct cur *c, int width, uint64_t *v)
 {
@@ -345,52 +353,26 @@ static bool op(struct cur *c, enum rdx_op *o)
   return true;
 }
 
-/* Decimal 1..65535, no leading zero, no sign. */
-static bool port(struct cur *c, uint16_t *v)
+/*
+ * 1..max hex digits in either case (RC's addr, size, rkey), up to the next
+ * ':' or the end; no sign, no blank, no "0x".
+ */
+static bool hex_var(struct cur *c, int max, uint64_t *v)
 {
-  uint32_t x = 0;
+  uint64_t x = 0;
   int n = 0;
 
-  if (left(c) == 0 || c->p[0] < '1' || c->p[0] > '9')
-    return false;
-  while (n < PORT_DIGITS_MAX && left(c) > 0 && c->p[0] >= '0' &&
-         c->p[0] <= '9') {
-    x = x * 10 + (uint32_t)(c->p[0] - '0');
-    c->p++;
-    n++;
-  }
-  if (x > 65535)
-    return false;
-  *v = (uint16_t)x;
-  return true; /* a sixth digit fails the ':' that must follow */
-}
-
-/*
- * An IP literal of family af (AF_INET or AF_INET6) up to the next '/',
- * accepted only in the exact text inet_ntop writes for it.
- */
-static bool ip_literal(struct cur *c, int af, uint8_t *addr)
-{
-  char text[INET6_ADDRSTRLEN], again[INET6_ADDRSTRLEN];
-  size_t max = af == AF_INET ? IP4_TEXT_MAX : IP6_TEXT_MAX;
-  size_t n = 0;
-
-  while (n < left(c) && c->p[n] != '/') {
-    char ch = c->p[n];
-    bool ok = (ch >= '0' && ch <= '9') || ch == '.' ||
-              (af == AF_INET6 && (ch == ':' || (ch >= 'a' && ch <= 'f')));
-    if (!ok || n == max)
+  while (left(c) > 0 && c->p[0] != ':') {
+    int d = hexval_any(c->p[0]);
+    if (d < 0 || n == max)
       return false;
+    x = x << 4 | (uint64_t)d;
+    c->p++;
     n++;
   }
   if (n == 0)
     return false;
-  memcpy(text, c->p, n);
-  text[n] = '\0';
-  if (inet_pton(af, text, addr) != 1 ||
-      !inet_ntop(af, addr, again, sizeof(again)) || strcmp(text, again) != 0)
-    return false;
-  c->p += n;
+  *v = x;
   return true;
 }
 
@@ -416,7 +398,14 @@ static bool dc_parse(struct cur *c, struct rdx_token *t)
     t->dc.has_gid = true;
   else if (!lit(c, "0:"))
     return false;
-  return hex_bytes(c, t->dc.gid, sizeof(t->dc.gid));
+  if (!hex_bytes(c, t->dc.gid, sizeof(t->dc.gid)))
+    return false;
+  if (left(c) == 0)
+    return true;
+  /* the NIXL form: ":" xaddr ":" xlen */
+  t->dc.has_xfer = true;
+  return lit(c, ":") && hex(c, 16, &t->dc.xfer_addr) && lit(c, ":") &&
+         hex(c, 16, &t->dc.xfer_len);
 }
 
 static bool cma_parse(struct cur *c, struct rdx_token *t)
@@ -436,30 +425,16 @@ static bool cma_parse(struct cur *c, struct rdx_token *t)
 static bool rc_parse(struct cur *c, struct rdx_token *t)
 {
   uint64_t v;
-  bool ok;
 
   t->kind = RDX_RC;
-  if (!op(c, &t->op) || !lit(c, ":"))
+  t->op = RDX_OP_NONE;
+  if (!hex_bytes(c, t->rc.session, sizeof(t->rc.session)) || !lit(c, ":"))
     return false;
-  if (lit(c, "ip4/")) {
-    t->rc.af = RDX_AF_IP4;
-    ok = ip_literal(c, AF_INET, t->rc.addr);
-  } else if (lit(c, "ip6/")) {
-    t->rc.af = RDX_AF_IP6;
-    ok = ip_literal(c, AF_INET6, t->rc.addr);
-  } else if (lit(c, "gid/")) {
-    t->rc.af = RDX_AF_GID;
-    ok = hex_bytes(c, t->rc.addr, sizeof(t->rc.addr));
-  } else {
-    ok = false;
-  }
-  if (!ok || !lit(c, "/") || !port(c, &t->rc.port) || !lit(c, ":"))
-    return false;
-  if (!hex(c, 16, &t->rc.nonce) || !lit(c, ":") || !hex(c, 8, &v) ||
-      !lit(c, ":"))
+  if (!hex_var(c, 16, &t->addr) || !lit(c, ":") || !hex_var(c, 16, &t->len) ||
+      !lit(c, ":") || !hex_var(c, 8, &v))
     return false;
   t->rc.rkey = (uint32_t)v;
-  return hex(c, 16, &t->addr) && lit(c, ":") && hex(c, 16, &t->len);
+  return true;
 }
 
 int rdx_token_parse(const char *s, size_t n, struct rdx_token *out)
@@ -475,12 +450,9 @@ int rdx_token_parse(const char *s, size_t n, struct rdx_token *out)
   c.p = s;
   c.end = s + n;
   if (lit(&c, PREFIX)) {
-    if (lit(&c, "cma:"))
-      ok = cma_parse(&c, out);
-    else if (lit(&c, "rc:"))
-      ok = rc_parse(&c, out);
-    else
-      ok = false;
+    ok = lit(&c, "cma:") && cma_parse(&c, out);
+  } else if (lit(&c, RC_PREFIX)) {
+    ok = rc_parse(&c, out);
   } else {
     ok = dc_parse(&c, out);
   }
@@ -493,14 +465,10 @@ int rdx_token_parse(const char *s, size_t n, struct rdx_token *out)
 
 /* ---- the server half's checks ------------------------------------------ */
 
-static bool rc_unspecified(const struct rdx_rc *rc)
-{
-  return all_zero(rc->addr, rc->af == RDX_AF_IP4 ? 4 : sizeof(rc->addr));
-}
-
 int rdx_token_check(const struct rdx_token *t, enum rdx_op op, uint64_t len,
                     char *why, size_t whylen)
 {
+  uint64_t tlen;
   int rc;
 
   rc = rdx_token_validate(t, why, whylen);
@@ -519,26 +487,24 @@ int rdx_token_check(const struct rdx_token *t, enum rdx_op op, uint64_t len,
       return rdx_reason(why, whylen, -EINVAL, "dc token has neither GID nor LID");
     break;
   case RDX_RC:
-    if (rc_unspecified(&t->rc))
-      return rdx_reason(why, whylen, -EINVAL, "rc listener address unspecified");
-    break;
   case RDX_CMA:
     break;
   }
-  if (t->kind != RDX_DC && t->op != op)
+  if (t->kind == RDX_CMA && t->op != op)
     return rdx_reason(why, whylen, -EPERM, "%s token for %s on a %s request",
                   rdx_kind_name(t->kind), rdx_op_name(t->op), rdx_op_name(op));
   if (len == 0)
     return rdx_reason(why, whylen, -EPERM, "%s request moves no bytes",
                   rdx_op_name(op));
-  if (t->len < len)
+  tlen = t->kind == RDX_DC && t->dc.has_xfer ? t->dc.xfer_len : t->len;
+  if (tlen < len)
     return rdx_reason(why, whylen, -EPERM,
                   "%s token covers %" PRIu64 " bytes, %s request moves %" PRIu64,
-                  rdx_kind_name(t->kind), t->len, rdx_op_name(op), len);
-  if (t->len > len && !(t->kind == RDX_DC && op == RDX_GET))
+                  rdx_kind_name(t->kind), tlen, rdx_op_name(op), len);
+  if (tlen > len && !(t->kind != RDX_CMA && op == RDX_GET))
     return rdx_reason(why, whylen, -EPERM,
                   "%s token covers %" PRIu64 " bytes, %s request moves only "
                   "%" PRIu64,
-                  rdx_kind_name(t->kind), t->len, rdx_op_name(op), len);
+                  rdx_kind_name(t->kind), tlen, rdx_op_name(op), len);
   return 0;
 }

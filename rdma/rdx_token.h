@@ -4,14 +4,14 @@
  * clock, no global state; thread-safe.
  *
  * A token grants the server access to a range of the client's memory. Three
- * forms, one header value each, ASCII, fixed field order, every number
- * fixed-width lowercase hex (RC ports excepted, see below), nothing before or
+ * forms, one header value each, ASCII, fixed field order, nothing before or
  * after. The forms cannot be confused: a DC token starts with a hex digit,
- * ours with "s3r1:" ('s' and 'r' are not hex digits).
+ * an RC token with "rc:" and ours with "s3r1:" ('r' and 's' are not hex
+ * digits).
  *
  * 1. cuObject DC (NVIDIA cuObject's CUOBJ_PROTO_RDMA_DC_V1 descriptor, as
  *    sent by cuObject clients and executed by MinIO AIStor, versitygw,
- *    NooBaa), exactly 81 characters:
+ *    NooBaa), exactly 81 characters of lowercase hex:
  *
  *      raddr:rsize:rkey:lid:dctn:has_gid:gid
  *      printf("%016" PRIx64 ":%08x:%08x:%04x:%06x:%01x:", ...) followed by
@@ -31,8 +31,15 @@
  *    Where this layout was confirmed: see the comment over dc_format() in
  *    rdx_token.c.
  *
+ *    The parser also accepts the 115-character form some clients send (the
+ *    "NIXL form"): the 81 characters, then ":" xaddr ":" xlen, 16 lowercase
+ *    hex each: the buffer and byte count of this transfer, which must lie
+ *    inside [raddr, raddr + rsize) (dc.has_xfer). Our client never sends it
+ *    (it leaves has_xfer false, and format() writes 81 characters); format()
+ *    writes the 115 only for a token parsed from them.
+ *
  * 2. CMA, same host (the server calls process_vm_writev/readv on the
- *    client), 72 characters:
+ *    client), 72 characters, every number fixed-width lowercase hex:
  *
  *      "s3r1:cma:" op ":" pid ":" start ":" addr ":" len
  *      op     "get" (the server writes into the client's memory) or
@@ -45,34 +52,36 @@
  *
  *    e.g. s3r1:cma:get:00001f90:00000000000a3c1f:00007f3a5c000000:0000000000100000
  *
- * 3. RC, any verbs device (the server connects to the client's rdma_cm
- *    listener named in the token, then RDMA WRITEs (get) or READs (put)),
- *    at most RDX_TOKEN_MAX - 1 characters:
+ * 3. RC, elbencho's s3rdma dialect (docs/ARCHITECTURE.md, "RC dialect"):
+ *    the client first connects an RC queue pair to the server's through
+ *    POST /.s3rdma-rc/connect (rdma/rdx_rc_wire.h), which names a session;
+ *    the object request then names that session and the client's memory:
  *
- *      "s3r1:rc:" op ":" listener ":" nonce ":" rkey ":" addr ":" len
- *      listener  "ip4/" IPv4 literal "/" port
- *              / "ip6/" IPv6 literal "/" port
- *              / "gid/" 32 hex (GID bytes, raw[0] first) "/" port
- *                IP literals in their canonical inet_ntop(3) text only
- *                (dotted quad without leading zeros; IPv6 lowercase,
- *                longest zero run compressed, no brackets, no scope id);
- *                port in decimal, 1..65535, no leading zero
- *      nonce  16 hex  the client's connection/session nonce: the listener
- *                     accepts only a connection whose private data echoes it
- *      rkey    8 hex  memory key
- *      addr   16 hex  buffer address
- *      len    16 hex  bytes, 1..RDX_LEN_MAX
+ *      "rc:" session ":" addr ":" size ":" rkey
+ *      session  32 hex  the session id from x-amz-rdma-session, 16 bytes,
+ *                       lowercase only (servers look it up as a string)
+ *      addr   1..16 hex buffer address
+ *      size   1..16 hex bytes, 1..RDX_LEN_MAX
+ *      rkey    1..8 hex memory key
  *
- *    e.g. s3r1:rc:put:ip4/192.168.1.10/18515:5eed0123456789ab:0001a2b3:00007f3a5c000000:0000000000400000
- *         s3r1:rc:get:ip6/fd00::10/18515:...
- *         s3r1:rc:get:gid/fe800000000000000202c9fffe000001/18515:...
+ *    format() writes what elbencho's client writes: addr as 16 digits, size
+ *    as at least 8, rkey as 8, lowercase. parse() accepts what elbencho's
+ *    server accepts, short of its strtoull quirks: addr, size and rkey in
+ *    any number of digits up to the width and in either case (no sign, no
+ *    blanks, no "0x"). So an RC token may have more than one text: parse()
+ *    of format(t) is t, and format() of a parsed token is the canonical
+ *    text.
+ *
+ *    e.g. rc:0123456789abcdef0123456789abcdef:00007f3a5c000000:00400000:0001a2b3
+ *    RC tokens carry no operation: the request's method says GET or PUT.
  *
  * Every form: the range [addr, addr + len) must not wrap past 2^64 (its last
  * byte, addr + len - 1, is at most 0xffffffffffffffff). Another version
  * ("s3r2:...") or kind is rejected, not guessed at.
  *
- * Every valid token has exactly one text: rdx_token_parse() accepts only what
- * rdx_token_format() writes, so parse(s) == t implies format(t) == s.
+ * DC and CMA tokens have exactly one text: rdx_token_parse() accepts only
+ * what rdx_token_format() writes, so parse(s) == t implies format(t) == s.
+ * For RC, format(parse(s)) is the canonical text of s (see above).
  *
  * Never log a whole token (it grants access to memory); log the kind and
  * rdx_token_check()'s reason.
@@ -86,9 +95,13 @@
 
 /* A buffer this size holds any token and its NUL. */
 #define RDX_TOKEN_MAX 128
-/* A DC token's length (without the NUL) and a CMA token's. */
+/* Token lengths without the NUL: DC, DC in the NIXL form, CMA. */
 #define RDX_DC_TOKEN_LEN 81
+#define RDX_DC_NIXL_TOKEN_LEN 115
 #define RDX_CMA_TOKEN_LEN 72
+/* An RC session id: bytes, and hex digits in a token or header. */
+#define RDX_RC_SESSION_BYTES 16
+#define RDX_RC_SESSION_LEN 32
 
 /* Largest DC registration: 4 GiB - 64 KiB (NVIDIA CUOBJ_MAX_MEMORY_REG_SIZE). */
 #define RDX_DC_LEN_MAX 0xffff0000ULL
@@ -111,25 +124,19 @@ enum rdx_op {
   RDX_PUT,         /* the server reads from the client's memory */
 };
 
-enum rdx_af {
-  RDX_AF_IP4 = 1, /* addr[0..3], network order; addr[4..15] zero */
-  RDX_AF_IP6,     /* addr[0..15], network order */
-  RDX_AF_GID,     /* addr[0..15], raw GID bytes (rdma_cm AF_IB) */
-};
-
 struct rdx_dc {
   uint32_t rkey;
   uint16_t lid;
   uint32_t dctn;    /* 24 bits */
   bool has_gid;
   uint8_t gid[16];  /* raw[0] first; kept as given even when !has_gid */
+  bool has_xfer;    /* the NIXL form: this transfer's range follows */
+  uint64_t xfer_addr; /* inside [addr, addr + len) */
+  uint64_t xfer_len;  /* 1.., xfer_addr + xfer_len <= addr + len */
 };
 
 struct rdx_rc {
-  enum rdx_af af;
-  uint8_t addr[16];
-  uint16_t port;    /* 1..65535 */
-  uint64_t nonce;
+  uint8_t session[RDX_RC_SESSION_BYTES]; /* the connect step's session id */
   uint32_t rkey;
 };
 
@@ -140,9 +147,9 @@ struct rdx_cma {
 
 struct rdx_token {
   enum rdx_kind kind;
-  enum rdx_op op;   /* RDX_OP_NONE for DC; RDX_GET or RDX_PUT otherwise */
+  enum rdx_op op;   /* RDX_OP_NONE for DC and RC; RDX_GET or RDX_PUT (CMA) */
   uint64_t addr;    /* the client's buffer */
-  uint64_t len;     /* its length in bytes (DC: rsize) */
+  uint64_t len;     /* its length in bytes (DC: rsize; RC: size) */
   union {
     struct rdx_dc dc;
     struct rdx_rc rc;
@@ -156,9 +163,10 @@ const char *rdx_op_name(enum rdx_op op);
 
 /*
  * Is t a token format() can write and parse() can return? Kind and op known
- * (DC: RDX_OP_NONE; RC, CMA: GET or PUT), len in 1..the kind's maximum,
- * [addr, addr + len) not wrapping, dctn < 2^24, CMA pid in 1..RDX_PID_MAX,
- * RC family known, IPv4 padding zero, port non-zero.
+ * (DC, RC: RDX_OP_NONE; CMA: GET or PUT), len in 1..the kind's maximum,
+ * [addr, addr + len) not wrapping, dctn < 2^24, a DC transfer range (when
+ * has_xfer) of 1 or more bytes inside [addr, addr + len), CMA pid in
+ * 1..RDX_PID_MAX.
  * Returns 0, or -EINVAL with a one-line reason in why (when why is not NULL
  * and whylen > 0; always NUL-terminated, truncated to whylen).
  */
@@ -194,17 +202,18 @@ int rdx_token_parse(const char *s, size_t n, struct rdx_token *out)
  *
  * The rule (a token is scoped to exactly the request's range):
  *  - t is valid (rdx_token_validate) and executable: DC: a non-zero dctn,
- *    and a GID or a LID to reach the client by; RC: a specified listener
- *    address (not 0.0.0.0, ::, or a zero GID);             else -EINVAL
+ *    and a GID or a LID to reach the client by;           else -EINVAL
  *  - op is RDX_GET or RDX_PUT;                             else -EINVAL
- *  - RC, CMA: t->op == op (a put token never serves a GET, nor a get
- *    token a PUT);                                         else -EPERM
- *  - len >= 1 (a request that moves nothing needs no token) and
- *    t->len == len;                                        else -EPERM
- *    with one exception, for cuObject clients whose DC token describes the
- *    whole buffer they registered (their GetObject buffer may be larger than
- *    the object): a DC token on a GET may be longer than len; the server
- *    then writes len bytes at t->addr and nothing past them.
+ *  - CMA: t->op == op (a put token never serves a GET, nor a get token a
+ *    PUT);                                                 else -EPERM
+ *  - len >= 1 (a request that moves nothing needs no token) and the
+ *    token's length equals len (a DC token with has_xfer: xfer_len, else
+ *    t->len);                                              else -EPERM
+ *    with one exception, for cuObject clients whose DC or RC token
+ *    describes the whole buffer they registered (their GetObject buffer may
+ *    be larger than the object; elbencho's server writes min(range, size)):
+ *    a DC or RC token on a GET may be longer than len; the server then
+ *    writes len bytes at the token's address and nothing past them.
  *
  * Returns 0, or the negative errno above with a one-line reason in why
  * (same rules as rdx_token_validate). The reason names fields and numbers,

@@ -9,16 +9,18 @@
  * bytes are also read as the fields of a struct rdx_token.
  *
  * Properties (abort() on violation):
- *  - text: whatever parses, formats again to exactly the same bytes (one
- *    text per token), and that text parses to the same struct, byte for
- *    byte; a failed parse leaves the struct zeroed;
+ *  - text: whatever parses as DC or CMA formats again to exactly the same
+ *    bytes (one text per token); an RC token formats to its canonical text;
+ *    either way that text parses to the same struct, byte for byte; a
+ *    failed parse leaves the struct zeroed;
  *  - struct: whatever rdx_token_validate accepts, rdx_token_format writes
  *    (into RDX_TOKEN_MAX) and rdx_token_parse reads back to the same fields;
  *    what it refuses, format refuses too;
  *  - rdx_token_check accepts only what its comment allows: a valid token,
- *    op get or put, the token's op (RC, CMA), len >= 1, and t->len == len
- *    but for a DC token on a GET, where t->len >= len; an accepted token
- *    is executable (DC: dctn, and a GID or a LID; RC: a specified address);
+ *    op get or put, the token's op (CMA), len >= 1, and the token's length
+ *    (DC with a transfer range: xfer_len) == len but for a DC or RC token
+ *    on a GET, where it may be longer; an accepted DC token is executable
+ *    (dctn, and a GID or a LID);
  *  - reasons stay inside the buffer given and are NUL-terminated.
  */
 #include <errno.h>
@@ -49,11 +51,12 @@ static bool same_token(const struct rdx_token *a, const struct rdx_token *b)
   case RDX_DC:
     return a->dc.rkey == b->dc.rkey && a->dc.lid == b->dc.lid &&
            a->dc.dctn == b->dc.dctn && a->dc.has_gid == b->dc.has_gid &&
-           memcmp(a->dc.gid, b->dc.gid, sizeof(a->dc.gid)) == 0;
+           memcmp(a->dc.gid, b->dc.gid, sizeof(a->dc.gid)) == 0 &&
+           a->dc.has_xfer == b->dc.has_xfer &&
+           (!a->dc.has_xfer || (a->dc.xfer_addr == b->dc.xfer_addr &&
+                                a->dc.xfer_len == b->dc.xfer_len));
   case RDX_RC:
-    return a->rc.af == b->rc.af &&
-           memcmp(a->rc.addr, b->rc.addr, sizeof(a->rc.addr)) == 0 &&
-           a->rc.port == b->rc.port && a->rc.nonce == b->rc.nonce &&
+    return memcmp(a->rc.session, b->rc.session, sizeof(a->rc.session)) == 0 &&
            a->rc.rkey == b->rc.rkey;
   case RDX_CMA:
     return a->cma.pid == b->cma.pid &&
@@ -78,13 +81,16 @@ static void token_from_bytes(struct fz *f, struct rdx_token *t)
     t->dc.has_gid = fz_u8(f) & 1;
     for (size_t i = 0; i < sizeof(t->dc.gid); i++)
       t->dc.gid[i] = fz_u8(f);
+    t->dc.has_xfer = fz_u8(f) & 1;
+    if (t->dc.has_xfer) {
+      /* near the buffer, so that some are inside it */
+      t->dc.xfer_addr = t->addr + (fz_u64(f) & 0xffff);
+      t->dc.xfer_len = fz_u64(f) & 0x1ffff;
+    }
     break;
   case RDX_RC:
-    t->rc.af = (enum rdx_af)(fz_u8(f) % 5);
-    for (size_t i = 0; i < sizeof(t->rc.addr); i++)
-      t->rc.addr[i] = fz_u8(f);
-    t->rc.port = fz_u16(f);
-    t->rc.nonce = fz_u64(f);
+    for (size_t i = 0; i < sizeof(t->rc.session); i++)
+      t->rc.session[i] = fz_u8(f);
     t->rc.rkey = (uint32_t)fz_u64(f);
     break;
   case RDX_CMA:
@@ -112,10 +118,13 @@ static void check_text(const char *s, size_t n)
   FUZZ_ASSERT(rdx_token_validate(&t, NULL, 0) == 0, "parsed token invalid");
   len = rdx_token_format(&t, buf, sizeof(buf));
   FUZZ_ASSERT(len > 0, "parsed token does not format: %d", len);
-  FUZZ_ASSERT((size_t)len == n && memcmp(buf, s, n) == 0,
+  FUZZ_ASSERT(t.kind == RDX_RC || ((size_t)len == n && memcmp(buf, s, n) == 0),
               "parse/format round trip: %zu bytes in, %d bytes out '%s'", n,
               len, buf);
-  FUZZ_ASSERT(t.kind != RDX_DC || n == RDX_DC_TOKEN_LEN, "DC of %zu bytes", n);
+  FUZZ_ASSERT(t.kind != RDX_DC ||
+                  n == (t.dc.has_xfer ? RDX_DC_NIXL_TOKEN_LEN
+                                      : RDX_DC_TOKEN_LEN),
+              "DC of %zu bytes", n);
   FUZZ_ASSERT(t.kind != RDX_CMA || n == RDX_CMA_TOKEN_LEN, "CMA of %zu bytes",
               n);
   rc = rdx_token_parse(buf, (size_t)len, &t2);
@@ -156,6 +165,7 @@ static void check_check(const struct rdx_token *t, enum rdx_op op,
                         uint64_t len, size_t whylen)
 {
   char *why = fz_why_alloc(whylen);
+  uint64_t tlen;
   int rc;
 
   if (!why)
@@ -171,13 +181,14 @@ static void check_check(const struct rdx_token *t, enum rdx_op op,
   FUZZ_ASSERT(rdx_token_validate(t, NULL, 0) == 0, "accepted an invalid token");
   FUZZ_ASSERT(op == RDX_GET || op == RDX_PUT, "accepted op %d", (int)op);
   FUZZ_ASSERT(len >= 1, "accepted a request of 0 bytes");
-  FUZZ_ASSERT(t->kind == RDX_DC || t->op == op,
+  FUZZ_ASSERT(t->kind != RDX_CMA || t->op == op,
               "accepted a %s token for a %s request", rdx_op_name(t->op),
               rdx_op_name(op));
-  FUZZ_ASSERT(t->len == len ||
-                  (t->kind == RDX_DC && op == RDX_GET && t->len > len),
+  tlen = t->kind == RDX_DC && t->dc.has_xfer ? t->dc.xfer_len : t->len;
+  FUZZ_ASSERT(tlen == len ||
+                  (t->kind != RDX_CMA && op == RDX_GET && tlen > len),
               "accepted a %s token of %llu bytes for %llu",
-              rdx_kind_name(t->kind), (unsigned long long)t->len,
+              rdx_kind_name(t->kind), (unsigned long long)tlen,
               (unsigned long long)len);
   switch (t->kind) {
   case RDX_DC:
@@ -187,8 +198,7 @@ static void check_check(const struct rdx_token *t, enum rdx_op op,
                 "accepted a DC token with no way to reach the client");
     break;
   case RDX_RC:
-    FUZZ_ASSERT(!all_zero(t->rc.addr, t->rc.af == RDX_AF_IP4 ? 4 : 16),
-                "accepted an unspecified listener");
+    FUZZ_ASSERT(t->op == RDX_OP_NONE, "accepted an RC token with an op");
     break;
   case RDX_CMA:
     FUZZ_ASSERT(t->cma.pid >= 1, "accepted pid %d", (int)t->cma.pid);
