@@ -143,6 +143,9 @@ struct cfg_rdma {
   unsigned dc_access_key;
   unsigned timeout_ms;        /* a token attempt's deadline (before the
                                  second per 8 MiB it moves) */
+  const char *devices;        /* NULL: any; else device names or IP
+                                 addresses, ';', ',' or blank separated */
+  const char *gid_index;      /* "auto" or 0..255 */
 };
 
 struct cfg {

@@ -116,6 +116,47 @@ static const char *check_header_name(const union cfg_val *v)
   return NULL;
 }
 
+/* rdma.devices: names (mlx5_0, rxe0) or IP addresses of their netdevs, up
+   to 16, separated by ';', ',' or blanks (only ';' and blanks survive in a
+   -o list). Whether they exist is the transport's check, at mount. */
+static const char *check_devices(const union cfg_val *v)
+{
+  const char *s = v->s;
+  unsigned n = 0;
+
+  if (!s)
+    return NULL;
+  while (*s) {
+    size_t len = strcspn(s, ";, \t");
+    if (len) {
+      if (len > 63)
+        return "names a device longer than 63 characters";
+      for (size_t i = 0; i < len; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("_-.:", s[i]))
+          return "is not a list of device names or IP addresses";
+      if (++n > 16)
+        return "names more than 16 devices";
+    }
+    s += len;
+    s += strspn(s, ";, \t");
+  }
+  return n ? NULL : "names no device";
+}
+
+/* rdma.gid_index: "auto" (the RoCE v2 IPv4-mapped GID) or 0..255. */
+static const char *check_gid_index(const union cfg_val *v)
+{
+  const char *s = v->s;
+  unsigned long n = 0;
+
+  if (!s || !strcmp(s, "auto"))
+    return NULL;
+  if (!*s || strlen(s) > 3 || strspn(s, "0123456789") != strlen(s) ||
+      (s[0] == '0' && s[1]) || (n = strtoul(s, NULL, 10)) > 255)
+    return "is not auto or a GID index 0..255";
+  return NULL;
+}
+
 static const char *check_pow2(const union cfg_val *v)
 {
   return v->u & (v->u - 1) ? "is not a power of two" : NULL;
@@ -296,6 +337,13 @@ const struct cfg_key cfg_keys[] = {
     {K_SECS("rdma.timeout", rdma.timeout_ms, 30, 1, DAY_S),
      .doc = "deadline of an attempt carrying an RDMA token, plus 1 s per "
             "8 MiB it moves; sent signed as x-amz-rdma-expires"},
+    {K_STR("rdma.devices", rdma.devices, NULL, check_devices),
+     .def_doc = "any",
+     .doc = "verbs devices rc and dc may use: names (mlx5_0, rxe0) or IP "
+            "addresses of their netdevs, separated by ';' or blanks"},
+    {K_STR("rdma.gid_index", rdma.gid_index, "auto", check_gid_index),
+     .doc = "GID table index of the port: auto (the RoCE v2 IPv4-mapped "
+            "one) or 0..255"},
 };
 
 const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);

@@ -227,8 +227,14 @@ static bool endpoint_local(const char *url)
 
 static struct rdx_params params_of(const struct cfg *c)
 {
-  return (struct rdx_params){.endpoint_local = endpoint_local(c->endpoint),
-                             .dc_access_key = c->rdma.dc_access_key};
+  const char *g = c->rdma.gid_index;
+
+  return (struct rdx_params){
+      .endpoint_local = endpoint_local(c->endpoint),
+      .dc_access_key = c->rdma.dc_access_key,
+      .devices = c->rdma.devices,
+      .gid_given = g && strcmp(g, "auto") != 0,
+      .gid_index = (uint8_t)(g && strcmp(g, "auto") ? atoi(g) : 0)};
 }
 
 int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen)

@@ -5,9 +5,9 @@
  * entry points, and the /proc readers. Unit tests include it to reach the
  * parsers.
  *
- * A kind is one file (rdx_cma.c; next rdx_rc.c, rdx_dc.c) holding both
- * halves behind these tables, and includes no other kind's file or
- * header. Adding one: its client open in rdx_transport_open (the switch,
+ * A kind is one file (rdx_cma.c), or one family of files with its own
+ * prefix (rdx_rc_*.c; next rdx_dc), holding both halves behind these
+ * tables, and includes no other kind's file or header. Adding one: its client open in rdx_transport_open (the switch,
  * and auto's order), its struct rdx_server_ops as one row of the kinds
  * table in rdx_server.c, and its declarations below. Generic code never
  * names a kind otherwise. Reasons come from rdx_reason.h.
@@ -115,6 +115,30 @@ int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen);
 /* The server half of cma (process_vm_writev/readv in rdx_helper.h's
    helpers). */
 extern const struct rdx_server_ops rdx_cma_server_ops;
+
+/* ---- rc (rdx_rc_client.c, rdx_rc_server.c) ------------------------------ */
+
+/* Open an RC transport on p's devices and GID index (p NULL: the first
+   device, port 1, the default GID): rdx_rc_transport_open
+   (rdx_rc_client.h) with the configuration p gives. */
+int rdx_rc_open(const struct rdx_params *p, struct rdx_transport **out,
+                char *err, size_t errlen);
+
+/* The server half of rc (RDMA WRITE and READ on a session's queue pair). */
+extern const struct rdx_server_ops rdx_rc_server_ops;
+
+/* ---- shared by the kinds (rdx_transport.c, rdx_server.c) ---------------- */
+
+/* The segment of r holding region offsets [off, off + len): 0 and *seg,
+   -EINVAL (len 0), -ERANGE (not inside r) or -EXDEV (crosses segments). */
+int rdx_region_seg_of(const struct rdx_region *r, uint64_t off, uint64_t len,
+                      const struct rdx_seg **seg);
+
+/* s's open kind serving tokens of kind, or NULL with the reason in why
+   (as rdx_server_serves). For a kind's own entry points (rdx_rc_server.h). */
+struct rdx_server_kind *rdx_server_kind_of(const struct rdx_server *s,
+                                           enum rdx_kind kind, char *why,
+                                           size_t whylen);
 
 /* ---- /proc (rdx_proc.c) ------------------------------------------------- */
 

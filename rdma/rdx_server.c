@@ -1,7 +1,7 @@
 /*
  * rdx_server: the server half's checks shared by every kind, then dispatch
  * through the kinds table to the kind that moves the bytes (struct
- * rdx_server_ops, rdx_i.h: rdx_cma.c; the verbs kinds next, one row each).
+ * rdx_server_ops, rdx_i.h: rdx_cma.c, rdx_rc_server.c; dc next, one row).
  */
 #include "rdma/rdx_i.h"
 #include "rdma/rdx_helper.h"
@@ -17,6 +17,7 @@
 /* Every kind this server half is built with: one row per kind. */
 static const struct rdx_server_ops *const kinds[] = {
     &rdx_cma_server_ops,
+    &rdx_rc_server_ops,
 };
 
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
@@ -118,6 +119,15 @@ int rdx_server_serves(const struct rdx_server *s, enum rdx_kind kind,
   return rdx_reason(why, whylen, -EOPNOTSUPP,
                     "%s tokens: the server half is not built yet",
                     rdx_kind_name(kind));
+}
+
+struct rdx_server_kind *rdx_server_kind_of(const struct rdx_server *s,
+                                           enum rdx_kind kind, char *why,
+                                           size_t whylen)
+{
+  if (rdx_server_serves(s, kind, why, whylen))
+    return NULL;
+  return slot_of(s, kind)->k;
 }
 
 void *rdx_server_buf_alloc(struct rdx_server *s, size_t len)

@@ -2,7 +2,7 @@
  * rdx_transport: what every kind shares: choosing and opening a kind,
  * cutting a registration into segments, and checking a token's range
  * before the kind fills in its own fields. The kinds live in rdx_cma.c
- * (and, next, the verbs files) behind struct rdx_transport_ops.
+ * and rdx_rc_client.c (next, dc) behind struct rdx_transport_ops.
  */
 #include "rdma/rdx_i.h"
 
@@ -72,6 +72,18 @@ static int verbs_open(enum rdx_transport_kind kind, char *err, size_t errlen)
                     rdx_transport_kind_name(kind));
 }
 
+/* rc: sysfs first, so that a host without RDMA gets cma's kind of reason
+   without loading libibverbs' providers; then the device itself. */
+static int rc_open(const struct rdx_params *p, struct rdx_transport **out,
+                   char *err, size_t errlen)
+{
+  int rc = rdma_device(err, errlen);
+
+  if (rc)
+    return rc;
+  return rdx_rc_open(p, out, err, errlen);
+}
+
 int rdx_transport_open(enum rdx_transport_kind kind,
                        const struct rdx_params *p, struct rdx_transport **out,
                        char *err, size_t errlen)
@@ -90,9 +102,13 @@ int rdx_transport_open(enum rdx_transport_kind kind,
   case RDX_TRANSPORT_CMA:
     return rdx_cma_open(out, err, errlen);
   case RDX_TRANSPORT_RC:
+    return rc_open(p, out, err, errlen);
   case RDX_TRANSPORT_DC:
     return verbs_open(kind, err, errlen);
   case RDX_TRANSPORT_AUTO:
+    /* rc joins auto (dc, rc, cma) once the client makes the connect step:
+       until then an rc transport makes no token (rdx_token_for: -ENOTCONN)
+       and would only displace cma */
     rc = verbs_open(RDX_TRANSPORT_DC, dc_why, sizeof(dc_why));
     if (!local)
       snprintf(cma_why, sizeof(cma_why), "the endpoint is not on this host");
@@ -186,18 +202,13 @@ size_t rdx_region_nseg(const struct rdx_region *r)
   return r ? r->nseg : 0;
 }
 
-int rdx_token_for(struct rdx_transport *t, const struct rdx_region *r,
-                  uint64_t off, uint64_t len, enum rdx_op op, char *buf,
-                  size_t buflen)
+int rdx_region_seg_of(const struct rdx_region *r, uint64_t off, uint64_t len,
+                      const struct rdx_seg **seg)
 {
-  struct rdx_token tok;
-  const struct rdx_seg *seg;
   uint64_t first, last;
-  int rc;
 
-  if (buf && buflen > 0)
-    buf[0] = '\0';
-  if (!t || !r || r->t != t || len == 0 || (op != RDX_GET && op != RDX_PUT))
+  *seg = NULL;
+  if (len == 0)
     return -EINVAL;
   if (off >= r->len || len > r->len - off)
     return -ERANGE;
@@ -205,7 +216,25 @@ int rdx_token_for(struct rdx_transport *t, const struct rdx_region *r,
   last = (off + len - 1) / r->seg_len;
   if (first != last)
     return -EXDEV;
-  seg = &r->seg[first];
+  *seg = &r->seg[first];
+  return 0;
+}
+
+int rdx_token_for(struct rdx_transport *t, const struct rdx_region *r,
+                  uint64_t off, uint64_t len, enum rdx_op op, char *buf,
+                  size_t buflen)
+{
+  struct rdx_token tok;
+  const struct rdx_seg *seg;
+  int rc;
+
+  if (buf && buflen > 0)
+    buf[0] = '\0';
+  if (!t || !r || r->t != t || len == 0 || (op != RDX_GET && op != RDX_PUT))
+    return -EINVAL;
+  rc = rdx_region_seg_of(r, off, len, &seg);
+  if (rc)
+    return rc;
   memset(&tok, 0, sizeof(tok));
   rc = t->ops->token(t, seg, r->base + off, len, op, &tok);
   if (rc)

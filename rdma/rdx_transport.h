@@ -16,7 +16,10 @@
  *        tracer (PR_SET_PTRACER_ANY: the scope-0 rules for this process).
  *        The process must stay dumpable and keep the uid and gid (all
  *        three) of the user it connects as.
- *   rc   verbs RC (any device, soft-RoCE included): not built yet.
+ *   rc   verbs RC (any device, soft-RoCE included), elbencho's s3rdma
+ *        dialect (rdx_rc_client.h): a session per request in flight,
+ *        connected by an HTTP step the caller makes; rdx_token_for
+ *        answers -ENOTCONN for it (tokens come from rdx_rc_token_for).
  *   dc   mlx5 DC, the cuObject token: not built yet.
  *
  * Registration is transport-independent: memory is registered as a region
@@ -73,6 +76,13 @@ struct rdx_params {
   bool endpoint_local;
   /* dc: the DCT access key; 0 means RDX_DC_ACCESS_KEY_DEFAULT. */
   uint32_t dc_access_key;
+  /* rc and dc: the devices to use, names (mlx5_0, rxe0) or IP addresses,
+     separated by ';', ',' or blanks (NULL: the first device there is; the
+     first spec is used today); the port's GID index when gid_given, else
+     the RoCE v2 IPv4-mapped one (a zeroed struct means: defaults). */
+  const char *devices;
+  bool gid_given;
+  uint8_t gid_index;
 };
 
 struct rdx_transport;
@@ -83,14 +93,14 @@ const char *rdx_transport_kind_name(enum rdx_transport_kind kind);
 
 /*
  * Open a transport of the given kind. p may be NULL (all defaults). auto
- * picks the best kind available: dc, then rc (neither built yet), then cma
- * when p->endpoint_local.
+ * picks the best kind available: dc (not built yet), then cma when
+ * p->endpoint_local; rc joins auto once the daemon makes its connect step.
  * Returns 0 and *out (free with rdx_transport_close), or, with *out NULL
  * and a one-line reason in err (always NUL-terminated when errlen > 0):
  *   -ENODEV  the kind cannot run here: off, no RDMA device, /proc or
  *            process_vm_readv missing, auto found nothing (the caller uses
  *            HTTP bodies; under auto that is one log line, not an error)
- *   -ENOSYS  rc/dc: a device is present but the transport is not built yet
+ *   -ENOSYS  dc: a device is present but the transport is not built yet
  *   -EINVAL  unknown kind, out NULL
  *   -ENOMEM
  */

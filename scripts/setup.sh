@@ -22,6 +22,8 @@ PKGS=(
   build-essential cmake pkg-config
   libcurl4-openssl-dev libexpat1-dev libssl-dev libjansson-dev
   libfuse3-dev fuse3 libcmocka-dev libmicrohttpd-dev
+  # rdma: the verbs transports (rdma-core's libibverbs)
+  libibverbs-dev
   # fuzzing (tests/fuzz): clang and its libFuzzer/sanitizer runtimes
   clang libclang-rt-14-dev
   # tests: a real S3 server (Ceph RGW) and a second S3 client

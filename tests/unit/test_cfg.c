@@ -373,6 +373,19 @@ static const struct set_case {
     {"rdma.token_header", "x rdma", -EINVAL, "is not an HTTP header name"},
     {"rdma.token_header", "x:y", -EINVAL, "is not an HTTP header name"},
     {"rdma.token_header", "", -EINVAL, "is not an HTTP header name"},
+    {"rdma.devices", "mlx5_0", 0, "mlx5_0"},
+    {"rdma.devices", "rxe0;10.0.0.7 fd00::7", 0, "rxe0;10.0.0.7 fd00::7"},
+    {"rdma.devices", "", 0, "(unset)"},
+    {"rdma.devices", "; ;", -EINVAL, "names no device"},
+    {"rdma.devices", "rxe0/1", -EINVAL, "is not a list of device names"},
+    {"rdma.devices", "a;b;c;d;e;f;g;h;i;j;k;l;m;n;o;p;q", -EINVAL,
+     "names more than 16 devices"},
+    {"rdma.gid_index", "auto", 0, "auto"},
+    {"rdma.gid_index", "3", 0, "3"},
+    {"rdma.gid_index", "255", 0, "255"},
+    {"rdma.gid_index", "256", -EINVAL, "is not auto or a GID index 0..255"},
+    {"rdma.gid_index", "03", -EINVAL, "is not auto or a GID index 0..255"},
+    {"rdma.gid_index", "-1", -EINVAL, "is not auto or a GID index 0..255"},
     {"credentials.profile", "dev", 0, "dev"},
     {"credentials.profile", "a\tb", -EINVAL, "contains spaces or control"},
     /* secret strings */
@@ -896,7 +909,8 @@ static const char full_file[] =
     "    \"ro\": true, \"all_buckets\": true},\n"
     "  \"log\": {\"level\": \"debug\", \"syslog\": true},\n"
     "  \"rdma\": {\"transport\": \"cma\", \"token_header\": \"x-scal-rdma\",\n"
-    "    \"dc_access_key\": \"0x12345678\", \"timeout\": \"45s\"}\n"
+    "    \"dc_access_key\": \"0x12345678\", \"timeout\": \"45s\",\n"
+    "    \"devices\": \"rxe0\", \"gid_index\": \"1\"}\n"
     "}\n";
 
 /* Lines of two dumps that differ. */
@@ -976,6 +990,8 @@ static void test_full_file(void **state)
   assert_string_equal(c.rdma.token_header, "x-scal-rdma");
   assert_int_equal(c.rdma.dc_access_key, 0x12345678u);
   assert_int_equal(c.rdma.timeout_ms, 45000);
+  assert_string_equal(c.rdma.devices, "rxe0");
+  assert_string_equal(c.rdma.gid_index, "1");
   /* the file sets every key but credentials.profile (source is config) */
   assert_int_equal(dump_diff(&c, &d), cfg_nkeys - 1);
   cfg_cleanup(&c);
