@@ -26,6 +26,7 @@
 #include "common/stats_fmt.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_rdma.h"
+#include "fs/fsx_rdma_rc.h"
 #include "rdma/rdx_transport.h"
 
 /* After the deadline, how long a server's last call may still take. */
@@ -48,6 +49,7 @@ struct held {
 struct fsx_rdma {
   struct rdx_transport *t;    /* fixed */
   struct rdx_region *arena;   /* fixed; NULL: GETs over HTTP */
+  struct fsx_rdma_rc *rc;     /* fixed; the connect step, rc only */
   size_t chunk_size;          /* fixed */
   struct fsx_mount *m;        /* fixed */
   pthread_mutex_t lock;
@@ -297,11 +299,17 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
              len, strerror(-rc));
     goto close_transport;
   }
+  if (rdx_transport_kind(d->t) == RDX_TRANSPORT_RC &&
+      (rc = fsx_rdma_rc_create(d->t, m->s3, &d->rc))) {
+    snprintf(err, errlen, "rdma: rc: cannot make the endpoint's sessions: %s",
+             strerror(-rc));
+    goto unregister;
+  }
   rc = reaper_start(d);
   if (rc) {
     snprintf(err, errlen, "rdma: cannot start its reclaim thread: %s",
              strerror(-rc));
-    goto unregister;
+    goto destroy_rc;
   }
   m->rdma = d;
   log_notice("rdma: transport %s, header %s, page cache registered in %zu "
@@ -310,6 +318,11 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
              c->rdma.token_header, rdx_region_nseg(d->arena));
   return 0;
 
+destroy_rc:
+  if (d->rc) {
+    s3_client_set_stop_hook(m->s3, NULL, NULL);
+    fsx_rdma_rc_destroy(d->rc);
+  }
 unregister:
   rdx_unregister(d->arena);
 close_transport:
@@ -325,6 +338,7 @@ void fsx_rdma_close(struct fsx_mount *m)
   if (!d)
     return;
   reaper_stop(d);
+  fsx_rdma_rc_destroy(d->rc); /* the client is gone: every session put */
   rdx_unregister(d->arena);
   rdx_transport_close(d->t);
   free(d);
@@ -333,7 +347,8 @@ void fsx_rdma_close(struct fsx_mount *m)
 
 bool fsx_rdma_active(struct fsx_mount *m)
 {
-  return m->rdma && s3_client_rdma_usable(m->s3);
+  return m->rdma && s3_client_rdma_usable(m->s3) &&
+         (!m->rdma->rc || fsx_rdma_rc_usable(m->rdma->rc));
 }
 
 bool fsx_rdma_adjacent(struct fsx_mount *m, struct fsx_chunk *a,
@@ -350,6 +365,11 @@ bool fsx_rdma_adjacent(struct fsx_mount *m, struct fsx_chunk *a,
 static int attach(struct fsx_rdma *d, struct s3_req *r, int rc,
                   const char *tok, size_t len)
 {
+  if (rc == 1) {
+    /* rc: no session, no connect: this one goes over HTTP */
+    atomic_fetch_add(&d->no_token, 1);
+    return 0;
+  }
   if (rc < 0) {
     /* a range the transport cannot name: this one goes over HTTP */
     atomic_fetch_add(&d->no_token, 1);
@@ -369,6 +389,15 @@ int fsx_rdma_get(struct fsx_mount *m, struct s3_req *r,
 
   if (!fsx_rdma_active(m) || !len)
     return 0;
+  if (d->rc) {
+    /* may block: a session, its connect step (fsx_rdma_rc.h) */
+    rc = fsx_rdma_rc_attach(d->rc, r, d->arena,
+                            fsx_chunk_arena_offset(m->cache, first), len,
+                            RDX_GET);
+    if (rc == 0)
+      atomic_fetch_add(&d->get_tokens, 1);
+    return rc < 0 ? rc : attach(d, r, rc, NULL, 0);
+  }
   rc = rdx_token_for(d->t, d->arena, fsx_chunk_arena_offset(m->cache, first),
                      len, RDX_GET, tok, sizeof(tok));
   if (rc >= 0)
@@ -390,13 +419,18 @@ int fsx_rdma_buf(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
   rc = rdx_register(d->t, buf, len, 0, &region);
   if (rc)
     return attach(d, r, rc, NULL, 0);
-  rc = rdx_token_for(d->t, region, 0, len, get ? RDX_GET : RDX_PUT, tok,
-                     sizeof(tok));
-  if (rc < 0) {
+  if (d->rc) /* the token attached, or 1: none */
+    rc = fsx_rdma_rc_attach(d->rc, r, region, 0, len,
+                            get ? RDX_GET : RDX_PUT);
+  else
+    rc = rdx_token_for(d->t, region, 0, len, get ? RDX_GET : RDX_PUT, tok,
+                       sizeof(tok));
+  if (rc < 0 || rc == 1) {
     rdx_unregister(region);
-    return attach(d, r, rc, NULL, 0);
+    return rc == -ENOMEM ? rc : attach(d, r, rc, NULL, 0);
   }
-  rc = attach(d, r, rc, tok, len);
+  if (!d->rc)
+    rc = attach(d, r, rc, tok, len);
   if (rc) {
     rdx_unregister(region);
     return rc;
@@ -525,5 +559,6 @@ size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len)
       buf, len, 0, "rdma.transport",
       d ? rdx_transport_kind_name(rdx_transport_kind(d->t)) : "off");
 
-  return stats_fmt_rows(buf, len, n, "rdma.", rows, STATS_NROWS(rows));
+  n = stats_fmt_rows(buf, len, n, "rdma.", rows, STATS_NROWS(rows));
+  return d && d->rc ? fsx_rdma_rc_stats(d->rc, buf, len, n) : n;
 }

@@ -17,6 +17,7 @@
 #include "common/slog.h"
 #include "gateway/gw_http_i.h"
 #include "gateway/gw_peer.h"
+#include "gateway/gw_rc.h"
 
 /* How often a connection waiting for the worker looks for its client. */
 #define GONE_POLL_MS 200
@@ -58,6 +59,15 @@ enum MHD_Result gw_http_answer_error(struct creq *q, struct MHD_Connection *con,
                                      int status, const char *code,
                                      const char *msg, bool rdma_501)
 {
+  return gw_http_answer_error_ex(q, con, status, code, msg, rdma_501 ? 501 : 0,
+                                 NULL);
+}
+
+enum MHD_Result gw_http_answer_error_ex(struct creq *q,
+                                        struct MHD_Connection *con, int status,
+                                        const char *code, const char *msg,
+                                        unsigned reply, const char *allow)
+{
   struct MHD_Response *resp;
   char *xml = NULL, *emsg = xml_escape(msg);
   char *epath = xml_escape(q->r.path ? q->r.path : "");
@@ -80,8 +90,13 @@ enum MHD_Result gw_http_answer_error(struct creq *q, struct MHD_Connection *con,
     return MHD_NO;
   }
   MHD_add_response_header(resp, "Content-Type", "application/xml");
-  if (rdma_501)
-    MHD_add_response_header(resp, "x-amz-rdma-reply", "501");
+  if (reply) {
+    char num[16];
+    snprintf(num, sizeof(num), "%u", reply);
+    MHD_add_response_header(resp, "x-amz-rdma-reply", num);
+  }
+  if (allow)
+    MHD_add_response_header(resp, "Allow", allow);
   q->phase = 2;
   return queue(con, (unsigned)status, resp);
 }
@@ -204,8 +219,9 @@ enum MHD_Result gw_http_answer(struct creq *q, struct MHD_Connection *con)
   }
   /* ready: the worker no longer writes what is read below */
   if (r->mode == GW_MODE_ERROR)
-    return gw_http_answer_error(q, con, r->err_status, r->err_code, r->err_msg,
-                                r->decline);
+    return gw_http_answer_error_ex(q, con, r->err_status, r->err_code,
+                                   r->err_msg,
+                                   r->decline ? 501 : r->err_reply, NULL);
   if (r->mode == GW_MODE_RDMA) {
     unsigned reply = r->tok == GW_TOK_GET ? (unsigned)r->status
                      : r->upload_part     ? 206
@@ -248,6 +264,9 @@ enum MHD_Result gw_http_answer_stats(struct creq *q, struct MHD_Connection *con)
   if (!ci || !gw_addr_is_loopback(ci->client_addr))
     return gw_http_answer_error(q, con, 403, "AccessDenied",
                                 "stats are for loopback peers only", false);
+  atomic_store_explicit(&q->h->stats->rc_sessions,
+                        rdx_rc_server_sessions(q->h->rdx),
+                        memory_order_relaxed);
   n = gw_stats_format(q->h->stats, buf, sizeof(buf));
   resp = MHD_create_response_from_buffer(n, buf, MHD_RESPMEM_MUST_COPY);
   if (!resp)
@@ -255,4 +274,36 @@ enum MHD_Result gw_http_answer_stats(struct creq *q, struct MHD_Connection *con)
   MHD_add_response_header(resp, "Content-Type", "text/plain");
   q->phase = 2;
   return queue(con, 200, resp);
+}
+
+/* A request under /.s3rdma-rc/ (verified): gw_rc decides; an empty body
+   but for the S3 errors (404, 405, 400 of ours), x-amz-rdma-* only on a
+   connect's 200. */
+enum MHD_Result gw_http_answer_rc(struct creq *q, struct MHD_Connection *con)
+{
+  const struct gw_rc_req rq = {q->r.method, q->r.path, q->r.query, q->r.hdrs,
+                               q->r.n_hdrs, q->r.body_len,
+                               q->h->cfg->serve_none};
+  struct gw_rc_answer a;
+  struct MHD_Response *resp;
+
+  gw_rc_handle(q->h->rdx, q->h->stats, &rq, &a);
+  if (a.code)
+    return gw_http_answer_error_ex(q, con, a.status, a.code, a.why, 0,
+                                   a.allow_post ? "POST" : NULL);
+  q->phase = 2;
+  resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (!resp)
+    return MHD_NO;
+  if (a.status == 200) {
+    if (MHD_add_response_header(resp, RDX_RC_HDR_SESSION, a.acc.session) !=
+            MHD_YES ||
+        MHD_add_response_header(resp, "x-amz-rdma-reply",
+                                a.acc.reply) != MHD_YES ||
+        MHD_add_response_header(resp, RDX_RC_HDR_PSN, a.acc.psn) != MHD_YES) {
+      MHD_destroy_response(resp);
+      return MHD_NO;
+    }
+  }
+  return queue(con, (unsigned)a.status, resp);
 }

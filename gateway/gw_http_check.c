@@ -16,6 +16,7 @@
 #include "gateway/gw_http_i.h"
 #include "gateway/gw_limits.h"
 #include "gateway/gw_parse.h"
+#include "gateway/gw_rc.h"
 
 #define MAX_HEADERS 128
 #define STATS_PATH "/_s3rdma/stats"
@@ -131,6 +132,10 @@ enum MHD_Result gw_http_first_call(struct creq *q, struct MHD_Connection *con,
   /* verified: the connection may now idle as long as any request */
   MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT,
                             h->cfg->timeout_s);
+
+  /* the RC dialect's connect step is ours, never upstream's */
+  if (gw_rc_path(r->path))
+    return gw_http_answer_rc(q, con);
 
   v = gw_http_hdr(q, "x-amz-content-sha256");
   if (v && strncmp(v, "STREAMING-", 10) == 0)

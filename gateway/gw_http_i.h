@@ -79,11 +79,22 @@ enum MHD_Result gw_http_answer_error(struct creq *q, struct MHD_Connection *con,
                                      int status, const char *code,
                                      const char *msg, bool rdma_501);
 
+/* The same with any x-amz-rdma-reply value (0: none) and an Allow header
+   (NULL: none). */
+enum MHD_Result gw_http_answer_error_ex(struct creq *q,
+                                        struct MHD_Connection *con, int status,
+                                        const char *code, const char *msg,
+                                        unsigned reply, const char *allow);
+
 /* Has the client closed its connection (or shut down its sending side)? */
 bool gw_http_client_gone(struct MHD_Connection *con);
 
 /* The final access call: wait for the worker, queue its answer. */
 enum MHD_Result gw_http_answer(struct creq *q, struct MHD_Connection *con);
+
+/* A request under /.s3rdma-rc/ (gw_rc_path), verified: the RC dialect's
+   connect step (gw_rc.h) answered. */
+enum MHD_Result gw_http_answer_rc(struct creq *q, struct MHD_Connection *con);
 
 /* GET /_s3rdma/stats: the counters, to loopback peers only. */
 enum MHD_Result gw_http_answer_stats(struct creq *q, struct MHD_Connection *con);

@@ -62,12 +62,13 @@ static enum MHD_Result refuse_token(struct creq *q, struct MHD_Connection *con,
 {
   int status;
   const char *code;
+  unsigned reply;
 
-  gw_rdx_error(rc, &status, &code);
+  gw_rdx_error(q->r.token.kind, rc, &status, &code, &reply);
   gw_stat_add(q->h->stats, refused, 1);
   log_warn("token %s %s %s refused: %s: %s", rdx_kind_name(q->r.token.kind),
            q->r.method, q->r.path, strerror(-rc), why);
-  return gw_http_answer_error(q, con, status, code, why, false);
+  return gw_http_answer_error_ex(q, con, status, code, why, reply, NULL);
 }
 
 /*

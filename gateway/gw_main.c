@@ -28,6 +28,7 @@
 #include "gateway/gw_http.h"
 #include "gateway/gw_proxy.h"
 #include "gateway/gw_secret.h"
+#include "rdma/rdx_rc_server.h"
 
 static void usage(FILE *f)
 {
@@ -63,6 +64,15 @@ static void usage(FILE *f)
 "  --serve all|none            serve RDMA tokens (all: every kind this host\n"
 "                              can), or decline them all with 501 (a plain\n"
 "                              proxy; default all)\n"
+"  --rdma-devices LIST         rc: the device to serve on, as comma-separated\n"
+"                              names (mlx5_0, rxe0) or addresses of their\n"
+"                              netdevs (10.0.0.5); each must exist, the first\n"
+"                              is used (default: the first device there is)\n"
+"  --rdma-gid-index N          rc: the GID index (default: the RoCE v2\n"
+"                              IPv4-mapped GID, or the address's)\n"
+"                              Without a device rc is declined (501): tokens\n"
+"                              and POST /.s3rdma-rc/connect (SigV4-signed,\n"
+"                              like every request; disconnect always 204).\n"
 "  --log-level LEVEL           error|warn|notice|info|debug (default notice)\n"
 "  --pidfile FILE              write the pid there\n"
 "  -f, --foreground            do not daemonise (log to stderr)\n"
@@ -104,7 +114,7 @@ enum {
   OPT_REGION, OPT_TOKHDR, OPT_MAXCONNS, OPT_THREADS, OPT_CHUNK, OPT_TIMEOUT, OPT_SERVE,
   OPT_LOGLEVEL, OPT_PIDFILE, OPT_SK_FILE, OPT_USK_FILE, OPT_AUTH_TIMEOUT,
   OPT_CONNS_ADDR, OPT_UPLOADS_ADDR, OPT_TEST_DELAY, OPT_TEST_DELAY_N,
-  OPT_TEST_PUT_HOLD,
+  OPT_TEST_PUT_HOLD, OPT_RDMA_DEVS, OPT_RDMA_GID,
 };
 
 static const struct option opts[] = {
@@ -129,6 +139,8 @@ static const struct option opts[] = {
     {"test-token-delay", required_argument, NULL, OPT_TEST_DELAY},
     {"test-token-delay-count", required_argument, NULL, OPT_TEST_DELAY_N},
     {"test-put-hold", required_argument, NULL, OPT_TEST_PUT_HOLD},
+    {"rdma-devices", required_argument, NULL, OPT_RDMA_DEVS},
+    {"rdma-gid-index", required_argument, NULL, OPT_RDMA_GID},
     {"log-level", required_argument, NULL, OPT_LOGLEVEL},
     {"pidfile", required_argument, NULL, OPT_PIDFILE},
     {"foreground", no_argument, NULL, 'f'},
@@ -184,10 +196,47 @@ static int load_keys(struct gw_config *cfg, struct keys *k, char *sk_arg,
   return 0;
 }
 
+/* The rc device (--rdma-devices, --rdma-gid-index): names point into
+   list, a copy of the option's value that main frees. */
+struct rc_dev {
+  char *list;
+  const char *names[RDX_RC_DEVS_MAX];
+  struct rdx_rc_dev_cfg cfg;
+};
+
+/* "a,b,c" into d (the last --rdma-devices counts). 0 or -EINVAL. */
+static int parse_devices(const char *v, struct rc_dev *d)
+{
+  char *save = NULL, *tok;
+
+  free(d->list);
+  d->cfg.ndevices = 0;
+  d->cfg.devices = d->names;
+  d->list = strdup(v);
+  if (!d->list)
+    return -ENOMEM;
+  for (tok = strtok_r(d->list, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (d->cfg.ndevices == RDX_RC_DEVS_MAX) {
+      fprintf(stderr, "s3rdma-gateway: --rdma-devices: more than %d\n",
+              RDX_RC_DEVS_MAX);
+      return -EINVAL;
+    }
+    d->names[d->cfg.ndevices++] = tok;
+  }
+  if (!d->cfg.ndevices) {
+    fprintf(stderr, "s3rdma-gateway: --rdma-devices: '%s' names no device\n",
+            v);
+    return -EINVAL;
+  }
+  return 0;
+}
+
 /* Parse argv into cfg and k. Returns 0, 1 (--help shown) or -EINVAL; k may
    hold keys either way (keys_free). */
 static int parse_args(int argc, char **argv, struct gw_config *cfg,
-                      struct keys *k, const char **pidfile, bool *fg)
+                      struct keys *k, struct rc_dev *dev, const char **pidfile,
+                      bool *fg)
 {
   char *sk_arg = NULL, *usk_arg = NULL;
   const char *sk_file = NULL, *usk_file = NULL;
@@ -279,6 +328,15 @@ static int parse_args(int argc, char **argv, struct gw_config *cfg,
       if (parse_uint("--test-put-hold", optarg, 0, 3600000, &n))
         return -EINVAL;
       cfg->test_put_hold_ms = (unsigned)n;
+      break;
+    case OPT_RDMA_DEVS:
+      if (parse_devices(optarg, dev))
+        return -EINVAL;
+      break;
+    case OPT_RDMA_GID:
+      if (parse_uint("--rdma-gid-index", optarg, 0, 255, &n))
+        return -EINVAL;
+      dev->cfg.gid_index = (int)n;
       break;
     case OPT_LOGLEVEL:
       lvl = slog_parse_level(optarg);
@@ -434,6 +492,7 @@ int main(int argc, char **argv)
   };
   static struct gw_stats stats;
   struct keys keys = {0};
+  struct rc_dev dev = {.cfg = {.gid_index = -1}};
   struct rdx_server *rdx = NULL;
   struct gw_proxy *proxy = NULL;
   struct gw_http *http = NULL;
@@ -445,9 +504,14 @@ int main(int argc, char **argv)
   int rc, sig;
 
   slog_set_level(LOG_NOTICE);
-  rc = parse_args(argc, argv, &cfg, &keys, &pidfile, &fg);
+  rc = parse_args(argc, argv, &cfg, &keys, &dev, &pidfile, &fg);
+  if (!rc && rdx_rc_server_set_cfg(&dev.cfg)) {
+    fprintf(stderr, "s3rdma-gateway: --rdma-devices: a name is too long\n");
+    rc = -EINVAL;
+  }
   if (rc) {
     keys_free(&keys);
+    free(dev.list);
     return rc > 0 ? 0 : 2;
   }
   signal(SIGPIPE, SIG_IGN);
@@ -528,6 +592,7 @@ cleanup_curl:
     print_stats(&stats, fg);
 free_keys:
   keys_free(&keys);
+  free(dev.list);
   if (ready_fd >= 0)
     close(ready_fd); /* not listening: the parent exits 1 */
   return rc ? 1 : 0;

@@ -12,8 +12,23 @@
 #include "common/clock.h"
 #include "common/slog.h"
 
-void gw_rdx_error(int rc, int *status, const char **code)
+void gw_rdx_error(enum rdx_kind kind, int rc, int *status, const char **code,
+                  unsigned *reply)
 {
+  *reply = 0;
+  if (kind == RDX_RC) {
+    switch (rc) {
+    case -ENOTCONN:   /* unknown, expired, dropped or busy session */
+    case -EFAULT:     /* the client's memory key or range refused */
+    case -ECONNRESET: /* the client's queue pair does not answer */
+    case -EIO:        /* another completion error */
+    case -ETIMEDOUT:  /* a chunk's 30 s, or the client's deadline */
+      *status = 500;
+      *code = "InternalError";
+      *reply = 500;
+      return;
+    }
+  }
   switch (rc) {
   case -EPERM:
   case -EACCES:
@@ -39,6 +54,8 @@ void gw_rdx_error(int rc, int *status, const char **code)
     *code = "InternalError";
     break;
   }
+  if (kind == RDX_RC && *status == 500)
+    *reply = 500;
 }
 
 void gw_req_note_declined(const struct gw_req *r, struct gw_stats *stats,
@@ -108,6 +125,16 @@ void gw_req_set_error(struct gw_req *r, int status, const char *code,
                       const char *msg)
 {
   pthread_mutex_lock(&r->mu);
+  gw_req_set_error_locked(r, status, code, msg);
+  pthread_mutex_unlock(&r->mu);
+}
+
+void gw_req_set_error_reply(struct gw_req *r, int status, const char *code,
+                            const char *msg, unsigned reply)
+{
+  pthread_mutex_lock(&r->mu);
+  if (r->mode != GW_MODE_ERROR)
+    r->err_reply = reply; /* the first failure stands, its reply too */
   gw_req_set_error_locked(r, status, code, msg);
   pthread_mutex_unlock(&r->mu);
 }

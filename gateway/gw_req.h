@@ -72,6 +72,8 @@ struct gw_req {
   int64_t resp_len;             /* protected by mu: Content-Length, -1 */
   int err_status;               /* protected by mu: GW_MODE_ERROR's */
   const char *err_code;         /* protected by mu */
+  unsigned err_reply;           /* protected by mu: its x-amz-rdma-reply
+                                   (0: none; an rc transfer's 500) */
   char err_msg[160];            /* protected by mu */
   uint64_t rdma_bytes;          /* protected by mu: when done, RDMA mode */
   bool cancel;                  /* protected by mu: the client was answered
@@ -98,8 +100,15 @@ void gw_req_cancel(struct gw_req *r);
 /* Wait until r->done (no bound: the worker's own timeouts end it). */
 void gw_req_wait_done(struct gw_req *r);
 
-/* The RDMA error mapping: an rdx errno to an HTTP status and S3 code. */
-void gw_rdx_error(int rc, int *status, const char **code);
+/*
+ * The RDMA error mapping: an rdx errno for a token of this kind to an HTTP
+ * status, S3 code and x-amz-rdma-reply (0: none). rc follows its dialect
+ * (rdx_rc_server.h): -ENOTCONN, -EFAULT, -ECONNRESET, -EIO, -ETIMEDOUT and
+ * any other 500 are HTTP 500 InternalError with reply 500; the other
+ * kinds never get a reply on an error.
+ */
+void gw_rdx_error(enum rdx_kind kind, int rc, int *status, const char **code,
+                  unsigned *reply);
 /* r's token is declined (answered 501, x-amz-rdma-reply): count it and log
    one line (kind and reason, never the token). Either thread. */
 void gw_req_note_declined(const struct gw_req *r, struct gw_stats *stats,
@@ -115,6 +124,9 @@ void gw_req_set_error_locked(struct gw_req *r, int status, const char *code,
                              const char *msg);
 void gw_req_set_error(struct gw_req *r, int status, const char *code,
                       const char *msg);
+/* The same with an x-amz-rdma-reply value (0: none). */
+void gw_req_set_error_reply(struct gw_req *r, int status, const char *code,
+                            const char *msg, unsigned reply);
 /* Answer over HTTP: status, headers and the body from down. Sets ready. */
 void gw_req_answer_http(struct gw_req *r);
 /* The worker is finished with r: down closed, ready, done. r may be freed

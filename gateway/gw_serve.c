@@ -41,16 +41,17 @@ void gw_serve_fail(struct gw_run *w, int rc, const char *why, bool midway)
   struct gw_req *r = w->r;
   int status;
   const char *code;
+  unsigned reply;
 
-  gw_rdx_error(rc, &status, &code);
+  gw_rdx_error(r->token.kind, rc, &status, &code, &reply);
   if (rc == -ETIMEDOUT && gw_req_expired(r)) {
     gw_stat_add(w->stats, token_expired, 1);
   } else if (rc == -ECANCELED) {
     /* the client left: counted once, by the connection */
   } else if (midway) {
     gw_stat_add(w->stats, token_failures, 1);
-    if (status == 500)
-      status = 502;
+    if (status == 500 && !reply)
+      status = 502; /* rc's dialect keeps 500 with reply 500 */
   } else {
     gw_stat_add(w->stats, refused, 1);
   }
@@ -61,7 +62,7 @@ void gw_serve_fail(struct gw_run *w, int rc, const char *why, bool midway)
     log_warn("token %s %s %s %s: %s: %s", rdx_kind_name(r->token.kind),
              r->method, r->path, midway ? "failed" : "refused", strerror(-rc),
              why);
-  gw_req_set_error(r, status, code, why);
+  gw_req_set_error_reply(r, status, code, why, reply);
 }
 
 /* GET: the token's kind cannot be served: send the bytes over HTTP. */

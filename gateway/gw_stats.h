@@ -33,6 +33,12 @@ struct gw_stats {
   _Atomic uint64_t upstream_abandoned; /* upstream requests aborted because
                                       their client left or their deadline
                                       passed */
+  _Atomic uint64_t rc_connects;    /* RC connect steps accepted (200) */
+  _Atomic uint64_t rc_connect_refused; /* RC connect steps refused
+                                      (400, 405, 500, 501, 503) */
+  _Atomic uint64_t rc_disconnects; /* RC disconnects answered (204) */
+  _Atomic uint64_t rc_sessions;    /* gauge: RC sessions open, as of the
+                                      last connect step or stats page */
 };
 
 #define gw_stat_add(s, field, n)                                               \

@@ -134,10 +134,19 @@ void s3_client_destroy(struct s3_client *c)
 {
   if (!c)
     return;
+  if (c->stop_hook)
+    c->stop_hook(c->stop_arg); /* the engine still sends */
   s3_engine_stop(c);
   s3_retry_quota_cleanup(&c->quota);
   s3_creds_cleanup(&c->creds);
   free_strings(c);
+}
+
+void s3_client_set_stop_hook(struct s3_client *c, s3_client_stop_fn fn,
+                             void *arg)
+{
+  c->stop_hook = fn;
+  c->stop_arg = arg;
 }
 
 const char *s3_client_region(const struct s3_client *c)

@@ -63,6 +63,14 @@ struct s3_client;
 struct s3_client *s3_client_create(const struct s3_client_config *cfg,
                                    char *err, size_t errlen);
 void s3_client_destroy(struct s3_client *c);
+/*
+ * fn(arg) runs at the start of s3_client_destroy, while the engine still
+ * sends requests (a data plane says goodbye to its server: s3_rc.h). Set
+ * once, before the client is shared; NULL clears it.
+ */
+typedef void (*s3_client_stop_fn)(void *arg);
+void s3_client_set_stop_hook(struct s3_client *c, s3_client_stop_fn fn,
+                             void *arg);
 
 /* The resolved region and credential source (borrowed). */
 const char *s3_client_region(const struct s3_client *c);
@@ -178,10 +186,25 @@ enum s3_rdma_path {
   S3_RDMA_DONE,     /* the server moved the bytes */
   S3_RDMA_DECLINED, /* 501: HTTP body (a PUT: resent) */
   S3_RDMA_IGNORED,  /* no reply header: HTTP body (a PUT: resent) */
+  S3_RDMA_FAILED,   /* 500: the transfer failed (NVIDIA's
+                       RDMATransferFailed; RC: the session is gone): sent
+                       again at once over HTTP, GET and PUT alike */
 };
 /* How the finished request's bytes moved, and how many by RDMA. */
 enum s3_rdma_path s3_req_rdma_path(const struct s3_req *r);
 uint64_t s3_req_rdma_bytes(const struct s3_req *r);
+/* Was x-amz-rdma-reply 500 answered to any attempt of r? */
+bool s3_req_rdma_failed(const struct s3_req *r);
+/*
+ * fn(r, arg) runs exactly once: when r finishes, before its done callback
+ * or waiter sees it (on the engine thread, or the submitter's when the
+ * client is stopping), or at s3_req_destroy if r was never submitted. It
+ * must not block; r's results and RDMA state are readable in it. A data
+ * plane gives back what the token's request held (an RC session).
+ */
+typedef void (*s3_req_release_fn)(struct s3_req *r, void *arg);
+void s3_req_set_rdma_release(struct s3_req *r, s3_req_release_fn fn,
+                             void *arg);
 /* Did the last attempt carry a token? (false after an HTTP resend) */
 bool s3_req_rdma_carried(const struct s3_req *r);
 /*

@@ -162,6 +162,7 @@ static void finish(struct s3_client *c, struct s3_req *r, int rc,
   void *arg;
 
   r->rc = rc;
+  s3_req_run_release(r); /* before anyone sees r finished */
   atomic_fetch_add(&c->st_requests, 1);
   if (rc == -ECANCELED)
     atomic_fetch_add(&c->st_cancelled, 1);
@@ -217,10 +218,13 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
     return;
   }
   if (r->rdma_on && s3_rdma_attempt_end(c, r, &rc, &m) == S3_RDMA_RESEND) {
-    /* a PUT the server declined or ignored: the body over HTTP, now */
+    /* a PUT the server declined or ignored, or a transfer that failed
+       (reply 500): the bytes over HTTP, now */
     log_debug("%s %s/%s: RDMA %s, resending over HTTP", r->method,
               r->bucket ? r->bucket : "", r->key,
-              r->rdma_path == S3_RDMA_IGNORED ? "ignored" : "declined");
+              r->rdma_path == S3_RDMA_IGNORED  ? "ignored"
+              : r->rdma_path == S3_RDMA_FAILED ? "failed"
+                                               : "declined");
     requeue(e, r, 0);
     return;
   }

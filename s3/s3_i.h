@@ -37,6 +37,8 @@ struct s3_req {
   char method[8];
   char *bucket;
   char *key;
+  char *path;                     /* a fixed path instead of bucket/key
+                                     (s3_rc.c's POSTs); NULL usually */
   struct s3_kv *query;            /* raw name/value, owned strings */
   size_t n_query;
   struct s3_kv *headers;          /* owned strings */
@@ -68,6 +70,10 @@ struct s3_req {
   uint64_t rdma_doubt_ms;         /* the latest deadline of an attempt left
                                      in doubt, monotonic (0: none) */
   uint64_t rdma_doubt_wall_ms;    /* the same, CLOCK_REALTIME */
+  bool rdma_failed;               /* x-amz-rdma-reply 500 was answered */
+  s3_req_release_fn rdma_release; /* runs once when the request finishes
+                                     (or is destroyed unsubmitted) */
+  void *rdma_release_arg;
 
   /* where the reply body goes */
   enum s3_sink_kind sink;
@@ -138,6 +144,8 @@ struct s3_client {
   _Atomic bool rdma_ignored;      /* the server ignores tokens */
   _Atomic bool rdma_seen;         /* it has answered a token */
   _Atomic bool draining_logged;   /* engine stop: said once */
+  s3_client_stop_fn stop_hook;    /* set before use; runs at destroy */
+  void *stop_arg;
   struct s3_creds creds;
   struct s3_retry_quota quota;
   struct s3_engine eng;
@@ -150,6 +158,8 @@ struct s3_client {
 };
 
 /* s3_req.c: engine helpers */
+/* Run r's release hook if it has not run yet (engine: before done). */
+void s3_req_run_release(struct s3_req *r);
 void s3_req_reset_reply(struct s3_req *r);
 /* Store one response header line; -EBADMSG for a malformed one. */
 int s3_req_store_header(struct s3_req *r, const char *line, size_t len);

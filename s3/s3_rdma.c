@@ -51,6 +51,18 @@ bool s3_req_rdma_carried(const struct s3_req *r)
   return r->rdma_token && r->rdma_on;
 }
 
+bool s3_req_rdma_failed(const struct s3_req *r)
+{
+  return r->rdma_failed;
+}
+
+void s3_req_set_rdma_release(struct s3_req *r, s3_req_release_fn fn,
+                             void *arg)
+{
+  r->rdma_release = fn;
+  r->rdma_release_arg = arg;
+}
+
 bool s3_req_rdma_doubt(const struct s3_req *r)
 {
   return r->rdma_doubt;
@@ -134,6 +146,14 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
     if (!*rc)
       r->rdma_path = S3_RDMA_DECLINED; /* the bytes came in the body */
     return S3_RDMA_KEEP;
+  }
+  if (strcmp(v, "500") == 0) {
+    /* the transfer failed (RC: the session is gone); the server answered,
+       so it is done with the token: the bytes over HTTP, now */
+    r->rdma_failed = true;
+    r->rdma_path = S3_RDMA_FAILED;
+    *rc = 0;
+    return resend(c, r);
   }
   if (strcmp(v, "200") != 0 && strcmp(v, "204") != 0 &&
       strcmp(v, "206") != 0) {

@@ -78,6 +78,7 @@ void s3_req_destroy(struct s3_req *r)
 {
   if (!r)
     return;
+  s3_req_run_release(r); /* never submitted: nothing else ran it */
   kv_free(r->query, r->n_query);
   kv_free(r->headers, r->n_headers);
   resp_headers_clear(r);
@@ -91,7 +92,17 @@ void s3_req_destroy(struct s3_req *r)
   pthread_cond_destroy(&r->cv);
   free(r->bucket);
   free(r->key);
+  free(r->path);
   free(r);
+}
+
+void s3_req_run_release(struct s3_req *r)
+{
+  s3_req_release_fn fn = r->rdma_release;
+
+  r->rdma_release = NULL;
+  if (fn)
+    fn(r, r->rdma_release_arg);
 }
 
 int s3_req_add_query(struct s3_req *r, const char *name, const char *value)

@@ -92,6 +92,16 @@ static int build_url(struct s3_req *r, const struct s3_req_target *t,
     rc = -ENOMEM;
     goto free_key;
   }
+  if (r->path) {
+    a->host = strdup(t->host);
+    a->path = malloc(strlen(t->base_path) + strlen(r->path) + 1);
+    if (!a->host || !a->path) {
+      rc = -ENOMEM;
+      goto free_key;
+    }
+    sprintf(a->path, "%s%s", t->base_path, r->path);
+    goto url;
+  }
   if (r->bucket && t->virtual_host) {
     a->host = malloc(strlen(r->bucket) + strlen(t->host) + 2);
     if (a->host)
@@ -113,6 +123,7 @@ static int build_url(struct s3_req *r, const struct s3_req_target *t,
   else
     snprintf(a->path, plen, "%s/%s%s%s", t->base_path, r->bucket,
              *enc_key ? "/" : "", enc_key);
+url:
   r->url = malloc(strlen(t->scheme) + strlen(a->host) + strlen(a->path) +
                   strlen(a->query) + 2);
   if (!r->url) {

@@ -166,6 +166,30 @@ static void test_get_declined_ignored(void **state)
   done(f);
 }
 
+/* Reply 500 (RDMATransferFailed; RC: the session is gone): the server
+   answered, so nothing is in doubt; GET and PUT alike are sent again over
+   HTTP at once, and the request remembers it (the session is dropped). */
+static void test_failed_resent(void **state)
+{
+  static const char *methods[] = {"GET", "PUT"};
+
+  (void)state;
+  for (int i = 0; i < 2; i++) {
+    struct fixture *f = fix(methods[i], 64);
+    int rc = -EIO; /* HTTP 500 InternalError */
+
+    assert_false(s3_req_rdma_failed(f->r));
+    assert_int_equal(judge(f, &rc, 0, REPLY, "500", NULL), S3_RDMA_RESEND);
+    assert_int_equal(rc, 0);
+    assert_true(s3_req_rdma_failed(f->r));
+    assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_FAILED);
+    assert_false(s3_req_rdma_carried(f->r)); /* the resend has no token */
+    assert_false(s3_req_rdma_doubt(f->r));
+    assert_true(s3_client_rdma_usable(&f->c));
+    done(f);
+  }
+}
+
 static void test_put(void **state)
 {
   struct fixture *f = fix("PUT", 32);
@@ -302,6 +326,7 @@ int main(void)
       cmocka_unit_test(test_set_rdma_rules),
       cmocka_unit_test(test_get_done),
       cmocka_unit_test(test_get_untrusted),
+      cmocka_unit_test(test_failed_resent),
       cmocka_unit_test(test_get_declined_ignored),
       cmocka_unit_test(test_put),
   };
