@@ -30,6 +30,10 @@ PKGS=(
   ceph-mon ceph-osd radosgw ceph-common awscli curl python3 openssl
   # tests: the tools the write tests drive, and s3fs for metadata interop
   rsync vim s3fs
+  # tests/rdma-vm: a QEMU guest (TCG) with soft-RoCE, Debian's kernel
+  # unpacked into a busybox initramfs, perftest as the RC reference
+  qemu-system-x86 busybox-static cpio kmod xz-utils iproute2
+  rdma-core ibverbs-utils rdmacm-utils perftest librdmacm-dev
 )
 
 missing=()
