@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# tests/rdma-vm/guest/rc_mount.sh - in the soft-RoCE guest: s3rdma-gateway
+# serving rc on rxe0 in front of the host's RGW, and a mount with
+# rdma.transport=rc through it; files written and read back by md5 (a
+# streamed multi-part write, a cold read, random preads, an overwrite in
+# the middle), the gateway's counters showing the bytes rc moved.
+# Needs: S3R_BUILD, S3R_ENDPOINT (the host's RGW as the guest sees it),
+# AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3R_RC_BUCKET (made by the
+# caller on the host), S3R_RDMA_DEV, S3R_GID_INDEX.
+set -euo pipefail
+BIN=$S3R_BUILD/bin
+DEV=${S3R_RDMA_DEV:-rxe0} GIDX=${S3R_GID_INDEX:-1}
+bucket=${S3R_RC_BUCKET:?}
+work=$(mktemp -d /tmp/rc.XXXXXX) mnt=$work/mnt
+mkdir -p "$mnt" "$work/cache"
+fail=0 gw= fs=
+check() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fail=1; fi; }
+# todo NAME COND: reported, not failing (a known gap, named in NAME)
+todo() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fi; }
+cleanup() {
+  set +e
+  fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+  # the daemon disconnects its sessions while the gateway still runs
+  for _ in $(seq 1 50); do kill -0 "$fs" 2>/dev/null || break; sleep 0.2; done
+  [ -z "$gw" ] || { kill "$gw"; wait "$gw"; }
+  echo "--- gateway log (tail)"; tail -n 25 "$work/gw.log"
+  echo "--- mount log (rdma lines)"; grep -iE "rdma|rc|token|regist" "$work/fs.log" | head -n 30
+}
+trap cleanup EXIT
+
+"$BIN/s3rdma-gateway" -f --listen 127.0.0.1:7490 --upstream "$S3R_ENDPOINT" \
+  --rdma-devices "$DEV" --rdma-gid-index "$GIDX" >"$work/gw.log" 2>&1 &
+gw=$!
+for _ in $(seq 1 100); do
+  curl -s -o /dev/null --max-time 2 http://127.0.0.1:7490/_s3rdma/stats && break
+  sleep 0.2
+done
+check "gateway answers" "curl -s --max-time 5 http://127.0.0.1:7490/_s3rdma/stats >/dev/null"
+
+"$BIN/s3rdmafs" -f "$bucket" "$mnt" -o endpoint=http://127.0.0.1:7490 \
+  -o rdma.transport=rc,rdma.devices="$DEV",rdma.gid_index="$GIDX" \
+  -o cache.dir="$work/cache",log.level="${S3R_RC_LOG:-info}" \
+  2>"$work/fs.log" &
+fs=$!
+for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.2; done
+check "mounted with rdma.transport=rc" "mountpoint -q '$mnt'"
+
+head -c $((24 << 20)) /dev/urandom >"$work/big"      # several parts
+head -c 300000 /dev/urandom >"$work/small"
+dd if="$work/big" of="$mnt/big" bs=1M status=none
+cp "$work/small" "$mnt/small"
+sync
+echo 3 >/proc/sys/vm/drop_caches
+check "streamed multi-part write reads back" \
+  "[ \"\$(md5sum <'$mnt/big' | cut -d' ' -f1)\" = \"\$(md5sum <'$work/big' | cut -d' ' -f1)\" ]"
+check "small file reads back" "cmp -s '$mnt/small' '$work/small'"
+# random preads against the local copy
+ok=1
+for off in 0 4095 1048577 7340031 20000000 25165000; do
+  a=$(dd if="$mnt/big" bs=1 skip="$off" count=4096 status=none | md5sum)
+  b=$(dd if="$work/big" bs=1 skip="$off" count=4096 status=none | md5sum)
+  [ "$a" = "$b" ] || ok=0
+done
+check "random preads" "[ $ok = 1 ]"
+# an overwrite in the middle
+head -c 100000 /dev/urandom >"$work/patch"
+dd if="$work/patch" of="$mnt/big" bs=1 seek=5000000 conv=notrunc status=none
+dd if="$work/patch" of="$work/big" bs=1 seek=5000000 conv=notrunc status=none
+sync; echo 3 >/proc/sys/vm/drop_caches
+check "overwrite in the middle reads back" "cmp -s '$mnt/big' '$work/big'"
+
+stats=$(curl -s --max-time 5 http://127.0.0.1:7490/_s3rdma/stats)
+val() { awk -v k="$1" '$1 == k { print $2 }' <<<"$stats"; }
+echo "--- gateway counters"; echo "$stats" | grep -E "rdma_bytes|rc_|declined|token_failures|http_bytes"
+check "rc sessions connected" "[ '$(val rc_connects)' -gt 0 ]"
+check "GET bytes moved by rc" "[ '$(val rdma_bytes_get)' -gt 0 ]"
+# parts are mapped read-only from their staging files, which rxe cannot
+# pin for a memory region (EFAULT): they go in HTTP bodies until write
+# buffers are registered memory (issue 14)
+todo "PUT bytes moved by rc # TODO registered write buffers (issue 14)" \
+  "[ '$(val rdma_bytes_put)' -gt 0 ]"
+check "no token transfer failed" "[ '$(val token_failures)' -eq 0 ]"
+echo "--- mount's rdma stats"; grep -E "^rdma|rdma" "$mnt/.s3rdmafs-stats" | head -20 || true
+exit "$fail"
