@@ -14,6 +14,14 @@ uint64_t clock_mono_ms(void)
   return ms_of(CLOCK_MONOTONIC);
 }
 
+uint64_t clock_mono_us(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
 uint64_t clock_wall_ms(void)
 {
   return ms_of(CLOCK_REALTIME);

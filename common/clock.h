@@ -14,6 +14,8 @@
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t clock_mono_ms(void);
+/* Microseconds on CLOCK_MONOTONIC: for measuring short costs only. */
+uint64_t clock_mono_us(void);
 /* Milliseconds since the epoch (CLOCK_REALTIME). */
 uint64_t clock_wall_ms(void);
 /* A condition variable whose timed waits use CLOCK_MONOTONIC. */

@@ -59,9 +59,13 @@ struct fsx_rdma {
   bool reaper_started;        /* fixed after open */
   pthread_t reaper;
   _Atomic uint64_t get_tokens, put_tokens, no_token;
+  /* buffers registered per request (fsx_rdma_buf): how many, and the
+     microseconds spent registering and deregistering them */
+  _Atomic uint64_t buf_regs, buf_reg_us, buf_dereg_us, buf_reg_fails;
   _Atomic uint64_t retired_chunks, reclaimed_chunks, retired_bufs,
       reclaimed_bufs;
   _Atomic bool told;          /* the first doubt was logged */
+  _Atomic bool told_reg;      /* the first failed registration was logged */
 };
 
 /* When r's memory in doubt is due back, on both clocks. */
@@ -264,7 +268,7 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
 {
   struct rdx_params p = params_of(c);
   struct fsx_rdma *d;
-  char why[RDX_ERR_MAX];
+  char why[RDX_ERR_MAX], how[RDX_ERR_MAX + 16];
   void *base;
   size_t len;
   int rc;
@@ -312,9 +316,14 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
     goto destroy_rc;
   }
   m->rdma = d;
-  log_notice("rdma: transport %s, header %s, page cache registered in %zu "
-             "segment(s)",
-             rdx_transport_kind_name(rdx_transport_kind(d->t)),
+  /* auto: why the kinds before this one were passed over, in the line */
+  if (c->rdma.transport != CFG_RDMA_AUTO)
+    how[0] = '\0';
+  else
+    snprintf(how, sizeof(how), " (auto%s%s)", why[0] ? "; " : "", why);
+  log_notice("rdma: transport %s%s, header %s, page cache registered in "
+             "%zu segment(s)",
+             rdx_transport_kind_name(rdx_transport_kind(d->t)), how,
              c->rdma.token_header, rdx_region_nseg(d->arena));
   return 0;
 
@@ -411,14 +420,26 @@ int fsx_rdma_buf(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
   struct fsx_rdma *d = m->rdma;
   struct rdx_region *region;
   char tok[RDX_TOKEN_MAX];
+  uint64_t t0;
   int rc;
 
   *reg = NULL;
   if (!fsx_rdma_active(m) || !len || len > RDX_SEG_MAX)
     return 0;
-  rc = rdx_register(d->t, buf, len, 0, &region);
-  if (rc)
+  /* a PUT's source is often a read-only mapping of its staging file */
+  t0 = clock_mono_us();
+  rc = get ? rdx_register(d->t, buf, len, 0, &region)
+           : rdx_register_src(d->t, buf, len, 0, &region);
+  atomic_fetch_add(&d->buf_reg_us, clock_mono_us() - t0);
+  if (rc) {
+    atomic_fetch_add(&d->buf_reg_fails, 1);
+    if (!atomic_exchange(&d->told_reg, true))
+      log_notice("rdma: cannot register a %zu-byte %s buffer (%s): such "
+                 "requests go in HTTP bodies (logged once)",
+                 len, get ? "GET" : "PUT", strerror(-rc));
     return attach(d, r, rc, NULL, 0);
+  }
+  atomic_fetch_add(&d->buf_regs, 1);
   if (d->rc) /* the token attached, or 1: none */
     rc = fsx_rdma_rc_attach(d->rc, r, region, 0, len,
                             get ? RDX_GET : RDX_PUT);
@@ -442,7 +463,13 @@ int fsx_rdma_buf(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
 
 void fsx_rdma_buf_done(struct fsx_mount *m, void *reg)
 {
+  uint64_t t0;
+
+  if (!reg)
+    return;
+  t0 = clock_mono_us();
   rdx_unregister(reg);
+  atomic_fetch_add(&m->rdma->buf_dereg_us, clock_mono_us() - t0);
 }
 
 /* Sleep until r's memory in doubt is due back: true, or false when the
@@ -554,6 +581,10 @@ size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len)
       {"held_chunks", rc - cc},
       {"retired_bufs", d ? d->retired_bufs : 0},
       {"reclaimed_bufs", d ? d->reclaimed_bufs : 0},
+      {"buf_regs", d ? d->buf_regs : 0},
+      {"buf_reg_fails", d ? d->buf_reg_fails : 0},
+      {"buf_reg_us", d ? d->buf_reg_us : 0},
+      {"buf_dereg_us", d ? d->buf_dereg_us : 0},
   };
   size_t n = stats_fmt_text(
       buf, len, 0, "rdma.transport",

@@ -244,7 +244,12 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
   pc->copy = copy;
   pc->len = (size_t)mem;
   if (mem) {
-    pc->map = mmap(NULL, (size_t)l, PROT_READ, MAP_SHARED, wb->fd, (off_t)s);
+    /* private: read as the file is, but registrable for RDMA on kernels
+       before 6.2, whose memory registration pins even a read-only range
+       for writing (FOLL_FORCE: a copy on write, refused on a shared
+       read-only mapping with EFAULT). A part changed while it is sent is
+       sent again (stale) either way. */
+    pc->map = mmap(NULL, (size_t)l, PROT_READ, MAP_PRIVATE, wb->fd, (off_t)s);
     if (pc->map == MAP_FAILED) {
       rc = -errno;
       pc->map = NULL;

@@ -75,13 +75,14 @@ static int put_object(struct fsx_mount *m, const char *bucket,
   return rc;
 }
 
-/* The staging file mapped for reading (NULL for an empty file). */
+/* The staging file mapped for reading (NULL for an empty file); private
+   for RDMA registration, as a part's (fsx_wb_part.c). */
 static int map_file(struct fsx_wb *wb, void **out)
 {
   *out = NULL;
   if (!wb->size)
     return 0;
-  *out = mmap(NULL, (size_t)wb->size, PROT_READ, MAP_SHARED, wb->fd, 0);
+  *out = mmap(NULL, (size_t)wb->size, PROT_READ, MAP_PRIVATE, wb->fd, 0);
   if (*out == MAP_FAILED) {
     *out = NULL;
     return -errno;

@@ -6,7 +6,7 @@
  * parsers.
  *
  * A kind is one file (rdx_cma.c), or one family of files with its own
- * prefix (rdx_rc_*.c; next rdx_dc), holding both halves behind these
+ * prefix (rdx_rc_*.c, rdx_dc_*.c), holding both halves behind these
  * tables, and includes no other kind's file or header. Adding one: its client open in rdx_transport_open (the switch,
  * and auto's order), its struct rdx_server_ops as one row of the kinds
  * table in rdx_server.c, and its declarations below. Generic code never
@@ -15,6 +15,7 @@
 #ifndef S3R_RDX_I_H
 #define S3R_RDX_I_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,11 +28,14 @@
 struct rdx_seg {
   uint64_t addr;
   uint64_t len;  /* 1..RDX_SEG_MAX */
+  bool src;      /* a PUT source: servers only read it (rdx_register_src);
+                    verbs kinds register it without local or remote write */
   void *priv;    /* the transport's (verbs: its struct ibv_mr *) */
 };
 
 struct rdx_region {
   struct rdx_transport *t;
+  bool src;      /* rdx_register_src: tokens for RDX_PUT only */
   uint64_t base;
   uint64_t len;
   uint64_t seg_len;
@@ -46,7 +50,9 @@ struct rdx_region {
  * and unreg of one region run on one thread.
  */
 struct rdx_transport_ops {
-  /* Register one segment (fill seg->priv): 0 or a negative errno. */
+  /* Register one segment (fill seg->priv): 0 or a negative errno. A
+     seg->src segment needs remote read only (it may be a read-only
+     mapping). */
   int (*reg)(struct rdx_transport *t, struct rdx_seg *seg);
   /* Undo reg. */
   void (*unreg)(struct rdx_transport *t, struct rdx_seg *seg);
@@ -126,6 +132,17 @@ int rdx_rc_open(const struct rdx_params *p, struct rdx_transport **out,
 
 /* The server half of rc (RDMA WRITE and READ on a session's queue pair). */
 extern const struct rdx_server_ops rdx_rc_server_ops;
+
+/* ---- dc (rdx_dc_client.c, rdx_dc_server.c) ------------------------------ */
+
+/* Open a DC transport on p's devices, GID index and access key (p NULL:
+   the first mlx5 device, port 1, the default GID and key):
+   rdx_dc_transport_open (rdx_dc_client.h) with the configuration p gives. */
+int rdx_dc_open(const struct rdx_params *p, struct rdx_transport **out,
+                char *err, size_t errlen);
+
+/* The server half of dc (RDMA WRITE and READ from a pool of DCIs). */
+extern const struct rdx_server_ops rdx_dc_server_ops;
 
 /* ---- shared by the kinds (rdx_transport.c, rdx_server.c) ---------------- */
 

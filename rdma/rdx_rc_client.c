@@ -45,7 +45,11 @@ static int rc_reg(struct rdx_transport *t, struct rdx_seg *seg)
   struct rc_client *c = (struct rc_client *)t;
   struct ibv_mr *mr;
 
-  mr = rdx_rc_reg(&c->dev, (void *)(uintptr_t)seg->addr, (size_t)seg->len);
+  if (seg->src) /* a PUT source: the server's RDMA READ, nothing else */
+    mr = ibv_reg_mr(c->dev.pd, (void *)(uintptr_t)seg->addr,
+                    (size_t)seg->len, IBV_ACCESS_REMOTE_READ);
+  else
+    mr = rdx_rc_reg(&c->dev, (void *)(uintptr_t)seg->addr, (size_t)seg->len);
   if (!mr)
     return errno ? -errno : -ENOMEM;
   seg->priv = mr;
@@ -324,6 +328,8 @@ int rdx_rc_token_for(const struct rdx_rc_session *s, const struct rdx_region *r,
   if (!s || !r || r->t != &s->ep->c->base || len == 0 ||
       (op != RDX_GET && op != RDX_PUT))
     return -EINVAL;
+  if (r->src && op != RDX_PUT)
+    return -EACCES;
   if (!s->connected)
     return -ENOTCONN;
   rc = rdx_region_seg_of(r, off, len, &seg);

@@ -1,7 +1,7 @@
 /*
  * rdx_server: the server half's checks shared by every kind, then dispatch
  * through the kinds table to the kind that moves the bytes (struct
- * rdx_server_ops, rdx_i.h: rdx_cma.c, rdx_rc_server.c; dc next, one row).
+ * rdx_server_ops, rdx_i.h: rdx_cma.c, rdx_rc_server.c, rdx_dc_server.c).
  */
 #include "rdma/rdx_i.h"
 #include "rdma/rdx_helper.h"
@@ -18,6 +18,7 @@
 static const struct rdx_server_ops *const kinds[] = {
     &rdx_cma_server_ops,
     &rdx_rc_server_ops,
+    &rdx_dc_server_ops,
 };
 
 #define NKINDS (sizeof(kinds) / sizeof(kinds[0]))

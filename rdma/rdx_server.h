@@ -12,9 +12,10 @@
  * client memory outside [tok->addr, tok->addr + req->len), which lies within
  * the token's range.
  *
- * Kinds served: cma (process_vm_writev/readv) and rc (RDMA WRITE/READ on
- * a session made by rdx_rc_server_connect, rdx_rc_server.h). dc: not
- * built yet (-EOPNOTSUPP: decline with 501). Each kind is one file implementing
+ * Kinds served: cma (process_vm_writev/readv), rc (RDMA WRITE/READ on
+ * a session made by rdx_rc_server_connect, rdx_rc_server.h) and dc (RDMA
+ * WRITE/READ from a DCI to the client's DCT, rdx_dc_server.h; on an mlx5
+ * device only, else -EOPNOTSUPP: decline with 501). Each kind is one file implementing
  * struct rdx_server_ops (rdx_i.h) and one row of the kinds table in
  * rdx_server.c, which checks what every kind shares and dispatches by
  * tok->kind; nothing else here names a kind, so adding rc or dc changes
@@ -142,8 +143,8 @@ int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
  *                helper is killed and reaped before this returns), or cma:
  *                no answer within the server's timeout
  *   -EAGAIN      cma: every helper busy
- *   -EOPNOTSUPP  this server cannot serve the kind: dc not built, rc with
- *                no device, or cma not possible on this host (decline:
+ *   -EOPNOTSUPP  this server cannot serve the kind: dc with no mlx5
+ *                device, rc with no device, or cma not possible on this host (decline:
  *                501)
  *   -ENOMEM, or another negative errno from the kernel.
  */

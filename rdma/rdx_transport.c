@@ -1,8 +1,8 @@
 /*
  * rdx_transport: what every kind shares: choosing and opening a kind,
  * cutting a registration into segments, and checking a token's range
- * before the kind fills in its own fields. The kinds live in rdx_cma.c
- * and rdx_rc_client.c (next, dc) behind struct rdx_transport_ops.
+ * before the kind fills in its own fields. The kinds live in rdx_cma.c,
+ * rdx_rc_client.c and rdx_dc_client.c behind struct rdx_transport_ops.
  */
 #include "rdma/rdx_i.h"
 
@@ -60,18 +60,6 @@ static int rdma_device(char *err, size_t errlen)
   return 0;
 }
 
-static int verbs_open(enum rdx_transport_kind kind, char *err, size_t errlen)
-{
-  int rc = rdma_device(err, errlen);
-
-  if (rc)
-    return rc;
-  return rdx_reason(err, errlen, -ENOSYS,
-                    "rdma transport %s is not built yet (an RDMA device is "
-                    "present)",
-                    rdx_transport_kind_name(kind));
-}
-
 /* rc: sysfs first, so that a host without RDMA gets cma's kind of reason
    without loading libibverbs' providers; then the device itself. */
 static int rc_open(const struct rdx_params *p, struct rdx_transport **out,
@@ -84,14 +72,53 @@ static int rc_open(const struct rdx_params *p, struct rdx_transport **out,
   return rdx_rc_open(p, out, err, errlen);
 }
 
+/* dc: as rc (sysfs first), then an mlx5 device ("dc: no mlx5 device
+   (devices here: rxe0)" when there is none). */
+static int dc_open(const struct rdx_params *p, struct rdx_transport **out,
+                   char *err, size_t errlen)
+{
+  int rc = rdma_device(err, errlen);
+
+  if (rc)
+    return rc;
+  return rdx_dc_open(p, out, err, errlen);
+}
+
+/* auto: dc, then rc, then cma (an endpoint on this host only). On success
+   err tells why the kinds before the one opened were passed over. */
+static int auto_open(const struct rdx_params *p, struct rdx_transport **out,
+                     char *err, size_t errlen)
+{
+  char dc_why[RDX_ERR_MAX], rc_why[RDX_ERR_MAX], cma_why[RDX_ERR_MAX];
+  char verbs[2 * RDX_ERR_MAX + 16];
+  int rc;
+
+  rc = dc_open(p, out, dc_why, sizeof(dc_why));
+  if (rc == 0 || rc == -ENOMEM)
+    return rdx_reason(err, errlen, rc, "%s", rc ? dc_why : "");
+  rc = rc_open(p, out, rc_why, sizeof(rc_why));
+  if (rc == 0 || rc == -ENOMEM)
+    return rdx_reason(err, errlen, rc, "%s", rc ? rc_why : dc_why);
+  /* "no RDMA device" is said once for both verbs kinds */
+  if (strcmp(dc_why, rc_why) == 0)
+    snprintf(verbs, sizeof(verbs), "dc, rc: %s", dc_why);
+  else
+    snprintf(verbs, sizeof(verbs), "dc: %s; rc: %s", dc_why, rc_why);
+  if (!(p && p->endpoint_local))
+    snprintf(cma_why, sizeof(cma_why), "the endpoint is not on this host");
+  else if ((rc = rdx_cma_open(out, cma_why, sizeof(cma_why))) == 0)
+    return rdx_reason(err, errlen, 0, "%s", verbs);
+  if (rc == -ENOMEM)
+    return rdx_reason(err, errlen, rc, "%s", cma_why);
+  return rdx_reason(err, errlen, -ENODEV,
+                    "no rdma transport available: %s; cma: %s", verbs,
+                    cma_why);
+}
+
 int rdx_transport_open(enum rdx_transport_kind kind,
                        const struct rdx_params *p, struct rdx_transport **out,
                        char *err, size_t errlen)
 {
-  char dc_why[RDX_ERR_MAX], cma_why[RDX_ERR_MAX];
-  bool local = p && p->endpoint_local;
-  int rc;
-
   rdx_reason(err, errlen, 0, "%s", "");
   if (!out)
     return rdx_reason(err, errlen, -EINVAL, "no place for the transport");
@@ -104,21 +131,9 @@ int rdx_transport_open(enum rdx_transport_kind kind,
   case RDX_TRANSPORT_RC:
     return rc_open(p, out, err, errlen);
   case RDX_TRANSPORT_DC:
-    return verbs_open(kind, err, errlen);
+    return dc_open(p, out, err, errlen);
   case RDX_TRANSPORT_AUTO:
-    /* rc joins auto (dc, rc, cma) once the client makes the connect step:
-       until then an rc transport makes no token (rdx_token_for: -ENOTCONN)
-       and would only displace cma */
-    rc = verbs_open(RDX_TRANSPORT_DC, dc_why, sizeof(dc_why));
-    if (!local)
-      snprintf(cma_why, sizeof(cma_why), "the endpoint is not on this host");
-    else if ((rc = rdx_cma_open(out, cma_why, sizeof(cma_why))) == 0)
-      return 0;
-    if (rc == -ENOMEM)
-      return rdx_reason(err, errlen, rc, "%s", cma_why);
-    return rdx_reason(err, errlen, -ENODEV,
-                      "no rdma transport available: dc, rc: %s; cma: %s",
-                      dc_why, cma_why);
+    return auto_open(p, out, err, errlen);
   }
   return rdx_reason(err, errlen, -EINVAL, "rdma transport kind %d unknown",
                     (int)kind);
@@ -135,8 +150,8 @@ void rdx_transport_close(struct rdx_transport *t)
     t->ops->close(t);
 }
 
-int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
-                 struct rdx_region **out)
+static int reg(struct rdx_transport *t, void *base, size_t len, size_t unit,
+               bool src, struct rdx_region **out)
 {
   struct rdx_region *r;
   uint64_t b = (uint64_t)(uintptr_t)base;
@@ -156,6 +171,7 @@ int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
   if (!r)
     return -ENOMEM;
   r->t = t;
+  r->src = src;
   r->base = b;
   r->len = len;
   r->seg_len = seg_len;
@@ -165,6 +181,7 @@ int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
 
     s->addr = b + off;
     s->len = len - off < seg_len ? len - off : seg_len;
+    s->src = src;
     rc = t->ops->reg(t, s);
     if (rc)
       goto clean_segs;
@@ -176,6 +193,19 @@ int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
 clean_segs:
   rdx_unregister(r);
   return rc;
+}
+
+int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
+                 struct rdx_region **out)
+{
+  return reg(t, base, len, unit, false, out);
+}
+
+int rdx_register_src(struct rdx_transport *t, const void *base, size_t len,
+                     size_t unit, struct rdx_region **out)
+{
+  /* never written through: the kinds register it for remote read only */
+  return reg(t, (void *)(uintptr_t)base, len, unit, true, out);
 }
 
 void rdx_unregister(struct rdx_region *r)
@@ -232,6 +262,8 @@ int rdx_token_for(struct rdx_transport *t, const struct rdx_region *r,
     buf[0] = '\0';
   if (!t || !r || r->t != t || len == 0 || (op != RDX_GET && op != RDX_PUT))
     return -EINVAL;
+  if (r->src && op != RDX_PUT)
+    return -EACCES;
   rc = rdx_region_seg_of(r, off, len, &seg);
   if (rc)
     return rc;

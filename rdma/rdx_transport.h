@@ -20,7 +20,15 @@
  *        dialect (rdx_rc_client.h): a session per request in flight,
  *        connected by an HTTP step the caller makes; rdx_token_for
  *        answers -ENOTCONN for it (tokens come from rdx_rc_token_for).
- *   dc   mlx5 DC, the cuObject token: not built yet.
+ *   dc   mlx5 DC, NVIDIA cuObject's protocol (rdx_dc_client.h): a DCT in
+ *        RTR made with rdx_params.dc_access_key (0: the default below),
+ *        one MR per segment, and the 81-character cuObject token
+ *        (raddr:rsize:rkey:lid:dctn:has_gid:gid, rdx_token.h) from
+ *        rdx_token_for; the server's DCI moves the bytes, the client posts
+ *        nothing. Needs an mlx5 device: elsewhere -ENODEV with one line
+ *        ("no RDMA device ...", "dc: no mlx5 device (devices here:
+ *        rxe0)"). Built and unit-tested for its format and state
+ *        transitions only: untested on hardware.
  *
  * Registration is transport-independent: memory is registered as a region
  * cut into segments of at most RDX_SEG_MAX bytes (4 GiB - 64 KiB, the
@@ -93,14 +101,19 @@ const char *rdx_transport_kind_name(enum rdx_transport_kind kind);
 
 /*
  * Open a transport of the given kind. p may be NULL (all defaults). auto
- * picks the best kind available: dc (not built yet), then cma when
- * p->endpoint_local; rc joins auto once the daemon makes its connect step.
+ * picks the first kind that opens: dc (an mlx5 device), then rc (any verbs
+ * device), then cma when p->endpoint_local; on success err then says why
+ * the kinds before it were passed over ("" for dc). Note that auto takes
+ * rc on a host with any verbs device even when the endpoint is local and
+ * speaks cma (the order the issue sets: a real NIC first); whether the
+ * server speaks rc is known only at the first connect step, and a refusal
+ * leaves the mount on HTTP bodies (fs/fsx_rdma_rc.c).
  * Returns 0 and *out (free with rdx_transport_close), or, with *out NULL
  * and a one-line reason in err (always NUL-terminated when errlen > 0):
  *   -ENODEV  the kind cannot run here: off, no RDMA device, /proc or
  *            process_vm_readv missing, auto found nothing (the caller uses
  *            HTTP bodies; under auto that is one log line, not an error)
- *   -ENOSYS  dc: a device is present but the transport is not built yet
+ *   -ENODEV  dc: no mlx5 device (another verbs device is not enough)
  *   -EINVAL  unknown kind, out NULL
  *   -ENOMEM
  */
@@ -125,6 +138,17 @@ void rdx_transport_close(struct rdx_transport *t);
 int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
                  struct rdx_region **out) __attribute__((warn_unused_result));
 
+/*
+ * As rdx_register, for memory servers only read: the source of PUTs.
+ * Verbs kinds register it for remote read only, without local write, so
+ * it may be a read-only mapping (a PROT_READ mmap of a file: a pin for
+ * writing would fail with EFAULT). Tokens for it: RDX_PUT only (RDX_GET:
+ * -EACCES).
+ */
+int rdx_register_src(struct rdx_transport *t, const void *base, size_t len,
+                     size_t unit, struct rdx_region **out)
+    __attribute__((warn_unused_result));
+
 /* Release a region; NULL does nothing. Tokens for it must be finished. */
 void rdx_unregister(struct rdx_region *r);
 
@@ -143,6 +167,7 @@ size_t rdx_region_nseg(const struct rdx_region *r);
  * Returns the token's length (without the NUL), or:
  *   -EINVAL  NULL t/r, len 0, op not RDX_GET/RDX_PUT, r not registered
  *            with t
+ *   -EACCES  RDX_GET on a region of rdx_register_src
  *   -ERANGE  [off, off + len) not inside the region
  *   -EXDEV   the range crosses a segment boundary (split it, or use HTTP)
  *   -ENOSPC  buf cannot hold the token (RDX_TOKEN_MAX always can)

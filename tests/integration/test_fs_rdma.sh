@@ -98,11 +98,16 @@ fs_umount "$mnt"
 # ---- an explicit transport that cannot run here fails the mount clearly ----
 rc=0
 if [ -d /sys/class/infiniband ]; then
-  echo "# an RDMA device is present: the dc refusal is not checked"
+  echo "# an RDMA device is present: the dc and rc refusals are not checked"
 else
-  timeout 60 "$FS" "$bucket" "$mnt" -f -o rdma.transport=dc >"$tmp/dc.log" 2>&1 || rc=$?
-  check "rdma.transport=dc without a device: mount refused" eq rc "$rc" 1
-  check "  ... with a reason naming the transport" grep -q 'rdma.transport dc' "$tmp/dc.log"
+  for kind in dc rc; do
+    rc=0
+    timeout 60 "$FS" "$bucket" "$mnt" -f -o "rdma.transport=$kind" >"$tmp/$kind.log" 2>&1 || rc=$?
+    check "rdma.transport=$kind without a device: mount refused" eq rc "$rc" 1
+    check "  ... with one line naming the transport" \
+      bash -c "[ \"\$(grep -c 'rdma.transport $kind: no RDMA device' '$tmp/$kind.log')\" = 1 ]"
+    check "  ... and nothing mounted" bash -c "! mountpoint -q '$mnt'"
+  done
 fi
 rc=0
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=auto

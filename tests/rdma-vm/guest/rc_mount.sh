@@ -3,7 +3,11 @@
 # serving rc on rxe0 in front of the host's RGW, and a mount with
 # rdma.transport=rc through it; files written and read back by md5 (a
 # streamed multi-part write, a cold read, random preads, an overwrite in
-# the middle), the gateway's counters showing the bytes rc moved.
+# the middle), the gateway's counters showing the bytes rc moved both
+# ways, what registering each part cost, then the gateway restarted (its
+# sessions gone) and the mount reconnecting: a file written and read back
+# after the restart moves its bytes over new rc sessions.
+# Run from the host by tests/rdma-vm/rc_mount.sh (ctest rdma.rc_mount).
 # Needs: S3R_BUILD, S3R_ENDPOINT (the host's RGW as the guest sees it),
 # AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3R_RC_BUCKET (made by the
 # caller on the host), S3R_RDMA_DEV, S3R_GID_INDEX.
@@ -15,8 +19,6 @@ work=$(mktemp -d /tmp/rc.XXXXXX) mnt=$work/mnt
 mkdir -p "$mnt" "$work/cache"
 fail=0 gw= fs=
 check() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fail=1; fi; }
-# todo NAME COND: reported, not failing (a known gap, named in NAME)
-todo() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fi; }
 cleanup() {
   set +e
   fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
@@ -28,14 +30,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN/s3rdma-gateway" -f --listen 127.0.0.1:7490 --upstream "$S3R_ENDPOINT" \
-  --rdma-devices "$DEV" --rdma-gid-index "$GIDX" >"$work/gw.log" 2>&1 &
-gw=$!
-for _ in $(seq 1 100); do
-  curl -s -o /dev/null --max-time 2 http://127.0.0.1:7490/_s3rdma/stats && break
-  sleep 0.2
-done
-check "gateway answers" "curl -s --max-time 5 http://127.0.0.1:7490/_s3rdma/stats >/dev/null"
+gw_start() {
+  "$BIN/s3rdma-gateway" -f --listen 127.0.0.1:7490 --upstream "$S3R_ENDPOINT" \
+    --rdma-devices "$DEV" --rdma-gid-index "$GIDX" >>"$work/gw.log" 2>&1 &
+  gw=$!
+  for _ in $(seq 1 100); do
+    curl -s -o /dev/null --max-time 2 http://127.0.0.1:7490/_s3rdma/stats && break
+    sleep 0.2
+  done
+  check "gateway answers$1" "curl -s --max-time 5 http://127.0.0.1:7490/_s3rdma/stats >/dev/null"
+}
+gw_start ""
 
 "$BIN/s3rdmafs" -f "$bucket" "$mnt" -o endpoint=http://127.0.0.1:7490 \
   -o rdma.transport=rc,rdma.devices="$DEV",rdma.gid_index="$GIDX" \
@@ -69,16 +74,43 @@ dd if="$work/patch" of="$work/big" bs=1 seek=5000000 conv=notrunc status=none
 sync; echo 3 >/proc/sys/vm/drop_caches
 check "overwrite in the middle reads back" "cmp -s '$mnt/big' '$work/big'"
 
-stats=$(curl -s --max-time 5 http://127.0.0.1:7490/_s3rdma/stats)
+stats=
+gw_stats() { stats=$(curl -s --max-time 5 http://127.0.0.1:7490/_s3rdma/stats); }
 val() { awk -v k="$1" '$1 == k { print $2 }' <<<"$stats"; }
+fs_stat() { awk -v k="$1" '$1 == k { print $2 }' "$mnt/.s3rdmafs-stats"; }
+gw_stats
 echo "--- gateway counters"; echo "$stats" | grep -E "rdma_bytes|rc_|declined|token_failures|http_bytes"
 check "rc sessions connected" "[ '$(val rc_connects)' -gt 0 ]"
 check "GET bytes moved by rc" "[ '$(val rdma_bytes_get)' -gt 0 ]"
-# parts are mapped read-only from their staging files, which rxe cannot
-# pin for a memory region (EFAULT): they go in HTTP bodies until write
-# buffers are registered memory (issue 14)
-todo "PUT bytes moved by rc # TODO registered write buffers (issue 14)" \
-  "[ '$(val rdma_bytes_put)' -gt 0 ]"
+# parts are read-only mappings of their staging files, registered for
+# remote read only (rdx_register_src): the gateway RDMA-READs them
+check "PUT bytes moved by rc" "[ '$(val rdma_bytes_put)' -gt 0 ]"
 check "no token transfer failed" "[ '$(val token_failures)' -eq 0 ]"
-echo "--- mount's rdma stats"; grep -E "^rdma|rdma" "$mnt/.s3rdmafs-stats" | head -20 || true
+echo "--- mount's rdma stats"; grep -E "^rdma" "$mnt/.s3rdmafs-stats" | head -30 || true
+regs=$(fs_stat rdma.buf_regs) reg_us=$(fs_stat rdma.buf_reg_us)
+dereg_us=$(fs_stat rdma.buf_dereg_us)
+check "part buffers registered" "[ '${regs:-0}' -gt 0 ] && [ '$(fs_stat rdma.buf_reg_fails)' -eq 0 ]"
+if [ "${regs:-0}" -gt 0 ]; then
+  echo "registration per buffer: $((reg_us / regs)) us to register, $((dereg_us / regs)) us to deregister ($regs buffers)"
+  echo "rc_reg_us_per_buf=$((reg_us / regs)) rc_dereg_us_per_buf=$((dereg_us / regs)) rc_bufs=$regs" >>"$S3R_RESULTS/rc_mount.env"
+fi
+
+# ---- the gateway restarts: every session the mount holds is gone --------
+connects0=$(fs_stat rdma.rc_connects)
+kill "$gw"; wait "$gw" || true; gw=
+gw_start " after a restart"
+echo 3 >/proc/sys/vm/drop_caches
+check "after the restart: a cold read reads back" "cmp -s '$mnt/small' '$work/small'"
+head -c $((9 << 20)) /dev/urandom >"$work/after"
+cp "$work/after" "$mnt/after"
+sync; echo 3 >/proc/sys/vm/drop_caches
+check "after the restart: a new file reads back" "cmp -s '$mnt/after' '$work/after'"
+check "after the restart: the big file reads back" "cmp -s '$mnt/big' '$work/big'"
+gw_stats
+echo "--- gateway counters after the restart"; echo "$stats" | grep -E "rdma_bytes|rc_|token_failures"
+check "the mount reconnected (new sessions)" \
+  "[ '$(fs_stat rdma.rc_connects)' -gt '${connects0:-0}' ] && [ '$(val rc_connects)' -gt 0 ]"
+check "after the restart: GET bytes moved by rc" "[ '$(val rdma_bytes_get)' -gt 0 ]"
+check "after the restart: PUT bytes moved by rc" "[ '$(val rdma_bytes_put)' -gt 0 ]"
+echo "--- mount's rc stats"; grep -E "^rdma.rc_" "$mnt/.s3rdmafs-stats" || true
 exit "$fail"
