@@ -231,10 +231,12 @@ enum MHD_Result gw_http_answer(struct creq *q, struct MHD_Connection *con)
     if (!resp)
       return MHD_NO;
     copy_headers(resp, r, q->h->cfg->token_header);
-    snprintf(num, sizeof(num), "%u", reply);
-    MHD_add_response_header(resp, "x-amz-rdma-reply", num);
-    snprintf(num, sizeof(num), "%" PRIu64, r->rdma_bytes);
-    MHD_add_response_header(resp, "x-amz-rdma-bytes-transferred", num);
+    if (r->tok == GW_TOK_GET || !q->h->cfg->test_put_no_reply) {
+      snprintf(num, sizeof(num), "%u", reply);
+      MHD_add_response_header(resp, "x-amz-rdma-reply", num);
+      snprintf(num, sizeof(num), "%" PRIu64, r->rdma_bytes);
+      MHD_add_response_header(resp, "x-amz-rdma-bytes-transferred", num);
+    }
     return queue(con, (unsigned)r->status, resp);
   }
   if (r->status == 204 || r->status == 304 ||

@@ -45,6 +45,8 @@ struct gw_config {
   unsigned test_put_hold_ms;    /* a token PUT waits this long after reading
                                    the client's last bytes, before the last
                                    of them go upstream */
+  bool test_put_no_reply;       /* a PUT served by rdma is answered without
+                                   x-amz-rdma-reply (as some servers do) */
 };
 
 struct gw_proxy;

@@ -175,6 +175,7 @@ void s3_client_stats(const struct s3_client *c, struct s3_stats *out)
   out->rdma_declined = atomic_load(&c->st_rdma_declined);
   out->rdma_ignored = atomic_load(&c->st_rdma_ignored);
   out->rdma_resent = atomic_load(&c->st_rdma_resent);
+  out->rdma_put_etag = atomic_load(&c->st_rdma_put_etag);
   for (int i = 0; i < S3_EC_COUNT && i < 16; i++)
     out->errors[i] = atomic_load(&c->st_errors[i]);
 }
@@ -195,6 +196,7 @@ size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len)
       {"rdma_declined", s->rdma_declined},
       {"rdma_ignored", s->rdma_ignored},
       {"rdma_resent", s->rdma_resent},
+      {"rdma_put_etag", s->rdma_put_etag},
   };
   struct stats_row errors[S3_EC_COUNT - 1];
   size_t n = stats_fmt_rows(buf, len, 0, "s3.", rows, STATS_NROWS(rows));

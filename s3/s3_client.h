@@ -95,6 +95,8 @@ struct s3_stats {
   uint64_t rdma_declined;     /* x-amz-rdma-reply: 501 */
   uint64_t rdma_ignored;      /* replies without x-amz-rdma-reply */
   uint64_t rdma_resent;       /* PUTs sent again over HTTP */
+  uint64_t rdma_put_etag;     /* PUTs served without a reply header, the
+                                 ETag showing our bytes stored */
 };
 
 void s3_client_stats(const struct s3_client *c, struct s3_stats *out);
@@ -166,7 +168,9 @@ void s3_req_destroy(struct s3_req *r);
  *        the end of the object), a PUT exactly len; else -EBADMSG
  *   x-amz-rdma-reply 501  declined: a GET's bytes came in the body; a PUT
  *        is sent again at once over HTTP
- *   no x-amz-rdma-reply   the server ignored the token: as 501 (for a PUT it
+ *   no x-amz-rdma-reply   a PUT whose reply's ETag is the body's MD5: the
+ *        server moved the bytes and omitted the header (some do): as 200.
+ *        Otherwise the server ignored the token: as 501 (for a PUT it
  *        stored an empty object or part, which the resend overwrites), and
  *        s3_client_rdma_usable() turns false (logged once)
  *   any other value       -EBADMSG
@@ -228,11 +232,11 @@ void s3_req_rdma_deadline(const struct s3_req *r, uint64_t *mono_ms,
 /* false once the server has shown it ignores tokens: stop making them. */
 bool s3_client_rdma_usable(const struct s3_client *c);
 /*
- * Has the server answered a token (x-amz-rdma-reply)? Until then, a
- * PutObject over an existing object should go without one: a server that
- * ignores the token stores an empty object until the HTTP resend, and
- * others would see the old data gone meanwhile. (Parts are not visible
- * before Complete, and a new object was not there to lose.)
+ * Has the server answered a token (x-amz-rdma-reply, or a PUT's ETag)?
+ * Until then, a PutObject over an existing object should go without one:
+ * a server that ignores the token stores an empty object until the HTTP
+ * resend, and others would see the old data gone meanwhile. (Parts are
+ * not visible before Complete, and a new object was not there to lose.)
  */
 bool s3_client_rdma_known(const struct s3_client *c);
 

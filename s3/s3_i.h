@@ -153,7 +153,7 @@ struct s3_client {
   _Atomic uint64_t st_requests, st_attempts, st_retries, st_sent, st_recv,
       st_cancelled, st_inflight, st_max_inflight;
   _Atomic uint64_t st_rdma_requests, st_rdma_bytes, st_rdma_declined,
-      st_rdma_ignored, st_rdma_resent;
+      st_rdma_ignored, st_rdma_resent, st_rdma_put_etag;
   _Atomic uint64_t st_errors[S3_EC_COUNT];
 };
 

@@ -12,8 +12,12 @@
  * are atomics.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <openssl/evp.h>
 
 #include "common/slog.h"
 #include "s3/s3_i.h"
@@ -101,6 +105,33 @@ static bool parse_count(const char *s, uint64_t *out)
   return true;
 }
 
+/* Is the reply's ETag the MD5 of the request's body, all of it (a PUT
+   whose token was served without a reply header)? A multipart, encrypted
+   or otherwise derived ETag is not: such a PUT is taken as ignored and
+   sent again, which is always safe. */
+static bool etag_is_body(const struct s3_req *r)
+{
+  const char *e = s3_req_header(r, "etag");
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  char hex[2 * EVP_MAX_MD_SIZE + 1];
+  size_t el;
+
+  if (!e || !r->body || r->body_len != r->rdma_len)
+    return false;
+  el = strlen(e);
+  if (el >= 2 && e[0] == '"' && e[el - 1] == '"') {
+    e++;
+    el -= 2;
+  }
+  if (el != 32 ||
+      !EVP_Digest(r->body, r->body_len, md, &n, EVP_md5(), NULL) || n != 16)
+    return false;
+  for (unsigned int i = 0; i < n; i++)
+    snprintf(hex + 2 * i, 3, "%02x", md[i]);
+  return strncasecmp(e, hex, 32) == 0;
+}
+
 static enum s3_rdma_verdict resend(struct s3_client *c, struct s3_req *r)
 {
   r->rdma_on = false;
@@ -130,6 +161,16 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
   if (!v) {
     if (*rc)
       return S3_RDMA_KEEP; /* an error reply: retried or failed as usual */
+    if (put && etag_is_body(r)) {
+      /* some servers omit the reply on a PUT they served: the ETag (the
+         body's MD5) shows the bytes they stored are ours */
+      atomic_store(&c->rdma_seen, true);
+      atomic_fetch_add(&c->st_rdma_put_etag, 1);
+      r->rdma_path = S3_RDMA_DONE;
+      r->rdma_bytes = r->rdma_len;
+      atomic_fetch_add(&c->st_rdma_bytes, r->rdma_len);
+      return S3_RDMA_KEEP;
+    }
     atomic_fetch_add(&c->st_rdma_ignored, 1);
     if (!atomic_exchange(&c->rdma_ignored, true))
       log_notice("the S3 server ignores %s (no x-amz-rdma-reply): file data "

@@ -7,6 +7,9 @@
 # served here); disconnect: 204; no x-amz-rdma-* header on any refusal;
 # rc object tokens declined (reply 501); counted; and afterwards the
 # gateway still serves plain S3 and cma tokens (gw_token_probe).
+# Options: --rdma-dc-access-key (dc's DCT key, the device shared with rc)
+# refuses a value that is not a 32-bit number, one line naming the flag,
+# exit 2; the suite's gateway runs with a good one.
 # The success path needs a device: tests/rdma-vm/ (soft-RoCE).
 # Usage: test_gw_rc.sh BIN_DIR (with RGW's env: run under with_rgw.sh)
 set -euo pipefail
@@ -18,7 +21,25 @@ tmp=$(mktemp -d /tmp/s3r-gwrc.XXXXXX)
 bucket=s3r-gwrc-$$-$((RANDOM % 10000))
 trap gw_cleanup EXIT
 
-gw_start "$tmp/gw" --log-level info --threads 4
+# the gateway run by hand, for the option refusals: exit status and stderr
+gw_refused() { # name, text the one line must hold, then gateway flags
+  local name=$1 text=$2 rc=0; shift 2
+  timeout 20 "$BIN/s3rdma-gateway" -f --listen 127.0.0.1:0 \
+    --upstream "$S3R_ENDPOINT" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  check "$name: exit 2" eq exit "$rc" 2
+  check "$name: one line" eq lines "$(wc -l <"$tmp/err")" 1
+  check "$name: says '$text'" grep -qF -- "$text" "$tmp/err"
+  sed 's/^/# /' "$tmp/err"
+}
+for v in zz 0x1ffffffff '' 0x -1 4294967296 0x0x1 ' 1'; do
+  gw_refused "--rdma-dc-access-key '$v'" "--rdma-dc-access-key: '$v'" \
+    --rdma-dc-access-key "$v"
+done
+gw_refused "--rdma-dc-access-key without a value" \
+  "--rdma-dc-access-key needs a value" --rdma-dc-access-key
+
+gw_start "$tmp/gw" --log-level info --threads 4 --rdma-dc-access-key 0x12345678
+check "--rdma-dc-access-key 0x12345678: started" grep -q "listening on" "$gw_log"
 
 qp=01$(printf '%086d' 0)   # a QP token: transport RC, the rest 0 (88 hex)
 sess=$(printf '%032x' 7)

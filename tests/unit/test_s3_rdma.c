@@ -7,6 +7,7 @@
  * (s3_rdma_attempt_ms), the defaults, and the deadline sent
  * and signed as x-amz-rdma-expires (an attempt prepared, not sent).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,6 +217,59 @@ static void test_put(void **state)
   done(f);
 }
 
+/* A PUT served without a reply header: its ETag (the body's MD5) shows our
+   bytes were stored; anything else is taken as ignored and resent. */
+static void test_put_no_reply(void **state)
+{
+  /* MD5 of 32 bytes "a" (md5sum) */
+  static const char md5_32a[] = "5eca9bd3eb07c006cd43ae48dfde7fd3";
+  struct fixture *f = fix("PUT", 32);
+  int rc = 0;
+  char up[40];
+
+  (void)state;
+  memset(f->buf, 'a', 32);
+  /* the empty body's MD5: the server stored nothing of ours */
+  assert_int_equal(judge(f, &rc, 0, "etag",
+                         "\"d41d8cd98f00b204e9800998ecf8427e\"", NULL),
+                   S3_RDMA_RESEND);
+  assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_IGNORED);
+  assert_false(s3_client_rdma_known(&f->c));
+  done(f);
+
+  f = fix("PUT", 32);
+  memset(f->buf, 'a', 32);
+  rc = 0;
+  assert_int_equal(judge(f, &rc, 0, "etag", md5_32a, NULL), S3_RDMA_KEEP);
+  assert_int_equal(rc, 0);
+  assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_DONE);
+  assert_int_equal(s3_req_rdma_bytes(f->r), 32);
+  assert_true(s3_client_rdma_known(&f->c));
+  assert_true(s3_client_rdma_usable(&f->c));
+  assert_int_equal(atomic_load(&f->c.st_rdma_put_etag), 1);
+  /* quoted and in capitals: the same */
+  for (size_t i = 0; i < 32; i++)
+    up[i] = (char)toupper((unsigned char)md5_32a[i]);
+  up[32] = '\0';
+  rc = 0;
+  assert_int_equal(judge(f, &rc, 0, "etag", up, NULL), S3_RDMA_KEEP);
+  assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_DONE);
+  /* a multipart-style or truncated ETag is not the body's */
+  rc = 0;
+  assert_int_equal(judge(f, &rc, 0, "etag",
+                         "\"5eca9bd3eb07c006cd43ae48dfde7fd3-1\"", NULL),
+                   S3_RDMA_RESEND);
+  done(f);
+  /* one byte different: not ours */
+  f = fix("PUT", 32);
+  memset(f->buf, 'a', 32);
+  f->buf[31] = 'b';
+  rc = 0;
+  assert_int_equal(judge(f, &rc, 0, "etag", md5_32a, NULL), S3_RDMA_RESEND);
+  assert_false(s3_client_rdma_usable(&f->c));
+  done(f);
+}
+
 /* A token attempt's deadline: the client's, a second per 8 MiB, or the
    request's own timeout when shorter. */
 static void test_attempt_ms(void **state)
@@ -329,6 +383,7 @@ int main(void)
       cmocka_unit_test(test_failed_resent),
       cmocka_unit_test(test_get_declined_ignored),
       cmocka_unit_test(test_put),
+      cmocka_unit_test(test_put_no_reply),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

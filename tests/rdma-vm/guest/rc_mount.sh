@@ -69,8 +69,9 @@ done
 check "random preads" "[ $ok = 1 ]"
 # an overwrite in the middle
 head -c 100000 /dev/urandom >"$work/patch"
-dd if="$work/patch" of="$mnt/big" bs=1 seek=5000000 conv=notrunc status=none
-dd if="$work/patch" of="$work/big" bs=1 seek=5000000 conv=notrunc status=none
+for f in "$mnt/big" "$work/big"; do
+  dd if="$work/patch" of="$f" bs=100000 seek=5000000 oflag=seek_bytes conv=notrunc status=none
+done
 sync; echo 3 >/proc/sys/vm/drop_caches
 check "overwrite in the middle reads back" "cmp -s '$mnt/big' '$work/big'"
 
