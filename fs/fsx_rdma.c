@@ -337,6 +337,14 @@ unregister:
 close_transport:
   rdx_transport_close(d->t);
   free(d);
+  if (c->rdma.transport == CFG_RDMA_AUTO && rc != -ENOMEM) {
+    /* auto never refuses a mount: a kind that opened but cannot register
+       (a low RLIMIT_MEMLOCK, say) is as good as none */
+    log_notice("rdma: auto: %s; file data goes in HTTP bodies", err);
+    if (errlen)
+      err[0] = '\0';
+    return 0;
+  }
   return rc;
 }
 

@@ -167,11 +167,14 @@ int main(int argc, char **argv)
     close(ready_fd);
     ready_fd = -1;
   }
-  if (a.cfg.test_token_delay_ms || a.cfg.test_put_hold_ms)
+  if (a.cfg.test_token_delay_ms || a.cfg.test_put_hold_ms ||
+      a.cfg.test_put_no_reply)
     log_warn("test hooks on: token requests delayed %u ms (the first %u; 0: "
-             "all), token PUTs held %u ms",
+             "all), token PUTs held %u ms%s",
              a.cfg.test_token_delay_ms, a.cfg.test_token_delay_n,
-             a.cfg.test_put_hold_ms);
+             a.cfg.test_put_hold_ms,
+             a.cfg.test_put_no_reply ? ", PUTs answered without "
+                                       "x-amz-rdma-reply" : "");
   do {
     if (sigwait(&set, &sig))
       break;

@@ -26,17 +26,8 @@ struct dc_client {
 static int dc_reg(struct rdx_transport *t, struct rdx_seg *seg)
 {
   struct dc_client *c = (struct dc_client *)t;
-  struct ibv_mr *mr;
 
-  if (seg->src) /* a PUT source (rdx_register_src): the server's READ only */
-    mr = ibv_reg_mr(c->dev.pd, (void *)(uintptr_t)seg->addr,
-                    (size_t)seg->len, IBV_ACCESS_REMOTE_READ);
-  else
-    mr = rdx_rc_reg(&c->dev, (void *)(uintptr_t)seg->addr, (size_t)seg->len);
-  if (!mr)
-    return errno ? -errno : -ENOMEM;
-  seg->priv = mr;
-  return 0;
+  return rdx_rc_reg_seg(&c->dev, seg);
 }
 
 static void dc_unreg(struct rdx_transport *t, struct rdx_seg *seg)

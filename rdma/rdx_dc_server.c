@@ -33,9 +33,6 @@
 
 #define WHO "dc tokens"
 #define DCI_WR 1        /* one chunk at a time per DCI */
-#define SPINS 1024      /* polls before sleeping between polls */
-#define NAP_NS 20000L   /* 20 us between polls after that */
-#define BUFS_MAX 4096   /* chunk buffers looked for at open */
 
 /* ---- configuration ------------------------------------------------------ */
 
@@ -88,57 +85,13 @@ struct dc_server {
   unsigned n;                  /* DCIs made, idle or taken; protected by mu */
 };
 
-/*
- * The span of h's chunk buffers (one mapping, rdx_helper.c) and how many
- * there are, learnt through the allocator as rdx_rc_server.c does (the
- * helpers export no accessor): only at open, before any buffer is used.
- */
-static int arena_span(struct rdx_helpers *h, uint64_t *lo, uint64_t *hi,
-                      unsigned *count)
-{
-  size_t a = 1, b = (size_t)1 << 30, size;
-  void **got;
-  unsigned n = 0;
-  void *p;
-
-  if (!(p = rdx_helpers_buf_alloc(h, 1)))
-    return -ENOMEM;
-  rdx_helpers_buf_free(h, p);
-  while (a < b) { /* the largest len handed out: in [a, b] */
-    size_t mid = a + (b - a + 1) / 2;
-
-    if ((p = rdx_helpers_buf_alloc(h, mid)) != NULL) {
-      rdx_helpers_buf_free(h, p);
-      a = mid;
-    } else {
-      b = mid - 1;
-    }
-  }
-  size = a;
-  got = calloc(BUFS_MAX, sizeof(*got));
-  if (!got)
-    return -ENOMEM;
-  *lo = UINT64_MAX;
-  *hi = 0;
-  while (n < BUFS_MAX && (p = rdx_helpers_buf_alloc(h, 1)) != NULL) {
-    uint64_t v = (uint64_t)(uintptr_t)p;
-
-    got[n++] = p;
-    *lo = v < *lo ? v : *lo;
-    *hi = v + size > *hi ? v + size : *hi;
-  }
-  *count = n;
-  while (n > 0)
-    rdx_helpers_buf_free(h, got[--n]);
-  free(got);
-  return 0;
-}
-
 static void dci_free(struct dci *d)
 {
+  /* the queue pair first: a work request still outstanding (a chunk that
+     timed out) may name the address handle */
+  rdx_dc_dci_destroy(&d->q);
   if (d->ah)
     ibv_destroy_ah(d->ah);
-  rdx_dc_dci_destroy(&d->q);
   free(d);
 }
 
@@ -148,6 +101,8 @@ static int dc_srv_open(struct rdx_helpers *h, struct rdx_server_kind **out,
   const char *names[RDX_RC_DEVS_MAX];
   struct rdx_rc_dev_cfg cfg;
   struct dc_server *k;
+  size_t arena_len;
+  void *arena;
   int rc;
 
   *out = NULL;
@@ -166,13 +121,15 @@ static int dc_srv_open(struct rdx_helpers *h, struct rdx_server_kind **out,
     rc = rc == -ENOMEM ? rc : -EOPNOTSUPP;
     goto free_k;
   }
-  rc = arena_span(h, &k->lo, &k->hi, &k->cap);
-  if (rc || k->cap == 0) {
+  rdx_helpers_arena(h, &arena, &arena_len, &k->cap);
+  k->lo = (uint64_t)(uintptr_t)arena;
+  k->hi = k->lo + arena_len;
+  if (k->cap == 0) {
     rc = rdx_reason(why, whylen, -ENOMEM, WHO ": cannot find the chunk "
                     "buffers");
     goto close_dev;
   }
-  k->mr = rdx_rc_reg(&k->dev, (void *)(uintptr_t)k->lo,
+  k->mr = rdx_rc_reg_local(&k->dev, (void *)(uintptr_t)k->lo,
                      (size_t)(k->hi - k->lo));
   if (!k->mr) {
     rc = rdx_reason(why, whylen, -EOPNOTSUPP,
@@ -301,26 +258,6 @@ static int dci_ah(struct dc_server *k, struct dci *d,
   return 0;
 }
 
-/* One work completion from cq by bound (CLOCK_MONOTONIC ms). */
-static int wait_wc(struct ibv_cq *cq, uint64_t bound, struct ibv_wc *wc)
-{
-  struct timespec nap = {0, NAP_NS};
-
-  for (unsigned spins = 0;; spins++) {
-    int n = ibv_poll_cq(cq, 1, wc);
-
-    if (n < 0)
-      return -EIO;
-    if (n == 1)
-      return 0;
-    if (spins < SPINS)
-      continue;
-    if (clock_mono_ms() >= bound)
-      return -ETIMEDOUT;
-    nanosleep(&nap, NULL);
-  }
-}
-
 /* ---- check and move ----------------------------------------------------- */
 
 static int dc_srv_check(struct rdx_server_kind *base,
@@ -379,7 +316,7 @@ static int dc_srv_move(struct rdx_server_kind *base,
                     strerror(rc));
     goto release;
   }
-  rc = wait_wc(d->q.cq, bound, &wc);
+  rc = rdx_rc_wait_wc(d->q.cq, bound, &wc);
   if (rc == -ETIMEDOUT)
     rdx_reason(why, whylen, rc,
                "dc: the transfer did not finish in time (30 s a chunk, or "

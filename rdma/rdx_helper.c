@@ -427,6 +427,14 @@ void *rdx_helpers_buf_alloc(struct rdx_helpers *h, size_t len)
   return p;
 }
 
+void rdx_helpers_arena(const struct rdx_helpers *h, void **base, size_t *len,
+                       unsigned *nbuf)
+{
+  *base = h->arena;
+  *len = h->arena_len;
+  *nbuf = h->nbuf;
+}
+
 void rdx_helpers_buf_free(struct rdx_helpers *h, void *buf)
 {
   size_t off;

@@ -56,6 +56,10 @@ void rdx_helpers_destroy(struct rdx_helpers *h);
 void *rdx_helpers_buf_alloc(struct rdx_helpers *h, size_t len);
 /* Give a buffer back (NULL: nothing). */
 void rdx_helpers_buf_free(struct rdx_helpers *h, void *buf);
+/* The arena holding every buffer (fixed from create to destroy: the verbs
+   kinds register it once) and how many buffers it is cut into. */
+void rdx_helpers_arena(const struct rdx_helpers *h, void **base, size_t *len,
+                       unsigned *nbuf);
 
 /*
  * As (uid, gid): RDX_GET writes [local, local + len) into pid at raddr

@@ -7,8 +7,12 @@
  *
  * A kind is one file (rdx_cma.c), or one family of files with its own
  * prefix (rdx_rc_*.c, rdx_dc_*.c), holding both halves behind these
- * tables, and includes no other kind's file or header. Adding one: its client open in rdx_transport_open (the switch,
- * and auto's order), its struct rdx_server_ops as one row of the kinds
+ * tables, and includes no other kind's file or header, with one exception:
+ * dc builds on rc's verbs layer (rdx_rc_verbs.h: devices, GIDs,
+ * registration, completions; struct rdx_rc_dev_cfg), which is meant to
+ * become a kind-neutral rdx_verbs. Adding one: its client open in
+ * rdx_transport_open (the switch, and auto's order), its struct
+ * rdx_server_ops as one row of the kinds
  * table in rdx_server.c, and its declarations below. Generic code never
  * names a kind otherwise. Reasons come from rdx_reason.h.
  */

@@ -43,17 +43,8 @@ struct rdx_rc_session {
 static int rc_reg(struct rdx_transport *t, struct rdx_seg *seg)
 {
   struct rc_client *c = (struct rc_client *)t;
-  struct ibv_mr *mr;
 
-  if (seg->src) /* a PUT source: the server's RDMA READ, nothing else */
-    mr = ibv_reg_mr(c->dev.pd, (void *)(uintptr_t)seg->addr,
-                    (size_t)seg->len, IBV_ACCESS_REMOTE_READ);
-  else
-    mr = rdx_rc_reg(&c->dev, (void *)(uintptr_t)seg->addr, (size_t)seg->len);
-  if (!mr)
-    return errno ? -errno : -ENOMEM;
-  seg->priv = mr;
-  return 0;
+  return rdx_rc_reg_seg(&c->dev, seg);
 }
 
 static void rc_unreg(struct rdx_transport *t, struct rdx_seg *seg)

@@ -30,8 +30,6 @@
 
 #define WHO "rc tokens"
 #define SESS_CQE 4
-#define SPINS 1024        /* polls before sleeping between polls */
-#define NAP_NS 20000L     /* 20 us between polls after that */
 #define ID_TRIES 4        /* random ids drawn before giving up */
 
 /* ---- configuration ------------------------------------------------------ */
@@ -86,57 +84,15 @@ static void sess_free(void *obj, void *arg)
   free(ss);
 }
 
-/*
- * The span of h's chunk buffers, one mapping (rdx_helper.c), learnt
- * through its allocator: rdx_helper.h has no accessor for it. Only at
- * open, before any buffer is in use: the largest length it hands out is
- * the buffer size, and taking every buffer gives the lowest and highest.
- */
-static int arena_span(struct rdx_helpers *h, uint64_t *lo, uint64_t *hi)
-{
-  size_t a = 1, b = (size_t)1 << 30, size;
-  void **got;
-  unsigned n = 0;
-  void *p;
-
-  if (!(p = rdx_helpers_buf_alloc(h, 1)))
-    return -ENOMEM;
-  rdx_helpers_buf_free(h, p);
-  while (a < b) { /* the largest len taken: in [a, b] */
-    size_t mid = a + (b - a + 1) / 2;
-
-    if ((p = rdx_helpers_buf_alloc(h, mid)) != NULL) {
-      rdx_helpers_buf_free(h, p);
-      a = mid;
-    } else {
-      b = mid - 1;
-    }
-  }
-  size = a;
-  got = calloc(4096, sizeof(*got));
-  if (!got)
-    return -ENOMEM;
-  *lo = UINT64_MAX;
-  *hi = 0;
-  while (n < 4096 && (p = rdx_helpers_buf_alloc(h, 1)) != NULL) {
-    uint64_t v = (uint64_t)(uintptr_t)p;
-
-    got[n++] = p;
-    *lo = v < *lo ? v : *lo;
-    *hi = v + size > *hi ? v + size : *hi;
-  }
-  while (n > 0)
-    rdx_helpers_buf_free(h, got[--n]);
-  free(got);
-  return 0;
-}
-
 static int rc_srv_open(struct rdx_helpers *h, struct rdx_server_kind **out,
                        char *why, size_t whylen)
 {
   const char *names[RDX_RC_DEVS_MAX];
   struct rdx_rc_dev_cfg cfg;
   struct rc_server *k;
+  size_t arena_len;
+  unsigned nbuf;
+  void *arena;
   int rc;
 
   *out = NULL;
@@ -154,12 +110,11 @@ static int rc_srv_open(struct rdx_helpers *h, struct rdx_server_kind **out,
     rc = rc == -ENOMEM ? rc : -EOPNOTSUPP;
     goto free_k;
   }
-  rc = arena_span(h, &k->lo, &k->hi);
-  if (rc) {
-    rdx_reason(why, whylen, rc, WHO ": cannot find the chunk buffers");
-    goto close_dev;
-  }
-  k->mr = rdx_rc_reg(&k->dev, (void *)(uintptr_t)k->lo, (size_t)(k->hi - k->lo));
+  rdx_helpers_arena(h, &arena, &arena_len, &nbuf);
+  k->lo = (uint64_t)(uintptr_t)arena;
+  k->hi = k->lo + arena_len;
+  k->mr = rdx_rc_reg_local(&k->dev, (void *)(uintptr_t)k->lo,
+                           (size_t)(k->hi - k->lo));
   if (!k->mr) {
     rc = rdx_reason(why, whylen, -EOPNOTSUPP,
                     WHO ": %s: cannot register the chunk buffers (%" PRIu64
@@ -206,26 +161,6 @@ static int rc_srv_check(struct rdx_server_kind *base,
                       "rc: no such session (expired, disconnected, failed, "
                       "or the server restarted): connect again");
   return 0;
-}
-
-/* One work completion from cq by until (CLOCK_MONOTONIC ms). */
-static int wait_wc(struct ibv_cq *cq, uint64_t until, struct ibv_wc *wc)
-{
-  struct timespec nap = {0, NAP_NS};
-
-  for (unsigned spins = 0;; spins++) {
-    int n = ibv_poll_cq(cq, 1, wc);
-
-    if (n < 0)
-      return -EIO;
-    if (n == 1)
-      return 0;
-    if (spins < SPINS)
-      continue;
-    if (clock_mono_ms() >= until)
-      return -ETIMEDOUT;
-    nanosleep(&nap, NULL);
-  }
 }
 
 /* A failed completion as rdx_serve's errno and reason. */
@@ -292,7 +227,7 @@ static int rc_srv_move(struct rdx_server_kind *base,
                     strerror(rc));
     goto release;
   }
-  rc = wait_wc(ss->cq, bound, &wc);
+  rc = rdx_rc_wait_wc(ss->cq, bound, &wc);
   if (rc == -ETIMEDOUT)
     rdx_reason(why, whylen, rc,
                "rc: the transfer did not finish in time (30 s a chunk, or "

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
+#include "common/clock.h"
 #include "rdma/rdx_reason.h"
 
 #define GID_TBL_MAX 256 /* entries scanned at most */
@@ -399,11 +401,45 @@ void rdx_rc_dev_close(struct rdx_rc_dev *d)
   memset(d, 0, sizeof(*d));
 }
 
-struct ibv_mr *rdx_rc_reg(struct rdx_rc_dev *d, void *addr, size_t len)
+int rdx_rc_reg_seg(struct rdx_rc_dev *d, struct rdx_seg *seg)
 {
-  return ibv_reg_mr(d->pd, addr, len,
-                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-                        IBV_ACCESS_REMOTE_WRITE);
+  /* a PUT source is never written, and may be a read-only mapping */
+  int access = seg->src ? IBV_ACCESS_REMOTE_READ
+                        : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+                              IBV_ACCESS_REMOTE_WRITE;
+  struct ibv_mr *mr;
+
+  errno = 0;
+  mr = ibv_reg_mr(d->pd, (void *)(uintptr_t)seg->addr, (size_t)seg->len,
+                  access);
+  if (!mr)
+    return errno ? -errno : -ENOMEM;
+  seg->priv = mr;
+  return 0;
+}
+
+int rdx_rc_wait_wc(struct ibv_cq *cq, uint64_t until, struct ibv_wc *wc)
+{
+  struct timespec nap = {0, RDX_RC_NAP_NS};
+
+  for (unsigned spins = 0;; spins++) {
+    int n = ibv_poll_cq(cq, 1, wc);
+
+    if (n < 0)
+      return -EIO;
+    if (n == 1)
+      return 0;
+    if (spins < RDX_RC_SPINS)
+      continue;
+    if (clock_mono_ms() >= until)
+      return -ETIMEDOUT;
+    nanosleep(&nap, NULL);
+  }
+}
+
+struct ibv_mr *rdx_rc_reg_local(struct rdx_rc_dev *d, void *addr, size_t len)
+{
+  return ibv_reg_mr(d->pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
 }
 
 /* ---- queue pairs -------------------------------------------------------- */

@@ -23,6 +23,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "rdma/rdx_i.h"         /* struct rdx_seg */
 #include "rdma/rdx_rc_client.h" /* struct rdx_rc_dev_cfg */
 #include "rdma/rdx_rc_wire.h"
 
@@ -122,9 +123,14 @@ int rdx_rc_dev_open(const struct rdx_rc_dev_cfg *cfg, const char *who,
                     struct rdx_rc_dev *d, char *err, size_t errlen);
 void rdx_rc_dev_close(struct rdx_rc_dev *d);
 
-/* Register [addr, addr + len) for local write and remote read and write:
-   the MR, or NULL with errno. */
-struct ibv_mr *rdx_rc_reg(struct rdx_rc_dev *d, void *addr, size_t len);
+/* A client's segment (rdx_transport_ops.reg, rc and dc alike): for local
+   write and remote read and write, or remote read only for a PUT source
+   (seg->src). Fills seg->priv with the MR: 0 or a negative errno. */
+int rdx_rc_reg_seg(struct rdx_rc_dev *d, struct rdx_seg *seg);
+/* A server's chunk buffers: local write only (the server's own work
+   requests read and write them; no peer may): the MR, or NULL with
+   errno. */
+struct ibv_mr *rdx_rc_reg_local(struct rdx_rc_dev *d, void *addr, size_t len);
 
 /*
  * An RC queue pair on cq (send and receive), moved to INIT: max_send_wr
@@ -143,6 +149,13 @@ int rdx_rc_qp_connect(struct rdx_rc_dev *d, struct ibv_qp *qp,
    rkey, addr and len 0. */
 void rdx_rc_qp_token_of(const struct rdx_rc_dev *d, const struct ibv_qp *qp,
                         struct rdx_rc_qp_token *t);
+
+/* One work completion from cq by until (CLOCK_MONOTONIC ms): polls
+   RDX_RC_SPINS times, then naps RDX_RC_NAP_NS between polls. 0, -EIO (the
+   poll failed) or -ETIMEDOUT. For the servers, which post and wait. */
+#define RDX_RC_SPINS 1024
+#define RDX_RC_NAP_NS 20000L
+int rdx_rc_wait_wc(struct ibv_cq *cq, uint64_t until, struct ibv_wc *wc);
 
 /* n random bytes (getrandom): 0 or a negative errno. */
 int rdx_rc_random(void *buf, size_t n);
