@@ -71,6 +71,10 @@ struct s3_req {
                                      in doubt, monotonic (0: none) */
   uint64_t rdma_doubt_wall_ms;    /* the same, CLOCK_REALTIME */
   bool rdma_failed;               /* x-amz-rdma-reply 500 was answered */
+  bool rdma_md5_set;              /* rdma_md5 holds the body's MD5: made on
+                                     the submitter's thread when the server
+                                     omits PUT replies (rdma_put_quiet) */
+  unsigned char rdma_md5[16];
   s3_req_release_fn rdma_release; /* runs once when the request finishes
                                      (or is destroyed unsubmitted) */
   void *rdma_release_arg;
@@ -143,6 +147,8 @@ struct s3_client {
   char *rdma_header;              /* token header name, lowercase */
   _Atomic bool rdma_ignored;      /* the server ignores tokens */
   _Atomic bool rdma_seen;         /* it has answered a token */
+  _Atomic bool rdma_put_quiet;    /* it served a PUT without a reply header:
+                                     hash PUT bodies before submitting */
   _Atomic bool draining_logged;   /* engine stop: said once */
   s3_client_stop_fn stop_hook;    /* set before use; runs at destroy */
   void *stop_arg;

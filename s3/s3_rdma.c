@@ -22,6 +22,18 @@
 #include "common/slog.h"
 #include "s3/s3_i.h"
 
+/* The MD5 of [p, p + n): 0, or -EIO. */
+static int md5_of(const void *p, size_t n, unsigned char out[16])
+{
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+
+  if (!EVP_Digest(p, n, md, &mdlen, EVP_md5(), NULL) || mdlen != 16)
+    return -EIO;
+  memcpy(out, md, 16);
+  return 0;
+}
+
 int s3_req_set_rdma(struct s3_req *r, const char *token, uint64_t len)
 {
   char *t;
@@ -37,6 +49,13 @@ int s3_req_set_rdma(struct s3_req *r, const char *token, uint64_t len)
   r->rdma_token = t;
   r->rdma_len = len;
   r->rdma_on = true;
+  /* a server that omits the reply on PUTs it serves is answered by the
+     ETag: hash the body here, on the submitter's thread, rather than on
+     the engine's, where it would stall every transfer */
+  r->rdma_md5_set = strcmp(r->method, "PUT") == 0 && r->body &&
+                    r->body_len == len &&
+                    atomic_load(&r->client->rdma_put_quiet) &&
+                    md5_of(r->body, r->body_len, r->rdma_md5) == 0;
   return 0;
 }
 
@@ -112,9 +131,9 @@ static bool parse_count(const char *s, uint64_t *out)
 static bool etag_is_body(const struct s3_req *r)
 {
   const char *e = s3_req_header(r, "etag");
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  char hex[2 * EVP_MAX_MD_SIZE + 1];
+  unsigned char own[16];
+  const unsigned char *md = r->rdma_md5;
+  char hex[33];
   size_t el;
 
   if (!e || !r->body || r->body_len != r->rdma_len)
@@ -124,10 +143,15 @@ static bool etag_is_body(const struct s3_req *r)
     e++;
     el -= 2;
   }
-  if (el != 32 ||
-      !EVP_Digest(r->body, r->body_len, md, &n, EVP_md5(), NULL) || n != 16)
+  if (el != 32)
     return false;
-  for (unsigned int i = 0; i < n; i++)
+  /* not hashed before submit (the first such reply): hash here, once */
+  if (!r->rdma_md5_set) {
+    if (md5_of(r->body, r->body_len, own))
+      return false;
+    md = own;
+  }
+  for (unsigned int i = 0; i < 16; i++)
     snprintf(hex + 2 * i, 3, "%02x", md[i]);
   return strncasecmp(e, hex, 32) == 0;
 }
@@ -165,6 +189,7 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
       /* some servers omit the reply on a PUT they served: the ETag (the
          body's MD5) shows the bytes they stored are ours */
       atomic_store(&c->rdma_seen, true);
+      atomic_store(&c->rdma_put_quiet, true);
       atomic_fetch_add(&c->st_rdma_put_etag, 1);
       r->rdma_path = S3_RDMA_DONE;
       r->rdma_bytes = r->rdma_len;
