@@ -6,11 +6,13 @@
  * release() runs exactly once when the request finishes, or when it is
  * destroyed unsubmitted, and puts it back. rc->off is the only state
  * shared by every thread besides the pool (its own mutex): an atomic that
- * only ever turns true.
+ * only ever turns true; and the count of replies 500 in a row (run_lock:
+ * a leaf, taken only in release, on the engine thread).
  */
 #include "fs/fsx_rdma_rc.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,9 @@ struct fsx_rdma_rc {
   _Atomic bool stopping;       /* the client's stop hook ran */
   _Atomic bool told_fail;      /* a failed connect was logged */
   _Atomic unsigned local_fails; /* connects our side failed, in a row */
+  pthread_mutex_t run_lock;
+  unsigned failed_run;          /* replies 500 in a row; protected by
+                                   run_lock */
   _Atomic uint64_t connects, connect_fails, no_session, failed_replies,
       broken, disconnects;
 };
@@ -38,6 +43,15 @@ enum fsx_rdma_rc_state fsx_rdma_rc_next(enum fsx_rdma_rc_state st, int err)
   if (err == -EPROTONOSUPPORT || err == -EBADMSG)
     return FSX_RC_OFF;
   return st;
+}
+
+bool fsx_rdma_rc_count_reply(unsigned *run, bool failed, bool moved)
+{
+  if (moved)
+    *run = 0;
+  else if (failed && *run < FSX_RDMA_RC_FAILED_REPLIES)
+    ++*run;
+  return *run >= FSX_RDMA_RC_FAILED_REPLIES;
 }
 
 bool fsx_rdma_rc_usable(const struct fsx_rdma_rc *rc)
@@ -59,7 +73,15 @@ static void release(struct s3_req *r, void *arg)
   struct fsx_rdma_rc *rc = tk->rc;
   struct rdx_rc_session *s = tk->s;
   bool failed = s3_req_rdma_failed(r), doubt = s3_req_rdma_doubt(r);
+  bool moved = s3_req_rdma_path(r) == S3_RDMA_DONE, give_up;
 
+  pthread_mutex_lock(&rc->run_lock);
+  give_up = fsx_rdma_rc_count_reply(&rc->failed_run, failed, moved);
+  pthread_mutex_unlock(&rc->run_lock);
+  if (give_up && !atomic_exchange(&rc->off, true))
+    log_notice("rdma: rc: %u token requests in a row answered 500 (the "
+               "transfer failed): file data goes in HTTP bodies from now on",
+               FSX_RDMA_RC_FAILED_REPLIES);
   if (failed)
     atomic_fetch_add(&rc->failed_replies, 1);
   if (failed || doubt)
@@ -230,6 +252,7 @@ int fsx_rdma_rc_create(struct rdx_transport *t, struct s3_client *s3,
     free(rc);
     return err;
   }
+  pthread_mutex_init(&rc->run_lock, NULL);
   rc->s3 = s3;
   s3_client_set_stop_hook(s3, say_goodbye, rc);
   *out = rc;
@@ -241,6 +264,7 @@ void fsx_rdma_rc_destroy(struct fsx_rdma_rc *rc)
   if (!rc)
     return;
   rdx_rc_endpoint_destroy(rc->ep);
+  pthread_mutex_destroy(&rc->run_lock);
   free(rc);
 }
 

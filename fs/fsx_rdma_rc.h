@@ -12,7 +12,8 @@
  * server that does not speak the dialect (4xx or 501 to the connect, a
  * malformed 200: fsx_rdma_rc_next), or FSX_RDMA_RC_LOCAL_FAILS connects in
  * a row that our queue pair cannot complete (the server's session is
- * disconnected at once), turn rc off for the mount (fsx_rdma_rc_usable),
+ * disconnected at once), or FSX_RDMA_RC_FAILED_REPLIES token requests in
+ * a row answered 500, turn rc off for the mount (fsx_rdma_rc_usable),
  * logged once; other failures (5xx, 408, 429, no reply) cost that one
  * request its token, logged once, then at debug level. At
  * the client's stop (s3_client_set_stop_hook) each idle connected session
@@ -54,6 +55,12 @@ struct fsx_rdma_rc;
 /* Connect steps in a row that fail on this side (verbs: the queue pair
    cannot reach the server's) before rc is turned off for the mount. */
 #define FSX_RDMA_RC_LOCAL_FAILS 8
+/* Token requests in a row answered 500 (transfer failed, or the session
+   unknown) before rc is turned off for the mount: each costs a connect
+   step and a resend, so a server that fails every transfer must not be
+   asked forever. A request moved by rc in between starts the count
+   again. */
+#define FSX_RDMA_RC_FAILED_REPLIES 8
 /* All disconnects at the client's stop. */
 #define FSX_RDMA_RC_BYE_MS 5000
 
@@ -70,6 +77,15 @@ enum fsx_rdma_rc_state {
  * otherwise (the request goes over HTTP, the next one tries again).
  */
 enum fsx_rdma_rc_state fsx_rdma_rc_next(enum fsx_rdma_rc_state st, int err);
+
+/*
+ * A token request has finished, pure: run counts the replies 500 in a
+ * row; failed: this one was answered 500; moved: the server moved its
+ * bytes. True when rc should be turned off (FSX_RDMA_RC_FAILED_REPLIES
+ * in a row). Requests that did neither (declined, in doubt, an error)
+ * leave the count as it is.
+ */
+bool fsx_rdma_rc_count_reply(unsigned *run, bool failed, bool moved);
 
 /* t is an RC transport; s3 the mount's client (its stop hook is taken).
    0 and *out, or -ENOMEM / -EINVAL. */

@@ -44,10 +44,36 @@ static void test_next(void **state)
   assert_false(fsx_rdma_rc_usable(NULL));
 }
 
+/* Replies 500 in a row turn rc off; a request moved by rc starts the
+   count again; others leave it. */
+static void test_count_reply(void **state)
+{
+  unsigned run = 0;
+
+  (void)state;
+  for (unsigned i = 1; i < FSX_RDMA_RC_FAILED_REPLIES; i++) {
+    assert_false(fsx_rdma_rc_count_reply(&run, true, false));
+    assert_int_equal(run, i);
+  }
+  /* a declined or doubtful request in between: the count stays */
+  assert_false(fsx_rdma_rc_count_reply(&run, false, false));
+  assert_int_equal(run, FSX_RDMA_RC_FAILED_REPLIES - 1);
+  /* one moved: from zero again */
+  assert_false(fsx_rdma_rc_count_reply(&run, false, true));
+  assert_int_equal(run, 0);
+  for (unsigned i = 1; i < FSX_RDMA_RC_FAILED_REPLIES; i++)
+    assert_false(fsx_rdma_rc_count_reply(&run, true, false));
+  assert_true(fsx_rdma_rc_count_reply(&run, true, false));
+  /* and it stays at the limit (no wrap) */
+  assert_true(fsx_rdma_rc_count_reply(&run, true, false));
+  assert_int_equal(run, FSX_RDMA_RC_FAILED_REPLIES);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_next),
+      cmocka_unit_test(test_count_reply),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
