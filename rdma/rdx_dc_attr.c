@@ -83,12 +83,9 @@ static void av_local(const struct rdx_rc_port *p, bool global,
 void rdx_dc_attr_dct_init(const struct rdx_rc_port *p, struct ibv_qp_attr *a,
                           int *mask)
 {
-  memset(a, 0, sizeof(*a));
-  a->qp_state = IBV_QPS_INIT;
-  a->pkey_index = 0;
-  a->port_num = p->port;
-  a->qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
-  *mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+  /* exactly an RC queue pair's INIT, which is also the kernel's required
+     set for a DCT: port, pkey 0, remote read and write */
+  rdx_rc_attr_init(p, a, mask);
 }
 
 void rdx_dc_attr_dct_rtr(const struct rdx_rc_port *p, struct ibv_qp_attr *a,

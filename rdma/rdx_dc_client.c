@@ -32,9 +32,7 @@ static int dc_reg(struct rdx_transport *t, struct rdx_seg *seg)
 
 static void dc_unreg(struct rdx_transport *t, struct rdx_seg *seg)
 {
-  if (seg->priv)
-    ibv_dereg_mr(seg->priv);
-  seg->priv = NULL;
+  rdx_rc_unreg_seg(seg);
 }
 
 /* op was checked by rdx_token_for; DC tokens carry none. */
@@ -110,26 +108,13 @@ uint32_t rdx_dc_transport_dctn(const struct rdx_transport *t)
   return ((const struct dc_client *)t)->dct.qp->qp_num;
 }
 
-/* rdx_params.devices as rdx_rc_open splits it: names or addresses
-   separated by ';', ',' or blanks. */
 int rdx_dc_open(const struct rdx_params *p, struct rdx_transport **out,
                 char *err, size_t errlen)
 {
-  struct rdx_rc_dev_cfg cfg = {
-      .gid_index = p && p->gid_given ? (int)p->gid_index : -1};
-  const char *specs[RDX_RC_SPECS_MAX];
-  char buf[RDX_RC_SPECS_MAX * 64];
-  char *save = NULL, *s;
-  uint32_t key = p ? p->dc_access_key : 0;
+  const struct rdx_rc_dev_cfg *cfg;
+  struct rdx_rc_cfg_buf b;
+  int rc = rdx_rc_cfg_of(p, &b, &cfg, err, errlen);
 
-  if (!p || !p->devices)
-    return rdx_dc_transport_open(p ? &cfg : NULL, key, out, err, errlen);
-  if (strlen(p->devices) >= sizeof(buf))
-    return rdx_reason(err, errlen, -EINVAL, "rdma.devices is too long");
-  strcpy(buf, p->devices);
-  for (s = strtok_r(buf, ";, \t", &save); s && cfg.ndevices < RDX_RC_SPECS_MAX;
-       s = strtok_r(NULL, ";, \t", &save))
-    specs[cfg.ndevices++] = s;
-  cfg.devices = specs;
-  return rdx_dc_transport_open(&cfg, key, out, err, errlen);
+  return rc ? rc : rdx_dc_transport_open(cfg, p ? p->dc_access_key : 0, out,
+                                         err, errlen);
 }

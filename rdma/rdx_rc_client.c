@@ -49,9 +49,7 @@ static int rc_reg(struct rdx_transport *t, struct rdx_seg *seg)
 
 static void rc_unreg(struct rdx_transport *t, struct rdx_seg *seg)
 {
-  if (seg->priv)
-    ibv_dereg_mr(seg->priv);
-  seg->priv = NULL;
+  rdx_rc_unreg_seg(seg);
 }
 
 /* An RC token names a session: rdx_rc_token_for makes it. */
@@ -115,22 +113,11 @@ free_c:
 int rdx_rc_open(const struct rdx_params *p, struct rdx_transport **out,
                 char *err, size_t errlen)
 {
-  struct rdx_rc_dev_cfg cfg = {
-      .gid_index = p && p->gid_given ? (int)p->gid_index : -1};
-  const char *specs[RDX_RC_SPECS_MAX];
-  char buf[RDX_RC_SPECS_MAX * 64];
-  char *save = NULL, *s;
+  const struct rdx_rc_dev_cfg *cfg;
+  struct rdx_rc_cfg_buf b;
+  int rc = rdx_rc_cfg_of(p, &b, &cfg, err, errlen);
 
-  if (!p || !p->devices)
-    return rdx_rc_transport_open(p ? &cfg : NULL, out, err, errlen);
-  if (strlen(p->devices) >= sizeof(buf))
-    return rdx_reason(err, errlen, -EINVAL, "rdma.devices is too long");
-  strcpy(buf, p->devices);
-  for (s = strtok_r(buf, ";, \t", &save); s && cfg.ndevices < RDX_RC_SPECS_MAX;
-       s = strtok_r(NULL, ";, \t", &save))
-    specs[cfg.ndevices++] = s;
-  cfg.devices = specs;
-  return rdx_rc_transport_open(&cfg, out, err, errlen);
+  return rc ? rc : rdx_rc_transport_open(cfg, out, err, errlen);
 }
 
 /* ---- endpoints and sessions --------------------------------------------- */

@@ -35,26 +35,17 @@
 /* ---- configuration ------------------------------------------------------ */
 
 static pthread_mutex_t cfg_mu = PTHREAD_MUTEX_INITIALIZER;
-static char cfg_names[RDX_RC_DEVS_MAX][64]; /* protected by cfg_mu */
-static size_t cfg_n;                        /* protected by cfg_mu */
-static int cfg_gid = -1;                    /* protected by cfg_mu */
-static uint8_t cfg_port;                    /* protected by cfg_mu */
+static struct rdx_rc_cfg_copy cfg_saved = RDX_RC_CFG_COPY_INIT; /* protected
+                                                                   by cfg_mu */
 
 int rdx_rc_server_set_cfg(const struct rdx_rc_dev_cfg *cfg)
 {
-  if (cfg && cfg->ndevices > RDX_RC_DEVS_MAX)
-    return -EINVAL;
-  for (size_t i = 0; cfg && i < cfg->ndevices; i++)
-    if (!cfg->devices[i] || strlen(cfg->devices[i]) >= sizeof(cfg_names[0]))
-      return -EINVAL;
+  int rc;
+
   pthread_mutex_lock(&cfg_mu);
-  cfg_n = cfg ? cfg->ndevices : 0;
-  for (size_t i = 0; i < cfg_n; i++)
-    snprintf(cfg_names[i], sizeof(cfg_names[i]), "%s", cfg->devices[i]);
-  cfg_gid = cfg ? cfg->gid_index : -1;
-  cfg_port = cfg ? cfg->port : 0;
+  rc = rdx_rc_cfg_copy(&cfg_saved, cfg);
   pthread_mutex_unlock(&cfg_mu);
-  return 0;
+  return rc;
 }
 
 /* ---- the kind ----------------------------------------------------------- */
@@ -87,8 +78,6 @@ static void sess_free(void *obj, void *arg)
 static int rc_srv_open(struct rdx_helpers *h, struct rdx_server_kind **out,
                        char *why, size_t whylen)
 {
-  const char *names[RDX_RC_DEVS_MAX];
-  struct rdx_rc_dev_cfg cfg;
   struct rc_server *k;
   size_t arena_len;
   unsigned nbuf;
@@ -101,10 +90,7 @@ static int rc_srv_open(struct rdx_helpers *h, struct rdx_server_kind **out,
     return rdx_reason(why, whylen, -ENOMEM, WHO ": out of memory");
   k->base.ops = &rdx_rc_server_ops;
   pthread_mutex_lock(&cfg_mu);
-  for (size_t i = 0; i < cfg_n; i++)
-    names[i] = cfg_names[i];
-  cfg = (struct rdx_rc_dev_cfg){names, cfg_n, cfg_gid, cfg_port};
-  rc = rdx_rc_dev_open(&cfg, WHO, &k->dev, why, whylen);
+  rc = rdx_rc_dev_open(&cfg_saved.cfg, WHO, &k->dev, why, whylen);
   pthread_mutex_unlock(&cfg_mu);
   if (rc) {
     rc = rc == -ENOMEM ? rc : -EOPNOTSUPP;

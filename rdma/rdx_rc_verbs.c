@@ -437,9 +437,61 @@ int rdx_rc_wait_wc(struct ibv_cq *cq, uint64_t until, struct ibv_wc *wc)
   }
 }
 
+void rdx_rc_unreg_seg(struct rdx_seg *seg)
+{
+  if (seg->priv)
+    ibv_dereg_mr(seg->priv);
+  seg->priv = NULL;
+}
+
 struct ibv_mr *rdx_rc_reg_local(struct rdx_rc_dev *d, void *addr, size_t len)
 {
   return ibv_reg_mr(d->pd, addr, len, IBV_ACCESS_LOCAL_WRITE);
+}
+
+int rdx_rc_cfg_of(const struct rdx_params *p, struct rdx_rc_cfg_buf *b,
+                  const struct rdx_rc_dev_cfg **cfg, char *err, size_t errlen)
+{
+  char *save = NULL, *s;
+
+  *cfg = NULL;
+  if (!p)
+    return 0;
+  b->cfg = (struct rdx_rc_dev_cfg){
+      .gid_index = p->gid_given ? (int)p->gid_index : -1};
+  *cfg = &b->cfg;
+  if (!p->devices)
+    return 0;
+  if (strlen(p->devices) >= sizeof(b->text))
+    return rdx_reason(err, errlen, -EINVAL, "rdma.devices is too long");
+  strcpy(b->text, p->devices);
+  for (s = strtok_r(b->text, ";, \t", &save);
+       s && b->cfg.ndevices < RDX_RC_SPECS_MAX;
+       s = strtok_r(NULL, ";, \t", &save))
+    b->specs[b->cfg.ndevices++] = s;
+  b->cfg.devices = b->specs;
+  return 0;
+}
+
+int rdx_rc_cfg_copy(struct rdx_rc_cfg_copy *dst,
+                    const struct rdx_rc_dev_cfg *src)
+{
+  size_t n = src ? src->ndevices : 0;
+
+  if (n > RDX_RC_DEVS_MAX)
+    return -EINVAL;
+  for (size_t i = 0; i < n; i++)
+    if (!src->devices[i] || strlen(src->devices[i]) >= sizeof(dst->names[0]))
+      return -EINVAL;
+  for (size_t i = 0; i < n; i++) {
+    snprintf(dst->names[i], sizeof(dst->names[i]), "%s", src->devices[i]);
+    dst->ptrs[i] = dst->names[i];
+  }
+  dst->cfg = (struct rdx_rc_dev_cfg){.devices = dst->ptrs,
+                                     .ndevices = n,
+                                     .gid_index = src ? src->gid_index : -1,
+                                     .port = src ? src->port : 0};
+  return 0;
 }
 
 /* ---- queue pairs -------------------------------------------------------- */

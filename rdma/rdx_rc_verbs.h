@@ -109,6 +109,33 @@ int rdx_rc_peer_check(const struct rdx_rc_qp_token *peer, uint32_t peer_psn,
 /* "a, b, c" (or "none") into buf: for "devices here: ..." lines. */
 void rdx_rc_names(const char *const *names, size_t n, char *buf, size_t len);
 
+/* The device configuration rdx_params gives (rc and dc alike): its
+   devices, names or addresses separated by ';', ',' or blanks (the first
+   RDX_RC_SPECS_MAX), and its GID index; the strings live in b. */
+struct rdx_rc_cfg_buf {
+  struct rdx_rc_dev_cfg cfg;
+  const char *specs[RDX_RC_SPECS_MAX];
+  char text[RDX_RC_SPECS_MAX * 64];
+};
+/* 0 and *cfg (NULL when p is NULL: every default), or -EINVAL with the
+   reason in err (rdma.devices too long). */
+int rdx_rc_cfg_of(const struct rdx_params *p, struct rdx_rc_cfg_buf *b,
+                  const struct rdx_rc_dev_cfg **cfg, char *err, size_t errlen);
+
+/* A device configuration kept by value (a server's, set before it opens):
+   cfg.devices points into names. */
+struct rdx_rc_cfg_copy {
+  struct rdx_rc_dev_cfg cfg;
+  const char *ptrs[RDX_RC_DEVS_MAX];
+  char names[RDX_RC_DEVS_MAX][64];
+};
+#define RDX_RC_CFG_COPY_INIT {.cfg = {.gid_index = -1}}
+/* Copy src (NULL: the defaults) into dst: 0, or -EINVAL (more than
+   RDX_RC_DEVS_MAX devices, a NULL name, a name of 64 bytes or more), dst
+   then unchanged. */
+int rdx_rc_cfg_copy(struct rdx_rc_cfg_copy *dst,
+                    const struct rdx_rc_dev_cfg *src);
+
 /* ---- with a device ------------------------------------------------------ */
 
 /*
@@ -127,6 +154,8 @@ void rdx_rc_dev_close(struct rdx_rc_dev *d);
    write and remote read and write, or remote read only for a PUT source
    (seg->src). Fills seg->priv with the MR: 0 or a negative errno. */
 int rdx_rc_reg_seg(struct rdx_rc_dev *d, struct rdx_seg *seg);
+/* Undo rdx_rc_reg_seg (nothing when seg->priv is NULL). */
+void rdx_rc_unreg_seg(struct rdx_seg *seg);
 /* A server's chunk buffers: local write only (the server's own work
    requests read and write them; no peer may): the MR, or NULL with
    errno. */
