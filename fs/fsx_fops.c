@@ -53,6 +53,8 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
   if (writing) {
     rc = fsx_open_for_write(m, in, &a, fi->flags, &mine);
     fsx_wb_put(m, wb);
+    if (!rc)
+      fsx_inode_kernel_writer(m->tab, in);
   }
   fh = rc ? NULL : fsx_fh_create(m, in, &a);
   if (!fh) {
@@ -70,6 +72,9 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
     fsx_fh_destroy(m, fh);
 }
 
+/* Attempts at an open whose HEAD keeps being overtaken by our own uploads. */
+#define OPEN_TRIES 4
+
 void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   struct fsx_mount *m = M(req);
@@ -77,9 +82,10 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   struct fsx_wb *wb = NULL;
   struct fsx_fh *fh;
   struct fsx_attr a;
-  struct fsx_kernel_seen seen;
+  struct fsx_kernel_seen seen = {0};
   bool writing = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
-  int rc;
+  bool drop = false;
+  int rc = -EAGAIN;
 
   atomic_fetch_add(&m->st.opens, 1);
   if (writing && m->o.ro) {
@@ -98,23 +104,31 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fsx_reply_err(req, ENOENT);
     return;
   }
-  wb = fsx_wb_get(m, in);
-  if (wb) {
-    open_written(req, in, wb, fi, writing);
-    fsx_inode_put(m->tab, in);
-    return;
+  for (int tries = 0; rc == -EAGAIN && tries < OPEN_TRIES; tries++) {
+    uint64_t commits = fsx_inode_commits(m->tab, in);
+
+    wb = fsx_wb_get(m, in);
+    if (wb) {
+      open_written(req, in, wb, fi, writing);
+      fsx_inode_put(m->tab, in);
+      return;
+    }
+    /* close-to-open: ask the server what the object is now */
+    rc = fsx_ns_head(m, in, &a);
+    if (rc) {
+      fsx_reply_err(req, -rc);
+      fsx_inode_put(m->tab, in);
+      return;
+    }
+    /* compared with what the kernel's cache holds, not with the latest
+       attributes (a lookup or getattr may have seen the new ETag first) */
+    rc = fsx_inode_kernel_open(m->tab, in, a.etag, commits, m->o.kernel_cache,
+                               &seen, &drop);
   }
-  /* close-to-open: ask the server what the object is now */
-  rc = fsx_ns_head(m, in, &a);
-  if (rc) {
-    fsx_reply_err(req, -rc);
-    fsx_inode_put(m->tab, in);
-    return;
-  }
-  /* compared with what the kernel's cache holds, not with the latest
-     attributes (a lookup or getattr may have seen the new ETag first) */
-  fsx_inode_kernel_etag(m->tab, in, a.etag, &seen);
-  fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  if (rc) /* our uploads keep overtaking the HEAD: what we stored is newer */
+    fsx_attr_of(m, in, &a);
+  else
+    fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
   if (seen.stale) /* chunks are keyed by ETag: this only frees the old ones */
     fsx_cache_invalidate(m->cache, fsx_inode_ino(in));
   /* the kernel still holds the old object's attributes (its size, from a
@@ -128,8 +142,10 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fsx_inode_put(m->tab, in);
     return;
   }
-  if (wb)
+  if (wb) {
     fsx_wb_attr(wb, &a); /* O_TRUNC: empty now */
+    fsx_inode_kernel_writer(m->tab, in);
+  }
   fh = fsx_fh_create(m, in, &a);
   fsx_inode_put(m->tab, in);
   if (!fh) {
@@ -141,7 +157,7 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fh->writer = wb != NULL;
   fh->append = (fi->flags & O_APPEND) != 0;
   fi->fh = (uintptr_t)fh;
-  fi->keep_cache = m->o.kernel_cache && !seen.changed;
+  fi->keep_cache = !drop;
   if (fuse_reply_open(req, fi))
     fsx_fh_destroy(m, fh);
 }

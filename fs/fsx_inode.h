@@ -110,11 +110,32 @@ void fsx_inode_view(struct fsx_table *t, struct fsx_inode *in,
                     struct fsx_inode_view *v);
 
 /*
- * The kernel's page cache now holds object etag of in (an open that keeps
- * it, or our own upload). *seen (if not NULL): what that changes.
+ * The kernel's page cache and this mount's writes. The kernel copies a
+ * write into its pages before the daemon has it; pages dropped in between
+ * (an open answered without keep_cache) and read again hold the old bytes
+ * until the next drop. So a drop is never asked for while this mount has
+ * write-back state on in, and a write begun soon after one (the kernel
+ * drops when the opener runs again, not when we answer) leaves the pages
+ * unsure: the next open that is not a write drops them again.
+ *
+ * fsx_inode_kernel_open: an open without write-back state saw object etag
+ * on the server, having read fsx_inode_commits before asking; -EAGAIN
+ * (nothing changed) when write-back state has appeared or an upload has
+ * committed since (the answer may predate it: ask again). Else the kernel
+ * now holds etag, *seen says what that changes, and *drop whether the
+ * open must drop the kernel's pages (they held another object, they are
+ * unsure, or keep is false: the mount keeps no pages across opens).
  */
-void fsx_inode_kernel_etag(struct fsx_table *t, struct fsx_inode *in,
-                           const char *etag, struct fsx_kernel_seen *seen);
+uint64_t fsx_inode_commits(struct fsx_table *t, struct fsx_inode *in);
+int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
+                          const char *etag, uint64_t commits, bool keep,
+                          struct fsx_kernel_seen *seen, bool *drop);
+/* An open for writing was answered: unsure if a drop was asked for lately. */
+void fsx_inode_kernel_writer(struct fsx_table *t, struct fsx_inode *in);
+/* Our upload committed etag: the kernel's pages are what we wrote, unless
+   unsure (then unknown: the next open drops them). */
+void fsx_inode_kernel_wrote(struct fsx_table *t, struct fsx_inode *in,
+                            const char *etag);
 
 /*
  * Open file handles: fsx_inode_open takes an internal reference too (the

@@ -32,7 +32,12 @@ struct fsx_inode {
   uint64_t attr_expire_ms;    /* lock; monotonic */
   bool meta_known;            /* lock: a HEAD filled mode/uid/gid */
   char kernel_etag[FSX_ETAG_MAX]; /* lock: the object the kernel's page
-                                     cache holds */
+                                     cache holds; "" unknown */
+  uint64_t kernel_drop_ms;    /* lock: an open last told the kernel to drop
+                                 its pages (clock_mono_ms) */
+  bool kernel_unsure;         /* lock: a write here may have raced such a
+                                 drop: the pages may not be what we wrote */
+  uint64_t commits;           /* lock: uploads this mount committed */
   uint64_t gen;               /* lock: hash of the ETag, page cache */
   uint64_t nlookup;           /* lock: kernel references */
   uint64_t refs;              /* lock: internal references */

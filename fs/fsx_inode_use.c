@@ -3,21 +3,67 @@
  * file handles, the write-back state attached to it, and the object the
  * kernel's page cache holds. All under the table lock.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "fs/fsx_inode_i.h"
 
-void fsx_inode_kernel_etag(struct fsx_table *t, struct fsx_inode *in,
-                           const char *etag, struct fsx_kernel_seen *seen)
+/* how long after a drop was asked for the kernel may still be dropping:
+   from our answer until the opener runs again (a loaded machine, a
+   stopped process); past it a writer's pages are trusted */
+#define KERNEL_DROP_SETTLE_MS 5000
+
+uint64_t fsx_inode_commits(struct fsx_table *t, struct fsx_inode *in)
+{
+  uint64_t n;
+
+  pthread_mutex_lock(&t->lock);
+  n = in->commits;
+  pthread_mutex_unlock(&t->lock);
+  return n;
+}
+
+int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
+                          const char *etag, uint64_t commits, bool keep,
+                          struct fsx_kernel_seen *seen, bool *drop)
 {
   pthread_mutex_lock(&t->lock);
-  if (seen) {
-    seen->changed = strcmp(in->kernel_etag, etag) != 0;
-    seen->reopened = in->kernel_etag[0] != '\0';
-    seen->stale = in->gen != fsx_etag_gen(etag);
+  if (in->wb || in->commits != commits) {
+    pthread_mutex_unlock(&t->lock);
+    return -EAGAIN;
+  }
+  seen->changed = strcmp(in->kernel_etag, etag) != 0;
+  seen->reopened = in->kernel_etag[0] != '\0';
+  seen->stale = in->gen != fsx_etag_gen(etag);
+  *drop = seen->changed || in->kernel_unsure || !keep;
+  if (*drop) { /* no writer: what the kernel reads next is the object */
+    in->kernel_drop_ms = clock_mono_ms();
+    in->kernel_unsure = false;
   }
   snprintf(in->kernel_etag, sizeof(in->kernel_etag), "%s", etag);
+  pthread_mutex_unlock(&t->lock);
+  return 0;
+}
+
+void fsx_inode_kernel_writer(struct fsx_table *t, struct fsx_inode *in)
+{
+  uint64_t now = clock_mono_ms();
+
+  pthread_mutex_lock(&t->lock);
+  if (in->kernel_drop_ms && now - in->kernel_drop_ms < KERNEL_DROP_SETTLE_MS)
+    in->kernel_unsure = true;
+  pthread_mutex_unlock(&t->lock);
+}
+
+void fsx_inode_kernel_wrote(struct fsx_table *t, struct fsx_inode *in,
+                            const char *etag)
+{
+  pthread_mutex_lock(&t->lock);
+  in->commits++;
+  snprintf(in->kernel_etag, sizeof(in->kernel_etag), "%s",
+           in->kernel_unsure ? "" : etag);
   pthread_mutex_unlock(&t->lock);
 }
 

@@ -20,6 +20,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
   if (conn->capable & FUSE_CAP_READDIRPLUS)
     conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO; /* always plus: attrs are free */
+  /* the kernel drops a file's pages only when an open says so (a new
+     ETag, see fsx_op_open), never on a getattr showing another mtime:
+     our writes move the mtime (in whole seconds), and a drop while a
+     write is on its way here lets a read cache the old bytes for good */
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
   conn->max_read = (unsigned)m->o.max_read;
   conn->max_write = (unsigned)m->o.max_read;
   /* the kernel reads ahead up to this much (and the bdi's read_ahead_kb,

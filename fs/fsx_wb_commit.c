@@ -70,7 +70,7 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   a.as_of_ms = clock_mono_ms();
   fsx_inode_set_attr_force(m->tab, wb->in, &a, m->o.attr_ttl_ms);
   /* the kernel's pages hold what we wrote: they stay valid */
-  fsx_inode_kernel_etag(m->tab, wb->in, etag, NULL);
+  fsx_inode_kernel_wrote(m->tab, wb->in, etag);
   fsx_cache_invalidate(m->cache, fsx_inode_ino(wb->in));
   fsx_inode_note_entry(m->tab, wb->in);
 }

@@ -169,6 +169,9 @@ void s3_req_run_release(struct s3_req *r);
 void s3_req_reset_reply(struct s3_req *r);
 /* Store one response header line; -EBADMSG for a malformed one. */
 int s3_req_store_header(struct s3_req *r, const char *line, size_t len);
+/* r's precondition (If-Match or If-None-Match), if it has one, becomes
+   If-Match: etag; -ENOMEM leaves it as it was. */
+int s3_req_recondition(struct s3_req *r, const char *etag);
 
 /* s3_ops.c: helpers shared by the operation files (s3_ops*.c) */
 /* Submit without a callback and wait; returns s3_req_result. */

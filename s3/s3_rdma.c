@@ -156,6 +156,19 @@ static bool etag_is_body(const struct s3_req *r)
   return strncasecmp(e, hex, 32) == 0;
 }
 
+/* The MD5 of nothing, and an ETag (quoted or not) that is it. */
+#define EMPTY_MD5 "d41d8cd98f00b204e9800998ecf8427e"
+static bool etag_is_empty(const char *e)
+{
+  size_t el = e ? strlen(e) : 0;
+
+  if (el >= 2 && e[0] == '"' && e[el - 1] == '"') {
+    e++;
+    el -= 2;
+  }
+  return el == 32 && strncasecmp(e, EMPTY_MD5, 32) == 0;
+}
+
 static enum s3_rdma_verdict resend(struct s3_client *c, struct s3_req *r)
 {
   r->rdma_on = false;
@@ -202,7 +215,14 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
                "goes in HTTP bodies from now on",
                c->rdma_header);
     r->rdma_path = S3_RDMA_IGNORED;
-    return put ? resend(c, r) : S3_RDMA_KEEP;
+    if (!put)
+      return S3_RDMA_KEEP;
+    /* it stored the empty body in place of the object the PUT's condition
+       named (or of none): the resend replaces exactly that, not another
+       writer's object, and is not refused for it */
+    if (etag_is_empty(s3_req_header(r, "etag")))
+      s3_req_recondition(r, EMPTY_MD5); /* unquoted: RGW refuses quotes */
+    return resend(c, r);
   }
   atomic_store(&c->rdma_seen, true);
   if (strcmp(v, "501") == 0) {

@@ -129,6 +129,29 @@ int s3_req_add_header(struct s3_req *r, const char *name, const char *value)
   return kv_append(&r->headers, &r->n_headers, name, value);
 }
 
+int s3_req_recondition(struct s3_req *r, const char *etag)
+{
+  for (size_t i = 0; i < r->n_headers; i++) {
+    struct s3_kv *h = &r->headers[i];
+    char *k, *v;
+
+    if (strcasecmp(h->key, "if-match") && strcasecmp(h->key, "if-none-match"))
+      continue;
+    k = strdup("if-match");
+    v = strdup(etag);
+    if (!k || !v) {
+      free(k);
+      free(v);
+      return -ENOMEM;
+    }
+    free((char *)h->key);
+    free((char *)h->val);
+    h->key = k;
+    h->val = v;
+  }
+  return 0;
+}
+
 void s3_req_set_body(struct s3_req *r, const void *buf, size_t len,
                      bool sign_payload)
 {

@@ -102,8 +102,13 @@ fs_umount "$mnt"
 gw_stop
 
 # ---- fallback: RGW directly ignores the token ----
+replaced0=$(grep -c 'replaced by this file' "$log" || true)
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=cma
 write_read direct small2 "" ""
+# the ignored token's PUT stored an empty body in the new file's place: the
+# resend replaces exactly that, not seen as another writer's object
+check "direct: the resent PUT replaced its own empty object" \
+  eq "other-writer notices" "$(grep -c 'replaced by this file' "$log" || true)" "$replaced0"
 check "direct: the server was seen to ignore tokens" bash -c "[ $(stat_of s3.rdma_ignored) -ge 1 ]"
 check "direct: tokens then stopped" eq active "$(stat_of rdma.active)" 0
 check "direct: one log line about it" eq "log lines" "$(grep -c 'ignores x-amz-rdma-token' "$log")" 1

@@ -6,6 +6,7 @@
  * attributes while a file is being written, and patching a directory's
  * snapshot in place or by copy-on-write.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -761,6 +762,70 @@ static void test_wb_attachment(void **state)
   fsx_table_destroy(t);
 }
 
+/* The kernel's page cache: when an open drops it, and when our own writes
+   leave it unsure (a drop may have raced them). */
+static void test_kernel_pages(void **state)
+{
+  struct fsx_table *t = fsx_table_create("bkt", "");
+  struct fsx_inode *root = fsx_inode_get(t, FSX_ROOT_INO), *in;
+  struct fsx_attr f = file_attr("e1", 5, 1);
+  struct fsx_kernel_seen seen;
+  struct fsx_wb *fake = (struct fsx_wb *)&seen; /* only compared */
+  uint64_t c;
+  bool drop;
+
+  (void)state;
+  in = fsx_inode_child(t, root, "f", &f, NULL, 1000, true);
+  assert_non_null(in);
+  c = fsx_inode_commits(t, in);
+  /* first open: the kernel held nothing of it */
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e1", c, true, &seen, &drop), 0);
+  assert_true(seen.changed);
+  assert_false(seen.reopened);
+  assert_true(drop);
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e1", c, true, &seen, &drop), 0);
+  assert_false(drop);
+  /* a mount that keeps no pages across opens always drops */
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e1", c, false, &seen, &drop), 0);
+  assert_false(seen.changed);
+  assert_true(drop);
+  /* a writer long after that drop: our upload leaves the pages ours */
+  in->kernel_drop_ms -= 60000;
+  fsx_inode_kernel_writer(t, in);
+  fsx_inode_kernel_wrote(t, in, "e2");
+  /* a HEAD asked before that upload may be older: asked again */
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e1", c, true, &seen, &drop), -EAGAIN);
+  c = fsx_inode_commits(t, in);
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e2", c, true, &seen, &drop), 0);
+  assert_false(seen.changed);
+  assert_false(drop);
+  /* never a drop while write-back state is on the inode */
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, fake), fake);
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e2", c, true, &seen, &drop), -EAGAIN);
+  assert_ptr_equal(fsx_inode_wb_unref(t, in), fake);
+  fsx_inode_put(t, in); /* what freeing the state does */
+  /* a writer just after a drop: the pages it leaves are unsure */
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e9", c, true, &seen, &drop), 0);
+  assert_true(drop);
+  fsx_inode_kernel_writer(t, in);
+  fsx_inode_kernel_wrote(t, in, "e3");
+  c = fsx_inode_commits(t, in);
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e3", c, true, &seen, &drop), 0);
+  assert_true(seen.changed);
+  assert_false(seen.reopened); /* unknown: attributes need no dropping */
+  assert_true(drop);
+  /* that drop had no writer: the pages are the object's again */
+  in->kernel_drop_ms -= 60000;
+  fsx_inode_kernel_writer(t, in);
+  fsx_inode_kernel_wrote(t, in, "e4");
+  c = fsx_inode_commits(t, in);
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e4", c, true, &seen, &drop), 0);
+  assert_false(drop);
+  fsx_inode_put(t, in);
+  fsx_inode_put(t, root);
+  fsx_table_destroy(t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -781,6 +846,7 @@ int main(void)
       cmocka_unit_test(test_snap_put_entry_into_empty),
       cmocka_unit_test(test_snap_copy_on_write),
       cmocka_unit_test(test_wb_attachment),
+      cmocka_unit_test(test_kernel_pages),
   };
   return cmocka_run_group_tests_name("fsx_inode", tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * test_s3_req: a request's reply state between attempts (s3_req.c), without
  * a server: what one attempt's XML parser left in the caller's result must
  * be gone when the engine starts the next attempt, or a retried listing
- * would return its entries twice.
+ * would return its entries twice; a resend's precondition rewritten.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,12 +101,46 @@ static void test_first_attempt_leaves_result_alone(void **state)
   s3_req_destroy(r);
 }
 
+/* A resend's precondition rewritten (a PUT whose token the server ignored,
+   storing the empty body): If-None-Match or If-Match becomes If-Match on
+   what was stored; other headers and a request without one untouched. */
+static void test_recondition(void **state)
+{
+  struct s3_req *r = s3_req_create(NULL, "PUT", "b", "k");
+  struct s3_req *plain = s3_req_create(NULL, "PUT", "b", "k");
+  const char *e = "\"d41d8cd98f00b204e9800998ecf8427e\"";
+  int n = 0;
+
+  (void)state;
+  assert_non_null(r);
+  assert_non_null(plain);
+  assert_int_equal(s3_req_add_header(r, "content-type", "x/y"), 0);
+  assert_int_equal(s3_req_add_header(r, "If-None-Match", "*"), 0);
+  assert_int_equal(s3_req_recondition(r, e), 0);
+  for (size_t i = 0; i < r->n_headers; i++) {
+    if (!strcmp(r->headers[i].key, "if-match")) {
+      assert_string_equal(r->headers[i].val, e);
+      n++;
+    } else {
+      assert_string_equal(r->headers[i].key, "content-type");
+      assert_string_equal(r->headers[i].val, "x/y");
+    }
+  }
+  assert_int_equal(n, 1);
+  assert_int_equal(r->n_headers, 2);
+  assert_int_equal(s3_req_recondition(plain, e), 0);
+  assert_int_equal(plain->n_headers, 0);
+  s3_req_destroy(r);
+  s3_req_destroy(plain);
+}
+
 int main(void)
 {
   static const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_partial_list_dropped),
       cmocka_unit_test(test_whole_uploads_page_dropped),
       cmocka_unit_test(test_first_attempt_leaves_result_alone),
+      cmocka_unit_test(test_recondition),
   };
 
   return cmocka_run_group_tests_name("s3_req", tests, NULL, NULL);
