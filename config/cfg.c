@@ -477,6 +477,12 @@ static int check_sizes(const struct cfg *c, const struct ectx *e)
                 "%s is above cache.size/16 (%s): the cache needs at least "
                 "16 chunks", a, b);
   }
+  if (c->read.dense_block > c->cache.size / 4) {
+    cfg_format_size(c->read.dense_block, a, sizeof(a));
+    cfg_format_size(c->cache.size / 4, b, sizeof(b));
+    return fail(e, -EINVAL, "read.dense_block",
+                "%s is above cache.size/4 (%s)", a, b);
+  }
   if (c->read.readahead_max > c->cache.size / 2) {
     cfg_format_size(c->read.readahead_max, a, sizeof(a));
     cfg_format_size(c->cache.size / 2, b, sizeof(b));

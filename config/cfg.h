@@ -108,6 +108,8 @@ struct cfg_read {
   uint64_t readahead_max;
   unsigned max_inflight_per_file;
   uint64_t max_read;          /* FUSE max_read, multiple of 4096 */
+  uint64_t dense_block;       /* random reads: block fetched whole once
+                                 dense (fs/fsx_density.h); 0: off */
 };
 
 struct cfg_write {

@@ -278,6 +278,9 @@ const struct cfg_key cfg_keys[] = {
     {K_SIZE("read.max_read", read.max_read, 1 * MiB, 4 * KiB, 16 * MiB,
             check_page_multiple),
      .doc = "FUSE max_read: largest read the kernel sends at once"},
+    {K_SIZE("read.dense_block", read.dense_block, 2 * MiB, 0, 1 * GiB, NULL),
+     .doc = "random reads: a block read three times is fetched whole into "
+            "the cache (0: always exact)"},
 
     {K_SIZE("write.part_size", write.part_size, 8 * MiB, 5 * MiB, 5 * GiB,
             NULL),

@@ -39,6 +39,7 @@ struct fsx_opts {
   bool all_buckets;
   uint64_t readahead_min;
   uint64_t readahead_max;
+  uint64_t dense_block;       /* read.dense_block */
   unsigned max_inflight_per_file;
   size_t max_read;
   time_t mount_time;          /* the times of directories without one */
@@ -54,6 +55,8 @@ struct fsx_stats {
   _Atomic uint64_t lists, heads, gets, get_bytes;
   _Atomic uint64_t bytes_from_cache, bytes_direct;
   _Atomic uint64_t readahead_chunks, readahead_resets;
+  _Atomic uint64_t dense_blocks, dense_exact; /* random misses: fetched a
+                                                 block whole, or exactly */
   _Atomic uint64_t errors, skipped_keys;
   _Atomic uint64_t writes, write_bytes, commits, commit_errors;
   _Atomic uint64_t parts_sent, parts_copied, base_fetches, base_fetch_bytes;

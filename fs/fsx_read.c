@@ -53,6 +53,7 @@ static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
     fh_unref(m, fh->succ);
   fsx_inode_put(m->tab, fh->in);
   pthread_mutex_destroy(&fh->lock);
+  fsx_density_free(&fh->dense);
   free(fh->special);
   free(b);
 }
@@ -78,6 +79,8 @@ struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
   }
   fh->gen = fsx_etag_gen(a->etag);
   fh->size = a->size;
+  fsx_density_init(&fh->dense, fh->size, m->o.dense_block,
+                   m->cache ? fsx_cache_chunk_size(m->cache) : 0);
   if (a->etag[0])
     snprintf(fh->etag, sizeof(fh->etag), "\"%s\"", a->etag);
   return fh;
@@ -316,6 +319,42 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   return 0;
 }
 
+/*
+ * A random read [off, off + len) that missed the cache: when its block has
+ * become dense (fsx_density.h), fetch the read's chunks into ctx (kept)
+ * and the rest of the block(s) into the cache, and return true (the
+ * caller waits for ctx's chunks); false: read exactly (read_direct). The
+ * chunks ctx already holds are dropped either way.
+ */
+static bool dense_fetch(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                        size_t len, struct fsx_read_ctx *ctx)
+{
+  size_t cs = fsx_cache_chunk_size(m->cache);
+  uint64_t first = off / cs, last = (off + len - 1) / cs, from, to, stop;
+  bool dense;
+  int err;
+
+  for (int i = 0; i < ctx->n; i++)
+    fsx_cache_put(m->cache, ctx->chunks[i]);
+  ctx->n = 0;
+  pthread_mutex_lock(&fh->lock);
+  dense = fsx_density_note(&fh->dense, fh->size, off, len, &from, &to);
+  pthread_mutex_unlock(&fh->lock);
+  if (!dense) {
+    atomic_fetch_add(&m->st.dense_exact, 1);
+    return false;
+  }
+  stop = ensure(m, fh, first, last + 1, ctx->chunks, &err);
+  ctx->n = (int)(stop - first);
+  if (stop <= last)
+    return false; /* no room in the cache: exactly */
+  atomic_fetch_add(&m->st.dense_blocks, 1);
+  /* the rest of the block, around the read, as readahead is */
+  (void)ensure(m, fh, from / cs, first, NULL, &err);
+  (void)ensure(m, fh, last + 1, (to + cs - 1) / cs, NULL, &err);
+  return true;
+}
+
 uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
                        size_t len, uint64_t *ra_from, uint64_t *ra_to)
 {
@@ -411,7 +450,7 @@ int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
         break;
       }
     }
-    if (!all)
+    if (!all && !dense_fetch(m, fh, off, len, ctx))
       return read_direct(m, fh, off, len, ctx, niov);
   } else {
     stop = ensure(m, fh, first, last + 1, ctx->chunks, &err);

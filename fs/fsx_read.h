@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "fs/fsx_density.h"
 #include "fs/fsx_i.h"
 
 struct fsx_fh {
@@ -34,6 +35,7 @@ struct fsx_fh {
   uint64_t next_off;          /* lock: where a sequential read goes next */
   uint64_t window;            /* lock: readahead window, 0 = random */
   uint64_t ra_end;            /* lock: readahead issued up to here */
+  struct fsx_density dense;   /* lock: random misses per block */
   _Atomic unsigned inflight;  /* fetches in flight for this file */
   struct fsx_fh *succ;        /* lock: the handle reads go to since this
                                  mount changed the object (a reference) */

@@ -37,6 +37,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"fs.inodes", fsx_table_count(m->tab)},
       {"readahead.chunks", m->st.readahead_chunks},
       {"readahead.resets", m->st.readahead_resets},
+      {"read.dense_blocks", m->st.dense_blocks},
+      {"read.dense_exact", m->st.dense_exact},
       {"cache.hits", cs.hits},
       {"cache.misses", cs.misses},
       {"cache.evictions", cs.evictions},

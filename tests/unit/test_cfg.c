@@ -181,6 +181,7 @@ static void test_defaults(void **state)
   assert_int_equal(c.read.readahead_max, 64 * MiB);
   assert_int_equal(c.read.max_inflight_per_file, 16);
   assert_int_equal(c.read.max_read, 1 * MiB);
+  assert_int_equal(c.read.dense_block, 2 * MiB);
   assert_int_equal(c.write.part_size, 8 * MiB);
   assert_int_equal(c.write.max_parts_inflight, 8);
   assert_int_equal(c.write.max_memory, 256 * MiB);
@@ -899,7 +900,8 @@ static const char full_file[] =
     "    \"dir\": \"/srv/s3r\", \"attr_ttl\": 5, \"dir_ttl\": \"2m\",\n"
     "    \"negative_ttl\": \"500ms\", \"kernel_cache\": false},\n"
     "  \"read\": {\"readahead_min\": \"2M\", \"readahead_max\": \"128M\",\n"
-    "    \"max_inflight_per_file\": 32, \"max_read\": \"128K\"},\n"
+    "    \"max_inflight_per_file\": 32, \"max_read\": \"128K\",\n"
+    "    \"dense_block\": \"4M\"},\n"
     "  \"write\": {\"part_size\": \"16M\", \"max_parts_inflight\": 4,\n"
     "    \"max_memory\": \"1G\", \"rename_dir_max\": 500,\n"
     "    \"retry_interval\": \"5s\", \"staging_max\": \"20G\",\n"
@@ -969,6 +971,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.read.readahead_max, 128 * MiB);
   assert_int_equal(c.read.max_inflight_per_file, 32);
   assert_int_equal(c.read.max_read, 128 * 1024);
+  assert_int_equal(c.read.dense_block, 4 * MiB);
   assert_int_equal(c.write.part_size, 16 * MiB);
   assert_int_equal(c.write.max_parts_inflight, 4);
   assert_int_equal(c.write.max_memory, 1 * GiB);
@@ -1101,6 +1104,10 @@ static const struct validate_case {
      "cache.chunk_size: 2M is above cache.size/16 (1M): the cache needs at "
      "least 16 chunks"},
     {{{"cache.size", "16M"}, {"read.readahead_max", "8M"}}, 0, NULL},
+    {{{"cache.size", "16M"}, {"read.readahead_max", "8M"},
+      {"read.dense_block", "8M"}}, -EINVAL,
+     "read.dense_block: 8M is above cache.size/4 (4M)"},
+    {{{"read.dense_block", "0"}}, 0, NULL},
     {{{"cache.size", "64M"}}, -EINVAL,
      "read.readahead_max: 64M is above cache.size/2 (32M)"},
     {{{"write.part_size", "64M"}}, -EINVAL,

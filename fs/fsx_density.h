@@ -1,0 +1,64 @@
+/*
+ * fsx_density: how densely one open file is read at random, pure. The
+ * read path (fsx_read.c) fetches exactly what a random read asks for when
+ * reads are sparse (a 256 KiB read costs one 256 KiB GET), and a whole
+ * aligned block into the page cache once reads come back to it (dense:
+ * the block's later reads hit the cache, a few large GETs instead of many
+ * small ones).
+ *
+ * The file is cut into blocks of `block` bytes (read.dense_block, grown
+ * for large files so that at most FSX_DENSITY_BLOCKS_MAX counters exist);
+ * each random read that misses the cache counts a touch on every block it
+ * covers, and the read that makes a block's count reach
+ * FSX_DENSITY_TOUCHES fetches that block whole. With 256 KiB reads and
+ * 2 MiB blocks: a file read all over at random fetches about 1.25 bytes
+ * per byte delivered (two exact reads, then the block); one read at 1 in
+ * 16 places (64 MiB of a 1 GiB file) leaves almost every block under
+ * three touches (Poisson, 0.5 a block: 1.4% reach three), so nearly
+ * every read stays exact.
+ *
+ * A struct fsx_density is owned by its caller (the open file, under its
+ * lock); nothing here locks or allocates after init.
+ */
+#ifndef S3R_FSX_DENSITY_H
+#define S3R_FSX_DENSITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Touches of a block by reads that missed, the last one fetching it. */
+#define FSX_DENSITY_TOUCHES 3
+/* Counters per open file at most (a byte each). */
+#define FSX_DENSITY_BLOCKS_MAX 65536u
+
+struct fsx_density {
+  uint64_t block;     /* bytes a block, a multiple of the chunk; 0: off */
+  uint32_t nblocks;
+  uint8_t *touches;   /* nblocks counters, saturating; NULL until used */
+};
+
+/*
+ * Set d up for a file of size bytes: blocks of want bytes (0: off),
+ * rounded up to a multiple of chunk and grown (doubled) until at most
+ * FSX_DENSITY_BLOCKS_MAX cover the file. Counters are allocated on the
+ * first note. Never fails.
+ */
+void fsx_density_init(struct fsx_density *d, uint64_t size, uint64_t want,
+                      uint64_t chunk);
+
+/*
+ * A random read of [off, off + len) missed the cache: count it. Returns
+ * true, with the block-aligned byte range to fetch whole in [*from, *to)
+ * (clipped to size), when this read makes a block it covers dense; false:
+ * read exactly what was asked. A block fetched whole starts counting
+ * again (it may be evicted and read again). false when off, or when the
+ * counters cannot be allocated (-ENOMEM is not worth failing a read for).
+ */
+bool fsx_density_note(struct fsx_density *d, uint64_t size, uint64_t off,
+                      uint64_t len, uint64_t *from, uint64_t *to);
+
+/* Free the counters; d is then off. */
+void fsx_density_free(struct fsx_density *d);
+
+#endif
