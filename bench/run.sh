@@ -8,17 +8,17 @@
 #   FAIL workload=<name> tool=<name> failed=<runs> n=<runs>
 #
 #   bench/run.sh [workload...]     workloads: s3_get fs_read fs_ls fs_write
-#                                  fs_rdma
+#                                  fs_rdma fs_fio
 #                                  (default: all)
 # Every workload named is run, even after one fails; the exit status is then 1.
 # BENCH_BUILD=0: no build, the binaries in build/bin are used as they are.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-all=(s3_get fs_read fs_ls fs_write fs_rdma)
+all=(s3_get fs_read fs_ls fs_write fs_rdma fs_fio)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for w in "$@"; do
   case $w in
-    s3_get | fs_read | fs_ls | fs_write | fs_rdma) ;;
+    s3_get | fs_read | fs_ls | fs_write | fs_rdma | fs_fio) ;;
     *) echo "run.sh: unknown workload '$w' (known: ${all[*]})" >&2; exit 2 ;;
   esac
 done
@@ -30,6 +30,7 @@ for w in "$@"; do
     fs_read|fs_ls) "$here/fs_read.sh" "$w" || ok=0 ;;
     fs_write) "$here/fs_write.sh" || ok=0 ;;
     fs_rdma) "$here/fs_rdma.sh" || ok=0 ;;
+    fs_fio) "$here/fs_fio.sh" || ok=0 ;;
   esac
   [ "$ok" -eq 1 ] || { echo "run.sh: workload $w failed" >&2; rc=1; }
 done

@@ -279,8 +279,8 @@ const struct cfg_key cfg_keys[] = {
             check_page_multiple),
      .doc = "FUSE max_read: largest read the kernel sends at once"},
     {K_SIZE("read.dense_block", read.dense_block, 2 * MiB, 0, 1 * GiB, NULL),
-     .doc = "random reads: a block read three times is fetched whole into "
-            "the cache (0: always exact)"},
+     .doc = "random reads: a block missed three times is fetched whole, "
+            "for the kernel's page cache (0: always exact)"},
 
     {K_SIZE("write.part_size", write.part_size, 8 * MiB, 5 * MiB, 5 * GiB,
             NULL),

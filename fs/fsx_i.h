@@ -57,6 +57,8 @@ struct fsx_stats {
   _Atomic uint64_t readahead_chunks, readahead_resets;
   _Atomic uint64_t dense_blocks, dense_exact; /* random misses: fetched a
                                                  block whole, or exactly */
+  _Atomic uint64_t kstore_bytes, kstore_dropped; /* fsx_kstore */
+  _Atomic uint64_t dense_ahead; /* dense groups fetched ahead */
   _Atomic uint64_t errors, skipped_keys;
   _Atomic uint64_t writes, write_bytes, commits, commit_errors;
   _Atomic uint64_t parts_sent, parts_copied, base_fetches, base_fetch_bytes;
@@ -73,6 +75,9 @@ struct fsx_mount {
   char *prefix;               /* "" or "some/prefix/" */
   struct fsx_stats st;
   struct fuse_session *se;    /* for kernel cache notifications */
+  struct fsx_kstore *kstore;  /* dense blocks into the kernel's cache; NULL:
+                                 none (kernel_cache off) */
+  _Atomic uint64_t ahead_bytes; /* dense groups being fetched ahead */
   struct fsx_stage *stage;    /* cache.dir: staging files, upload journal */
   struct fsx_space *space;    /* the staging files' disk use and limit;
                                  NULL when read-only */

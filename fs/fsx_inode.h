@@ -130,6 +130,12 @@ uint64_t fsx_inode_commits(struct fsx_table *t, struct fsx_inode *in);
 int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
                           const char *etag, uint64_t commits, bool keep,
                           struct fsx_kernel_seen *seen, bool *drop);
+/* The kernel is about to be handed bytes of object gen read after commits
+   (fsx_kstore): true, and counted as a drop (a writer soon after leaves
+   the pages unsure), when its pages hold that object and this mount is not
+   writing the file and has uploaded nothing since; false: do not. */
+bool fsx_inode_kernel_store(struct fsx_table *t, struct fsx_inode *in,
+                            uint64_t gen, uint64_t commits);
 /* An open for writing was answered: unsure if a drop was asked for lately. */
 void fsx_inode_kernel_writer(struct fsx_table *t, struct fsx_inode *in);
 /* Our upload committed etag: the kernel's pages are what we wrote, unless

@@ -34,7 +34,8 @@ struct fsx_inode {
   char kernel_etag[FSX_ETAG_MAX]; /* lock: the object the kernel's page
                                      cache holds; "" unknown */
   uint64_t kernel_drop_ms;    /* lock: an open last told the kernel to drop
-                                 its pages (clock_mono_ms) */
+                                 its pages, or a store filled some
+                                 (clock_mono_ms) */
   bool kernel_unsure;         /* lock: a write here may have raced such a
                                  drop: the pages may not be what we wrote */
   uint64_t commits;           /* lock: uploads this mount committed */

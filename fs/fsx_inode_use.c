@@ -47,6 +47,20 @@ int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
   return 0;
 }
 
+bool fsx_inode_kernel_store(struct fsx_table *t, struct fsx_inode *in,
+                            uint64_t gen, uint64_t commits)
+{
+  bool ok;
+
+  pthread_mutex_lock(&t->lock);
+  ok = !in->wb && in->commits == commits && !in->kernel_unsure &&
+       in->kernel_etag[0] && fsx_etag_gen(in->kernel_etag) == gen;
+  if (ok)
+    in->kernel_drop_ms = clock_mono_ms();
+  pthread_mutex_unlock(&t->lock);
+  return ok;
+}
+
 void fsx_inode_kernel_writer(struct fsx_table *t, struct fsx_inode *in)
 {
   uint64_t now = clock_mono_ms();

@@ -24,6 +24,7 @@
 #include "common/slog.h"
 #include "config/cfg.h"
 #include "fs/fsx_args.h"
+#include "fs/fsx_kstore.h"
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_recover_thread.h"
@@ -401,6 +402,17 @@ int main(int argc, char **argv)
     log_err("%s", err);
     goto destroy_client;
   }
+  /* dense random reads hand whole blocks to the kernel's cache, which
+     only keeps them when it keeps pages across opens */
+  if (m.o.kernel_cache && m.o.dense_block) {
+    size_t arena_len;
+
+    fsx_cache_arena(m.cache, &arena_len);
+    if (!(m.kstore = fsx_kstore_create(&m, arena_len / 4))) {
+      log_err("cannot start the kernel store thread");
+      goto destroy_client;
+    }
+  }
   if (m.stage) {
     if (fsx_wb_start(&m)) {
       log_err("cannot start the write-back thread");
@@ -435,6 +447,9 @@ destroy_client:
   fsx_recover_thread_stop(recovery); /* its requests cancelled */
   fsx_wb_stop(&m); /* last uploads, with the client still there */
   s3_client_destroy(m.s3);
+  /* after the client (whose last callbacks may queue), before the table */
+  fsx_kstore_destroy(m.kstore);
+  m.kstore = NULL;
   fsx_rdma_close(&m); /* no request in flight names the arena now */
 destroy_cache:
   fsx_cache_destroy(m.cache);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/slog.h"
+#include "fs/fsx_kstore.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_read.h"
 #include "fs/fsx_wb.h"
@@ -18,7 +19,13 @@ struct fsx_read_ctx {
   void *tmp;
   bool tmp_kept;              /* a server may still touch tmp: never freed */
   struct iovec iov[MAX_READ_CHUNKS];
+  /* a dense block in tmp, for the kernel once the read is answered */
+  uint64_t store_ino, store_gen, store_commits, store_from, store_skip;
+  size_t store_len, store_skip_len; /* 0: nothing to store */
 };
+
+/* Dense groups fetched ahead per random miss, at most. */
+#define FSX_DENSE_AHEAD 4
 
 /* One GET filling consecutive chunks; lives until its callback. */
 struct fetch {
@@ -319,40 +326,125 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   return 0;
 }
 
-/*
- * A random read [off, off + len) that missed the cache: when its block has
- * become dense (fsx_density.h), fetch the read's chunks into ctx (kept)
- * and the rest of the block(s) into the cache, and return true (the
- * caller waits for ctx's chunks); false: read exactly (read_direct). The
- * chunks ctx already holds are dropped either way.
- */
-static bool dense_fetch(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
-                        size_t len, struct fsx_read_ctx *ctx)
-{
-  size_t cs = fsx_cache_chunk_size(m->cache);
-  uint64_t first = off / cs, last = (off + len - 1) / cs, from, to, stop;
-  bool dense;
-  int err;
+/* A dense group fetched ahead for the kernel's cache (in an HTTP body). */
+struct ahead {
+  struct fsx_mount *m;
+  struct fsx_fh *fh;
+  uint64_t commits, from;
+  size_t len;
+  void *buf;
+};
 
-  for (int i = 0; i < ctx->n; i++)
-    fsx_cache_put(m->cache, ctx->chunks[i]);
-  ctx->n = 0;
+static void ahead_done(struct s3_req *r, void *arg)
+{
+  struct ahead *a = arg;
+  struct fsx_mount *m = a->m;
+  size_t got = 0;
+  int rc = s3_get_object_result(r, &got);
+
+  atomic_fetch_add(&m->st.get_bytes, got);
+  if (!rc && got == a->len) { /* the store frees buf */
+    fsx_kstore_queue(m->kstore, fsx_inode_ino(a->fh->in), a->fh->gen,
+                     a->commits, a->from, a->buf, a->len, a->from, 0);
+    a->buf = NULL;
+  } /* else its blocks are fetched again when missed (fsx_density) */
+  free(a->buf);
+  atomic_fetch_sub(&m->ahead_bytes, a->len);
+  atomic_fetch_sub(&a->fh->inflight, 1);
+  fh_unref(m, a->fh);
+  s3_req_destroy(r);
+  free(a);
+}
+
+/*
+ * A dense file: the groups after byte `after` not fetched yet, fetched
+ * ahead (FSX_DENSE_AHEAD at most, within the file's fetch budget and
+ * fsx_kstore_limit in all), so that several GETs of one reader's
+ * random reads are on the way at once. They go in HTTP bodies: a token
+ * would need a registered buffer per group.
+ */
+static void fetch_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
+{
+  for (int i = 0; i < FSX_DENSE_AHEAD; i++) {
+    uint64_t from, to;
+    struct ahead *a;
+    struct s3_req *r;
+    bool ok;
+
+    if (atomic_load(&fh->inflight) >= m->o.max_inflight_per_file ||
+        atomic_load(&m->ahead_bytes) >= fsx_kstore_limit(m->kstore))
+      return;
+    pthread_mutex_lock(&fh->lock);
+    ok = fsx_density_ahead(&fh->dense, fh->size, after, &from, &to);
+    pthread_mutex_unlock(&fh->lock);
+    if (!ok || !(a = calloc(1, sizeof(*a))))
+      return;
+    *a = (struct ahead){.m = m, .fh = fh, .from = from, .len = to - from,
+                        .commits = fsx_inode_commits(m->tab, fh->in)};
+    a->buf = malloc(a->len);
+    r = a->buf ? s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
+                                   fsx_inode_key(m->tab, fh->in), from,
+                                   a->len, a->buf)
+               : NULL;
+    if (!r || (fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag))) {
+      s3_req_destroy(r);
+      free(a->buf);
+      free(a);
+      return;
+    }
+    atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
+    atomic_fetch_add(&fh->inflight, 1);
+    atomic_fetch_add(&m->ahead_bytes, a->len);
+    atomic_fetch_add(&m->st.gets, 1);
+    atomic_fetch_add(&m->st.dense_ahead, 1);
+    s3_req_submit(r, ahead_done, a);
+    after = to;
+  }
+}
+
+/*
+ * A random read [off, off + len) that missed the cache, in a block that has
+ * become dense (fsx_density.h): the block fetched whole in one GET (as
+ * read_direct), this read answered from it, and the rest handed to the
+ * kernel's page cache once the read is answered (fsx_read_done queues it
+ * on fsx_kstore), so the block's other reads never reach us. 1: done
+ * (*niov set); 0: not dense, read exactly; -errno.
+ */
+static int dense_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                      size_t len, struct fsx_read_ctx *ctx, int *niov)
+{
+  uint64_t from, to, commits;
+  bool dense;
+  int rc;
+
+  if (!m->kstore)
+    return 0;
   pthread_mutex_lock(&fh->lock);
   dense = fsx_density_note(&fh->dense, fh->size, off, len, &from, &to);
   pthread_mutex_unlock(&fh->lock);
   if (!dense) {
     atomic_fetch_add(&m->st.dense_exact, 1);
-    return false;
+    return 0;
   }
-  stop = ensure(m, fh, first, last + 1, ctx->chunks, &err);
-  ctx->n = (int)(stop - first);
-  if (stop <= last)
-    return false; /* no room in the cache: exactly */
+  if (from > off)
+    from = off;
+  if (to < off + len)
+    to = off + len;
+  commits = fsx_inode_commits(m->tab, fh->in);
+  rc = read_direct(m, fh, from, (size_t)(to - from), ctx, niov);
+  if (rc)
+    return rc;
   atomic_fetch_add(&m->st.dense_blocks, 1);
-  /* the rest of the block, around the read, as readahead is */
-  (void)ensure(m, fh, from / cs, first, NULL, &err);
-  (void)ensure(m, fh, last + 1, (to + cs - 1) / cs, NULL, &err);
-  return true;
+  fetch_ahead(m, fh, to);
+  ctx->iov[0] = (struct iovec){(char *)ctx->tmp + (off - from), len};
+  ctx->store_ino = fsx_inode_ino(fh->in);
+  ctx->store_gen = fh->gen;
+  ctx->store_commits = commits;
+  ctx->store_from = from;
+  ctx->store_len = (size_t)(to - from);
+  ctx->store_skip = off;
+  ctx->store_skip_len = len;
+  return 1;
 }
 
 uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
@@ -450,8 +542,11 @@ int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
         break;
       }
     }
-    if (!all && !dense_fetch(m, fh, off, len, ctx))
-      return read_direct(m, fh, off, len, ctx, niov);
+    if (!all) {
+      int rc = dense_read(m, fh, off, len, ctx, niov);
+
+      return rc ? (rc < 0 ? rc : 0) : read_direct(m, fh, off, len, ctx, niov);
+    }
   } else {
     stop = ensure(m, fh, first, last + 1, ctx->chunks, &err);
     ctx->n = (int)(stop - first);
@@ -489,6 +584,12 @@ void fsx_read_done(struct fsx_mount *m, struct fsx_read_ctx *ctx)
     return;
   for (int i = 0; i < ctx->n; i++)
     fsx_cache_put(m->cache, ctx->chunks[i]);
+  if (ctx->store_len && !ctx->tmp_kept) { /* the store frees tmp */
+    fsx_kstore_queue(m->kstore, ctx->store_ino, ctx->store_gen,
+                     ctx->store_commits, ctx->store_from, ctx->tmp,
+                     ctx->store_len, ctx->store_skip, ctx->store_skip_len);
+    ctx->tmp = NULL;
+  }
   if (!ctx->tmp_kept)
     free(ctx->tmp);
   free(ctx);

@@ -82,6 +82,25 @@ check "random preads, 128 MiB object" python3 "$here/pread_check.py" \
 check "random preads, 1 GiB object" python3 "$here/pread_check.py" \
   "$mnt/big/1g.bin" "$tmp/local/1g" 300 "$((seed + 1))"
 
+# ---- dense random reads: whole blocks fetched, handed to the kernel ----
+d128=size-$((128 * 1048576 + 12345))
+"$CLI" --parallel 8 put "$tmp/local/$d128" "$bucket/dense.bin"
+g0=$(stat_of fs.get_bytes) k0=$(stat_of read.kstore_bytes)
+check "dense random reads of 128 MiB, then in order: every byte right" \
+  python3 "$here/dense_check.py" "$mnt/dense.bin" "$tmp/local/$d128" "$((seed + 2))"
+check "dense: blocks fetched whole and handed to the kernel" \
+  bash -c "[ $(stat_of read.dense_blocks) -gt 0 ] && [ $(stat_of read.kstore_bytes) -gt $k0 ]"
+# exact reads until the file is known dense, then a block at a time: well
+# under twice the file (a read of 256 KiB each time would be 1.0, a block
+# for every read 8)
+check "dense: fetched less than twice the file" \
+  in_range "$(($(stat_of fs.get_bytes) - g0))" 1 $((2 * 128 * 1048576))
+# what the kernel holds goes at the next open when the object changed
+gen dense2 $((8 * 1048576)) >"$tmp/local/dense2"
+"$CLI" --parallel 8 put "$tmp/local/dense2" "$bucket/dense.bin"
+check "dense: the object replaced behind our back is read anew at open" \
+  cmp "$mnt/dense.bin" "$tmp/local/dense2"
+
 # ---- parallel readers ----
 want=$(md5 "$tmp/local/1g")
 pids=()

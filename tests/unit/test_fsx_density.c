@@ -54,10 +54,13 @@ static void test_third_touch(void **state)
                                &from, &to));
   assert_int_equal(from, 10 * MiB);
   assert_int_equal(to, 12 * MiB);
-  /* counted again from zero (evicted and read again) */
+  /* evicted and read again: fetched again on its second miss */
   assert_false(fsx_density_note(&d, GiB, 10 * MiB, 4 * KiB, &from, &to));
   assert_int_equal(from, 0);
   assert_int_equal(to, 0);
+  assert_true(fsx_density_note(&d, GiB, 10 * MiB, 4 * KiB, &from, &to));
+  assert_int_equal(d.touched, 1);
+  assert_int_equal(d.whole, 2);
   /* other blocks are their own */
   assert_false(fsx_density_note(&d, GiB, 20 * MiB, 4 * KiB, &from, &to));
   fsx_density_free(&d);
@@ -94,19 +97,31 @@ static void test_span_and_end(void **state)
 /* Bytes fetched per byte delivered by 256 KiB reads at random places of a
    1 GiB file, every read missing the cache until its block is fetched
    (then hitting it): n reads. */
-static double fetch_ratio(unsigned n, unsigned seed)
+static double fetch_ratio(unsigned n, unsigned seed, bool *file_dense)
 {
   struct fsx_density d;
   uint64_t fetched = 0, delivered = 0, from, to;
   unsigned char *cached;
+  uint32_t *order;
   const uint64_t rs = 256 * KiB, slots = GiB / rs;
 
   fsx_density_init(&d, GiB, 2 * MiB, MiB);
   cached = calloc(d.nblocks, 1);
+  order = malloc(slots * sizeof(*order));
   assert_non_null(cached);
+  assert_non_null(order);
+  /* every slot once, in random order (fio's random map) */
+  for (uint32_t i = 0; i < slots; i++)
+    order[i] = i;
   srand(seed);
+  for (uint32_t i = slots - 1; i > 0; i--) {
+    uint32_t j = (uint32_t)rand() % (i + 1), t = order[i];
+
+    order[i] = order[j];
+    order[j] = t;
+  }
   for (unsigned i = 0; i < n; i++) {
-    uint64_t off = ((uint64_t)rand() % slots) * rs;
+    uint64_t off = (uint64_t)order[i] * rs;
     uint64_t b = off / d.block;
 
     delivered += rs;
@@ -114,11 +129,14 @@ static double fetch_ratio(unsigned n, unsigned seed)
       continue;
     if (fsx_density_note(&d, GiB, off, rs, &from, &to)) {
       fetched += to - from;
-      cached[b] = 1;
+      for (uint64_t k = from / d.block; k * d.block < to; k++)
+        cached[k] = 1;
     } else {
       fetched += rs;
     }
   }
+  *file_dense = d.dense;
+  free(order);
   free(cached);
   fsx_density_free(&d);
   return (double)fetched / (double)delivered;
@@ -126,14 +144,44 @@ static double fetch_ratio(unsigned n, unsigned seed)
 
 static void test_dense_and_sparse(void **state)
 {
-  double dense = fetch_ratio(4096, 1), sparse = fetch_ratio(256, 2);
+  bool dense_file, sparse_file;
+  double dense = fetch_ratio(4096, 1, &dense_file);
+  double sparse = fetch_ratio(256, 2, &sparse_file);
 
   (void)state;
   print_message("  fetched per delivered: dense %.2f, sparse %.2f\n", dense,
                 sparse);
-  assert_true(dense < 1.5);   /* and every block fetched in a few GETs */
-  assert_true(sparse < 1.3);  /* and nearly every read exact */
+  assert_true(dense_file);     /* known dense: the first miss fetches */
+  assert_true(dense < 1.2);    /* exact reads until known dense */
+  assert_false(sparse_file);
+  assert_true(sparse < 1.3);   /* and nearly every read exact */
   assert_true(sparse >= 1.0);
+}
+
+/* A dense file: the first miss fetches its group of blocks, less those
+   already fetched. */
+static void test_group(void **state)
+{
+  struct fsx_density d;
+  uint64_t from, to;
+
+  (void)state;
+  fsx_density_init(&d, GiB, 2 * MiB, MiB);
+  assert_false(fsx_density_note(&d, GiB, 0, 1, &from, &to)); /* allocates */
+  d.dense = true;
+  /* block 5: its group is blocks 4 to 7 */
+  assert_true(fsx_density_note(&d, GiB, 10 * MiB, 256 * KiB, &from, &to));
+  assert_int_equal(from, 8 * MiB);
+  assert_int_equal(to, 16 * MiB);
+  /* block 6 missed again (evicted): alone, its neighbours are fetched */
+  assert_true(fsx_density_note(&d, GiB, 12 * MiB, 256 * KiB, &from, &to));
+  assert_int_equal(from, 12 * MiB);
+  assert_int_equal(to, 14 * MiB);
+  /* the last group of a file stops at its end */
+  assert_true(fsx_density_note(&d, GiB, GiB - 1, 1, &from, &to));
+  assert_int_equal(from, GiB - 8 * MiB);
+  assert_int_equal(to, GiB);
+  fsx_density_free(&d);
 }
 
 int main(void)
@@ -143,6 +191,7 @@ int main(void)
       cmocka_unit_test(test_third_touch),
       cmocka_unit_test(test_span_and_end),
       cmocka_unit_test(test_dense_and_sparse),
+      cmocka_unit_test(test_group),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -821,6 +821,22 @@ static void test_kernel_pages(void **state)
   c = fsx_inode_commits(t, in);
   assert_int_equal(fsx_inode_kernel_open(t, in, "e4", c, true, &seen, &drop), 0);
   assert_false(drop);
+  /* bytes handed to the kernel (dense reads): only of the object its pages
+     hold, with no upload since and no writer; then like a drop */
+  in->kernel_drop_ms -= 60000;
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e3"), c));
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c - 1));
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, fake), fake);
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c));
+  assert_ptr_equal(fsx_inode_wb_unref(t, in), fake);
+  fsx_inode_put(t, in);
+  assert_true(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c));
+  fsx_inode_kernel_writer(t, in);
+  fsx_inode_kernel_wrote(t, in, "e5");
+  c = fsx_inode_commits(t, in);
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e5"), c)); /* unsure */
+  assert_int_equal(fsx_inode_kernel_open(t, in, "e5", c, true, &seen, &drop), 0);
+  assert_true(drop);
   fsx_inode_put(t, in);
   fsx_inode_put(t, root);
   fsx_table_destroy(t);

@@ -1,0 +1,167 @@
+/* fsx_kstore: see fsx_kstore.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/slog.h"
+#include "fs/fsx_fuse.h"
+#include "fs/fsx_i.h"
+#include "fs/fsx_inode.h"
+#include "fs/fsx_kstore.h"
+
+struct item {
+  struct item *next;
+  uint64_t ino, gen, commits, off, skip_off;
+  void *buf;
+  size_t len, skip_len;
+};
+
+struct fsx_kstore {
+  struct fsx_mount *m;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;        /* lock: queued, or stopping */
+  struct item *head, *tail;   /* lock */
+  size_t bytes;               /* lock: queued */
+  size_t max;                 /* fixed: bytes queued at most */
+  bool stop;                  /* lock */
+};
+
+/* [off, off + len) of buf into the kernel's pages of ino. */
+static void store(struct fsx_mount *m, uint64_t ino, uint64_t off,
+                  void *buf, size_t len)
+{
+  struct fuse_bufvec bv = FUSE_BUFVEC_INIT(len);
+  int rc;
+
+  if (!len)
+    return;
+  bv.buf[0].mem = buf;
+  rc = fuse_lowlevel_notify_store(m->se, ino, (off_t)off, &bv, 0);
+  if (rc && rc != -ENOENT) /* ENOENT: the kernel forgot the inode */
+    log_debug("inode %llu: storing %zu bytes in the kernel's cache: %s",
+              (unsigned long long)ino, len, strerror(-rc));
+  else if (!rc)
+    atomic_fetch_add(&m->st.kstore_bytes, len);
+}
+
+static void run(struct fsx_kstore *ks, struct item *it)
+{
+  struct fsx_mount *m = ks->m;
+  struct fsx_inode *in = fsx_inode_get(m->tab, it->ino);
+  size_t head = (size_t)(it->skip_off - it->off);
+  size_t tail_off = head + it->skip_len;
+
+  if (in && fsx_inode_kernel_store(m->tab, in, it->gen, it->commits)) {
+    store(m, it->ino, it->off, it->buf, head);
+    store(m, it->ino, it->off + tail_off, (char *)it->buf + tail_off,
+          it->len - tail_off);
+  } else {
+    atomic_fetch_add(&m->st.kstore_dropped, 1);
+  }
+  if (in)
+    fsx_inode_put(m->tab, in);
+}
+
+static void *main_loop(void *arg)
+{
+  struct fsx_kstore *ks = arg;
+  struct item *it;
+
+  pthread_mutex_lock(&ks->lock);
+  while (!ks->stop) {
+    if (!(it = ks->head)) {
+      pthread_cond_wait(&ks->cond, &ks->lock);
+      continue;
+    }
+    ks->head = it->next;
+    if (!ks->head)
+      ks->tail = NULL;
+    pthread_mutex_unlock(&ks->lock);
+    run(ks, it);
+    pthread_mutex_lock(&ks->lock);
+    ks->bytes -= it->len;
+    free(it->buf);
+    free(it);
+  }
+  pthread_mutex_unlock(&ks->lock);
+  return NULL;
+}
+
+struct fsx_kstore *fsx_kstore_create(struct fsx_mount *m, size_t max)
+{
+  struct fsx_kstore *ks = calloc(1, sizeof(*ks));
+
+  if (!ks)
+    return NULL;
+  ks->m = m;
+  ks->max = max;
+  pthread_mutex_init(&ks->lock, NULL);
+  pthread_cond_init(&ks->cond, NULL);
+  if (pthread_create(&ks->thread, NULL, main_loop, ks)) {
+    pthread_cond_destroy(&ks->cond);
+    pthread_mutex_destroy(&ks->lock);
+    free(ks);
+    return NULL;
+  }
+  return ks;
+}
+
+void fsx_kstore_destroy(struct fsx_kstore *ks)
+{
+  struct item *it;
+
+  if (!ks)
+    return;
+  pthread_mutex_lock(&ks->lock);
+  ks->stop = true;
+  pthread_cond_signal(&ks->cond);
+  pthread_mutex_unlock(&ks->lock);
+  pthread_join(ks->thread, NULL);
+  while ((it = ks->head)) {
+    ks->head = it->next;
+    free(it->buf);
+    free(it);
+  }
+  pthread_cond_destroy(&ks->cond);
+  pthread_mutex_destroy(&ks->lock);
+  free(ks);
+}
+
+size_t fsx_kstore_limit(const struct fsx_kstore *ks)
+{
+  return ks ? ks->max : 0;
+}
+
+void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
+                      uint64_t commits, uint64_t off, void *buf, size_t len,
+                      uint64_t skip_off, size_t skip_len)
+{
+  struct item *it = ks ? malloc(sizeof(*it)) : NULL;
+
+  if (it && skip_off >= off && skip_off - off <= len &&
+      skip_len <= len - (size_t)(skip_off - off)) {
+    *it = (struct item){.ino = ino, .gen = gen, .commits = commits,
+                        .off = off, .skip_off = skip_off, .buf = buf,
+                        .len = len, .skip_len = skip_len};
+    pthread_mutex_lock(&ks->lock);
+    if (!ks->stop && ks->bytes + len <= ks->max) {
+      ks->bytes += len;
+      if (ks->tail)
+        ks->tail->next = it;
+      else
+        ks->head = it;
+      ks->tail = it;
+      pthread_cond_signal(&ks->cond);
+      pthread_mutex_unlock(&ks->lock);
+      return;
+    }
+    pthread_mutex_unlock(&ks->lock);
+  }
+  if (ks)
+    atomic_fetch_add(&ks->m->st.kstore_dropped, 1);
+  free(it);
+  free(buf);
+}

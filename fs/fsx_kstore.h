@@ -1,0 +1,45 @@
+/*
+ * fsx_kstore: bytes handed to the kernel's page cache after the read that
+ * fetched them was answered (fuse_lowlevel_notify_store), on a thread of
+ * its own. A random read that fetched a whole dense block (fsx_density.h)
+ * answers its own range and queues the rest here, so that the block's
+ * later reads are served by the kernel without reaching the daemon.
+ *
+ * Threads: one store thread; any thread queues. A store waits for the
+ * locks of the pages it fills, which reads in flight hold until their
+ * answer: on the store thread that wait never holds up an answer. What is
+ * queued is bounded (a quarter of cache.size, the memory the user gave
+ * the cache): past it a store is dropped (the bytes are read again when
+ * asked for). A store is made only while
+ * the kernel's pages hold the object the bytes came from and this mount
+ * is not writing the file (fsx_inode_kernel_store), the same rule as an
+ * open's drop (fsx_inode.h).
+ */
+#ifndef S3R_FSX_KSTORE_H
+#define S3R_FSX_KSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fsx_mount;
+struct fsx_kstore;
+
+/* At most max bytes queued; NULL on failure (no memory, no thread). */
+struct fsx_kstore *fsx_kstore_create(struct fsx_mount *m, size_t max);
+/* That max (0 for NULL): also what dense reads may fetch ahead at once. */
+size_t fsx_kstore_limit(const struct fsx_kstore *ks);
+/* Stops the thread; what is still queued is dropped. NULL is fine. */
+void fsx_kstore_destroy(struct fsx_kstore *ks);
+
+/*
+ * Queue [off, off + len) of inode ino, object generation gen (what the
+ * read's handle opened; commits: fsx_inode_commits before its GET), from
+ * buf, leaving out [skip_off, skip_off + skip_len) (what the read answered).
+ * The store owns buf from here (free()d when done, dropped or not). Never
+ * fails: a store that cannot be queued is dropped.
+ */
+void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
+                      uint64_t commits, uint64_t off, void *buf, size_t len,
+                      uint64_t skip_off, size_t skip_len);
+
+#endif
