@@ -57,7 +57,7 @@ struct fsx_stats {
   _Atomic uint64_t readahead_chunks, readahead_resets;
   _Atomic uint64_t dense_blocks, dense_exact; /* random misses: fetched a
                                                  block whole, or exactly */
-  _Atomic uint64_t kstore_bytes, kstore_dropped; /* fsx_kstore */
+  _Atomic uint64_t kstore_bytes, kstore_dropped, kstore_undone; /* fsx_kstore */
   _Atomic uint64_t dense_ahead; /* dense groups fetched ahead */
   _Atomic uint64_t errors, skipped_keys;
   _Atomic uint64_t writes, write_bytes, commits, commit_errors;

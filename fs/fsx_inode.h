@@ -131,11 +131,19 @@ int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
                           const char *etag, uint64_t commits, bool keep,
                           struct fsx_kernel_seen *seen, bool *drop);
 /* The kernel is about to be handed bytes of object gen read after commits
-   (fsx_kstore): true, and counted as a drop (a writer soon after leaves
-   the pages unsure), when its pages hold that object and this mount is not
-   writing the file and has uploaded nothing since; false: do not. */
+   (fsx_kstore): true, with *epoch for fsx_inode_kernel_stored and *size
+   the object's size (nothing past it may be stored), when the kernel's
+   pages and the attributes hold that object and this mount is not writing
+   the file and has uploaded nothing since; false: do not. */
 bool fsx_inode_kernel_store(struct fsx_table *t, struct fsx_inode *in,
-                            uint64_t gen, uint64_t commits);
+                            uint64_t gen, uint64_t commits, uint64_t *epoch,
+                            uint64_t *size);
+/* The store is done: counted as a drop (a writer soon after leaves the
+   pages unsure). False when a drop, a writer or an upload came in between
+   (the bytes stored may be older than what the kernel had): the pages are
+   then unsure, and the caller drops the range it stored. */
+bool fsx_inode_kernel_stored(struct fsx_table *t, struct fsx_inode *in,
+                             uint64_t epoch);
 /* An open for writing was answered: unsure if a drop was asked for lately. */
 void fsx_inode_kernel_writer(struct fsx_table *t, struct fsx_inode *in);
 /* Our upload committed etag: the kernel's pages are what we wrote, unless

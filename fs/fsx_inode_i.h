@@ -39,6 +39,8 @@ struct fsx_inode {
   bool kernel_unsure;         /* lock: a write here may have raced such a
                                  drop: the pages may not be what we wrote */
   uint64_t commits;           /* lock: uploads this mount committed */
+  uint64_t kernel_epoch;      /* lock: bumped by every drop, write-back
+                                 attached and upload (fsx_kstore rechecks) */
   uint64_t gen;               /* lock: hash of the ETag, page cache */
   uint64_t nlookup;           /* lock: kernel references */
   uint64_t refs;              /* lock: internal references */

@@ -41,6 +41,7 @@ int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
   if (*drop) { /* no writer: what the kernel reads next is the object */
     in->kernel_drop_ms = clock_mono_ms();
     in->kernel_unsure = false;
+    in->kernel_epoch++;
   }
   snprintf(in->kernel_etag, sizeof(in->kernel_etag), "%s", etag);
   pthread_mutex_unlock(&t->lock);
@@ -48,15 +49,33 @@ int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
 }
 
 bool fsx_inode_kernel_store(struct fsx_table *t, struct fsx_inode *in,
-                            uint64_t gen, uint64_t commits)
+                            uint64_t gen, uint64_t commits, uint64_t *epoch,
+                            uint64_t *size)
 {
   bool ok;
 
   pthread_mutex_lock(&t->lock);
   ok = !in->wb && in->commits == commits && !in->kernel_unsure &&
-       in->kernel_etag[0] && fsx_etag_gen(in->kernel_etag) == gen;
+       in->kernel_etag[0] && fsx_etag_gen(in->kernel_etag) == gen &&
+       in->gen == gen;
+  *epoch = in->kernel_epoch;
+  *size = in->attr.size;
   if (ok)
     in->kernel_drop_ms = clock_mono_ms();
+  pthread_mutex_unlock(&t->lock);
+  return ok;
+}
+
+bool fsx_inode_kernel_stored(struct fsx_table *t, struct fsx_inode *in,
+                             uint64_t epoch)
+{
+  bool ok;
+
+  pthread_mutex_lock(&t->lock);
+  ok = !in->wb && in->kernel_epoch == epoch;
+  if (!ok)
+    in->kernel_unsure = true;
+  in->kernel_drop_ms = clock_mono_ms();
   pthread_mutex_unlock(&t->lock);
   return ok;
 }
@@ -76,6 +95,7 @@ void fsx_inode_kernel_wrote(struct fsx_table *t, struct fsx_inode *in,
 {
   pthread_mutex_lock(&t->lock);
   in->commits++;
+  in->kernel_epoch++;
   snprintf(in->kernel_etag, sizeof(in->kernel_etag), "%s",
            in->kernel_unsure ? "" : etag);
   pthread_mutex_unlock(&t->lock);
@@ -137,6 +157,7 @@ struct fsx_wb *fsx_inode_wb_attach(struct fsx_table *t, struct fsx_inode *in,
   } else {
     in->wb = mine;
     in->wb_refs = 1;
+    in->kernel_epoch++; /* a writer: stores in flight must recheck */
     in->refs++; /* the state's, dropped when it is freed */
   }
   wb = in->wb;

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/slog.h"
 #include "fs/fsx_fuse.h"
@@ -26,17 +27,21 @@ struct fsx_kstore {
   struct item *head, *tail;   /* lock */
   size_t bytes;               /* lock: queued */
   size_t max;                 /* fixed: bytes queued at most */
-  bool stop;                  /* lock */
+  _Atomic bool stop;          /* set under lock; read anywhere */
 };
 
+/* How long a stop waits for a store blocked on a page lock. */
+#define STOP_WAIT_S 10
+
 /* [off, off + len) of buf into the kernel's pages of ino. */
-static void store(struct fsx_mount *m, uint64_t ino, uint64_t off,
+static void store(struct fsx_kstore *ks, uint64_t ino, uint64_t off,
                   void *buf, size_t len)
 {
+  struct fsx_mount *m = ks->m;
   struct fuse_bufvec bv = FUSE_BUFVEC_INIT(len);
   int rc;
 
-  if (!len)
+  if (!len || atomic_load(&ks->stop) || fuse_session_exited(m->se))
     return;
   bv.buf[0].mem = buf;
   rc = fuse_lowlevel_notify_store(m->se, ino, (off_t)off, &bv, 0);
@@ -47,22 +52,43 @@ static void store(struct fsx_mount *m, uint64_t ino, uint64_t off,
     atomic_fetch_add(&m->st.kstore_bytes, len);
 }
 
+/*
+ * One item: checked (fsx_inode_kernel_store), stored around what the read
+ * answered and never past the object's end (a store grows the kernel's
+ * size), then checked again: a drop, a writer or an upload in between may
+ * have met our older bytes in the kernel's pages, which are then dropped
+ * again (and left unsure for the next open).
+ */
 static void run(struct fsx_kstore *ks, struct item *it)
 {
   struct fsx_mount *m = ks->m;
   struct fsx_inode *in = fsx_inode_get(m->tab, it->ino);
   size_t head = (size_t)(it->skip_off - it->off);
-  size_t tail_off = head + it->skip_len;
+  size_t tail_off = head + it->skip_len, len = it->len;
+  uint64_t epoch, size;
 
-  if (in && fsx_inode_kernel_store(m->tab, in, it->gen, it->commits)) {
-    store(m, it->ino, it->off, it->buf, head);
-    store(m, it->ino, it->off + tail_off, (char *)it->buf + tail_off,
-          it->len - tail_off);
-  } else {
+  if (!in || !fsx_inode_kernel_store(m->tab, in, it->gen, it->commits,
+                                     &epoch, &size)) {
     atomic_fetch_add(&m->st.kstore_dropped, 1);
+    if (in)
+      fsx_inode_put(m->tab, in);
+    return;
   }
-  if (in)
-    fsx_inode_put(m->tab, in);
+  if (it->off >= size)
+    len = 0;
+  else if (len > size - it->off)
+    len = (size_t)(size - it->off);
+  store(ks, it->ino, it->off, it->buf, head < len ? head : len);
+  if (tail_off < len)
+    store(ks, it->ino, it->off + tail_off, (char *)it->buf + tail_off,
+          len - tail_off);
+  if (!atomic_load(&ks->stop) && !fsx_inode_kernel_stored(m->tab, in, epoch) &&
+      len && !fuse_session_exited(m->se)) {
+    atomic_fetch_add(&m->st.kstore_undone, 1);
+    fuse_lowlevel_notify_inval_inode(m->se, it->ino, (off_t)it->off,
+                                     (off_t)len);
+  }
+  fsx_inode_put(m->tab, in);
 }
 
 static void *main_loop(void *arg)
@@ -109,17 +135,25 @@ struct fsx_kstore *fsx_kstore_create(struct fsx_mount *m, size_t max)
   return ks;
 }
 
-void fsx_kstore_destroy(struct fsx_kstore *ks)
+bool fsx_kstore_destroy(struct fsx_kstore *ks)
 {
+  struct timespec until;
   struct item *it;
 
   if (!ks)
-    return;
+    return true;
   pthread_mutex_lock(&ks->lock);
   ks->stop = true;
   pthread_cond_signal(&ks->cond);
   pthread_mutex_unlock(&ks->lock);
-  pthread_join(ks->thread, NULL);
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += STOP_WAIT_S;
+  if (pthread_timedjoin_np(ks->thread, NULL, &until)) {
+    log_err("the kernel store thread is still waiting for a page lock "
+            "after %d s (reads left unanswered): left to the exit",
+            STOP_WAIT_S);
+    return false;
+  }
   while ((it = ks->head)) {
     ks->head = it->next;
     free(it->buf);
@@ -128,6 +162,7 @@ void fsx_kstore_destroy(struct fsx_kstore *ks)
   pthread_cond_destroy(&ks->cond);
   pthread_mutex_destroy(&ks->lock);
   free(ks);
+  return true;
 }
 
 size_t fsx_kstore_limit(const struct fsx_kstore *ks)

@@ -18,6 +18,7 @@
 #ifndef S3R_FSX_KSTORE_H
 #define S3R_FSX_KSTORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,8 +29,11 @@ struct fsx_kstore;
 struct fsx_kstore *fsx_kstore_create(struct fsx_mount *m, size_t max);
 /* That max (0 for NULL): also what dense reads may fetch ahead at once. */
 size_t fsx_kstore_limit(const struct fsx_kstore *ks);
-/* Stops the thread; what is still queued is dropped. NULL is fine. */
-void fsx_kstore_destroy(struct fsx_kstore *ks);
+/* Stops the thread; what is still queued is dropped. NULL is fine. False:
+   a store still waits for a page lock after 10 s (a read the stopped loop
+   never answered): the thread, ks, the table and the session it uses must
+   be left to the process's exit. */
+bool fsx_kstore_destroy(struct fsx_kstore *ks);
 
 /*
  * Queue [off, off + len) of inode ino, object generation gen (what the

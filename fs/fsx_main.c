@@ -238,6 +238,7 @@ int main(int argc, char **argv)
   struct fsx_recover_thread *recovery = NULL;
   char err[1024], **olists, *real_mnt = NULL;
   int nol = 0, rc = 1;
+  bool kstore_stuck = false;
 
   if (argc == 3 && !strcmp(argv[1], "stats"))
     return stats_cmd(argv[2]);
@@ -448,19 +449,22 @@ destroy_client:
   fsx_wb_stop(&m); /* last uploads, with the client still there */
   s3_client_destroy(m.s3);
   /* after the client (whose last callbacks may queue), before the table */
-  fsx_kstore_destroy(m.kstore);
+  if (!fsx_kstore_destroy(m.kstore))
+    kstore_stuck = true; /* it still uses the table and the session */
   m.kstore = NULL;
   fsx_rdma_close(&m); /* no request in flight names the arena now */
 destroy_cache:
   fsx_cache_destroy(m.cache);
 destroy_table:
-  fsx_table_destroy(m.tab);
+  if (!kstore_stuck)
+    fsx_table_destroy(m.tab);
 unmount:
   fuse_session_unmount(se);
 remove_handlers:
   fuse_remove_signal_handlers(se);
 destroy_session:
-  fuse_session_destroy(se);
+  if (!kstore_stuck)
+    fuse_session_destroy(se);
 close_stage:
   fsx_space_destroy(m.space); /* every staging file forgotten by now */
   fsx_stage_close(m.stage);

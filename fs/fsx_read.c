@@ -330,7 +330,7 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
 struct ahead {
   struct fsx_mount *m;
   struct fsx_fh *fh;
-  uint64_t commits, from;
+  uint64_t commits, from, reserved;
   size_t len;
   void *buf;
 };
@@ -349,7 +349,7 @@ static void ahead_done(struct s3_req *r, void *arg)
     a->buf = NULL;
   } /* else its blocks are fetched again when missed (fsx_density) */
   free(a->buf);
-  atomic_fetch_sub(&m->ahead_bytes, a->len);
+  atomic_fetch_sub(&m->ahead_bytes, a->reserved);
   atomic_fetch_sub(&a->fh->inflight, 1);
   fh_unref(m, a->fh);
   s3_req_destroy(r);
@@ -371,15 +371,25 @@ static void fetch_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
     struct s3_req *r;
     bool ok;
 
-    if (atomic_load(&fh->inflight) >= m->o.max_inflight_per_file ||
-        atomic_load(&m->ahead_bytes) >= fsx_kstore_limit(m->kstore))
+    uint64_t cap = fsx_kstore_limit(m->kstore), group;
+
+    if (atomic_load(&fh->inflight) >= m->o.max_inflight_per_file)
       return;
+    /* reserved before it is known: no overshoot by racing readers */
+    group = fh->dense.block * FSX_DENSITY_GROUP;
+    if (atomic_fetch_add(&m->ahead_bytes, group) + group > cap) {
+      atomic_fetch_sub(&m->ahead_bytes, group);
+      return;
+    }
     pthread_mutex_lock(&fh->lock);
     ok = fsx_density_ahead(&fh->dense, fh->size, after, &from, &to);
     pthread_mutex_unlock(&fh->lock);
-    if (!ok || !(a = calloc(1, sizeof(*a))))
+    if (!ok || !(a = calloc(1, sizeof(*a)))) {
+      atomic_fetch_sub(&m->ahead_bytes, group);
       return;
+    }
     *a = (struct ahead){.m = m, .fh = fh, .from = from, .len = to - from,
+                        .reserved = group,
                         .commits = fsx_inode_commits(m->tab, fh->in)};
     a->buf = malloc(a->len);
     r = a->buf ? s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
@@ -390,11 +400,11 @@ static void fetch_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
       s3_req_destroy(r);
       free(a->buf);
       free(a);
+      atomic_fetch_sub(&m->ahead_bytes, group);
       return;
     }
     atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
     atomic_fetch_add(&fh->inflight, 1);
-    atomic_fetch_add(&m->ahead_bytes, a->len);
     atomic_fetch_add(&m->st.gets, 1);
     atomic_fetch_add(&m->st.dense_ahead, 1);
     s3_req_submit(r, ahead_done, a);
@@ -430,6 +440,8 @@ static int dense_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     from = off;
   if (to < off + len)
     to = off + len;
+  if (to - from > fsx_kstore_limit(m->kstore)) /* never stored whole */
+    return 0;
   commits = fsx_inode_commits(m->tab, fh->in);
   rc = read_direct(m, fh, from, (size_t)(to - from), ctx, niov);
   if (rc)

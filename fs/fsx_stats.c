@@ -41,6 +41,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"read.dense_exact", m->st.dense_exact},
       {"read.kstore_bytes", m->st.kstore_bytes},
       {"read.kstore_dropped", m->st.kstore_dropped},
+      {"read.kstore_undone", m->st.kstore_undone},
       {"read.dense_ahead", m->st.dense_ahead},
       {"cache.hits", cs.hits},
       {"cache.misses", cs.misses},

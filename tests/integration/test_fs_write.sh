@@ -390,6 +390,12 @@ wcheck "kernel pages: a write of ours does not drop a reader's pages, nor its up
 head -c 4096 /dev/zero | tr '\0' k |
   dd of="$model/kpages.bin" bs=4096 seek=2 conv=notrunc status=none
 check "kernel pages: the object" eq md5 "$(key_md5 kpages.bin)" "$(md5 "$model/kpages.bin")"
+gen 53 $((64 * MiB)) >"$model/kdense.bin"
+# uploaded past the mount: the kernel holds none of its pages
+"$CLI" --parallel 8 put "$model/kdense.bin" "$bucket/kdense.bin" >/dev/null
+check "kernel pages: dense readers and a writer, then the file as written" \
+  python3 "$here/dense_write_race.py" "$mnt/kdense.bin" "$model/kdense.bin" 8 "${S3R_TEST_SEED:-$RANDOM}"
+check "kernel pages: the readers went dense" test "$(stat_of read.dense_blocks)" -gt 0
 
 # ---- statfs ----
 wcheck "df on the mount" bash -c "df -P '$mnt' | grep -q ' $mnt\$'"

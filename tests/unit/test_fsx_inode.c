@@ -771,7 +771,7 @@ static void test_kernel_pages(void **state)
   struct fsx_attr f = file_attr("e1", 5, 1);
   struct fsx_kernel_seen seen;
   struct fsx_wb *fake = (struct fsx_wb *)&seen; /* only compared */
-  uint64_t c;
+  uint64_t c, ep, sz;
   bool drop;
 
   (void)state;
@@ -822,19 +822,28 @@ static void test_kernel_pages(void **state)
   assert_int_equal(fsx_inode_kernel_open(t, in, "e4", c, true, &seen, &drop), 0);
   assert_false(drop);
   /* bytes handed to the kernel (dense reads): only of the object its pages
-     hold, with no upload since and no writer; then like a drop */
+     and attributes hold, with no upload since and no writer; then like a
+     drop; a drop, writer or upload during the store undoes it */
   in->kernel_drop_ms -= 60000;
-  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e3"), c));
-  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c - 1));
+  f = file_attr("e4", 5, 2);
+  fsx_inode_set_attr_force(t, in, &f, 1000);
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e3"), c, &ep, &sz));
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c - 1, &ep, &sz));
   assert_ptr_equal(fsx_inode_wb_attach(t, in, fake), fake);
-  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c));
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c, &ep, &sz));
   assert_ptr_equal(fsx_inode_wb_unref(t, in), fake);
   fsx_inode_put(t, in);
-  assert_true(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c));
-  fsx_inode_kernel_writer(t, in);
-  fsx_inode_kernel_wrote(t, in, "e5");
+  assert_true(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c, &ep, &sz));
+  assert_int_equal(sz, 5);
+  assert_true(fsx_inode_kernel_stored(t, in, ep));
+  assert_true(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c, &ep, &sz));
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, fake), fake); /* a writer */
+  assert_false(fsx_inode_kernel_stored(t, in, ep));
+  assert_ptr_equal(fsx_inode_wb_unref(t, in), fake);
+  fsx_inode_put(t, in);
+  fsx_inode_kernel_wrote(t, in, "e5"); /* unsure: kernel_etag unknown */
   c = fsx_inode_commits(t, in);
-  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e5"), c)); /* unsure */
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e5"), c, &ep, &sz));
   assert_int_equal(fsx_inode_kernel_open(t, in, "e5", c, true, &seen, &drop), 0);
   assert_true(drop);
   fsx_inode_put(t, in);
