@@ -65,13 +65,7 @@ mkdir -p "$mnt" "$tmp/cache"
 cleanup() {
   local rc=$?
   set +e
-  bench_umount_ours "$mnt" 2>/dev/null
-  peer_umount "$mnt" 2>/dev/null
-  if _peer_mounted "$mnt"; then
-    echo "fs_fio: $mnt is still mounted; $tmp left in place" >&2
-  else
-    rm -rf --one-file-system "$tmp"
-  fi
+  bench_release fs_fio "$mnt" "$tmp"
   bench_teardown
   exit "$rc"
 }
@@ -85,7 +79,8 @@ trap 'exit 143' TERM
 printf '' | "$CLI" put - "$bucket/fio/" >/dev/null
 for i in 0 1 2 3; do bench_object fs_fio "$bucket" "fio/r.$i" $((size_mib * 1048576)); done
 
-# job_file JOB: the fio job file (written to stdout)
+# job_file JOB: the fio job file (written to stdout); $jobnum is fio's
+# shellcheck disable=SC2016
 job_file() {
   local d=$mnt/fio
   printf '[global]\nbs=256k\nioengine=sync\nfallocate=none\nsize=%dM\ndirectory=%s\n' "$size_mib" "$d"

@@ -69,13 +69,7 @@ bytes=$((size_mib * 1048576))
 cleanup() {
   local rc=$?
   set +e
-  bench_umount_ours "$mnt" 2>/dev/null
-  peer_umount "$mnt" 2>/dev/null
-  if _peer_mounted "$mnt"; then
-    echo "fs_write: $mnt is still mounted; $tmp left in place" >&2
-  else
-    rm -rf --one-file-system "$tmp"
-  fi
+  bench_release fs_write "$mnt" "$tmp"
   timeout 120 bash -c '. "$1"; peer_rm_bucket "$2"' _ "$BENCH_TOP/tests/lib/peers.sh" "$bucket" 2>/dev/null ||
     echo "fs_write: could not delete bucket $bucket" >&2
   bench_teardown

@@ -90,6 +90,19 @@ bench_umount_tool() {
   esac
 }
 
+# bench_release WORKLOAD MNT TMP: whatever is mounted on MNT unmounted (our
+# daemon or a peer), then TMP removed, unless MNT is still mounted (left in
+# place, said on stderr). For the workloads' exit traps.
+bench_release() {
+  bench_umount_ours "$2" 2>/dev/null
+  peer_umount "$2" 2>/dev/null
+  if _peer_mounted "$2"; then
+    echo "$1: $2 is still mounted; $3 left in place" >&2
+  else
+    rm -rf --one-file-system "$3"
+  fi
+}
+
 now() { date +%s.%N; }
 
 # median of the numbers given as arguments
