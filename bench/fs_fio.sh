@@ -66,6 +66,8 @@ cleanup() {
   local rc=$?
   set +e
   bench_release fs_fio "$mnt" "$tmp"
+  peer_rm_object "$bucket" fio/w.0 2>/dev/null # the writers' files; the
+  peer_rm_object "$bucket" fio/w.1 2>/dev/null # readers' stay for next time
   bench_teardown
   exit "$rc"
 }
