@@ -365,18 +365,20 @@ static void ahead_done(struct s3_req *r, void *arg)
  */
 static void fetch_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
 {
+  uint64_t cap = fsx_kstore_limit(m->kstore), group;
+
+  pthread_mutex_lock(&fh->lock);
+  group = fh->dense.block * FSX_DENSITY_GROUP; /* the most one fetch takes */
+  pthread_mutex_unlock(&fh->lock);
   for (int i = 0; i < FSX_DENSE_AHEAD; i++) {
     uint64_t from, to;
     struct ahead *a;
     struct s3_req *r;
     bool ok;
 
-    uint64_t cap = fsx_kstore_limit(m->kstore), group;
-
     if (atomic_load(&fh->inflight) >= m->o.max_inflight_per_file)
       return;
     /* reserved before it is known: no overshoot by racing readers */
-    group = fh->dense.block * FSX_DENSITY_GROUP;
     if (atomic_fetch_add(&m->ahead_bytes, group) + group > cap) {
       atomic_fetch_sub(&m->ahead_bytes, group);
       return;
