@@ -5,8 +5,11 @@
 
 A reader caches FILE whole; a second later a second descriptor writes
 one block of it; the reader reads it whole again, past the end (which makes
-the kernel ask getattr). The bytes must be the new ones, and no read may
-reach the daemon. The write moved the file's mtime (stored in whole
+the kernel ask getattr). The bytes must be the new ones, and the kernel
+must not drop the file's pages: fewer than half of its 1 MiB reads may
+reach the daemon (the folios around the written block may be read again:
+1 to 3 reads were seen on Linux 6.18 with the daemon under ASan; a drop
+reads it all again). The write moved the file's mtime (stored in whole
 seconds: hence the second), and a kernel that drops its pages when a
 getattr shows another mtime (FUSE's auto_inval_data) drops them while
 writes are on their way to the daemon too, and a read then caches the old
@@ -63,8 +66,10 @@ got = []
 n = reads_during(lambda: got.append(whole(r)))
 if got[0] != want:
     sys.exit('the reader did not read the block just written')
-if n:
-    sys.exit('%d reads reached the daemon after our write: the kernel dropped its pages' % n)
+full = (len(first) + (1 << 20) - 1) >> 20  # reads of a whole re-read
+if n >= full / 2:
+    sys.exit('%d reads of %d reached the daemon after our write: the kernel '
+             'dropped its pages' % (n, full))
 os.close(w)  # the upload
 os.close(r)
 r = os.open(path, os.O_RDONLY)
@@ -73,5 +78,6 @@ n = reads_during(lambda: got.append(whole(r)))
 os.close(r)
 if got[0] != want:
     sys.exit('after the upload: not the bytes written')
-if n:
-    sys.exit('after the upload: %d reads reached the daemon: the kernel dropped its pages' % n)
+if n >= full / 2:
+    sys.exit('after the upload: %d reads of %d reached the daemon: the kernel '
+             'dropped its pages' % (n, full))

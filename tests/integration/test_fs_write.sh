@@ -383,8 +383,8 @@ head_of meta-w.txt
 check "write after touch -d: x-amz-meta-mtime is now" in_range "$H_MTIME" $(($(date +%s) - 30)) $(($(date +%s) + 2))
 
 # ---- the kernel's pages and our own writes ----
-gen 47 $((4 * MiB)) >"$model/kpages.bin"
-wcheck "kernel pages: a 4 MiB file" cp "$model/kpages.bin" "$mnt/kpages.bin"
+gen 47 $((16 * MiB)) >"$model/kpages.bin"
+wcheck "kernel pages: a 16 MiB file" cp "$model/kpages.bin" "$mnt/kpages.bin"
 wcheck "kernel pages: a write of ours does not drop a reader's pages, nor its upload" \
   python3 "$here/kernel_pages.py" "$mnt/kpages.bin" "$mnt/.s3rdmafs-stats"
 head -c 4096 /dev/zero | tr '\0' k |
