@@ -121,6 +121,8 @@ struct cfg_write {
   uint64_t staging_max;       /* cache.dir bytes for staging; 0: half the
                                  filesystem's free space at mount */
   unsigned staging_wait_ms;   /* a write waits this long for space */
+  bool stream;                /* files written in order go through
+                                 registered part buffers (fs/fsx_pool.h) */
 };
 
 struct cfg_mount {

@@ -290,6 +290,10 @@ const struct cfg_key cfg_keys[] = {
     {K_SIZE("write.max_memory", write.max_memory, 256 * MiB, 16 * MiB,
             16 * TiB, NULL),
      .doc = "memory for write buffers, all files together"},
+    {K_BOOL("write.stream", write.stream, false),
+     .doc = "a new or emptied file written in order is uploaded from "
+            "registered part buffers (write.max_memory of them), not "
+            "through a staging file"},
     {K_UINT("write.rename_dir_max", write.rename_dir_max, 10000, 1, 10000000),
      .doc = "objects a directory rename may copy; beyond: EXDEV"},
     {K_SECS("write.retry_interval", write.retry_interval_ms, 30, 1, DAY_S),

@@ -62,6 +62,7 @@ struct fsx_stats {
   _Atomic uint64_t errors, skipped_keys;
   _Atomic uint64_t writes, write_bytes, commits, commit_errors;
   _Atomic uint64_t parts_sent, parts_copied, base_fetches, base_fetch_bytes;
+  _Atomic uint64_t stream_bytes, unstreams; /* fsx_wb_stream.c */
   _Atomic uint64_t creates, unlinks, renames, objects_copied, setattrs;
   _Atomic uint64_t recovery_running, recovery_uploaded, recovery_kept;
 };
@@ -82,6 +83,8 @@ struct fsx_mount {
   struct fsx_space *space;    /* the staging files' disk use and limit;
                                  NULL when read-only */
   struct fsx_rdma *rdma;      /* the data plane; NULL: HTTP bodies only */
+  struct fsx_pool *pool;      /* write buffers (write.stream); NULL: none,
+                                 every write goes to the staging file */
   /* write-back (fsx_wb.c) */
   pthread_mutex_t wb_lock;
   pthread_cond_t wb_cond;     /* wb_mem went down, or stopping; on

@@ -29,7 +29,9 @@
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_recover_thread.h"
 #include "fs/fsx_space.h"
+#include "fs/fsx_pool.h"
 #include "fs/fsx_stage.h"
+#include "fs/fsx_wb_geo.h"
 #include "fs/fsx_wb.h"
 
 #define PROG FSX_PROG
@@ -394,6 +396,19 @@ int main(int argc, char **argv)
     log_err("page cache: %s", err);
     goto destroy_table;
   }
+  /* write buffers for files written in order (before the data plane,
+     which registers them) */
+  if (m.stage && c.write.stream) {
+    size_t slot = (size_t)((c.write.part_size + FSX_WB_BLOCK - 1) /
+                           FSX_WB_BLOCK * FSX_WB_BLOCK);
+    if (fsx_pool_open(fsx_stage_dir(m.stage), c.write.max_memory, slot,
+                      &m.pool, err, sizeof(err))) {
+      log_err("%s", err);
+      goto destroy_cache;
+    }
+    if (!fsx_pool_pinned(m.pool))
+      log_notice("write buffers not locked in memory (RLIMIT_MEMLOCK)");
+  }
   m.s3 = s3_client_create(&sc, err, sizeof(err));
   if (!m.s3) {
     log_err("%s", err);
@@ -454,6 +469,7 @@ destroy_client:
   m.kstore = NULL;
   fsx_rdma_close(&m); /* no request in flight names the arena now */
 destroy_cache:
+  fsx_pool_close(m.pool); /* every run given back: no state is left */
   fsx_cache_destroy(m.cache);
 destroy_table:
   if (!kstore_stuck)

@@ -26,6 +26,7 @@
 #include "common/stats_fmt.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_rdma.h"
+#include "fs/fsx_pool.h"
 #include "fs/fsx_rdma_rc.h"
 #include "rdma/rdx_transport.h"
 
@@ -49,6 +50,9 @@ struct held {
 struct fsx_rdma {
   struct rdx_transport *t;    /* fixed */
   struct rdx_region *arena;   /* fixed; NULL: GETs over HTTP */
+  struct rdx_region *pool;    /* fixed; the write buffers (PUT sources),
+                                 NULL: none, or registered per part */
+  char *pool_base;            /* fixed */
   struct fsx_rdma_rc *rc;     /* fixed; the connect step, rc only */
   size_t chunk_size;          /* fixed */
   struct fsx_mount *m;        /* fixed */
@@ -303,6 +307,18 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
              len, strerror(-rc));
     goto close_transport;
   }
+  if (m->pool) { /* once: a part's token then costs no registration */
+    size_t plen;
+    void *pbase = fsx_pool_data(m->pool, &plen);
+    rc = rdx_register_src(d->t, pbase, plen, fsx_pool_slot_size(m->pool),
+                          &d->pool);
+    if (rc) {
+      log_notice("rdma: cannot register the %zu-byte write buffers (%s): "
+                 "each part is registered as it is sent", plen, strerror(-rc));
+      d->pool = NULL;
+    }
+    d->pool_base = pbase;
+  }
   if (rdx_transport_kind(d->t) == RDX_TRANSPORT_RC &&
       (rc = fsx_rdma_rc_create(d->t, m->s3, &d->rc))) {
     snprintf(err, errlen, "rdma: rc: cannot make the endpoint's sessions: %s",
@@ -333,6 +349,7 @@ destroy_rc:
     fsx_rdma_rc_destroy(d->rc);
   }
 unregister:
+  rdx_unregister(d->pool);
   rdx_unregister(d->arena);
 close_transport:
   rdx_transport_close(d->t);
@@ -356,6 +373,7 @@ void fsx_rdma_close(struct fsx_mount *m)
     return;
   reaper_stop(d);
   fsx_rdma_rc_destroy(d->rc); /* the client is gone: every session put */
+  rdx_unregister(d->pool);
   rdx_unregister(d->arena);
   rdx_transport_close(d->t);
   free(d);
@@ -422,6 +440,37 @@ int fsx_rdma_get(struct fsx_mount *m, struct s3_req *r,
   return attach(d, r, rc, tok, len);
 }
 
+/*
+ * A PUT from the write buffers, registered once: its token from that
+ * region. 0 attached (or declined for good: HTTP), 1 when the range is
+ * not one the region can name (the caller registers it), -ENOMEM.
+ */
+static int pool_token(struct fsx_rdma *d, struct s3_req *r, const char *buf,
+                      size_t len)
+{
+  char tok[RDX_TOKEN_MAX];
+  uint64_t off;
+  int rc;
+
+  if (!d->pool || buf < d->pool_base ||
+      (size_t)(buf - d->pool_base) + len > rdx_region_len(d->pool))
+    return 1;
+  off = (uint64_t)(buf - d->pool_base);
+  if (d->rc) { /* the token attached, or 1: none */
+    rc = fsx_rdma_rc_attach(d->rc, r, d->pool, off, len, RDX_PUT);
+    if (rc == 1)
+      return attach(d, r, 1, NULL, 0);
+  } else {
+    rc = rdx_token_for(d->t, d->pool, off, len, RDX_PUT, tok, sizeof(tok));
+    if (rc == -EXDEV) /* across two segments: registered on its own */
+      return 1;
+    rc = rc < 0 ? attach(d, r, rc, NULL, 0) : attach(d, r, rc, tok, len);
+  }
+  if (!rc)
+    atomic_fetch_add(&d->put_tokens, 1);
+  return rc;
+}
+
 int fsx_rdma_buf(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
                  size_t len, void **reg)
 {
@@ -434,6 +483,8 @@ int fsx_rdma_buf(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
   *reg = NULL;
   if (!fsx_rdma_active(m) || !len || len > RDX_SEG_MAX)
     return 0;
+  if (!get && (rc = pool_token(d, r, buf, len)) != 1)
+    return rc;
   /* a PUT's source is often a read-only mapping of its staging file */
   t0 = clock_mono_us();
   rc = get ? rdx_register(d->t, buf, len, 0, &region)

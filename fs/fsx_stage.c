@@ -289,6 +289,11 @@ void fsx_stage_close(struct fsx_stage *s)
   free(s);
 }
 
+const char *fsx_stage_dir(const struct fsx_stage *s)
+{
+  return s->dir;
+}
+
 int fsx_stage_create(struct fsx_stage *s, uint64_t ino, char *path,
                      size_t pathlen)
 {

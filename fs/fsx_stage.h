@@ -60,11 +60,17 @@ struct fsx_stage_rec {
   int64_t mtime;
   bool partial;               /* written since its last close or fsync */
   bool map_ok;                /* the block map beside it is reliable */
+  uint64_t sent;              /* streamed (fsx_wb_stream.c): parts up to
+                                 here went to an upload straight from write
+                                 buffers; what no buffer still held of
+                                 [0, sent) is not in the file */
 };
 
 /* Create and lock this mount's directory; err says what failed. */
 int fsx_stage_open(const char *cache_dir, const char *endpoint,
                    struct fsx_stage **out, char *err, size_t errlen);
+/* The mount's own directory (cache.dir/mount-PID-N). */
+const char *fsx_stage_dir(const struct fsx_stage *s);
 /* Remove the directory (unless a file is still kept in it) and unlock. */
 void fsx_stage_close(struct fsx_stage *s);
 

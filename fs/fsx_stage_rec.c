@@ -64,6 +64,8 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
     put_num(&sb, "mtime", (uint64_t)r->mtime);
   put_num(&sb, "partial", r->partial);
   put_num(&sb, "map_ok", r->map_ok);
+  if (r->sent)
+    put_num(&sb, "sent", r->sent);
   text = strbuf_take(&sb);
   if (!text)
     return -ENOMEM;
@@ -177,6 +179,8 @@ int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt)
         rt->r.partial = v != 0;
       else if (!strcmp(line, "map_ok"))
         rt->r.map_ok = v != 0;
+      else if (!strcmp(line, "sent"))
+        rt->r.sent = v;
       else if (!strcmp(line, "mtime")) {
         rt->r.has_mtime = true;
         rt->r.mtime = (int64_t)v;

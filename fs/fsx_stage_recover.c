@@ -17,6 +17,7 @@
 
 #include "common/slog.h"
 #include "common/strbuf.h"
+#include "fs/fsx_pool.h"
 #include "fs/fsx_stage_i.h"
 #include "s3/s3_client.h"
 
@@ -284,10 +285,21 @@ static void recover_file(struct fsx_stage *s, const char *path, bool known,
     free(rt.text);
     return;
   }
-  if (rt.r.partial) { /* never closed: uploading it would show a part */
-    if (fsx_stage_keep(s, path, rt.r.bucket, rt.r.key,
-                       "the daemon stopped while it was being written "
-                       "(never closed or synced since)"))
+  if (rt.r.partial || rt.r.sent) {
+    /* never closed: uploading it would show a part; streamed: bytes the
+       unfinished upload held are missing from it */
+    char why[320];
+    snprintf(why, sizeof(why), "%s%s",
+             rt.r.partial ? "the daemon stopped while it was being written "
+                            "(never closed or synced since)"
+                          : "the daemon stopped with its upload unfinished",
+             rt.r.sent ? "; bytes its upload already held (streamed, up to "
+                         "byte " : "");
+    if (rt.r.sent)
+      snprintf(why + strlen(why), sizeof(why) - strlen(why),
+               "%llu) read as zeros where no write buffer kept them",
+               (unsigned long long)rt.r.sent);
+    if (fsx_stage_keep(s, path, rt.r.bucket, rt.r.key, why))
       out->left++;
     else
       out->kept++;
@@ -375,6 +387,16 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   if (d)
     closedir(d);
   free(up);
+  /* the write buffers' bytes into their staging files, before those */
+  if (!told_to_stop(stop)) {
+    int runs = fsx_pool_recover(dir);
+    if (runs < 0)
+      log_err("%s/pool: write buffers not read back: %s (left in place)",
+              dir, strerror(-runs));
+    else if (runs)
+      log_notice("%s: %d write buffer(s) written back into their files",
+                 dir, runs);
+  }
   d = told_to_stop(stop) ? NULL : opendir(dir);
   while (d && !told_to_stop(stop) && (e = readdir(d))) {
     char *p = fsx_stage_path_join(dir, e->d_name);

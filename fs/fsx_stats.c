@@ -4,6 +4,7 @@
 
 #include "common/stats_fmt.h"
 #include "fs/fsx_i.h"
+#include "fs/fsx_pool.h"
 #include "fs/fsx_stats.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_space.h"
@@ -60,6 +61,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"write.commit_errors", m->st.commit_errors},
       {"write.parts_sent", m->st.parts_sent},
       {"write.parts_copied", m->st.parts_copied},
+      {"write.stream_bytes", m->st.stream_bytes},
+      {"write.unstreams", m->st.unstreams},
       {"write.base_fetches", m->st.base_fetches},
       {"write.base_fetch_bytes", m->st.base_fetch_bytes},
       {"fs.creates", m->st.creates},
@@ -82,6 +85,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
   n = s3_stats_format(&s3, buf, cap);
   n = stats_fmt_rows(buf, cap, n, NULL, rows, STATS_NROWS(rows));
   n += fsx_rdma_stats(m, buf + n, cap - n);
+  if (m->pool)
+    n += fsx_pool_stats(m->pool, buf + n, cap - n);
   *len = n;
   return buf;
 }

@@ -28,6 +28,8 @@ static void wb_destroy(struct fsx_mount *m, struct fsx_wb *wb)
   if (wb->upload_id) /* only at unmount after a failure: journal keeps it */
     log_warn("%s: upload %s left for the next mount to abort",
              fsx_wb_key(wb), wb->upload_id);
+  if (wb->stream)
+    fsx_wb_stream_release(m, wb);
   if (wb->fd >= 0) {
     fsx_space_forget(m->space, wb->fd); /* before the fd can be reused */
     close(wb->fd);
@@ -122,6 +124,7 @@ int fsx_wb_journal(struct fsx_wb *wb, bool force)
   r.mtime = (int64_t)wb->meta.mtime.tv_sec;
   r.partial = wb->unflushed;
   r.map_ok = !wb->map_bad;
+  r.sent = wb->stream_sent;
   rc = fsx_stage_rec_write(wb->m->stage, wb->path, &r);
   if (rc) /* the data is still staged; only a crash now would lose track */
     log_warn("%s: staging record for %s: %s", wb->path, r.key,
@@ -239,6 +242,8 @@ static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
       goto destroy;
     }
   }
+  /* a new or emptied file starts on the stream path (fsx_wb_stream.c) */
+  wb->stream = m->pool && (!base || trunc);
   *rc = 0;
   return wb;
 

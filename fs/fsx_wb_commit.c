@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/slog.h"
@@ -36,15 +37,27 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   uint8_t *np = NULL;
   uint64_t nb = (wb->size + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
 
+  /* streamed: the staging file holds nothing; the object is the file */
+  bool streamed = wb->stream;
+
+  if (streamed) { /* and goes on streaming: appends take up the base */
+    fsx_wb_stream_release(m, wb);
+    if (ftruncate(wb->fd, (off_t)wb->size))
+      log_warn("%s: %s: %s", fsx_wb_key(wb), wb->path, strerror(errno));
+  }
   /* the new object is the new base: every block the staging file holds
      (fetched, written, or past the old base) is present in it */
   if (nb && (np = calloc((size_t)(nb + 7) / 8, 1)))
-    for (uint64_t b = 0; b < nb; b++)
+    for (uint64_t b = 0; b < nb && !streamed; b++)
       if (fsx_wb_block_present(wb, b))
         np[b / 8] |= (uint8_t)(1u << (b % 8));
-  if (nb && !np) {
+  if (nb && !np && !streamed) {
     /* no memory for a new map: the old one is still true (a block it lacks
        was in a part copied unchanged into the new object) */
+  } else if (nb && !np) { /* nothing held, nothing to say so: unlinked */
+    log_err("%s: no memory for its block map: reads of it fail",
+            fsx_wb_key(wb));
+    wb->unlinked = true;
   } else {
     free(wb->present);
     wb->present = np;
@@ -57,6 +70,7 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   wb->on_server = true;
   pthread_mutex_unlock(&wb->plock);
   wb->data_dirty = wb->meta_dirty = wb->failed = false;
+  wb->stream_sent = 0;
   fsx_wb_journal(wb, false); /* clean: the record goes */
   wb->seq_end = wb->size;
   memset(&a, 0, sizeof(a));
@@ -195,6 +209,7 @@ void fsx_wb_discard(struct fsx_mount *m, struct fsx_wb *wb, bool held)
   wb->committing = false; /* a hold ends here */
   pthread_cond_broadcast(&wb->cond);
   fsx_wb_end_upload(m, wb, true);
+  fsx_wb_stream_release(m, wb);
   pthread_mutex_lock(&wb->plock);
   wb->unlinked = true;
   pthread_mutex_unlock(&wb->plock);

@@ -14,6 +14,9 @@ struct fsx_part {
   unsigned char state;        /* enum fsx_part_state */
   bool stale;                 /* written since its upload began */
   uint64_t len;               /* bytes sent */
+  char *run;                  /* streaming: the pool run holding its bytes
+                                 (NULL: in the staging file, or sent and
+                                 acknowledged: only in the upload) */
   char etag[S3_ETAG_MAX];
 };
 
@@ -56,6 +59,10 @@ struct fsx_wb {
   bool map_bad;               /* lock: the map file may be wrong */
   uint64_t psize;             /* part size, a multiple of FSX_WB_BLOCK */
   uint64_t seq_end;           /* lock: where a sequential writer goes next */
+  uint64_t stream_sent;       /* lock: parts up to here were sent from runs
+                                 (in the record: see fsx_stage_rec.sent) */
+  bool stream;                /* lock: written in order into pool runs,
+                                 nothing in the staging file (fsx_wb_stream.c) */
   struct fsx_part *parts;     /* plock */
   unsigned nparts;            /* plock: allocated entries */
   unsigned sending;           /* plock: parts on the wire */
@@ -86,13 +93,18 @@ void fsx_wb_map_rewrite(struct fsx_wb *wb);
 int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
                  uint64_t to);
 bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);
+/* GET [off, off+len) of the base (exactly that object) into buf; with
+   *retired, buf must never be freed or reused (fsx_rdma_run). */
+int fsx_wb_get_base(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
+                    size_t len, void *buf, bool *retired);
 
 /* fsx_wb_part.c: the upload session */
 int fsx_wb_grow_parts(struct fsx_wb *wb, unsigned n); /* lock held */
 void fsx_wb_wait_sent(struct fsx_wb *wb);           /* lock held */
 /* Part k as it is now (a copy; lock held). */
 struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k);
-/* Forget every part and error (lock held, nothing on the wire). */
+/* Forget every part and error (lock held, nothing on the wire); the
+   parts' runs stay. */
 void fsx_wb_reset_parts(struct fsx_wb *wb);
 /* The multipart upload begun (journaled first), with the metadata the
    file should carry now (lock held). */
@@ -111,6 +123,33 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
 /* The rest of a multipart upload under key, then its completion. */
 int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
                          const char *key, char etag[S3_ETAG_MAX]);
+
+/* The first n parts, all done, completed as the object under key, on the
+   condition of the object the file replaces (lock held). */
+int fsx_wb_complete_parts(struct fsx_mount *m, struct fsx_wb *wb,
+                          const char *key, unsigned n,
+                          char etag[S3_ETAG_MAX]);
+
+/* fsx_wb_stream.c (lock held): a file written in order into pool runs */
+/* Write at off == wb->size: bytes taken (the rest, if any, to go through
+   the staging file: stream is off then), or -errno. */
+ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
+                            uint64_t off, const void *buf, size_t len);
+/* A read the runs answer whole: true with *n set; false: unstream first. */
+bool fsx_wb_stream_read(struct fsx_wb *wb, uint64_t off, void *buf,
+                        size_t len, ssize_t *n);
+/*
+ * Leave the stream path: the runs' bytes written into the staging file,
+ * and the parts already uploaded (their runs given back) completed as the
+ * object under the file's key, which becomes the base (the rest of the
+ * file stays dirty). Without materialize (unmount, nothing can be sent),
+ * uploaded parts are left out and their end goes to *lost. 0 or -errno
+ * (still streaming then).
+ */
+int fsx_wb_unstream(struct fsx_mount *m, struct fsx_wb *wb, bool materialize,
+                    uint64_t *lost);
+/* Every run given back (the file committed, discarded or torn down). */
+void fsx_wb_stream_release(struct fsx_mount *m, struct fsx_wb *wb);
 
 /* fsx_wb_commit.c */
 /* What the object should carry now (the mtime always, in whole seconds). */

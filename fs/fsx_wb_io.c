@@ -77,9 +77,7 @@ static int pwrite_all(int fd, const char *p, size_t len, uint64_t off)
   return 0;
 }
 
-/* GET [off, off+len) of the base (exactly that object) into buf; with
-   *retired, buf must not be freed (fsx_rdma_run). */
-static int get_base(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
+int fsx_wb_get_base(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
                     size_t len, void *buf, bool *retired)
 {
   char quoted[FSX_ETAG_MAX + 2];
@@ -130,7 +128,7 @@ int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
     buf = malloc((size_t)(end - off));
     if (!buf)
       return -ENOMEM;
-    rc = get_base(m, wb, off, (size_t)(end - off), buf, &retired);
+    rc = fsx_wb_get_base(m, wb, off, (size_t)(end - off), buf, &retired);
     if (!rc)
       rc = pwrite_all(wb->fd, buf, (size_t)(end - off), off);
     if (!retired)
@@ -208,10 +206,31 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
                      const void *buf, size_t len, bool append)
 {
   uint64_t b0, b1, held;
+  ssize_t done = 0;
   int rc = 0;
 
   if (!len)
     return 0;
+  pthread_mutex_lock(&wb->lock);
+  while (wb->committing)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  if (wb->stream) { /* in order into pool runs, while it stays so */
+    done = fsx_wb_stream_write(m, wb, append ? wb->size : off, buf, len);
+    if (done > 0) {
+      atomic_fetch_add(&m->st.writes, 1);
+      atomic_fetch_add(&m->st.write_bytes, (uint64_t)done);
+    }
+    if (done < 0 || (size_t)done == len) {
+      pthread_mutex_unlock(&wb->lock);
+      return done;
+    }
+    /* the rest through the staging file: stream is off now */
+    off = (append ? wb->size : off + (uint64_t)done);
+    buf = (const char *)buf + done;
+    len -= (size_t)done;
+    append = false;
+  }
+  pthread_mutex_unlock(&wb->lock);
   /* before the lock: a wait for space must not hold up the file's commit */
   if ((rc = fsx_space_reserve(m->space, wb->fd, off, len, append, &held)))
     return rc;
@@ -248,10 +267,12 @@ out:
   fsx_space_settle(m->space, wb->fd, held);
   pthread_mutex_unlock(&wb->lock);
   if (!rc) {
-    atomic_fetch_add(&m->st.writes, 1);
+    atomic_fetch_add(&m->st.writes, !done);
     atomic_fetch_add(&m->st.write_bytes, len);
   }
-  return rc ? rc : (ssize_t)len;
+  if (rc)
+    return done ? done : rc;
+  return done + (ssize_t)len;
 }
 
 ssize_t fsx_wb_read(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
@@ -261,6 +282,12 @@ ssize_t fsx_wb_read(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
   int rc;
 
   pthread_mutex_lock(&wb->lock);
+  if (wb->stream && fsx_wb_stream_read(wb, off, buf, len, &n))
+    goto out;
+  if ((rc = fsx_wb_unstream(m, wb, true, NULL))) {
+    n = -EIO;
+    goto out;
+  }
   if (off >= wb->size)
     goto out;
   if (len > wb->size - off)
@@ -302,6 +329,14 @@ int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
     rc = -EFBIG;
     goto out;
   }
+  if (wb->stream && !size) { /* emptied: streams anew from nothing */
+    fsx_wb_end_upload(m, wb, true);
+    fsx_wb_stream_release(m, wb);
+    wb->stream_sent = 0;
+  } else if (wb->stream && size != wb->size &&
+             (rc = fsx_wb_unstream(m, wb, true, NULL))) {
+    goto out;
+  }
   fsx_wb_wait_sent(wb); /* parts are mapped: never shrink under them */
   if (size < wb->base_len && size % FSX_WB_BLOCK &&
       (rc = fsx_wb_fetch(m, wb, size, size + 1)))
@@ -327,6 +362,11 @@ int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
     wb->seq_end = size;
   fsx_wb_set_dirty(wb);
 out:
+  if (!rc && !size && m->pool && !wb->stream) {
+    /* emptied: written in order from here, it streams (fsx_wb_stream.c) */
+    fsx_wb_end_upload(m, wb, true);
+    wb->stream = true;
+  }
   fsx_space_settle(m->space, wb->fd, 0); /* a cut frees space */
   pthread_mutex_unlock(&wb->lock);
   return rc;
@@ -339,7 +379,9 @@ int fsx_wb_fetch_all(struct fsx_mount *m, struct fsx_wb *wb, bool held)
   pthread_mutex_lock(&wb->lock);
   while (wb->committing && !held)
     pthread_cond_wait(&wb->cond, &wb->lock);
-  rc = fsx_wb_fetch(m, wb, 0, wb->base_len);
+  rc = fsx_wb_unstream(m, wb, true, NULL);
+  if (!rc)
+    rc = fsx_wb_fetch(m, wb, 0, wb->base_len);
   pthread_mutex_unlock(&wb->lock);
   return rc;
 }

@@ -353,7 +353,12 @@ void fsx_wb_stop(struct fsx_mount *m)
     if (fsx_wb_commit(m, wb)) {
       const char *key = fsx_wb_key(wb);
       char reason[256] = "the upload failed at unmount";
+      uint64_t lost = 0;
       pthread_mutex_lock(&wb->lock);
+      /* streamed: the runs' bytes into the staging file; parts the server
+         has are in an upload that cannot be completed now */
+      if (fsx_wb_unstream(m, wb, false, &lost))
+        log_err("%s: its write buffers could not be kept", key);
       fsx_wb_end_upload(m, wb, true);
       /* the kept file must be the whole file: what only the base held,
          fetched if the server still answers, else said */
@@ -364,6 +369,13 @@ void fsx_wb_stop(struct fsx_mount *m)
         log_err("%s: bytes of %s not fetched from the object (ETag %s) "
                 "read as zeros in the kept file", fsx_wb_bucket(wb), key,
                 wb->base_etag);
+      }
+      if (lost) {
+        snprintf(reason, sizeof(reason), "the upload failed at unmount; "
+                 "bytes 0-%llu had been uploaded as parts of an upload never "
+                 "completed and read as zeros", (unsigned long long)lost);
+        log_err("%s: bytes 0-%llu were only in its unfinished upload: read "
+                "as zeros in the kept file", key, (unsigned long long)lost);
       }
       if (fsx_stage_keep(m->stage, wb->path, fsx_wb_bucket(wb), key, reason))
         wb->kept_in_place = true;

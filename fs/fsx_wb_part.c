@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "common/slog.h"
+#include "fs/fsx_pool.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb_i.h"
@@ -68,8 +69,8 @@ struct fsx_part fsx_wb_part(struct fsx_wb *wb, unsigned k)
 void fsx_wb_reset_parts(struct fsx_wb *wb)
 {
   pthread_mutex_lock(&wb->plock);
-  for (unsigned k = 0; k < wb->nparts; k++)
-    wb->parts[k] = (struct fsx_part){0};
+  for (unsigned k = 0; k < wb->nparts; k++) /* a run stays its part's */
+    wb->parts[k] = (struct fsx_part){.run = wb->parts[k].run};
   wb->part_err = 0;
   pthread_mutex_unlock(&wb->plock);
 }
@@ -162,6 +163,7 @@ struct part_ctx {
   unsigned k;
   bool copy;                  /* UploadPartCopy (no data of ours) */
   void *map;
+  char *run;                  /* streaming: the pool run sent from */
   size_t len;                 /* bytes counted against write.max_memory */
   uint64_t part_len;
   void *rdma_reg;             /* the map registered for a token */
@@ -178,6 +180,8 @@ static void part_done(struct s3_req *r, void *arg)
                     : s3_upload_part_result(r, etag);
 
   fsx_rdma_buf_done(m, pc->rdma_reg);
+  if (pc->run)
+    fsx_pool_sending(m->pool, pc->run, false);
   /* a token still outstanding: the server may yet read the map, which
      the data plane unmaps once it cannot */
   if (pc->map && !fsx_rdma_hold_buf(m, r, pc->map, pc->len, true))
@@ -197,6 +201,10 @@ static void part_done(struct s3_req *r, void *arg)
   } else {
     p->state = PART_DONE;
     memcpy(p->etag, etag, sizeof(p->etag));
+    if (pc->run && p->run == pc->run) { /* the server has it: lent again */
+      fsx_pool_put(m->pool, p->run);
+      p->run = NULL;
+    }
     atomic_fetch_add(pc->copy ? &m->st.parts_copied : &m->st.parts_sent, 1);
   }
   wb->sending--;
@@ -219,13 +227,15 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
   const char *key = fsx_wb_key(wb);
   struct part_ctx *pc;
   struct s3_req *r;
+  char *run = copy ? NULL : fsx_wb_part(wb, k).run;
+  const void *src;
   uint64_t s, l, mem;
   int rc;
 
   fsx_wb_part_span(wb->psize, k, &s, &l);
   if (s + l > wb->size)
     l = wb->size - s;
-  mem = copy ? 0 : l;
+  mem = copy || run ? 0 : l; /* a run is the pool's, not counted here */
   pthread_mutex_lock(&wb->plock);
   while (wb->sending >= m->o.max_parts_inflight)
     pthread_cond_wait(&wb->pcond, &wb->plock);
@@ -256,17 +266,22 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
       goto free_ctx;
     }
   }
+  pc->run = run;
+  src = run ? run : pc->map;
+  if (run && s + l > wb->stream_sent) /* recorded by the caller */
+    wb->stream_sent = s + l;
   snprintf(quoted, sizeof(quoted), "\"%s\"", wb->base_etag);
   /* into the upload's key; a copy from the base, where it is now */
   r = copy ? s3_upload_part_copy_req(m->s3, fsx_wb_bucket(wb), wb->upload_key,
                                      wb->upload_id, (int)k + 1,
                                      fsx_wb_bucket(wb), key, s, l, quoted)
            : s3_upload_part_req(m->s3, fsx_wb_bucket(wb), wb->upload_key,
-                                wb->upload_id, (int)k + 1, pc->map,
+                                wb->upload_id, (int)k + 1, src,
                                 (size_t)l);
   if (!r)
     goto unmap;
-  if (!copy && fsx_rdma_buf(m, r, false, pc->map, (size_t)l, &pc->rdma_reg)) {
+  if (!copy && fsx_rdma_buf(m, r, false, (void *)(uintptr_t)src, (size_t)l,
+                            &pc->rdma_reg)) {
     s3_req_destroy(r);
     goto unmap;
   }
@@ -277,6 +292,8 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
   wb->sending++;
   pthread_mutex_unlock(&wb->plock);
   fsx_inode_wb_ref(m->tab, wb->in); /* the upload's reference */
+  if (run)
+    fsx_pool_sending(m->pool, run, true);
   s3_req_submit(r, part_done, pc);
   return 0;
 

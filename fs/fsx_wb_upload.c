@@ -144,14 +144,21 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   void *map = NULL;
   int rc;
 
+  /* streamed, but the first part's run does not hold it all (the base
+     does): through the staging file */
+  if (wb->stream && wb->size && !fsx_wb_part(wb, 0).run &&
+      (rc = fsx_wb_unstream(m, wb, true, NULL)))
+    return rc;
   if ((rc = fsx_wb_fetch(m, wb, 0, wb->size)))
     return rc;
   /* a stream cut back to one part: its upload goes first, so that a
      completion given up earlier cannot land over this PUT */
   fsx_wb_end_upload(m, wb, true);
   fsx_wb_effective_meta(wb, &mt);
+  if (wb->stream) /* the whole file is in its first run */
+    map = wb->size ? fsx_wb_part(wb, 0).run : NULL;
   for (int t = 0; t < COND_TRIES; t++) {
-    if (!map && (rc = map_file(wb, &map)))
+    if (!map && !wb->stream && (rc = map_file(wb, &map)))
       break;
     if ((rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key, look, &mt, &w)))
       break;
@@ -179,8 +186,14 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
       break;
     look = true;
   }
-  if (map)
+  if (wb->stream && !map && wb->size) {
+    /* a token still outstanding: the run is never lent again */
+    pthread_mutex_lock(&wb->plock);
+    wb->parts[0].run = NULL;
+    pthread_mutex_unlock(&wb->plock);
+  } else if (map && !wb->stream) {
     munmap(map, (size_t)wb->size);
+  }
   if (!rc && plain && !was_plain)
     note_no_cond(m);
   return rc;
@@ -266,6 +279,29 @@ static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   return rc;
 }
 
+int fsx_wb_complete_parts(struct fsx_mount *m, struct fsx_wb *wb,
+                          const char *key, unsigned n,
+                          char etag[S3_ETAG_MAX])
+{
+  struct s3_part_etag *pe = calloc(n, sizeof(*pe));
+  int rc = pe ? 0 : -ENOMEM;
+
+  pthread_mutex_lock(&wb->plock);
+  for (unsigned k = 0; !rc && k < n; k++) {
+    if (k >= wb->nparts || wb->parts[k].state != PART_DONE)
+      rc = -EIO;
+    else {
+      pe[k].part_number = (int)k + 1;
+      pe[k].etag = wb->parts[k].etag; /* stable: nothing is on the wire */
+    }
+  }
+  pthread_mutex_unlock(&wb->plock);
+  if (!rc)
+    rc = complete(m, wb, key, pe, n, etag);
+  free(pe);
+  return rc;
+}
+
 int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
                          const char *key, char etag[S3_ETAG_MAX])
 {
@@ -285,8 +321,14 @@ int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
   pthread_mutex_unlock(&wb->plock);
   /* begun under another name (renamed since): aborted there, begun anew
      here; never completed into a name the file no longer has */
-  if (past || (wb->upload_id && strcmp(wb->upload_key, key)))
+  if (past || (wb->upload_id && strcmp(wb->upload_key, key))) {
+    if (wb->stream) { /* its parts sent are only in that upload */
+      log_err("%s: streamed upload begun as %s cannot be restarted",
+              key, wb->upload_key);
+      return -EIO;
+    }
     fsx_wb_end_upload(m, wb, true);
+  }
   if (!wb->upload_id && (rc = fsx_wb_start_upload(m, wb)))
     return rc;
   if ((rc = fsx_wb_grow_parts(wb, n)))
@@ -303,8 +345,8 @@ int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
       continue;
     if (copyable(wb, s, l)) {
       rc = fsx_wb_copy_part(m, wb, k);
-    } else if (!(rc = fsx_wb_fetch(m, wb, s, s + l))) {
-      rc = fsx_wb_send_part(m, wb, k);
+    } else if (p.run || !(rc = fsx_wb_fetch(m, wb, s, s + l))) {
+      rc = fsx_wb_send_part(m, wb, k); /* from its run, or staged */
     }
   }
   fsx_wb_wait_sent(wb);
@@ -324,6 +366,8 @@ int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
   if (!rc)
     rc = complete(m, wb, key, pe, n, etag);
   free(pe);
+  if (wb->stream && rc) /* its first parts are only in this upload */
+    return rc == -ENOENT || rc == -EINVAL ? -EIO : rc;
   if (!rc)
     fsx_wb_end_upload(m, wb, false);
   else if (rc == -ENOENT) /* the upload is gone (NoSuchUpload) */

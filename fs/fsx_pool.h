@@ -1,0 +1,78 @@
+/*
+ * fsx_pool: the mount's part buffers, for files written in order. One file,
+ * pool, in the mount's staging directory (cache.dir/mount-PID-N/), mapped
+ * shared, its pages touched once at mount and locked where allowed, and
+ * registered with the data plane once (fsx_rdma: a PUT token names a slot
+ * directly). A sequential writer copies its bytes into a run of slots (one
+ * part) and the part is uploaded from there: no staging-file write.
+ *
+ * DESIGN
+ * - Layout: a header page array (one 64-byte header per slot), then the
+ *   slots, each write.part_size (a multiple of 64 KiB) long. A part longer
+ *   than a slot (parts past 1000 grow) takes a run of adjacent slots.
+ * - Crash: the headers live in the same shared file, so a killed daemon's
+ *   buffers survive it in the page cache: a run in use names its staging
+ *   file, the offset of its bytes in that file and how many are valid.
+ *   The next mount's recovery (fsx_pool_recover) writes each run's bytes
+ *   into its staging file before it looks at the staging files. A header
+ *   is made before its run is lent and cleared before the run is reused.
+ * - Waiting: a run on the wire (fsx_pool_sending) comes back by itself, so
+ *   a writer that finds no free run waits while some are on the wire; when
+ *   none is, every run is held by a writer filling it, and waiting could
+ *   last forever: fsx_pool_get says -EAGAIN and the caller stages instead.
+ *   The wait is bounded (POOL_WAIT_S) for the same reason.
+ * - Threads: p->lock protects the slot map and the counters; the bytes of
+ *   a run belong to whoever holds it. Any thread may call any function.
+ */
+#ifndef S3R_FSX_POOL_H
+#define S3R_FSX_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fsx_pool;
+
+/*
+ * Create dir/pool for size bytes of slots of slot bytes each (size is
+ * rounded down to whole slots; at least one), mapped and touched. 0 or
+ * -errno with the reason in err.
+ */
+int fsx_pool_open(const char *dir, size_t size, size_t slot,
+                  struct fsx_pool **out, char *err, size_t errlen);
+/* Unmap and remove the file (every run given back, none on the wire). */
+void fsx_pool_close(struct fsx_pool *p);
+
+/* The slots, for registration with the data plane. */
+void *fsx_pool_data(struct fsx_pool *p, size_t *len);
+size_t fsx_pool_slot_size(const struct fsx_pool *p);
+/* Was the memory locked (mlock)? */
+bool fsx_pool_pinned(const struct fsx_pool *p);
+
+/*
+ * A run of slots for len bytes of the staging file named name (its base
+ * name) at file_off: its address in *out. Waits while no run is free and
+ * some are on the wire; -EAGAIN when none is free and none will come back
+ * (or the wait passed its bound), -EINVAL for a len over the whole pool.
+ */
+int fsx_pool_get(struct fsx_pool *p, size_t len, const char *name,
+                 uint64_t file_off, void **out);
+/* The first n bytes of the run at buf hold the file's bytes now. */
+void fsx_pool_filled(struct fsx_pool *p, void *buf, uint64_t n);
+/* The run at buf goes on the wire (on) or is back from it (off). */
+void fsx_pool_sending(struct fsx_pool *p, void *buf, bool on);
+/* Give the run at buf back (its header cleared first). */
+void fsx_pool_put(struct fsx_pool *p, void *buf);
+
+/* "write.pool_* name value" lines for the stats file; the length. */
+size_t fsx_pool_stats(struct fsx_pool *p, char *buf, size_t len);
+
+/*
+ * A dead mount's directory: the bytes of every run in use in dir/pool
+ * written into the staging file the run names (at its offset; the file
+ * grows as needed), then the pool removed. Returns the number of runs
+ * written back, or -errno (the pool is then left in place).
+ */
+int fsx_pool_recover(const char *dir);
+
+#endif

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Streamed writes (write.stream=true, fs/fsx_wb_stream.c) on a real mount
+# of RGW, part size 5 MiB: a new or emptied file written in order goes to
+# the server from the mount's part buffers, with nothing written to its
+# staging file; anything else moves it to the staging path without losing
+# a byte or sending a part twice. Each file's object is compared with the
+# bytes its writer (stream_work.py) says it holds.
+#
+#   a) in order, 3.5 parts: streamed whole (write.stream_bytes), no move
+#      (write.unstreams), 4 parts sent, the staging file never grows (the
+#      mount's staging.bytes stays 0)
+#   b) a seek back after one, two and nine parts: one move each, the parts
+#      already on the server copied there (write.parts_copied), not sent
+#      again (write.parts_sent counts each part once)
+#   c) a truncate into the second part after two were sent, then more
+#   d) a second descriptor writing into the first part mid-stream
+#   e) reads mid-stream: through the writing descriptor (the kernel's
+#      cache or the daemon), and with O_DIRECT of the part being written
+#      (the daemon answers from its buffer: no move)
+#   f) fsync after 2.5 parts: the object holds those bytes at once; the
+#      writer goes on, still streaming (the committed object is its base)
+#   g) O_TRUNC over an existing object: streams, and the object is
+#      replaced at the close
+#   h) SIGKILL with two files open half written (never closed): the next
+#      mount writes the buffers back into the staging files (pool
+#      recovery) and keeps them in unsaved/: the small one (under a part)
+#      whole; the larger one's last part and a MANIFEST line saying the
+#      bytes only its unfinished upload held read as zeros
+# Without the stream path a) and e) see stream_bytes 0; without the move
+# the objects of b) to d) differ; without pool recovery h)'s files are
+# empty.
+#
+#   test_fs_stream.sh BUILD_BIN_DIR
+set -euo pipefail
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" stream cache ctl
+MiB=1048576
+PART=$((5 * MiB))
+WORK=$here/stream_work.py
+FS_ARGS+=(-o "cache.dir=$tmp/cache" -o write.stream=true -o write.part_size=5M
+  -o write.max_memory=64M -o log.level=info)
+
+aws_ s3 mb "s3://$bucket" >/dev/null
+fs_mount "$bucket" "$mnt" "$log"
+
+# work NAME PATTERN [ARG]: stream_work.py writes $mnt/NAME, ref in $tmp
+work() {
+  python3 "$WORK" "$2" "$mnt/$1" "$tmp/$1.ref" "$PART" "${3:-}"
+}
+same() { eq "$1" "$(key_md5 "$1")" "$(md5 "$tmp/$1.ref")"; }
+delta() { echo $(($(stat_of "$1") - $2)); }
+
+# ---- a) in order ----
+echo "# a) in order, 3.5 parts"
+sb0=$(stat_of write.stream_bytes) un0=$(stat_of write.unstreams)
+ps0=$(stat_of write.parts_sent)
+check "a: written" work a.bin seq 3
+check "a: the object is the bytes" same a.bin
+check_eq "a: every byte streamed" "$(delta write.stream_bytes "$sb0")" \
+  $((3 * PART + PART / 2))
+check_eq "a: no move to staging" "$(delta write.unstreams "$un0")" 0
+check_eq "a: 4 parts sent" "$(delta write.parts_sent "$ps0")" 4
+check_eq "a: nothing staged on disk" "$(stat_of staging.bytes)" 0
+
+# ---- b) seek back ----
+for n in 1 2 9; do
+  echo "# b) a seek back after $n part(s)"
+  un0=$(stat_of write.unstreams) pc0=$(stat_of write.parts_copied)
+  ps0=$(stat_of write.parts_sent)
+  check "b$n: written" work "b$n.bin" seekback "$n"
+  check "b$n: the object is the bytes" same "b$n.bin"
+  check "b$n: read back through the mount" cmp -s "$tmp/b$n.bin.ref" "$mnt/b$n.bin"
+  check_eq "b$n: one move" "$(delta write.unstreams "$un0")" 1
+  # the first part is sent again (the header is in it); the rest of those
+  # the server had are copied there
+  check_eq "b$n: parts copied on the server" \
+    "$(delta write.parts_copied "$pc0")" $((n - 1))
+  # n parts while streaming, the last 3 MiB + tail and part 1 at commit
+  check_eq "b$n: parts sent (each once, part 1 twice)" \
+    "$(delta write.parts_sent "$ps0")" $((n + 2))
+done
+check "b: no upload left open" test -z "$(fs_uploads)"
+
+# ---- c) d) e) ----
+echo "# c) truncate, d) a second writer, e) a read mid-stream"
+check "c: written" work c.bin trunc
+check "c: the object is the bytes" same c.bin
+check "d: written" work d.bin second
+check "d: the object is the bytes" same d.bin
+un0=$(stat_of write.unstreams)
+check "e: written (and read back equal)" work e.bin readback
+check "e: the object is the bytes" same e.bin
+check_eq "e: no move to staging" "$(delta write.unstreams "$un0")" 0
+
+# ---- f) fsync in the middle ----
+echo "# f) fsync after 2.5 parts"
+un0=$(stat_of write.unstreams) sb0=$(stat_of write.stream_bytes)
+python3 "$WORK" fsync "$mnt/f.bin" "$tmp/f.bin.ref" "$PART" "$tmp/ctl" &
+fpid=$!
+synced() { [ -e "$tmp/ctl/synced" ] || { kill -0 "$fpid" 2>/dev/null || return 2; return 1; }; }
+check "f: fsync returned" wait_for 120 0.1 synced
+check_eq "f: the object holds the bytes so far" "$(key_md5 f.bin)" \
+  "$(md5 "$tmp/f.bin.ref.synced")"
+touch "$tmp/ctl/go"
+check "f: written" wait "$fpid"
+check "f: the object is the bytes" same f.bin
+check_eq "f: no move to staging" "$(delta write.unstreams "$un0")" 0
+check_eq "f: every byte streamed" "$(delta write.stream_bytes "$sb0")" \
+  $((3 * PART + PART / 2))
+
+# ---- g) O_TRUNC over an existing object ----
+echo "# g) O_TRUNC over an existing object"
+sb0=$(stat_of write.stream_bytes)
+old=$(key_md5 a.bin)
+check "g: written" work a.bin seq 2
+check "g: the object is the new bytes" same a.bin
+check "g: not the old ones" test "$(key_md5 a.bin)" != "$old"
+check_eq "g: streamed" "$(delta write.stream_bytes "$sb0")" $((2 * PART + PART / 2))
+fs_umount "$mnt"
+
+# ---- h) SIGKILL mid-stream ----
+echo "# h) SIGKILL with two files half written"
+fs_mount "$bucket" "$mnt" "$log"
+rm -f "$tmp/ctl/go"
+mkdir -p "$tmp/ctl/h0" "$tmp/ctl/h3"
+python3 "$WORK" hold "$mnt/h0.bin" "$tmp/h0.ref" "$PART" "0:$tmp/ctl/h0" &
+h0=$!
+python3 "$WORK" hold "$mnt/h3.bin" "$tmp/h3.ref" "$PART" "3:$tmp/ctl/h3" &
+h3=$!
+held() { [ -e "$tmp/ctl/h0/written" ] && [ -e "$tmp/ctl/h3/written" ]; }
+check "h: both written, held open" wait_for 120 0.1 held
+fs_kill "$mnt"
+touch "$tmp/ctl/h0/go" "$tmp/ctl/h3/go"
+wait "$h0" "$h3" 2>/dev/null || true
+fs_umount "$mnt" || true
+fs_mount "$bucket" "$mnt" "$log"
+recovered() { grep -qs "earlier mounts' leftovers" "$log"; }
+wait_for 60 0.2 recovered || true
+kept() { # the unsaved file whose MANIFEST line names KEY
+  local name
+  name=$(awk -F'\t' -v k="$1" '$5 == k {print $2}' "$tmp/cache/unsaved/MANIFEST" 2>/dev/null | tail -n 1)
+  [ -n "$name" ] && echo "$tmp/cache/unsaved/$name"
+}
+k0=$(kept h0.bin || true) k3=$(kept h3.bin || true)
+check "h: no object made visible" key_absent h0.bin
+check "h: the small file kept whole" cmp -s "${k0:-/nonexistent}" "$tmp/h0.ref"
+check "h: the larger one's last part kept" \
+  cmp -s <(tail -c $((PART / 2)) "${k3:-/nonexistent}") <(tail -c $((PART / 2)) "$tmp/h3.ref")
+check "h: its MANIFEST line says what is missing" \
+  grep -q "h3.bin.*read as zeros" "$tmp/cache/unsaved/MANIFEST"
+fs_umount "$mnt"
+summary

@@ -1,0 +1,239 @@
+/*
+ * The part-buffer pool (fsx_pool): runs of adjacent slots lent and given
+ * back; no run free and none on the wire is -EAGAIN at once (waiting could
+ * last forever), while one on the wire is waited for; a killed daemon's
+ * runs written back into the staging files their headers name, and only
+ * those (a run given back is not), with names that leave the directory
+ * refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/fsx_pool.h"
+
+#define SLOT (64u * 1024u)
+
+static char dir[64];
+
+static int setup(void **state)
+{
+  (void)state;
+  snprintf(dir, sizeof(dir), "/tmp/test_fsx_pool.XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+  char cmd[128];
+
+  (void)state;
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Where the pool file is kept while the pool "dies" (closing removes it). */
+static const char *keep_path(void)
+{
+  static char p[96];
+
+  snprintf(p, sizeof(p), "%s.keep", dir);
+  return p;
+}
+
+static struct fsx_pool *open_pool(size_t slots)
+{
+  struct fsx_pool *p;
+  char err[256];
+
+  assert_int_equal(fsx_pool_open(dir, slots * SLOT, SLOT, &p, err,
+                                 sizeof(err)), 0);
+  return p;
+}
+
+static void test_runs(void **state)
+{
+  struct fsx_pool *p = open_pool(4);
+  void *a, *b, *c, *d, *data;
+  size_t len;
+
+  (void)state;
+  data = fsx_pool_data(p, &len);
+  assert_int_equal(len, 4 * SLOT);
+  assert_int_equal(fsx_pool_slot_size(p), SLOT);
+  assert_int_equal(fsx_pool_get(p, SLOT, "ino-1-1", 0, &a), 0);
+  assert_ptr_equal(a, data);
+  /* two slots for a part longer than one */
+  assert_int_equal(fsx_pool_get(p, SLOT + 1, "ino-1-1", SLOT, &b), 0);
+  assert_ptr_equal(b, (char *)data + SLOT);
+  assert_int_equal(fsx_pool_get(p, 1, "ino-2-2", 0, &c), 0);
+  assert_ptr_equal(c, (char *)data + 3 * SLOT);
+  /* full, nothing on the wire: refused at once */
+  assert_int_equal(fsx_pool_get(p, 1, "ino-3-3", 0, &d), -EAGAIN);
+  /* a and c free, but not adjacent: no run of two */
+  fsx_pool_put(p, a);
+  fsx_pool_put(p, c);
+  assert_int_equal(fsx_pool_get(p, 2 * SLOT, "ino-3-3", 0, &d), -EAGAIN);
+  fsx_pool_put(p, b); /* now slots 0..2 are free */
+  assert_int_equal(fsx_pool_get(p, 3 * SLOT, "ino-3-3", 0, &d), 0);
+  assert_ptr_equal(d, data);
+  /* more than the pool: never */
+  assert_int_equal(fsx_pool_get(p, 5 * SLOT, "ino-3-3", 0, &a), -EINVAL);
+  fsx_pool_put(p, d);
+  fsx_pool_close(p);
+}
+
+struct later {
+  struct fsx_pool *p;
+  void *buf;
+};
+
+static void *give_back(void *arg)
+{
+  struct later *l = arg;
+
+  usleep(100 * 1000);
+  fsx_pool_sending(l->p, l->buf, false);
+  fsx_pool_put(l->p, l->buf);
+  return NULL;
+}
+
+static void test_wait(void **state)
+{
+  struct fsx_pool *p = open_pool(1);
+  struct later l = {p, NULL};
+  char stats[512];
+  pthread_t t;
+  void *b;
+
+  (void)state;
+  assert_int_equal(fsx_pool_get(p, SLOT, "ino-1-1", 0, &l.buf), 0);
+  fsx_pool_sending(p, l.buf, true);
+  assert_int_equal(pthread_create(&t, NULL, give_back, &l), 0);
+  /* on the wire: it comes back, so this waits for it */
+  assert_int_equal(fsx_pool_get(p, SLOT, "ino-2-2", 0, &b), 0);
+  assert_ptr_equal(b, l.buf);
+  pthread_join(t, NULL);
+  fsx_pool_stats(p, stats, sizeof(stats));
+  assert_non_null(strstr(stats, "write.pool_waits 1\n"));
+  assert_non_null(strstr(stats, "write.pool_slots_used 1\n"));
+  fsx_pool_put(p, b);
+  fsx_pool_close(p);
+}
+
+static void make_file(const char *name)
+{
+  char path[256];
+  int fd;
+
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  assert_true(fd >= 0);
+  close(fd);
+}
+
+static void read_file(const char *name, char *buf, size_t len, off_t off,
+                      struct stat *st)
+{
+  char path[256];
+  int fd;
+
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  fd = open(path, O_RDONLY);
+  assert_true(fd >= 0);
+  assert_int_equal(fstat(fd, st), 0);
+  assert_int_equal(pread(fd, buf, len, off), (ssize_t)len);
+  close(fd);
+}
+
+static void test_recover(void **state)
+{
+  struct fsx_pool *p = open_pool(4);
+  char got[SLOT], path[256];
+  void *a, *b, *c;
+  struct stat st;
+
+  (void)state;
+  make_file("ino-5-1");
+  make_file("ino-6-2");
+  assert_int_equal(fsx_pool_get(p, SLOT, "ino-5-1", 3 * SLOT, &a), 0);
+  memset(a, 'a', 1000);
+  fsx_pool_filled(p, a, 1000);
+  assert_int_equal(fsx_pool_get(p, SLOT, "ino-6-2", 0, &b), 0);
+  memset(b, 'b', SLOT);
+  fsx_pool_filled(p, b, SLOT);
+  assert_int_equal(fsx_pool_get(p, SLOT, "ino-6-2", SLOT, &c), 0);
+  memset(c, 'c', SLOT);
+  fsx_pool_filled(p, c, SLOT);
+  fsx_pool_put(p, c); /* given back: not this file's bytes any more */
+  /* the daemon "dies": the mapping goes, the file stays */
+  snprintf(path, sizeof(path), "%s/pool", dir);
+  assert_int_equal(link(path, keep_path()), 0);
+  fsx_pool_close(p);
+  assert_int_equal(rename(keep_path(), path), 0);
+  assert_int_equal(fsx_pool_recover(dir), 2);
+  assert_int_equal(access(path, F_OK), -1); /* the pool is removed */
+  read_file("ino-5-1", got, 1000, 3 * SLOT, &st);
+  assert_int_equal(st.st_size, 3 * SLOT + 1000);
+  for (int i = 0; i < 1000; i++)
+    assert_int_equal(got[i], 'a');
+  read_file("ino-6-2", got, SLOT, 0, &st);
+  assert_int_equal(st.st_size, SLOT);
+  for (int i = 0; i < (int)SLOT; i++)
+    assert_int_equal(got[i], 'b');
+  /* no pool: nothing to do */
+  assert_int_equal(fsx_pool_recover(dir), 0);
+}
+
+static void test_recover_hostile(void **state)
+{
+  struct fsx_pool *p = open_pool(2);
+  char path[256];
+  void *a;
+
+  (void)state;
+  /* a header naming a path outside the directory is not followed */
+  assert_int_equal(fsx_pool_get(p, 10, "ino-7-1", 0, &a), 0);
+  fsx_pool_filled(p, a, 10);
+  snprintf(path, sizeof(path), "%s/pool", dir);
+  assert_int_equal(link(path, keep_path()), 0);
+  fsx_pool_close(p);
+  assert_int_equal(rename(keep_path(), path), 0);
+  {
+    int fd = open(path, O_RDWR);
+    char bad[] = "../escape";
+    assert_true(fd >= 0);
+    /* run 0's header: name at offset 24 of the second 128-byte header */
+    assert_int_equal(pwrite(fd, bad, sizeof(bad), 128 + 24), sizeof(bad));
+    close(fd);
+  }
+  assert_int_equal(fsx_pool_recover(dir), -EINVAL);
+  assert_int_equal(access(path, F_OK), 0); /* left in place */
+  unlink(path);
+  /* not a pool at all */
+  make_file("pool");
+  assert_int_equal(fsx_pool_recover(dir), -EINVAL);
+  unlink(path);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_recover_hostile, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
