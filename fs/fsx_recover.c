@@ -173,6 +173,44 @@ static int fetch_missing(const struct fsx_recover_io *t,
   return rc;
 }
 
+/*
+ * A streamed file's upload taken up: the parts the server holds (r->resume)
+ * kept, the rest sent from the file, then the completion, conditional as
+ * the file's. Frees pe and etags.
+ */
+static int resume_parts(const struct fsx_recover_io *t,
+                        const struct fsx_stage_rec *r,
+                        const unsigned char *data, uint64_t size,
+                        const struct s3_put_opts *o, struct s3_part_etag *pe,
+                        char (*etags)[S3_ETAG_MAX], unsigned n)
+{
+  const struct fsx_stage_parts *pp = r->resume;
+  char etag[S3_ETAG_MAX];
+  uint64_t s, l;
+  int rc = 0;
+
+  for (unsigned i = 0; i < pp->n; i++)
+    if ((unsigned)pp->pe[i].part_number <= n)
+      pe[pp->pe[i].part_number - 1] = pp->pe[i];
+  for (unsigned k = 0; k < n && !rc; k++) {
+    if (pe[k].etag)
+      continue;
+    fsx_wb_part_span(r->part_size, k, &s, &l);
+    if (s + l > size)
+      l = size - s;
+    rc = upload_part(t, r->bucket, r->key, pp->upload_id, (int)k + 1,
+                     data + s, (size_t)l, etags[k]);
+    pe[k] = (struct s3_part_etag){(int)k + 1, etags[k]};
+  }
+  if (!rc)
+    rc = s3_complete_multipart_if(t->m->s3, r->bucket, r->key,
+                                  pp->upload_id, pe, n,
+                                  o->n_headers ? o->headers : NULL, etag);
+  free(pe);
+  free(etags);
+  return rc;
+}
+
 static int put_parts(const struct fsx_recover_io *t,
                      const struct fsx_stage_rec *r, const unsigned char *data,
                      uint64_t size, const struct s3_put_opts *o)
@@ -193,6 +231,8 @@ static int put_parts(const struct fsx_recover_io *t,
     rc = -ENOMEM;
     goto free_lists;
   }
+  if (r->resume) /* streamed: take up its upload (the caller ends it) */
+    return resume_parts(t, r, data, size, o, pe, etags, n);
   since = time(NULL);
   jid = fsx_stage_note_create(m->stage, r->bucket, r->key, since);
   if (jid < 0) {
@@ -333,7 +373,7 @@ int fsx_recover_file(const struct fsx_recover_io *t,
                 : (struct s3_kv){"If-None-Match", "*"};
   w.o.headers = &cond;
   w.o.n_headers = 1;
-  if (size <= r->part_size)
+  if (size <= r->part_size && !r->resume)
     rc = put_object(t, r->bucket, r->key, data, (size_t)size, &w.o, etag);
   else /* the completion carries the condition (RGW 16 ignores it there:
           the HEAD above was the check) */

@@ -346,6 +346,7 @@ void fsx_stage_remove(const char *path)
   fsx_stage_side_path(p, sizeof(p), path, "map");
   unlink(p);
   fsx_stage_rec_remove(path);
+  fsx_stage_parts_remove(path);
 }
 
 static int sync_path(const char *path, int flags)

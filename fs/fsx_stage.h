@@ -45,6 +45,7 @@
 #include <time.h>
 
 struct s3_client;
+struct s3_part_etag;
 struct fsx_stage;
 
 /* What a dirty staging file is for (strings owned by the caller). */
@@ -60,6 +61,8 @@ struct fsx_stage_rec {
   int64_t mtime;
   bool partial;               /* written since its last close or fsync */
   bool map_ok;                /* the block map beside it is reliable */
+  const struct fsx_stage_parts *resume; /* read, not written: the upload
+                                 to take up (<file>.parts), or NULL */
   uint64_t sent;              /* streamed (fsx_wb_stream.c): parts up to
                                  here went to an upload straight from write
                                  buffers; what no buffer still held of
@@ -113,6 +116,28 @@ int fsx_stage_map_open(const char *path, uint64_t nbytes);
 int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
                         const struct fsx_stage_rec *r);
 void fsx_stage_rec_remove(const char *path);
+/*
+ * The parts of a streamed file's unfinished multipart upload that only the
+ * server holds (fsx_wb_stream.c): <file>.parts beside a dirty staging file
+ * whose upload failed, so that the next mount resumes that upload (sends
+ * the rest from the file, completes it) instead of aborting it. Lines: the
+ * upload's journal id (uploads/<id>), its upload id (hex), then "N ETAG"
+ * (hex) per part. Written whole (write, fsync, rename).
+ */
+struct fsx_stage_parts {
+  long journal_id;
+  char *upload_id;
+  unsigned n;
+  struct s3_part_etag *pe;    /* n entries, pointing into text */
+  char *text;
+};
+int fsx_stage_parts_write(const char *path, long journal_id,
+                          const char *upload_id,
+                          const struct s3_part_etag *pe, unsigned n);
+/* 0, -ENOENT (none) or -EBADMSG; fsx_stage_parts_free after 0. */
+int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out);
+void fsx_stage_parts_free(struct fsx_stage_parts *p);
+void fsx_stage_parts_remove(const char *path);
 /* Make path, its record and map, and their directory durable. */
 int fsx_stage_sync(const char *path, int fd, int map_fd);
 /* Remove a staging file with its record and map. */

@@ -13,6 +13,8 @@
 #include "common/slog.h"
 #include "common/strbuf.h"
 #include "fs/fsx_stage_i.h"
+#include "s3/s3_client.h"
+#include "s3/s3_xml.h"
 
 static void put_hex(struct strbuf *sb, const char *v)
 {
@@ -268,4 +270,89 @@ void fsx_stage_forget_upload(struct fsx_stage *s, long id)
     return;
   snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
   unlink(path);
+}
+
+/* ---- the parts of an upload to take up (<file>.parts) ---- */
+
+int fsx_stage_parts_write(const char *path, long journal_id,
+                          const char *upload_id,
+                          const struct s3_part_etag *pe, unsigned n)
+{
+  struct strbuf sb = {0};
+  char p[4200], tmp[4200], num[24], *text;
+  int rc;
+
+  snprintf(num, sizeof(num), "%ld\n", journal_id);
+  strbuf_puts(&sb, num);
+  put_hex(&sb, upload_id);
+  strbuf_putc(&sb, '\n');
+  for (unsigned i = 0; i < n; i++) {
+    snprintf(num, sizeof(num), "%d ", pe[i].part_number);
+    strbuf_puts(&sb, num);
+    put_hex(&sb, pe[i].etag);
+    strbuf_putc(&sb, '\n');
+  }
+  if (!(text = strbuf_take(&sb)))
+    return -ENOMEM;
+  fsx_stage_side_path(p, sizeof(p), path, "parts");
+  fsx_stage_side_path(tmp, sizeof(tmp), path, "parts.tmp");
+  rc = fsx_stage_write_file(tmp, text, true);
+  if (!rc && rename(tmp, p))
+    rc = -errno;
+  if (rc)
+    unlink(tmp);
+  free(text);
+  return rc;
+}
+
+int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out)
+{
+  char p[4200], *save = NULL, *l, *end;
+  unsigned cap = 0;
+  int rc;
+
+  memset(out, 0, sizeof(*out));
+  fsx_stage_side_path(p, sizeof(p), path, "parts");
+  if ((rc = fsx_stage_read_text(p, &out->text)))
+    return rc == -ENOENT ? rc : -EBADMSG;
+  l = strtok_r(out->text, "\n", &save);
+  out->journal_id = l ? strtol(l, &end, 10) : 0;
+  if (!l || *end || out->journal_id <= 0)
+    goto bad;
+  out->upload_id = strtok_r(NULL, "\n", &save);
+  if (!out->upload_id || !fsx_stage_unhex(out->upload_id) ||
+      !*out->upload_id)
+    goto bad;
+  while ((l = strtok_r(NULL, "\n", &save))) {
+    long k = strtol(l, &end, 10);
+    if (k < 1 || k > 10000 || *end != ' ' || !fsx_stage_unhex(end + 1))
+      goto bad;
+    if (out->n == cap) {
+      struct s3_part_etag *v;
+      cap = cap ? 2 * cap : 64;
+      if (!(v = realloc(out->pe, cap * sizeof(*v))))
+        goto bad;
+      out->pe = v;
+    }
+    out->pe[out->n++] = (struct s3_part_etag){(int)k, end + 1};
+  }
+  return 0;
+bad:
+  fsx_stage_parts_free(out);
+  return -EBADMSG;
+}
+
+void fsx_stage_parts_free(struct fsx_stage_parts *p)
+{
+  free(p->pe);
+  free(p->text);
+  memset(p, 0, sizeof(*p));
+}
+
+void fsx_stage_parts_remove(const char *path)
+{
+  char p[4200];
+
+  fsx_stage_side_path(p, sizeof(p), path, "parts");
+  unlink(p);
 }

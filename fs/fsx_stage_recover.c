@@ -254,13 +254,40 @@ static bool is_staging_name(const char *n)
 }
 
 /* One staging file of a dead mount: uploaded, removed, kept or left. */
-static void recover_file(struct fsx_stage *s, const char *path, bool known,
+/*
+ * The unfinished upload a streamed file's <file>.parts names, once the
+ * file is dealt with: forgotten (completed: ok), or aborted; its record in
+ * uploads/ goes either way (an abort that fails is the next mount's).
+ */
+static void end_resumed(struct s3_client *c, const char *path,
+                        const struct fsx_stage_rec *r,
+                        const struct fsx_stage_parts *pp, bool ok)
+{
+  char up[4200];
+  const char *slash = strrchr(path, '/');
+  int rc = ok ? 0 : s3_abort_multipart(c, r->bucket, r->key, pp->upload_id);
+
+  fsx_stage_parts_remove(path);
+  if (rc && rc != -ENOENT) {
+    log_warn("%s: could not abort the unfinished upload of %s: %s", r->bucket,
+             r->key, strerror(-rc));
+    return;
+  }
+  snprintf(up, sizeof(up), "%.*s/uploads/%ld", (int)(slash - path), path,
+           pp->journal_id);
+  unlink(up);
+}
+
+static void recover_file(struct fsx_stage *s, struct s3_client *c,
+                         const char *path, bool known,
                          fsx_stage_recover_fn fn, void *arg,
                          struct fsx_recovery *out)
 {
   char reason[512], mp[4200];
   struct fsx_rec_text rt;
+  struct fsx_stage_parts pp;
   int rc = fsx_stage_rec_read(path, &rt), fd, map_fd;
+  bool resume;
 
   if (rc == -ENOENT && known) { /* nothing the server lacked */
     fsx_stage_remove(path);
@@ -285,7 +312,11 @@ static void recover_file(struct fsx_stage *s, const char *path, bool known,
     free(rt.text);
     return;
   }
-  if (rt.r.partial || rt.r.sent) {
+  /* streamed, its upload failed: the parts the server holds are named */
+  resume = !rt.r.partial && rt.r.sent && !fsx_stage_parts_read(path, &pp);
+  if (!resume && rt.r.sent && !fsx_stage_parts_read(path, &pp))
+    end_resumed(c, path, &rt.r, &pp, false); /* never closed: aborted */
+  if (!resume && (rt.r.partial || rt.r.sent)) {
     /* never closed: uploading it would show a part; streamed: bytes the
        unfinished upload held are missing from it */
     char why[320];
@@ -306,6 +337,7 @@ static void recover_file(struct fsx_stage *s, const char *path, bool known,
     free(rt.text);
     return;
   }
+  rt.r.resume = resume ? &pp : NULL;
   fd = open(path, O_RDWR | O_CLOEXEC);
   fsx_stage_side_path(mp, sizeof(mp), path, "map");
   map_fd = open(mp, O_RDWR | O_CLOEXEC);
@@ -319,6 +351,10 @@ static void recover_file(struct fsx_stage *s, const char *path, bool known,
     close(fd);
   if (map_fd >= 0)
     close(map_fd);
+  if (resume && rc != -EAGAIN) /* else the next mount takes it up again */
+    end_resumed(c, path, &rt.r, &pp, !reason[0]);
+  if (resume)
+    fsx_stage_parts_free(&pp);
   if (!reason[0]) {
     log_notice("%s: %s, left by a dead mount, is uploaded", rt.r.bucket,
                rt.r.key);
@@ -338,14 +374,14 @@ static void recover_file(struct fsx_stage *s, const char *path, bool known,
 
 /* A record or map whose staging file is gone (a crash while removing
    them): nothing to describe any more. */
-static void remove_orphan_side(char *p)
+static void remove_orphan_side(char *p, size_t ext)
 {
   size_t len = strlen(p);
   struct stat st;
 
-  p[len - 4] = '\0';
+  p[len - ext] = '\0';
   if (stat(p, &st) && errno == ENOENT) {
-    p[len - 4] = '.';
+    p[len - ext] = '.';
     unlink(p);
   }
 }
@@ -353,6 +389,50 @@ static void remove_orphan_side(char *p)
 static bool told_to_stop(const atomic_bool *stop)
 {
   return stop && atomic_load(stop);
+}
+
+#define RESUME_MAX 256 /* streamed files to take up, per directory */
+
+/* The journal ids of the uploads the .parts files in dir name (at most
+   max; beyond that the uploads are aborted, and their files kept). */
+static size_t resumed_uploads(const char *dir, long *ids, size_t max)
+{
+  struct dirent *e;
+  size_t n = 0;
+  DIR *d = opendir(dir);
+
+  while (d && n < max && (e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    struct fsx_stage_parts pp;
+    struct stat st;
+    char *p;
+    if (len <= 6 || strcmp(e->d_name + len - 6, ".parts"))
+      continue;
+    p = fsx_stage_path_join(dir, e->d_name);
+    if (!p)
+      continue;
+    p[strlen(p) - 6] = '\0'; /* the staging file's path (if it is gone,
+                                its upload is aborted as any other) */
+    if (!stat(p, &st) && !fsx_stage_parts_read(p, &pp)) {
+      ids[n++] = pp.journal_id;
+      fsx_stage_parts_free(&pp);
+    }
+    free(p);
+  }
+  if (d)
+    closedir(d);
+  return n;
+}
+
+static bool is_resumed(const long *ids, size_t n, const char *name)
+{
+  char *end;
+  long id = strtol(name, &end, 10);
+
+  for (size_t i = 0; !*end && i < n; i++)
+    if (ids[i] == id)
+      return true;
+  return false;
 }
 
 /* Recover one dead mount's directory; removed if nothing is left in it.
@@ -363,6 +443,8 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
 {
   char *up = fsx_stage_path_join(dir, "uploads");
   char *fmt = fsx_stage_path_join(dir, "format"), *text = NULL;
+  long keep[RESUME_MAX];
+  size_t nkeep;
   bool known = false;
   struct dirent *e;
   DIR *d;
@@ -371,11 +453,15 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
     known = !strcmp(text, FORMAT);
   free(text);
   free(fmt);
-  /* first the uploads: a staging file is uploaded anew, never resumed */
+  /* first the uploads: a staging file is uploaded anew, never resumed,
+     but for a streamed file's whose parts the server holds (its .parts) */
+  nkeep = resumed_uploads(dir, keep, RESUME_MAX);
   d = up ? opendir(up) : NULL;
   while (d && !told_to_stop(stop) && (e = readdir(d))) {
     char *p;
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    if (is_resumed(keep, nkeep, e->d_name))
       continue;
     p = fsx_stage_path_join(up, e->d_name);
     if (p && e->d_name[0] == '.') /* a record never renamed into place */
@@ -402,12 +488,14 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
     char *p = fsx_stage_path_join(dir, e->d_name);
     size_t n = strlen(e->d_name);
     if (p && is_staging_name(e->d_name))
-      recover_file(s, p, known, fn, arg, out);
+      recover_file(s, c, p, known, fn, arg, out);
     else if (p && n > 8 && !strcmp(e->d_name + n - 8, ".rec.tmp"))
       unlink(p); /* a record never renamed into place */
     else if (p && n > 4 && (!strcmp(e->d_name + n - 4, ".rec") ||
                             !strcmp(e->d_name + n - 4, ".map")))
-      remove_orphan_side(p);
+      remove_orphan_side(p, 4);
+    else if (p && n > 6 && !strcmp(e->d_name + n - 6, ".parts"))
+      remove_orphan_side(p, 6);
     free(p);
   }
   if (d)

@@ -26,7 +26,7 @@
 static void wb_destroy(struct fsx_mount *m, struct fsx_wb *wb)
 {
   if (wb->upload_id) /* only at unmount after a failure: journal keeps it */
-    log_warn("%s: upload %s left for the next mount to abort",
+    log_warn("%s: upload %s left for the next mount",
              fsx_wb_key(wb), wb->upload_id);
   if (wb->stream)
     fsx_wb_stream_release(m, wb);

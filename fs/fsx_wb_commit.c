@@ -153,7 +153,9 @@ static int commit(struct fsx_mount *m, struct fsx_wb *wb, bool gate)
       int src;
       wb->failed = true;
       atomic_fetch_add(&m->st.commit_errors, 1);
-      /* the data is promised kept: make it survive a power loss too */
+      /* the data is promised kept: make it survive a power loss too (and
+         a streamed file's parts on the server, a crash) */
+      fsx_wb_keep_parts(wb);
       fsx_wb_journal(wb, true);
       if ((src = fsx_stage_sync(wb->path, wb->fd, wb->map_fd)))
         log_err("%s: syncing its staging file %s: %s", fsx_wb_key(wb),

@@ -113,6 +113,12 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
    false) known gone; nothing left on the wire (lock held). */
 void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort);
 int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
+/*
+ * Streamed, its upload failing: the parts the server holds recorded beside
+ * the staging file (fsx_stage_parts_write), for the next mount to take the
+ * upload up if this one cannot. Lock held, nothing on the wire.
+ */
+int fsx_wb_keep_parts(struct fsx_wb *wb);
 /* The same range of the base object, copied on the server. */
 int fsx_wb_copy_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
 

@@ -359,6 +359,18 @@ void fsx_wb_stop(struct fsx_mount *m)
          has are in an upload that cannot be completed now */
       if (fsx_wb_unstream(m, wb, false, &lost))
         log_err("%s: its write buffers could not be kept", key);
+      if (lost && !fsx_wb_keep_parts(wb)) {
+        /* left in place for the next mount, which takes the upload up */
+        fsx_wb_journal(wb, true);
+        fsx_stage_sync(wb->path, wb->fd, wb->map_fd);
+        wb->kept_in_place = true;
+        log_err("%s: the upload failed at unmount: left in %s with its "
+                "unfinished upload %s, for the next mount with this "
+                "cache.dir to finish", key, wb->path, wb->upload_id);
+        pthread_mutex_unlock(&wb->lock);
+        fsx_wb_put(m, wb);
+        continue;
+      }
       fsx_wb_end_upload(m, wb, true);
       /* the kept file must be the whole file: what only the base held,
          fetched if the server still answers, else said */

@@ -19,6 +19,7 @@
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb_i.h"
+#include "s3/s3_xml.h"
 
 /* ---- the parts table ---- */
 
@@ -154,6 +155,32 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
   wb->journal_id = 0;
   fsx_wb_reset_parts(wb);
   wb->eager_next = 0;
+  fsx_stage_parts_remove(wb->path); /* nothing left to take up */
+}
+
+int fsx_wb_keep_parts(struct fsx_wb *wb)
+{
+  struct s3_part_etag *pe;
+  unsigned n = 0;
+  int rc;
+
+  if (!wb->upload_id || !wb->stream_sent)
+    return 0;
+  pthread_mutex_lock(&wb->plock);
+  pe = calloc(wb->nparts ? wb->nparts : 1, sizeof(*pe));
+  for (unsigned k = 0; pe && k < wb->nparts; k++)
+    if (wb->parts[k].state == PART_DONE && !wb->parts[k].stale)
+      pe[n++] = (struct s3_part_etag){(int)k + 1, wb->parts[k].etag};
+  /* written under plock: the etags cannot change meanwhile */
+  rc = pe ? fsx_stage_parts_write(wb->path, wb->journal_id, wb->upload_id,
+                                  pe, n)
+          : -ENOMEM;
+  pthread_mutex_unlock(&wb->plock);
+  free(pe);
+  if (rc)
+    log_err("%s: recording the parts its upload holds: %s", fsx_wb_key(wb),
+            strerror(-rc));
+  return rc;
 }
 
 /* ---- part uploads ---- */

@@ -16,11 +16,12 @@ PART is the mount's part size in bytes. Patterns:
   fsync          2 parts and a half, fsync; REF.synced gets the bytes so
                  far, CTL/synced is made, CTL/go waited for (bounded,
                  120 s); then a part more
-  hold N         N parts and a half; CTL/written made; then waits for
-                 CTL/go (bounded, 120 s) and never closes before it (the
-                 daemon is killed meanwhile)
+  hold N:CTL     N parts and a half; CTL/written made; then waits for
+                 CTL/go (bounded, 120 s) before it closes, and writes what
+                 close() returned to CTL/result ("0" or the errno's name)
 Exit 0, or 1 with a line on stderr.
 """
+import errno
 import mmap
 import os
 import sys
@@ -113,10 +114,13 @@ def main():
             f.write(want)
         open(os.path.join(ctl, "written"), "w").close()
         wait_for(os.path.join(ctl, "go"))
+        res = "0"
         try:
             os.close(fd)
-        except OSError:
-            pass
+        except OSError as e:
+            res = errno.errorcode.get(e.errno, str(e.errno))
+        with open(os.path.join(ctl, "result"), "w") as f:
+            f.write(res)
         return
     else:
         raise SystemExit("unknown pattern " + pat)

@@ -26,6 +26,9 @@
 #      recovery) and keeps them in unsaved/: the small one (under a part)
 #      whole; the larger one's last part and a MANIFEST line saying the
 #      bytes only its unfinished upload held read as zeros
+#   i) j) close() fails (the path to S3 cut) after three parts reached the
+#      server, then SIGKILL (i) or unmount (j): the next mount finishes
+#      the same upload, sending only what the server lacked
 # Without the stream path a) and e) see stream_bytes 0; without the move
 # the objects of b) to d) differ; without pool recovery h)'s files are
 # empty.
@@ -150,4 +153,68 @@ check "h: the larger one's last part kept" \
 check "h: its MANIFEST line says what is missing" \
   grep -q "h3.bin.*read as zeros" "$tmp/cache/unsaved/MANIFEST"
 fs_umount "$mnt"
+
+# ---- i) j) the upload fails at close: the parts on the server are kept ----
+# Through a TCP relay (tcp_relay.py) that is killed to cut the path to S3:
+# requests fail at once. A 3.5-part file streams its first three parts,
+# then the relay goes: close() gets EIO. i) SIGKILL, j) unmount: either
+# way the next mount takes the unfinished upload up (its parts recorded
+# beside the staging file) and sends only the rest.
+rport=$((20000 + RANDOM % 20000)) rgw_port=${S3R_ENDPOINT##*:} relay_pid=
+relay_up() {
+  relay_down
+  rm -f "$tmp/relay.ready"
+  python3 "$here/tcp_relay.py" "$rport" "$rgw_port" >"$tmp/relay.ready" 2>/dev/null &
+  relay_pid=$!
+  for _ in $(seq 1 50); do grep -qs ready "$tmp/relay.ready" && return 0; sleep 0.1; done
+  return 1
+}
+relay_down() {
+  [ -z "$relay_pid" ] || { kill -KILL "$relay_pid"; wait "$relay_pid"; } 2>/dev/null || true
+  relay_pid=
+}
+trap 'relay_down; fs_cleanup' EXIT
+ropts=(-o "endpoint=http://127.0.0.1:$rport" -o s3.retry.max_attempts=2
+  -o s3.retry.budget_ms=2000 -o s3.connect_timeout_ms=1000
+  -o write.retry_interval=3600 -o rdma.transport=off)
+parts_acked() { # three parts sent and none on the wire (1 until then)
+  local sent wire
+  sent=$(stat_of write.parts_sent) wire=$(stat_of write.pool_on_wire)
+  [ "${sent:-0}" -ge 3 ] 2>/dev/null && [ "${wire:-1}" = 0 ] && return 0
+  return 1
+}
+fail_close() { # NAME: written (3.5 parts) and closed with the relay down
+  mkdir -p "$tmp/ctl/$1"
+  python3 "$WORK" hold "$mnt/$1" "$tmp/$1.ref" "$PART" "3:$tmp/ctl/$1" &
+  wpid=$!
+  wait_for 120 0.1 test -e "$tmp/ctl/$1/written" || return 1
+  wait_for 60 0.1 parts_acked ||
+    echo "# parts_sent $(stat_of write.parts_sent), on the wire $(stat_of write.pool_on_wire)" >&2
+  relay_down
+  touch "$tmp/ctl/$1/go"
+  wait "$wpid" || true
+}
+for how in kill umount; do
+  name=$how.bin
+  echo "# ${how}: close() fails after three parts, then $how"
+  relay_up
+  fs_mount "$bucket" "$mnt" "$tmp/fs-$how.log" "${ropts[@]}"
+  fail_close "$name" # (not in a command substitution: it kills the relay)
+  check_eq "$how: close() returns EIO" "$(cat "$tmp/ctl/$name/result" 2>/dev/null)" EIO
+  check "$how: its parts are recorded" bash -c "ls '$tmp'/cache/mount-*/*.parts >/dev/null 2>&1"
+  if [ "$how" = kill ]; then fs_kill "$mnt"; fi
+  fs_umount "$mnt" || true
+  check "$how: nothing on the server yet" key_absent "$name"
+  relay_up
+  fs_mount "$bucket" "$mnt" "$tmp/fs-$how-2.log" "${ropts[@]}"
+  recovered2() { grep -qs "earlier mounts' leftovers" "$tmp/fs-$how-2.log"; }
+  check "$how: recovery ran" wait_for 120 0.2 recovered2
+  check "$how: the object is the file" same "$name"
+  check "$how: uploaded by taking its upload up" \
+    grep -q "$name, left by a dead mount, is uploaded" "$tmp/fs-$how-2.log"
+  check_eq "$how: no upload left open" "$(fs_uploads)" ""
+  check "$how: nothing kept in unsaved/" bash -c "! grep -qs '$name' '$tmp/cache/unsaved/MANIFEST'"
+  fs_umount "$mnt"
+done
+relay_down
 summary
