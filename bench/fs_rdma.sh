@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Workload fs_rdma: cold sequential read of one object (default 1 GiB) with
+# Workload fs_rdma: cold sequential read of one object (default 1 GiB), and
+# a write of a new file of the same size (rows TOOL-write), with
 # dd through s3rdma-gateway in front of RGW, the mount with
 # rdma.transport=cma (file bytes by cross-memory attach) against the same
 # mount with rdma.transport=off (file bytes in HTTP bodies through the same
@@ -84,18 +85,55 @@ read_once() {
   [ "$1" != direct ] || r_gcpu=0
 }
 
+# write_once tool: the same measures for a write of a new file of the
+# same size (dd from a source file in the page cache; the clock stops at
+# dd's exit, whose close returns once the object is complete), then the
+# object deleted
+write_once() {
+  local t0 t1 c0 c1 u0 u1 g0 g1
+  case $1 in
+    cma) mount_ours "$S3R_GW_ENDPOINT" cma ;;
+    off) mount_ours "$S3R_GW_ENDPOINT" off ;;
+    direct) mount_ours "$S3R_ENDPOINT" off ;;
+  esac
+  cat "$src" >/dev/null
+  c0=$(proc_cpu_s "$ours_pid") u0=$(proc_user_cpu_s "$ours_pid") g0=$(proc_tree_cpu_s "$gw_pid")
+  t0=$(now)
+  dd if="$src" of="$mnt/fs_rdma-write.bin" bs=1M status=none
+  t1=$(now)
+  c1=$(proc_cpu_s "$ours_pid") u1=$(proc_user_cpu_s "$ours_pid") g1=$(proc_tree_cpu_s "$gw_pid")
+  if [ "$1" = cma ] && ! grep -q '^s3.rdma_bytes [1-9]' "$mnt/.s3rdmafs-stats"; then
+    echo "fs_rdma: the cma mount wrote no bytes by rdma" >&2
+    exit 1
+  fi
+  rm -f "$mnt/fs_rdma-write.bin"
+  bench_umount_ours "$mnt"
+  r_mbs=$(awk -v b="$bytes" -v a="$t0" -v c="$t1" 'BEGIN { printf "%.1f", b / 1e6 / (c - a) }')
+  r_cpu=$(awk -v b="$bytes" -v x="$c0" -v y="$c1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
+  r_ucpu=$(awk -v b="$bytes" -v x="$u0" -v y="$u1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
+  r_gcpu=$(awk -v b="$bytes" -v x="$g0" -v y="$g1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
+  [ "$1" != direct ] || r_gcpu=0
+}
+src=$tmp/write.src
+head -c "$bytes" /dev/urandom >"$src"
+
 tools=(cma off direct)
 declare -A mbs cpu ucpu gcpu
 for ((i = 1; i <= reps; i++)); do
   for tool in "${tools[@]}"; do
-    read_once "$tool"
-    echo "fs_rdma: rep $i $tool $r_mbs MB/s, daemon $r_cpu CPU s/GiB (user $r_ucpu), gateway $r_gcpu" >&2
-    mbs[$tool]="${mbs[$tool]:-} $r_mbs"
-    cpu[$tool]="${cpu[$tool]:-} $r_cpu"
-    ucpu[$tool]="${ucpu[$tool]:-} $r_ucpu"
-    gcpu[$tool]="${gcpu[$tool]:-} $r_gcpu"
+    for op in read write; do
+      "${op}_once" "$tool"
+      t=$tool
+      [ "$op" = read ] || t=$tool-write
+      echo "fs_rdma: rep $i $t $r_mbs MB/s, daemon $r_cpu CPU s/GiB (user $r_ucpu), gateway $r_gcpu" >&2
+      mbs[$t]="${mbs[$t]:-} $r_mbs"
+      cpu[$t]="${cpu[$t]:-} $r_cpu"
+      ucpu[$t]="${ucpu[$t]:-} $r_ucpu"
+      gcpu[$t]="${gcpu[$t]:-} $r_gcpu"
+    done
   done
 done
+tools+=(cma-write off-write direct-write)
 
 printf '\n%-10s %-8s %8s %17s %15s %18s\n' fs_rdma tool MB/s "daemon CPU s/GiB" "of which user" "gateway CPU s/GiB"
 declare -A m_mbs m_cpu m_ucpu
@@ -119,3 +157,6 @@ ratio_line fs_rdma s3rdmafs-cma s3rdmafs-direct "${m_mbs[cma]}" "${m_mbs[direct]
 # daemon CPU per GiB, cma over off: the goal is at most 0.25
 ratio_line fs_rdma_cpu s3rdmafs-cma s3rdmafs-off "${m_cpu[cma]}" "${m_cpu[off]}"
 ratio_line fs_rdma_user_cpu s3rdmafs-cma s3rdmafs-off "${m_ucpu[cma]}" "${m_ucpu[off]}"
+# writes (issue 14: the daemon at most 0.25 CPU s per GiB written with cma)
+ratio_line fs_rdma_write s3rdmafs-cma-write s3rdmafs-off-write "${m_mbs[cma-write]}" "${m_mbs[off-write]}"
+ratio_line fs_rdma_write_cpu s3rdmafs-cma-write s3rdmafs-off-write "${m_cpu[cma-write]}" "${m_cpu[off-write]}"

@@ -290,7 +290,7 @@ const struct cfg_key cfg_keys[] = {
     {K_SIZE("write.max_memory", write.max_memory, 256 * MiB, 16 * MiB,
             16 * TiB, NULL),
      .doc = "memory for write buffers, all files together"},
-    {K_BOOL("write.stream", write.stream, false),
+    {K_BOOL("write.stream", write.stream, true),
      .doc = "a new or emptied file written in order is uploaded from "
             "registered part buffers (write.max_memory of them), not "
             "through a staging file"},

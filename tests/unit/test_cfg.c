@@ -187,6 +187,7 @@ static void test_defaults(void **state)
   assert_int_equal(c.write.max_memory, 256 * MiB);
   assert_int_equal(c.write.staging_max, 0); /* half the free space */
   assert_int_equal(c.write.staging_wait_ms, 30000);
+  assert_true(c.write.stream);
   assert_int_equal(c.mount.uid, getuid());
   assert_int_equal(c.mount.gid, getgid());
   assert_int_equal(c.mount.umask, 022);
@@ -905,7 +906,7 @@ static const char full_file[] =
     "  \"write\": {\"part_size\": \"16M\", \"max_parts_inflight\": 4,\n"
     "    \"max_memory\": \"1G\", \"rename_dir_max\": 500,\n"
     "    \"retry_interval\": \"5s\", \"staging_max\": \"20G\",\n"
-    "    \"staging_wait\": \"90s\", \"stream\": true},\n"
+    "    \"staging_wait\": \"90s\", \"stream\": false},\n"
     "  \"mount\": {\"uid\": 4242, \"gid\": 4343, \"umask\": \"027\",\n"
     "    \"file_mode\": \"0640\", \"dir_mode\": 750, \"allow_other\": true,\n"
     "    \"ro\": true, \"all_buckets\": true},\n"
@@ -979,7 +980,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.write.retry_interval_ms, 5000);
   assert_int_equal(c.write.staging_max, 20 * GiB);
   assert_int_equal(c.write.staging_wait_ms, 90000);
-  assert_true(c.write.stream);
+  assert_false(c.write.stream);
   assert_int_equal(c.mount.uid, 4242);
   assert_int_equal(c.mount.gid, 4343);
   assert_int_equal(c.mount.umask, 027);
