@@ -3,12 +3,28 @@
  * fs/, see fsx_ops.h). The operations run on libfuse's multi-threaded
  * loop; each file below says what it owns.
  */
+#include <stdio.h>
+
 #include "fs/fsx_fops.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rops.h"
 #include "fs/fsx_wns.h"
 #include "fs/fsx_wops.h"
+
+/* fs.pipe-max-size, or 0 when it cannot be read. */
+static unsigned long pipe_max_size(void)
+{
+  unsigned long v = 0;
+  FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+
+  if (f) {
+    if (fscanf(f, "%lu", &v) != 1)
+      v = 0;
+    fclose(f);
+  }
+  return v;
+}
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -20,6 +36,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
   if (conn->capable & FUSE_CAP_READDIRPLUS)
     conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO; /* always plus: attrs are free */
+  /* a write's data spliced from the device into a pipe, then read once
+     into its part buffer (fsx_op_write_buf), not copied twice */
+  if (conn->capable & FUSE_CAP_SPLICE_READ)
+    conn->want |= FUSE_CAP_SPLICE_READ;
   /* the kernel drops a file's pages only when an open says so (a new
      ETag, see fsx_op_open), never on a getattr showing another mtime:
      our writes move the mtime (in whole seconds), and a drop while a
@@ -27,6 +47,14 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
   conn->max_read = (unsigned)m->o.max_read;
   conn->max_write = (unsigned)m->o.max_read;
+  /* spliced, a write must fit the pipe with its header (4 KiB), and a
+     pipe cannot grow past fs.pipe-max-size (1 MiB by default) without
+     CAP_SYS_RESOURCE: writes a page smaller then, rather than copied */
+  if (conn->want & FUSE_CAP_SPLICE_READ) {
+    unsigned long pmax = pipe_max_size();
+    if (pmax > 8 * 4096 && conn->max_write + 4096 > pmax)
+      conn->max_write = (unsigned)(pmax - 4096);
+  }
   /* the kernel reads ahead up to this much (and the bdi's read_ahead_kb,
      which fsx_main raises to match): several max_read requests at once */
   conn->max_readahead = 4 * (unsigned)m->o.max_read;
@@ -50,7 +78,7 @@ const struct fuse_lowlevel_ops fsx_ops = {
     .statfs = fsx_op_statfs,
     .readlink = fsx_op_readlink,
     .create = fsx_op_create,
-    .write = fsx_op_write,
+    .write_buf = fsx_op_write_buf,
     .flush = fsx_op_flush,
     .fsync = fsx_op_fsync,
     .setattr = fsx_op_setattr,

@@ -76,9 +76,21 @@ int fsx_wb_open(struct fsx_mount *m, struct fsx_inode *in,
 struct fsx_wb *fsx_wb_get(struct fsx_mount *m, struct fsx_inode *in);
 void fsx_wb_put(struct fsx_mount *m, struct fsx_wb *wb);
 
-/* Write len bytes at off (append: at the end); bytes written or -errno. */
+/*
+ * Where a write's bytes come from, taken once and in order: copied into
+ * memory (a part buffer) or into a file at an offset (the staging file).
+ * A FUSE request's data may be in memory or in a pipe (fsx_wops.c): 0 or
+ * -errno.
+ */
+struct fsx_wsrc {
+  int (*to_mem)(struct fsx_wsrc *s, void *dst, size_t len);
+  int (*to_fd)(struct fsx_wsrc *s, int fd, uint64_t off, size_t len);
+};
+
+/* Write len bytes of src at off (append: at the end); bytes written or
+   -errno. */
 ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
-                     const void *buf, size_t len, bool append);
+                     struct fsx_wsrc *src, size_t len, bool append);
 /* Read up to len bytes at off into buf; bytes read (0 at the end). */
 ssize_t fsx_wb_read(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
                     void *buf, size_t len);

@@ -140,7 +140,7 @@ int fsx_wb_complete_parts(struct fsx_mount *m, struct fsx_wb *wb,
 /* Write at off == wb->size: bytes taken (the rest, if any, to go through
    the staging file: stream is off then), or -errno. */
 ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
-                            uint64_t off, const void *buf, size_t len);
+                            uint64_t off, struct fsx_wsrc *src, size_t len);
 /* A read the runs answer whole: true with *n set; false: unstream first. */
 bool fsx_wb_stream_read(struct fsx_wb *wb, uint64_t off, void *buf,
                         size_t len, ssize_t *n);

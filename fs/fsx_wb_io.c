@@ -203,7 +203,7 @@ static int send_eager(struct fsx_mount *m, struct fsx_wb *wb)
 }
 
 ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
-                     const void *buf, size_t len, bool append)
+                     struct fsx_wsrc *src, size_t len, bool append)
 {
   uint64_t b0, b1, held;
   ssize_t done = 0;
@@ -215,7 +215,7 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
   while (wb->committing)
     pthread_cond_wait(&wb->cond, &wb->lock);
   if (wb->stream) { /* in order into pool runs, while it stays so */
-    done = fsx_wb_stream_write(m, wb, append ? wb->size : off, buf, len);
+    done = fsx_wb_stream_write(m, wb, append ? wb->size : off, src, len);
     if (done > 0) {
       atomic_fetch_add(&m->st.writes, 1);
       atomic_fetch_add(&m->st.write_bytes, (uint64_t)done);
@@ -226,8 +226,7 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
     }
     /* the rest through the staging file: stream is off now */
     off = (append ? wb->size : off + (uint64_t)done);
-    buf = (const char *)buf + done;
-    len -= (size_t)done;
+    len -= (size_t)done; /* src goes on where it stopped */
     append = false;
   }
   pthread_mutex_unlock(&wb->lock);
@@ -245,7 +244,7 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
   }
   if ((rc = fetch_edges(m, wb, off, len)) ||
       (rc = fsx_wb_will_change(wb)) ||
-      (rc = pwrite_all(wb->fd, buf, len, off)))
+      (rc = src->to_fd(src, wb->fd, off, len)))
     goto out;
   b0 = (off + FSX_WB_BLOCK - 1) / FSX_WB_BLOCK;
   b1 = (off + len) / FSX_WB_BLOCK;

@@ -85,9 +85,9 @@ static int base_into_run(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
 }
 
 ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
-                            uint64_t off, const void *buf, size_t len)
+                            uint64_t off, struct fsx_wsrc *src, size_t len)
 {
-  const char *src = buf;
+  bool src_failed = false;
   size_t done = 0;
   int rc = 0;
 
@@ -120,7 +120,10 @@ ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
         break;
     }
     n = s + l - off < len - done ? s + l - off : len - done;
-    memcpy(run + (off - s), src + done, (size_t)n);
+    if ((rc = src->to_mem(src, run + (off - s), (size_t)n))) {
+      src_failed = true; /* where it stands is unknown: no going on */
+      break;
+    }
     fsx_pool_filled(m->pool, run, off - s + n);
     off += n;
     done += (size_t)n;
@@ -133,12 +136,12 @@ ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
     fsx_wb_set_dirty(wb);
     wb->seq_end = off;
   }
-  if (rc == -EAGAIN) {
+  if (rc == -EAGAIN && done < len) {
     log_info("%s: no write buffer free: written through the staging file "
              "from byte %" PRIu64, fsx_wb_key(wb), off);
     rc = fsx_wb_unstream(m, wb, true, NULL);
   }
-  if (rc && !done)
+  if (rc && (!done || src_failed))
     return rc;
   return (ssize_t)done;
 }

@@ -87,17 +87,52 @@ out:
   fsx_reply_err(req, -rc);
 }
 
-void fsx_op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
-                  size_t size, off_t off, struct fuse_file_info *fi)
+/* A write's bytes as FUSE hands them over: in memory, or in a pipe
+   (splice from the device: copied once, straight to where they go). */
+struct fuse_src {
+  struct fsx_wsrc s;
+  struct fuse_bufvec *bufv;
+};
+
+static int src_copy(struct fuse_src *f, struct fuse_bufvec *dst, size_t len)
+{
+  ssize_t n = fuse_buf_copy(dst, f->bufv, 0);
+
+  return n == (ssize_t)len ? 0 : n < 0 ? (int)n : -EIO;
+}
+
+static int src_to_mem(struct fsx_wsrc *s, void *dst, size_t len)
+{
+  struct fuse_bufvec d = FUSE_BUFVEC_INIT(len);
+
+  d.buf[0].mem = dst;
+  return src_copy((struct fuse_src *)s, &d, len);
+}
+
+static int src_to_fd(struct fsx_wsrc *s, int fd, uint64_t off, size_t len)
+{
+  struct fuse_bufvec d = FUSE_BUFVEC_INIT(len);
+
+  d.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY;
+  d.buf[0].fd = fd;
+  d.buf[0].pos = (off_t)off;
+  return src_copy((struct fuse_src *)s, &d, len);
+}
+
+void fsx_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
+                      off_t off, struct fuse_file_info *fi)
 {
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+  struct fuse_src src = {{src_to_mem, src_to_fd}, bufv};
   ssize_t n;
 
-  if (!fh->writer) {
+  (void)ino;
+  if (!fh->writer) { /* (libfuse empties the pipe of what is not read) */
     fsx_reply_err(req, EBADF);
     return;
   }
-  n = fsx_wb_write(M(req), fh->wb, (uint64_t)off, buf, size, fh->append);
+  n = fsx_wb_write(M(req), fh->wb, (uint64_t)off, &src.s, fuse_buf_size(bufv),
+                   fh->append);
   if (n < 0) {
     atomic_fetch_add(&M(req)->st.errors, 1);
     fsx_reply_err(req, (int)-n);
