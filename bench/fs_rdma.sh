@@ -58,25 +58,28 @@ mount_ours() { # endpoint transport
   bench_mount_ours "$bucket" "$mnt" "$tmp/fs.log" -o "endpoint=$1,rdma.transport=$2"
 }
 
-# read_once tool: sets r_mbs, r_cpu (daemon CPU s/GiB), r_ucpu (its user
-# part), r_gcpu (the gateway's)
-read_once() {
+# run_once TOOL PREP CMD POST: a fresh mount for TOOL, PREP, then CMD timed
+# with the daemon's and the gateway's CPU around it, then POST and the
+# unmount. Sets r_mbs, r_cpu (daemon CPU s/GiB), r_ucpu (its user part),
+# r_gcpu (the gateway's).
+run_once() {
   local t0 t1 c0 c1 u0 u1 g0 g1
   case $1 in
     cma) mount_ours "$S3R_GW_ENDPOINT" cma ;;
     off) mount_ours "$S3R_GW_ENDPOINT" off ;;
     direct) mount_ours "$S3R_ENDPOINT" off ;;
   esac
-  drop_caches
+  "$2"
   c0=$(proc_cpu_s "$ours_pid") u0=$(proc_user_cpu_s "$ours_pid") g0=$(proc_tree_cpu_s "$gw_pid")
   t0=$(now)
-  dd if="$mnt/$key" of=/dev/null bs=1M status=none
+  "$3"
   t1=$(now)
   c1=$(proc_cpu_s "$ours_pid") u1=$(proc_user_cpu_s "$ours_pid") g1=$(proc_tree_cpu_s "$gw_pid")
   if [ "$1" = cma ] && ! grep -q '^s3.rdma_bytes [1-9]' "$mnt/.s3rdmafs-stats"; then
-    echo "fs_rdma: the cma mount moved no bytes by rdma" >&2
+    echo "fs_rdma: the cma mount moved no bytes by rdma ($3)" >&2
     exit 1
   fi
+  "$4"
   bench_umount_ours "$mnt"
   r_mbs=$(awk -v b="$bytes" -v a="$t0" -v c="$t1" 'BEGIN { printf "%.1f", b / 1e6 / (c - a) }')
   r_cpu=$(awk -v b="$bytes" -v x="$c0" -v y="$c1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
@@ -84,36 +87,15 @@ read_once() {
   r_gcpu=$(awk -v b="$bytes" -v x="$g0" -v y="$g1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
   [ "$1" != direct ] || r_gcpu=0
 }
-
-# write_once tool: the same measures for a write of a new file of the
-# same size (dd from a source file in the page cache; the clock stops at
-# dd's exit, whose close returns once the object is complete), then the
-# object deleted
-write_once() {
-  local t0 t1 c0 c1 u0 u1 g0 g1
-  case $1 in
-    cma) mount_ours "$S3R_GW_ENDPOINT" cma ;;
-    off) mount_ours "$S3R_GW_ENDPOINT" off ;;
-    direct) mount_ours "$S3R_ENDPOINT" off ;;
-  esac
-  cat "$src" >/dev/null
-  c0=$(proc_cpu_s "$ours_pid") u0=$(proc_user_cpu_s "$ours_pid") g0=$(proc_tree_cpu_s "$gw_pid")
-  t0=$(now)
-  dd if="$src" of="$mnt/fs_rdma-write.bin" bs=1M status=none
-  t1=$(now)
-  c1=$(proc_cpu_s "$ours_pid") u1=$(proc_user_cpu_s "$ours_pid") g1=$(proc_tree_cpu_s "$gw_pid")
-  if [ "$1" = cma ] && ! grep -q '^s3.rdma_bytes [1-9]' "$mnt/.s3rdmafs-stats"; then
-    echo "fs_rdma: the cma mount wrote no bytes by rdma" >&2
-    exit 1
-  fi
-  rm -f "$mnt/fs_rdma-write.bin"
-  bench_umount_ours "$mnt"
-  r_mbs=$(awk -v b="$bytes" -v a="$t0" -v c="$t1" 'BEGIN { printf "%.1f", b / 1e6 / (c - a) }')
-  r_cpu=$(awk -v b="$bytes" -v x="$c0" -v y="$c1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
-  r_ucpu=$(awk -v b="$bytes" -v x="$u0" -v y="$u1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
-  r_gcpu=$(awk -v b="$bytes" -v x="$g0" -v y="$g1" 'BEGIN { printf "%.3f", (y - x) / (b / 1073741824) }')
-  [ "$1" != direct ] || r_gcpu=0
-}
+# a cold read of the object; a write of a new file of the same size (dd
+# from a source file in the page cache; dd's close returns once the
+# object is complete), the object deleted after
+read_dd() { dd if="$mnt/$key" of=/dev/null bs=1M status=none; }
+write_prep() { cat "$src" >/dev/null; }
+write_dd() { dd if="$src" of="$mnt/fs_rdma-write.bin" bs=1M status=none; }
+write_post() { rm -f "$mnt/fs_rdma-write.bin"; }
+read_once() { run_once "$1" drop_caches read_dd true; }
+write_once() { run_once "$1" write_prep write_dd write_post; }
 src=$tmp/write.src
 head -c "$bytes" /dev/urandom >"$src"
 

@@ -238,6 +238,11 @@ void fsx_pool_put(struct fsx_pool *p, void *buf)
   pthread_mutex_unlock(&p->lock);
 }
 
+void fsx_pool_retire(struct fsx_pool *p, void *buf)
+{
+  __atomic_store_n(&hdr_of(p, index_of(p, buf))->magic, 0, __ATOMIC_RELEASE);
+}
+
 size_t fsx_pool_stats(struct fsx_pool *p, char *buf, size_t len)
 {
   int n;
@@ -254,12 +259,21 @@ size_t fsx_pool_stats(struct fsx_pool *p, char *buf, size_t len)
 
 /* ---- recovery of a dead mount's pool ---- */
 
-/* A plain name in the directory (no path, not a dot name), NUL-ended. */
+/* A staging file's name (ino-<digits>-<digits>), NUL-ended: nothing else
+   of the directory (records, the format, the lock) is ever written. */
 static bool plain_name(const char *s, size_t max)
 {
-  size_t n = strnlen(s, max);
+  size_t n = strnlen(s, max), dashes = 0;
 
-  return n && n < max && s[0] != '.' && !memchr(s, '/', n);
+  if (n < 7 || n >= max || strncmp(s, "ino-", 4))
+    return false;
+  for (size_t i = 4; i < n; i++) {
+    if (s[i] == '-' && i > 4 && s[i - 1] != '-' && i + 1 < n)
+      dashes++;
+    else if (s[i] < '0' || s[i] > '9')
+      return false;
+  }
+  return dashes == 1;
 }
 
 static int copy_run(int pool_fd, const char *dir, const struct run_hdr *h,

@@ -63,6 +63,9 @@ void fsx_pool_filled(struct fsx_pool *p, void *buf, uint64_t n);
 void fsx_pool_sending(struct fsx_pool *p, void *buf, bool on);
 /* Give the run at buf back (its header cleared first). */
 void fsx_pool_put(struct fsx_pool *p, void *buf);
+/* The run at buf is never lent again (a server may still read it), and
+   holds nothing of any file's: its header cleared. */
+void fsx_pool_retire(struct fsx_pool *p, void *buf);
 
 /* "write.pool_* name value" lines for the stats file; the length. */
 size_t fsx_pool_stats(struct fsx_pool *p, char *buf, size_t len);

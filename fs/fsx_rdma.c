@@ -43,6 +43,7 @@ struct held {
   void *buf;                  /* n == 0: a buffer of len bytes */
   size_t len;
   bool unmap;                 /* munmap it, else free it */
+  bool run;                   /* a pool run: given back to the pool */
   int n;
   struct fsx_chunk *chunks[]; /* references, dropped when due */
 };
@@ -103,7 +104,9 @@ static void give_back(struct fsx_rdma *d, struct held *h)
       fsx_cache_put(d->m->cache, h->chunks[i]);
     atomic_fetch_add(&d->reclaimed_chunks, (uint64_t)h->n);
   } else {
-    if (h->unmap)
+    if (h->run)
+      fsx_pool_put(d->m->pool, h->buf);
+    else if (h->unmap)
       munmap(h->buf, h->len);
     else
       free(h->buf);
@@ -603,8 +606,8 @@ bool fsx_rdma_hold_chunks(struct fsx_mount *m, const struct s3_req *r,
   return true;
 }
 
-bool fsx_rdma_hold_buf(struct fsx_mount *m, const struct s3_req *r,
-                       void *buf, size_t len, bool unmap)
+static bool hold_mem(struct fsx_mount *m, const struct s3_req *r, void *buf,
+                     size_t len, bool unmap, bool run)
 {
   struct fsx_rdma *d = m->rdma;
   struct held *h;
@@ -622,8 +625,21 @@ bool fsx_rdma_hold_buf(struct fsx_mount *m, const struct s3_req *r,
   h->buf = buf;
   h->len = len;
   h->unmap = unmap;
+  h->run = run;
   hold(d, h);
   return true;
+}
+
+bool fsx_rdma_hold_buf(struct fsx_mount *m, const struct s3_req *r,
+                       void *buf, size_t len, bool unmap)
+{
+  return hold_mem(m, r, buf, len, unmap, false);
+}
+
+bool fsx_rdma_hold_run(struct fsx_mount *m, const struct s3_req *r,
+                       void *run)
+{
+  return hold_mem(m, r, run, 0, false, true);
 }
 
 size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len)

@@ -120,6 +120,11 @@ bool fsx_rdma_hold_buf(struct fsx_mount *m, const struct s3_req *r,
 
 
 /* "rdma.* name value" lines for the stats file; returns the length. */
+/* The same for a run of the write buffers (fsx_pool): given back to the
+   pool once the server can no longer read it. */
+bool fsx_rdma_hold_run(struct fsx_mount *m, const struct s3_req *r,
+                       void *run);
+
 size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len);
 
 #endif

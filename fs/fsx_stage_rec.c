@@ -45,12 +45,32 @@ static void put_num(struct strbuf *sb, const char *name, uint64_t v)
   strbuf_putc(sb, '\n');
 }
 
+/* text (freed here; NULL: out of memory) as the file beside path with
+   extension ext, replaced whole (write, rename). */
+static int write_side(const char *path, const char *ext, char *text,
+                      bool sync)
+{
+  char p[4200], tmp[4200], tx[16];
+  int rc;
+
+  if (!text)
+    return -ENOMEM;
+  snprintf(tx, sizeof(tx), "%s.tmp", ext);
+  fsx_stage_side_path(p, sizeof(p), path, ext);
+  fsx_stage_side_path(tmp, sizeof(tmp), path, tx);
+  rc = fsx_stage_write_file(tmp, text, sync);
+  if (!rc && rename(tmp, p))
+    rc = -errno;
+  if (rc)
+    unlink(tmp);
+  free(text);
+  return rc;
+}
+
 int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
                         const struct fsx_stage_rec *r)
 {
   struct strbuf sb = {0};
-  char p[4200], tmp[4200], *text;
-  int rc;
 
   strbuf_puts(&sb, REC_MAGIC "\n");
   put_field(&sb, "endpoint", s->endpoint);
@@ -68,18 +88,7 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
   put_num(&sb, "map_ok", r->map_ok);
   if (r->sent)
     put_num(&sb, "sent", r->sent);
-  text = strbuf_take(&sb);
-  if (!text)
-    return -ENOMEM;
-  fsx_stage_side_path(p, sizeof(p), path, "rec");
-  fsx_stage_side_path(tmp, sizeof(tmp), path, "rec.tmp");
-  rc = fsx_stage_write_file(tmp, text, false);
-  if (!rc && rename(tmp, p))
-    rc = -errno;
-  if (rc)
-    unlink(tmp);
-  free(text);
-  return rc;
+  return write_side(path, "rec", strbuf_take(&sb), false);
 }
 
 void fsx_stage_rec_remove(const char *path)
@@ -279,8 +288,7 @@ int fsx_stage_parts_write(const char *path, long journal_id,
                           const struct s3_part_etag *pe, unsigned n)
 {
   struct strbuf sb = {0};
-  char p[4200], tmp[4200], num[24], *text;
-  int rc;
+  char num[24];
 
   snprintf(num, sizeof(num), "%ld\n", journal_id);
   strbuf_puts(&sb, num);
@@ -292,17 +300,7 @@ int fsx_stage_parts_write(const char *path, long journal_id,
     put_hex(&sb, pe[i].etag);
     strbuf_putc(&sb, '\n');
   }
-  if (!(text = strbuf_take(&sb)))
-    return -ENOMEM;
-  fsx_stage_side_path(p, sizeof(p), path, "parts");
-  fsx_stage_side_path(tmp, sizeof(tmp), path, "parts.tmp");
-  rc = fsx_stage_write_file(tmp, text, true);
-  if (!rc && rename(tmp, p))
-    rc = -errno;
-  if (rc)
-    unlink(tmp);
-  free(text);
-  return rc;
+  return write_side(path, "parts", strbuf_take(&sb), true);
 }
 
 int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out)

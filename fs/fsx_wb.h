@@ -8,12 +8,17 @@
  *   object the file started from (the base), only the 64 KiB blocks that
  *   are read or partly written are fetched (a bitmap says which); bytes
  *   past base_len (the base cut by truncates) are the staging file's own.
- * - A file with no base bytes (new, or opened with O_TRUNC) streams: each
- *   multipart part is uploaded from the staging file (mapped, no copy) as
- *   soon as the writer has passed it, up to write.max_parts_inflight per
- *   file and write.max_memory in total; the writer waits beyond that. A
- *   part written again after its upload began is marked stale and sent
- *   again at commit. Part sizes grow with the part number (fsx_wb_geo).
+ * - A file with no base bytes (new, or opened with O_TRUNC) written in
+ *   order streams from the mount's part-buffer pool (fsx_wb_stream.c,
+ *   write.stream): its bytes go into pool runs, never into the staging
+ *   file, each part uploaded from its run once the writer has passed it;
+ *   anything else moves it to the staging path for good. Without a pool
+ *   (or once moved, or for a file with a base), each part is uploaded from
+ *   the staging file (mapped, no copy) as soon as a sequential writer has
+ *   passed it. Either way at most write.max_parts_inflight per file; the
+ *   writer waits beyond that. A part written again after its upload began
+ *   is marked stale and sent again at commit. Part sizes grow with the
+ *   part number (fsx_wb_geo).
  * - Commit (close, fsync, or the background retry): a single PUT up to one
  *   part, else the remaining parts (UploadPartCopy for whole parts the
  *   base still holds unchanged) and CompleteMultipartUpload. Until it
@@ -44,11 +49,13 @@
  * - fsx_wb_upload.c: uploading the whole file: one conditional PutObject,
  *   or the rest of the parts and a conditional completion.
  * - fsx_wb_commit.c: commit, gates and holds, discard.
+ * - fsx_wb_stream.c: streamed writes (pool runs) and the move to staging.
  * - fsx_wb_mount.c: the mount-wide side: finding states (directory
  *   renames, listings, rmdir), the retry thread, uploads left to abort,
  *   stop at unmount.
  * - Below this module, used by it: the part geometry (fsx_wb_geo.h, also
- *   fsx_etag's and recovery's) and the s3fs metadata codec (fsx_meta.h).
+ *   fsx_etag's and recovery's), the part-buffer pool (fsx_pool.h) and the
+ *   s3fs metadata codec (fsx_meta.h).
  */
 #ifndef S3R_FSX_WB_H
 #define S3R_FSX_WB_H

@@ -148,6 +148,9 @@ static int commit(struct fsx_mount *m, struct fsx_wb *wb, bool gate)
       wb->unflushed = false;
       fsx_wb_journal(wb, true);
     }
+    /* streamed: a crash during the commit finds the parts the server
+       holds listed, and the rest in runs (kept until then) */
+    fsx_wb_keep_parts(wb);
     rc = do_commit(m, wb);
     if (rc) {
       int src;

@@ -67,6 +67,9 @@ struct fsx_wb {
   unsigned nparts;            /* plock: allocated entries */
   unsigned sending;           /* plock: parts on the wire */
   int part_err;               /* plock: first failed part's error */
+  bool parts_kept;            /* plock: <file>.parts lists the parts the
+                                 upload holds (fsx_wb_keep_parts): a run
+                                 goes back only once listed there */
   unsigned eager_next;        /* lock: first part not yet sent eagerly */
   char *upload_id;            /* lock */
   char *upload_key;           /* lock: the key upload_id was made for */
@@ -93,6 +96,8 @@ void fsx_wb_map_rewrite(struct fsx_wb *wb);
 int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
                  uint64_t to);
 bool fsx_wb_block_present(const struct fsx_wb *wb, uint64_t b);
+/* All of [p, p + len) written at off (EINTR retried): 0 or -errno. */
+int fsx_wb_pwrite_all(int fd, const char *p, size_t len, uint64_t off);
 /* GET [off, off+len) of the base (exactly that object) into buf; with
    *retired, buf must never be freed or reused (fsx_rdma_run). */
 int fsx_wb_get_base(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
@@ -114,9 +119,11 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
 void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort);
 int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
 /*
- * Streamed, its upload failing: the parts the server holds recorded beside
- * the staging file (fsx_stage_parts_write), for the next mount to take the
- * upload up if this one cannot. Lock held, nothing on the wire.
+ * Streamed, an upload open: the parts the server holds recorded beside the
+ * staging file (fsx_stage_parts_write), for the next mount to take the
+ * upload up if this one cannot (at a commit's start, after one failed, at
+ * unmount); from then on a run goes back to the pool only once listed
+ * (parts_kept). Lock held.
  */
 int fsx_wb_keep_parts(struct fsx_wb *wb);
 /* The same range of the base object, copied on the server. */

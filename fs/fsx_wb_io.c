@@ -62,7 +62,7 @@ static void mark_present(struct fsx_wb *wb, uint64_t b0, uint64_t b1)
   }
 }
 
-static int pwrite_all(int fd, const char *p, size_t len, uint64_t off)
+int fsx_wb_pwrite_all(int fd, const char *p, size_t len, uint64_t off)
 {
   while (len) {
     ssize_t n = pwrite(fd, p, len, (off_t)off);
@@ -130,7 +130,7 @@ int fsx_wb_fetch(struct fsx_mount *m, struct fsx_wb *wb, uint64_t from,
       return -ENOMEM;
     rc = fsx_wb_get_base(m, wb, off, (size_t)(end - off), buf, &retired);
     if (!rc)
-      rc = pwrite_all(wb->fd, buf, (size_t)(end - off), off);
+      rc = fsx_wb_pwrite_all(wb->fd, buf, (size_t)(end - off), off);
     if (!retired)
       free(buf);
     if (rc) {
@@ -220,8 +220,8 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
       atomic_fetch_add(&m->st.writes, 1);
       atomic_fetch_add(&m->st.write_bytes, (uint64_t)done);
     }
-    if (done < 0 || (size_t)done == len) {
-      pthread_mutex_unlock(&wb->lock);
+    if (done < 0 || (size_t)done == len || wb->stream) {
+      pthread_mutex_unlock(&wb->lock); /* (a short write: not moved) */
       return done;
     }
     /* the rest through the staging file: stream is off now */

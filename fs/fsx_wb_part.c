@@ -155,6 +155,9 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
   wb->journal_id = 0;
   fsx_wb_reset_parts(wb);
   wb->eager_next = 0;
+  pthread_mutex_lock(&wb->plock);
+  wb->parts_kept = false;
+  pthread_mutex_unlock(&wb->plock);
   fsx_stage_parts_remove(wb->path); /* nothing left to take up */
 }
 
@@ -175,6 +178,18 @@ int fsx_wb_keep_parts(struct fsx_wb *wb)
   rc = pe ? fsx_stage_parts_write(wb->path, wb->journal_id, wb->upload_id,
                                   pe, n)
           : -ENOMEM;
+  if (!rc) { /* recorded: their runs may go back */
+    wb->parts_kept = true;
+    for (unsigned k = 0; k < wb->nparts; k++) {
+      uint64_t s, l;
+      struct fsx_part *p = &wb->parts[k];
+      fsx_wb_part_span(wb->psize, k, &s, &l);
+      if (p->run && p->state == PART_DONE && !p->stale && p->len == l) {
+        fsx_pool_put(wb->m->pool, p->run);
+        p->run = NULL;
+      }
+    }
+  }
   pthread_mutex_unlock(&wb->plock);
   free(pe);
   if (rc)
@@ -191,6 +206,7 @@ struct part_ctx {
   bool copy;                  /* UploadPartCopy (no data of ours) */
   void *map;
   char *run;                  /* streaming: the pool run sent from */
+  uint64_t span;              /* the part's whole length (part_len: sent) */
   size_t len;                 /* bytes counted against write.max_memory */
   uint64_t part_len;
   void *rdma_reg;             /* the map registered for a token */
@@ -207,8 +223,6 @@ static void part_done(struct s3_req *r, void *arg)
                     : s3_upload_part_result(r, etag);
 
   fsx_rdma_buf_done(m, pc->rdma_reg);
-  if (pc->run)
-    fsx_pool_sending(m->pool, pc->run, false);
   /* a token still outstanding: the server may yet read the map, which
      the data plane unmaps once it cannot */
   if (pc->map && !fsx_rdma_hold_buf(m, r, pc->map, pc->len, true))
@@ -228,8 +242,14 @@ static void part_done(struct s3_req *r, void *arg)
   } else {
     p->state = PART_DONE;
     memcpy(p->etag, etag, sizeof(p->etag));
-    if (pc->run && p->run == pc->run) { /* the server has it: lent again */
-      fsx_pool_put(m->pool, p->run);
+    /* the server has the part: its run is lent again, once nothing
+       but the upload needs its bytes (a whole part, no record of the
+       parts to keep up to date first) and no earlier attempt's token is
+       in doubt (then the data plane gives it back after the deadline) */
+    if (pc->run && p->run == pc->run && pc->part_len == pc->span &&
+        !wb->parts_kept) {
+      if (!fsx_rdma_hold_run(m, r, p->run))
+        fsx_pool_put(m->pool, p->run);
       p->run = NULL;
     }
     atomic_fetch_add(pc->copy ? &m->st.parts_copied : &m->st.parts_sent, 1);
@@ -237,6 +257,8 @@ static void part_done(struct s3_req *r, void *arg)
   wb->sending--;
   pthread_cond_broadcast(&wb->pcond);
   pthread_mutex_unlock(&wb->plock);
+  if (pc->run) /* after the put: a writer waiting for a run finds it */
+    fsx_pool_sending(m->pool, pc->run, false);
   s3_req_destroy(r);
   free(pc);
   fsx_wb_put(m, wb);
@@ -294,9 +316,15 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
     }
   }
   pc->run = run;
+  pc->part_len = l;
+  fsx_wb_part_span(wb->psize, k, &s, &pc->span);
   src = run ? run : pc->map;
-  if (run && s + l > wb->stream_sent) /* recorded by the caller */
+  if (run && s + l > wb->stream_sent) {
+    /* recorded before the run can go back to the pool: a crash then
+       says which bytes only the upload holds */
     wb->stream_sent = s + l;
+    fsx_wb_journal(wb, true);
+  }
   snprintf(quoted, sizeof(quoted), "\"%s\"", wb->base_etag);
   /* into the upload's key; a copy from the base, where it is now */
   r = copy ? s3_upload_part_copy_req(m->s3, fsx_wb_bucket(wb), wb->upload_key,

@@ -73,14 +73,17 @@ static int base_into_run(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
   bool retired;
   int rc = fsx_wb_get_base(m, wb, s, (size_t)n, run, &retired);
 
-  if (retired) { /* a server may yet write there: never lent again */
-    pthread_mutex_lock(&wb->plock);
-    wb->parts[k].run = NULL;
-    pthread_mutex_unlock(&wb->plock);
-    return rc ? rc : -EIO;
-  }
-  if (!rc)
+  if (!rc) {
     fsx_pool_filled(m->pool, run, n);
+    return 0;
+  }
+  /* the run holds nothing valid: given back, unless a server may yet
+     write there (then never lent again) */
+  pthread_mutex_lock(&wb->plock);
+  if (!retired)
+    fsx_pool_put(m->pool, run);
+  wb->parts[k].run = NULL;
+  pthread_mutex_unlock(&wb->plock);
   return rc;
 }
 
@@ -120,6 +123,12 @@ ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
         break;
     }
     n = s + l - off < len - done ? s + l - off : len - done;
+    /* a part sent before and written on (its last, after a commit that
+       failed or an fsync): sent again from its run */
+    pthread_mutex_lock(&wb->plock);
+    if (wb->parts[k].state != PART_SENDING)
+      wb->parts[k].state = PART_NONE;
+    pthread_mutex_unlock(&wb->plock);
     if ((rc = src->to_mem(src, run + (off - s), (size_t)n))) {
       src_failed = true; /* where it stands is unknown: no going on */
       break;
@@ -136,12 +145,17 @@ ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
     fsx_wb_set_dirty(wb);
     wb->seq_end = off;
   }
-  if (rc == -EAGAIN && done < len) {
-    log_info("%s: no write buffer free: written through the staging file "
-             "from byte %" PRIu64, fsx_wb_key(wb), off);
+  if (rc && !src_failed) { /* the rest through the staging file */
+    if (rc == -EAGAIN)
+      log_info("%s: no write buffer free: written through the staging "
+               "file from byte %" PRIu64, fsx_wb_key(wb), off);
+    else
+      log_warn("%s: leaving the stream path at byte %" PRIu64 ": %s",
+               fsx_wb_key(wb), off, strerror(-rc));
     rc = fsx_wb_unstream(m, wb, true, NULL);
   }
-  if (rc && (!done || src_failed))
+  /* (still streaming after a failed move: a short write, or the error) */
+  if (rc && !done)
     return rc;
   return (ssize_t)done;
 }
@@ -157,33 +171,21 @@ bool fsx_wb_stream_read(struct fsx_wb *wb, uint64_t off, void *buf,
   }
   if (len > wb->size - off)
     len = (size_t)(wb->size - off);
+  /* under plock: part_done may give a run back meanwhile */
+  pthread_mutex_lock(&wb->plock);
   while (done < len) {
     uint64_t s, l, k;
     char *run;
     k = fsx_wb_part_of(wb->psize, off + done, &s, &l);
-    if (!(run = part_run(wb, (unsigned)k)))
-      return false;
+    if (k >= wb->nparts || !(run = wb->parts[k].run))
+      break;
     k = s + l - (off + done) < len - done ? s + l - (off + done) : len - done;
     memcpy((char *)buf + done, run + (off + done - s), (size_t)k);
     done += (size_t)k;
   }
+  pthread_mutex_unlock(&wb->plock);
   *n = (ssize_t)done;
-  return true;
-}
-
-static int pwrite_all(int fd, const char *p, size_t len, uint64_t off)
-{
-  while (len) {
-    ssize_t n = pwrite(fd, p, len, (off_t)off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return n < 0 ? -errno : -EIO;
-    p += n;
-    len -= (size_t)n;
-    off += (uint64_t)n;
-  }
-  return 0;
+  return done == len;
 }
 
 /*
@@ -266,7 +268,7 @@ int fsx_wb_unstream(struct fsx_mount *m, struct fsx_wb *wb, bool materialize_,
   /* the bytes the runs hold into the staging file, at their places */
   if (ftruncate(wb->fd, (off_t)wb->size))
     return -errno;
-  for (unsigned k = gone; k < wb->nparts; k++) {
+  for (unsigned k = 0; k < wb->nparts; k++) { /* (failed ones below too) */
     uint64_t ps, pl;
     char *run = part_run(wb, k);
     fsx_wb_part_span(wb->psize, k, &ps, &pl);
@@ -274,7 +276,7 @@ int fsx_wb_unstream(struct fsx_mount *m, struct fsx_wb *wb, bool materialize_,
       continue;
     if (ps + pl > wb->size)
       pl = wb->size - ps;
-    if ((rc = pwrite_all(wb->fd, run, (size_t)pl, ps)))
+    if ((rc = fsx_wb_pwrite_all(wb->fd, run, (size_t)pl, ps)))
       return rc;
   }
   fsx_wb_stream_release(m, wb);

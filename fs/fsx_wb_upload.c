@@ -24,6 +24,7 @@
 
 #include "common/slog.h"
 #include "fs/fsx_etag.h"
+#include "fs/fsx_pool.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_wb_i.h"
 
@@ -140,6 +141,7 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   struct fsx_wmeta mt;
   struct s3_kv cond;
   bool look = wb->on_server; /* what is there now: asked first */
+  void *run0 = NULL;
   bool plain = atomic_load(&m->no_cond), was_plain = plain;
   void *map = NULL;
   int rc;
@@ -156,7 +158,7 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   fsx_wb_end_upload(m, wb, true);
   fsx_wb_effective_meta(wb, &mt);
   if (wb->stream) /* the whole file is in its first run */
-    map = wb->size ? fsx_wb_part(wb, 0).run : NULL;
+    run0 = map = wb->size ? fsx_wb_part(wb, 0).run : NULL;
   for (int t = 0; t < COND_TRIES; t++) {
     if (!map && !wb->stream && (rc = map_file(wb, &map)))
       break;
@@ -186,11 +188,17 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
       break;
     look = true;
   }
-  if (wb->stream && !map && wb->size) {
-    /* a token still outstanding: the run is never lent again */
-    pthread_mutex_lock(&wb->plock);
-    wb->parts[0].run = NULL;
-    pthread_mutex_unlock(&wb->plock);
+  if (run0 && !map) {
+    /* a token still outstanding: the run is never lent again (a server
+       only reads it), its bytes kept in the staging file for the retry */
+    if (!fsx_wb_pwrite_all(wb->fd, run0, (size_t)wb->size, 0)) {
+      pthread_mutex_lock(&wb->plock);
+      wb->parts[0].run = NULL;
+      pthread_mutex_unlock(&wb->plock);
+      fsx_pool_retire(m->pool, run0);
+      fsx_wb_stream_release(m, wb);
+      wb->stream = false;
+    } /* else the run stays the part's: sent again from it */
   } else if (map && !wb->stream) {
     munmap(map, (size_t)wb->size);
   }
@@ -288,12 +296,12 @@ int fsx_wb_complete_parts(struct fsx_mount *m, struct fsx_wb *wb,
 
   pthread_mutex_lock(&wb->plock);
   for (unsigned k = 0; !rc && k < n; k++) {
-    if (k >= wb->nparts || wb->parts[k].state != PART_DONE)
+    if (k >= wb->nparts || wb->parts[k].state != PART_DONE ||
+        wb->parts[k].stale)
       rc = -EIO;
-    else {
-      pe[k].part_number = (int)k + 1;
-      pe[k].etag = wb->parts[k].etag; /* stable: nothing is on the wire */
-    }
+    else
+      pe[k] = (struct s3_part_etag){(int)k + 1, wb->parts[k].etag};
+    /* (stable: nothing is on the wire) */
   }
   pthread_mutex_unlock(&wb->plock);
   if (!rc)
@@ -305,7 +313,6 @@ int fsx_wb_complete_parts(struct fsx_mount *m, struct fsx_wb *wb,
 int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
                          const char *key, char etag[S3_ETAG_MAX])
 {
-  struct s3_part_etag *pe = NULL;
   bool past = false;
   uint64_t s, l;
   unsigned n;
@@ -353,19 +360,9 @@ int fsx_wb_put_multipart(struct fsx_mount *m, struct fsx_wb *wb,
   pthread_mutex_lock(&wb->plock);
   if (!rc)
     rc = wb->part_err;
-  pe = rc ? NULL : calloc(n, sizeof(*pe));
-  if (!rc && !pe)
-    rc = -ENOMEM;
-  for (unsigned k = 0; !rc && k < n; k++) {
-    if (wb->parts[k].state != PART_DONE || wb->parts[k].stale)
-      rc = -EIO;
-    pe[k].part_number = (int)k + 1;
-    pe[k].etag = wb->parts[k].etag; /* stable: nothing is on the wire */
-  }
   pthread_mutex_unlock(&wb->plock);
   if (!rc)
-    rc = complete(m, wb, key, pe, n, etag);
-  free(pe);
+    rc = fsx_wb_complete_parts(m, wb, key, n, etag);
   if (wb->stream && rc) /* its first parts are only in this upload */
     return rc == -ENOENT || rc == -EINVAL ? -EIO : rc;
   if (!rc)

@@ -16,6 +16,8 @@ PART is the mount's part size in bytes. Patterns:
   fsync          2 parts and a half, fsync; REF.synced gets the bytes so
                  far, CTL/synced is made, CTL/go waited for (bounded,
                  120 s); then a part more
+  fsyncfail      2.5 parts; CTL/written made, CTL/go waited for; fsync,
+                 its outcome to CTL/fsync; CTL/go2 waited for; a part more
   hold N:CTL     N parts and a half; CTL/written made; then waits for
                  CTL/go (bounded, 120 s) before it closes, and writes what
                  close() returned to CTL/result ("0" or the errno's name)
@@ -107,6 +109,20 @@ def main():
         open(os.path.join(sys.argv[5], "synced"), "w").close()
         wait_for(os.path.join(sys.argv[5], "go"))
         put(data(part, 10))
+    elif pat == "fsyncfail":
+        ctl = sys.argv[5]
+        put(data(2 * part + part // 2, 12))
+        open(os.path.join(ctl, "written"), "w").close()
+        wait_for(os.path.join(ctl, "go"))
+        res = "0"
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            res = errno.errorcode.get(e.errno, str(e.errno))
+        with open(os.path.join(ctl, "fsync"), "w") as f:
+            f.write(res)
+        wait_for(os.path.join(ctl, "go2"))
+        put(data(part, 13))
     elif pat == "hold":
         n, ctl = sys.argv[5].split(":", 1)
         put(data(int(n) * part + part // 2, 11))

@@ -146,18 +146,22 @@ check "old-server: ... stored" server_has f "$(body r)"
 admin pause >/dev/null
 
 # ---- abort-refused: an upload whose abort fails is aborted later ----
-# A streamed file (its multipart upload begun) cut back to one part: the
-# upload is aborted before the PUT; the abort is refused (403) while the
-# fault lasts. The retry thread aborts it once the server answers (it used
-# to stay until the next mount).
+# A streamed file (its multipart upload begun) emptied, then written with
+# one part: the upload is aborted at the truncate; the abort is refused
+# (403) while the fault lasts. The retry thread aborts it once the server
+# answers (it used to stay until the next mount). (Cut to a size other
+# than 0, a streamed file's parts would be completed as the object first:
+# nothing to abort; test_fs_stream.)
 admin "set?$NONE&forbidden=1&classes=abort&limit=-1" >/dev/null
 admin resume >/dev/null
-check "abort-refused: a streamed file cut back to one part, closed" \
+check "abort-refused: a streamed file emptied, 1 MiB written, closed" \
   python3 -c 'import os, sys
 f = open(sys.argv[1], "wb")
 for _ in range(20):
     f.write(os.urandom(1 << 20))
-f.truncate(1 << 20)
+f.truncate(0)
+f.seek(0)
+f.write(os.urandom(1 << 20))
 f.close()' "$mnt/cut"
 check "abort-refused: the abort was refused" test "$(faults_of forbidden)" -ge 1
 has_upload() { fs_uploads "$1" | grep -q .; }

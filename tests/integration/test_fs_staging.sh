@@ -111,7 +111,10 @@ stats_() { grep '^staging\.' "$mnt/.s3rdmafs-stats" | tr '\n' ' '; }
 tmpfs_avail() { df -B1 --output=avail "$small" | tail -n 1 | tr -d ' '; }
 
 "$CLI" mb "$bucket"
-opts=(-o write.staging_max=64M -o cache.dir="$tmp/cache" -o write.part_size=5M)
+# write.stream=false: these writers are sequential, and a streamed file
+# takes no staging space (test_fs_stream); the limit is the staging path's
+opts=(-o write.staging_max=64M -o cache.dir="$tmp/cache" -o write.part_size=5M
+      -o write.stream=false)
 
 # ---- a) ENOSPC after the wait, one log line, nothing lost, space back ----
 echo "# a) write.staging_max=64M, write.staging_wait=2s"
@@ -211,7 +214,8 @@ else
   small=$tmp/small
   mkdir -p "$small"
   mount -t tmpfs -o size=96m,mode=0700 s3r-staging-test "$small"
-  copts=(-o cache.dir="$small" -o write.part_size=5M -o write.staging_wait=1)
+  copts=(-o cache.dir="$small" -o write.part_size=5M -o write.staging_wait=1
+         -o write.stream=false)
   log=$tmp/fs-c1.log
   fs_mount "$bucket" "$mnt" "$log" "${copts[@]}"
   half=$(($(tmpfs_avail) / 2))

@@ -29,6 +29,8 @@
 #   i) j) close() fails (the path to S3 cut) after three parts reached the
 #      server, then SIGKILL (i) or unmount (j): the next mount finishes
 #      the same upload, sending only what the server lacked
+#   k) fsync fails after 2.5 parts, the path comes back, the writer goes
+#      on: the object is every byte (the last part's buffer was kept)
 # Without the stream path a) and e) see stream_bytes 0; without the move
 # the objects of b) to d) differ; without pool recovery h)'s files are
 # empty.
@@ -64,7 +66,15 @@ check_eq "a: every byte streamed" "$(delta write.stream_bytes "$sb0")" \
   $((3 * PART + PART / 2))
 check_eq "a: no move to staging" "$(delta write.unstreams "$un0")" 0
 check_eq "a: 4 parts sent" "$(delta write.parts_sent "$ps0")" 4
-check_eq "a: nothing staged on disk" "$(stat_of staging.bytes)" 0
+mkdir -p "$tmp/ctl/ha"
+python3 "$WORK" hold "$mnt/ha.bin" "$tmp/ha.bin.ref" "$PART" "3:$tmp/ctl/ha" &
+hpid=$!
+check "a: held open, written" wait_for 120 0.1 test -e "$tmp/ctl/ha/written"
+check_eq "a: nothing staged on disk while it is open" "$(stat_of staging.bytes)" 0
+touch "$tmp/ctl/ha/go"
+wait "$hpid" || true
+check_eq "a: and closed, the object is the bytes" "$(cat "$tmp/ctl/ha/result")" 0
+check "a: held: the object is the bytes" same ha.bin
 
 # ---- b) seek back ----
 for n in 1 2 9; do
@@ -150,6 +160,8 @@ check "h: no object made visible" key_absent h0.bin
 check "h: the small file kept whole" cmp -s "${k0:-/nonexistent}" "$tmp/h0.ref"
 check "h: the larger one's last part kept" \
   cmp -s <(tail -c $((PART / 2)) "${k3:-/nonexistent}") <(tail -c $((PART / 2)) "$tmp/h3.ref")
+check_eq "h: at its place (the whole size)" "$(stat -c %s "${k3:-/nonexistent}" 2>/dev/null)" \
+  $((3 * PART + PART / 2))
 check "h: its MANIFEST line says what is missing" \
   grep -q "h3.bin.*read as zeros" "$tmp/cache/unsaved/MANIFEST"
 fs_umount "$mnt"
@@ -183,13 +195,18 @@ parts_acked() { # three parts sent and none on the wire (1 until then)
   [ "${sent:-0}" -ge 3 ] 2>/dev/null && [ "${wire:-1}" = 0 ] && return 0
   return 1
 }
+parts_two() {
+  local sent wire
+  sent=$(stat_of write.parts_sent) wire=$(stat_of write.pool_on_wire)
+  [ "${sent:-0}" -ge 2 ] 2>/dev/null && [ "${wire:-1}" = 0 ] && return 0
+  return 1
+}
 fail_close() { # NAME: written (3.5 parts) and closed with the relay down
   mkdir -p "$tmp/ctl/$1"
   python3 "$WORK" hold "$mnt/$1" "$tmp/$1.ref" "$PART" "3:$tmp/ctl/$1" &
   wpid=$!
   wait_for 120 0.1 test -e "$tmp/ctl/$1/written" || return 1
-  wait_for 60 0.1 parts_acked ||
-    echo "# parts_sent $(stat_of write.parts_sent), on the wire $(stat_of write.pool_on_wire)" >&2
+  check "$1: three parts on the server before the cut" wait_for 60 0.1 parts_acked
   relay_down
   touch "$tmp/ctl/$1/go"
   wait "$wpid" || true
@@ -216,5 +233,24 @@ for how in kill umount; do
   check "$how: nothing kept in unsaved/" bash -c "! grep -qs '$name' '$tmp/cache/unsaved/MANIFEST'"
   fs_umount "$mnt"
 done
+
+# ---- k) fsync fails, the writer goes on ----
+echo "# k) fsync fails after 2.5 parts (the cut), then a part more"
+relay_up
+fs_mount "$bucket" "$mnt" "$tmp/fs-k.log" "${ropts[@]}"
+mkdir -p "$tmp/ctl/k"
+python3 "$WORK" fsyncfail "$mnt/k.bin" "$tmp/k.bin.ref" "$PART" "$tmp/ctl/k" &
+kpid=$!
+check "k: written" wait_for 120 0.1 test -e "$tmp/ctl/k/written"
+check "k: two parts on the server" wait_for 60 0.1 parts_two
+relay_down
+touch "$tmp/ctl/k/go"
+check "k: fsync answered" wait_for 120 0.1 test -e "$tmp/ctl/k/fsync"
+check_eq "k: fsync returns EIO" "$(cat "$tmp/ctl/k/fsync")" EIO
+relay_up
+touch "$tmp/ctl/k/go2"
+check "k: appended and closed" wait "$kpid"
+check "k: the object is every byte" same k.bin
+fs_umount "$mnt"
 relay_down
 summary

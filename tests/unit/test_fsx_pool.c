@@ -198,29 +198,33 @@ static void test_recover(void **state)
 
 static void test_recover_hostile(void **state)
 {
-  struct fsx_pool *p = open_pool(2);
+  static const char *bad[] = {"../escape", "format", "lock", "ino-7-1.rec",
+                              "ino-7-1/x", "ino--1", "ino-7-", ".ino-7-1"};
   char path[256];
-  void *a;
 
   (void)state;
-  /* a header naming a path outside the directory is not followed */
-  assert_int_equal(fsx_pool_get(p, 10, "ino-7-1", 0, &a), 0);
-  fsx_pool_filled(p, a, 10);
   snprintf(path, sizeof(path), "%s/pool", dir);
-  assert_int_equal(link(path, keep_path()), 0);
-  fsx_pool_close(p);
-  assert_int_equal(rename(keep_path(), path), 0);
-  {
-    int fd = open(path, O_RDWR);
-    char bad[] = "../escape";
+  /* a header naming anything but a staging file of the directory is not
+     followed: the pool is left in place */
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    struct fsx_pool *p = open_pool(2);
+    void *a;
+    int fd;
+    assert_int_equal(fsx_pool_get(p, 10, "ino-7-1", 0, &a), 0);
+    fsx_pool_filled(p, a, 10);
+    assert_int_equal(link(path, keep_path()), 0);
+    fsx_pool_close(p);
+    assert_int_equal(rename(keep_path(), path), 0);
+    fd = open(path, O_RDWR);
     assert_true(fd >= 0);
-    /* run 0's header: name at offset 24 of the second 128-byte header */
-    assert_int_equal(pwrite(fd, bad, sizeof(bad), 128 + 24), sizeof(bad));
+    /* run 0's header: the name at offset 24 of the second 128 bytes */
+    assert_int_equal(pwrite(fd, bad[i], strlen(bad[i]) + 1, 128 + 24),
+                     (ssize_t)strlen(bad[i]) + 1);
     close(fd);
+    assert_int_equal(fsx_pool_recover(dir), -EINVAL);
+    assert_int_equal(access(path, F_OK), 0);
+    unlink(path);
   }
-  assert_int_equal(fsx_pool_recover(dir), -EINVAL);
-  assert_int_equal(access(path, F_OK), 0); /* left in place */
-  unlink(path);
   /* not a pool at all */
   make_file("pool");
   assert_int_equal(fsx_pool_recover(dir), -EINVAL);
