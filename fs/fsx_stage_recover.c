@@ -253,7 +253,6 @@ static bool is_staging_name(const char *n)
   return !strncmp(n, "ino-", 4) && !strchr(n, '.');
 }
 
-/* One staging file of a dead mount: uploaded, removed, kept or left. */
 /*
  * The unfinished upload a streamed file's <file>.parts names, once the
  * file is dealt with: forgotten (completed: ok), or aborted; its record in
@@ -278,6 +277,7 @@ static void end_resumed(struct s3_client *c, const char *path,
   unlink(up);
 }
 
+/* One staging file of a dead mount: uploaded, removed, kept or left. */
 static void recover_file(struct fsx_stage *s, struct s3_client *c,
                          const char *path, bool known,
                          fsx_stage_recover_fn fn, void *arg,
@@ -314,8 +314,10 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
   }
   /* streamed, its upload failed: the parts the server holds are named */
   resume = !rt.r.partial && rt.r.sent && !fsx_stage_parts_read(path, &pp);
-  if (!resume && rt.r.sent && !fsx_stage_parts_read(path, &pp))
+  if (!resume && rt.r.sent && !fsx_stage_parts_read(path, &pp)) {
     end_resumed(c, path, &rt.r, &pp, false); /* never closed: aborted */
+    fsx_stage_parts_free(&pp);
+  }
   if (!resume && (rt.r.partial || rt.r.sent)) {
     /* never closed: uploading it would show a part; streamed: bytes the
        unfinished upload held are missing from it */
