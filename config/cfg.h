@@ -123,6 +123,7 @@ struct cfg_write {
   unsigned staging_wait_ms;   /* a write waits this long for space */
   bool stream;                /* files written in order go through
                                  registered part buffers (fs/fsx_pool.h) */
+  const char *pool_dir;       /* where their file goes; "": cache.dir */
 };
 
 struct cfg_mount {

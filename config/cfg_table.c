@@ -87,6 +87,11 @@ static const char *check_abs_path(const union cfg_val *v)
   return NULL;
 }
 
+static const char *check_abs_or_empty(const union cfg_val *v)
+{
+  return v->s && v->s[0] ? check_abs_path(v) : NULL;
+}
+
 static const char *check_region(const union cfg_val *v)
 {
   for (const char *s = v->s; s && *s; s++)
@@ -294,6 +299,11 @@ const struct cfg_key cfg_keys[] = {
      .doc = "a new or emptied file written in order is uploaded from "
             "registered part buffers (write.max_memory of them), not "
             "through a staging file"},
+    {K_STR("write.pool_dir", write.pool_dir, "/dev/shm", check_abs_or_empty),
+     .doc = "directory of the part buffers' file, a tmpfs for choice (no "
+            "write-back to a disk); where it lacks room, and with \"\", "
+            "the file goes into cache.dir, where it also outlives a "
+            "restart of the machine"},
     {K_UINT("write.rename_dir_max", write.rename_dir_max, 10000, 1, 10000000),
      .doc = "objects a directory rename may copy; beyond: EXDEV"},
     {K_SECS("write.retry_interval", write.retry_interval_ms, 30, 1, DAY_S),

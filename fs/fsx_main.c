@@ -401,11 +401,16 @@ int main(int argc, char **argv)
   if (m.stage && c.write.stream) {
     size_t slot = (size_t)((c.write.part_size + FSX_WB_BLOCK - 1) /
                            FSX_WB_BLOCK * FSX_WB_BLOCK);
-    if (fsx_pool_open(fsx_stage_dir(m.stage), c.write.max_memory, slot,
+    const char *home = c.write.pool_dir ? c.write.pool_dir : "";
+
+    if (fsx_pool_open(fsx_stage_dir(m.stage), home, c.write.max_memory, slot,
                       &m.pool, err, sizeof(err))) {
       log_err("%s", err);
       goto destroy_cache;
     }
+    if (*home && strncmp(fsx_pool_path(m.pool), home, strlen(home)))
+      log_notice("write buffers in %s: write.pool_dir %s has no room for "
+                 "them", fsx_pool_path(m.pool), home);
     if (!fsx_pool_pinned(m.pool))
       log_notice("write buffers not locked in memory (RLIMIT_MEMLOCK)");
   }

@@ -11,10 +11,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #define POOL_MAGIC "s3rpool1"
+#define POOL_FILE "pool"        /* in the mount's directory */
+#define POOL_AT "pool.at"       /* or this names it, in write.pool_dir */
+#define POOL_PREFIX "s3rdmafs-pool-"
 #define HDR_SIZE 128u           /* the file's header, then one per slot */
 #define RUN_USED 0x52554e31u    /* "RUN1": a lent run starts here */
 #define POOL_WAIT_S 60          /* the longest wait for a run */
@@ -36,7 +40,8 @@ struct run_hdr {                /* slot i's at (i + 1) * HDR_SIZE */
 };
 
 struct fsx_pool {
-  char *path;
+  char *path;                   /* the pool's file */
+  char *at;                     /* dir/pool.at naming it, or NULL */
   char *map;                    /* the whole file */
   size_t map_len;
   char *data;                   /* the slots */
@@ -61,7 +66,103 @@ static size_t index_of(const struct fsx_pool *p, const void *buf)
   return (size_t)((const char *)buf - p->data) / p->slot;
 }
 
-int fsx_pool_open(const char *dir, size_t size, size_t slot,
+/* text as a new file at path (never one that exists): 0 or -errno. */
+static int write_new(const char *path, const char *text)
+{
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+  size_t len = strlen(text);
+  int rc = 0;
+
+  if (fd < 0)
+    return -errno;
+  if (write(fd, text, len) != (ssize_t)len)
+    rc = errno ? -errno : -EIO;
+  if (close(fd) && !rc)
+    rc = -errno;
+  if (rc)
+    unlink(path);
+  return rc;
+}
+
+/* Its blocks taken now: a full filesystem fails the mount, not a write
+   through the mapping later (SIGBUS). Filesystems without fallocate are
+   left sparse. */
+static int reserve(int fd, size_t len)
+{
+  if (ftruncate(fd, (off_t)len))
+    return -errno;
+  if (fallocate(fd, 0, 0, (off_t)len) && errno != EOPNOTSUPP)
+    return -errno;
+  return 0;
+}
+
+static char *path_of(const char *dir, const char *name)
+{
+  char *s;
+
+  return asprintf(&s, "%s/%s", dir, name) < 0 ? NULL : s;
+}
+
+/* The file in home, named by dir/pool.at: its descriptor, or -1 (p->path
+   and p->at left NULL: the caller tries dir). */
+static int in_home(struct fsx_pool *p, const char *dir, const char *home)
+{
+  struct statvfs sv;
+  char line[4200];
+  int fd;
+
+  if (statvfs(home, &sv) ||
+      (uint64_t)sv.f_bavail * sv.f_frsize < p->map_len + p->map_len / 16 ||
+      !(p->path = path_of(home, POOL_PREFIX "XXXXXX")))
+    return -1;
+  fd = mkostemp(p->path, O_CLOEXEC);
+  if (fd < 0)
+    goto free_path;
+  if (reserve(fd, p->map_len) || !(p->at = path_of(dir, POOL_AT)))
+    goto remove_file;
+  if ((size_t)snprintf(line, sizeof(line), "%s\n", p->path) < sizeof(line) &&
+      !write_new(p->at, line))
+    return fd;
+  free(p->at);
+  p->at = NULL;
+remove_file:
+  close(fd);
+  unlink(p->path);
+free_path:
+  free(p->path);
+  p->path = NULL;
+  return -1;
+}
+
+/*
+ * The pool's file in home (write.pool_dir, /dev/shm by default) when it
+ * has room, named by dir/pool.at: on a tmpfs nothing writes the buffers
+ * back to a disk and no write to them faults (on a disk filesystem every
+ * page written back is write-protected again, and the next write to it
+ * faults). Else, or when home is "", dir/pool. The descriptor, or -errno.
+ */
+static int make_file(struct fsx_pool *p, const char *dir, const char *home)
+{
+  int fd = home && *home ? in_home(p, dir, home) : -1, rc;
+
+  if (fd >= 0)
+    return fd;
+  if (!(p->path = path_of(dir, POOL_FILE)))
+    return -ENOMEM;
+  fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0)
+    return -errno;
+  rc = reserve(fd, p->map_len);
+  if (rc) {
+    close(fd);
+    unlink(p->path);
+    return rc;
+  }
+  return fd;
+}
+
+int fsx_pool_open(const char *dir, const char *home, size_t size, size_t slot,
                   struct fsx_pool **out, char *err, size_t errlen)
 {
   struct fsx_pool *p = calloc(1, sizeof(*p));
@@ -82,23 +183,20 @@ int fsx_pool_open(const char *dir, size_t size, size_t slot,
   p->map_len = data_off + p->nslots * slot;
   p->run_len = calloc(p->nslots, sizeof(*p->run_len));
   p->used = calloc(p->nslots, 1);
-  if (asprintf(&p->path, "%s/pool", dir) < 0)
-    p->path = NULL;
-  if (!p->run_len || !p->used || !p->path)
+  if (!p->run_len || !p->used)
     goto fail;
-  fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || ftruncate(fd, (off_t)p->map_len)) {
-    rc = -errno;
+  fd = make_file(p, dir, home);
+  if (fd < 0) {
+    rc = fd;
     goto fail;
   }
   p->map = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
   if (p->map == MAP_FAILED) {
     p->map = NULL;
     rc = -errno;
-    goto fail;
+    goto remove_file;
   }
-  close(fd);
-  fd = -1;
   p->data = p->map + data_off;
   h = (struct pool_head *)p->map;
   h->slot = slot;
@@ -112,20 +210,26 @@ int fsx_pool_open(const char *dir, size_t size, size_t slot,
   *out = p;
   return 0;
 
+remove_file:
+  unlink(p->path);
+  if (p->at)
+    unlink(p->at);
 fail:
   snprintf(err, errlen, "write buffer pool %s: %s", p && p->path ? p->path : dir,
            strerror(-rc));
-  if (fd >= 0) {
-    close(fd);
-    unlink(p->path);
-  }
   if (p) {
     free(p->run_len);
     free(p->used);
     free(p->path);
+    free(p->at);
     free(p);
   }
   return rc;
+}
+
+const char *fsx_pool_path(const struct fsx_pool *p)
+{
+  return p->path;
 }
 
 void fsx_pool_close(struct fsx_pool *p)
@@ -134,11 +238,14 @@ void fsx_pool_close(struct fsx_pool *p)
     return;
   munmap(p->map, p->map_len);
   unlink(p->path);
+  if (p->at)
+    unlink(p->at);
   pthread_mutex_destroy(&p->lock);
   pthread_cond_destroy(&p->cond);
   free(p->run_len);
   free(p->used);
   free(p->path);
+  free(p->at);
   free(p);
 }
 
@@ -308,17 +415,71 @@ static int copy_run(int pool_fd, const char *dir, const struct run_hdr *h,
   return rc;
 }
 
+/*
+ * dir's pool: dir/pool, or the file dir/pool.at names (*at_path set: it is
+ * removed with the pool). That file must be a plain file of ours that no
+ * one else may read or write, named as fsx_pool_open names them: the name
+ * comes from our own directory, but what it points into (/dev/shm) is
+ * everybody's. A descriptor, -ENOENT (no pool, or its file is gone: a
+ * tmpfs does not outlive a restart), or -errno.
+ */
+static int open_pool(const char *dir, char *path, size_t len, char *at_path)
+{
+  char line[4200];
+  struct stat st;
+  const char *base;
+  ssize_t n;
+  int fd;
+
+  at_path[0] = '\0';
+  snprintf(line, sizeof(line), "%s/" POOL_AT, dir);
+  fd = open(line, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno != ENOENT)
+    return -errno;
+  if (fd < 0) {
+    snprintf(path, len, "%s/" POOL_FILE, dir);
+  } else {
+    snprintf(at_path, len, "%s", line);
+    n = read(fd, line, sizeof(line) - 1);
+    close(fd);
+    if (n <= 1 || line[n - 1] != '\n')
+      return -ENODATA; /* cut short: its pool never lent a run */
+    line[n - 1] = '\0';
+    base = strrchr(line, '/');
+    if (line[0] != '/' || strstr(line, "/../") || strlen(line) >= len ||
+        !base || strncmp(base + 1, POOL_PREFIX, strlen(POOL_PREFIX)))
+      return -EINVAL;
+    snprintf(path, len, "%s", line);
+  }
+  fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+      (st.st_mode & 077) || st.st_nlink != 1) {
+    close(fd);
+    return -EPERM;
+  }
+  return fd;
+}
+
 int fsx_pool_recover(const char *dir)
 {
-  char path[4200];
+  char path[4200], at[4200];
   struct pool_head h;
   struct stat st;
   int fd, rc = 0, runs = 0;
 
-  snprintf(path, sizeof(path), "%s/pool", dir);
-  fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  fd = open_pool(dir, path, sizeof(path), at);
+  if (fd == -ENODATA) {
+    unlink(at);
+    return 0;
+  }
+  if (fd == -ENOENT && at[0]) { /* its tmpfs was emptied since */
+    unlink(at);
+    return -ENOENT;
+  }
   if (fd < 0)
-    return errno == ENOENT ? 0 : -errno;
+    return fd == -ENOENT ? 0 : fd;
   if (fstat(fd, &st) || pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
       memcmp(h.magic, POOL_MAGIC, sizeof(h.magic)) || !h.slot ||
       h.data_off < (h.nslots + 1) * HDR_SIZE ||
@@ -344,7 +505,10 @@ int fsx_pool_recover(const char *dir)
     runs++;
   }
   close(fd);
-  if (!rc)
+  if (!rc) {
     unlink(path);
+    if (at[0])
+      unlink(at);
+  }
   return rc ? rc : runs;
 }

@@ -1,21 +1,26 @@
 /*
  * fsx_pool: the mount's part buffers, for files written in order. One file,
- * pool, in the mount's staging directory (cache.dir/mount-PID-N/), mapped
+ * in write.pool_dir (/dev/shm: a tmpfs, so that no buffer is written back
+ * to a disk, and no write to one faults after the kernel wrote it back)
+ * named by pool.at in the mount's staging directory (cache.dir/mount-*),
+ * or, where that has no room, pool in that directory itself, mapped
  * shared, its pages touched once at mount and locked where allowed, and
  * registered with the data plane once (fsx_rdma: a PUT token names a slot
  * directly). A sequential writer copies its bytes into a run of slots (one
  * part) and the part is uploaded from there: no staging-file write.
  *
  * DESIGN
- * - Layout: a header page array (one 64-byte header per slot), then the
+ * - Layout: a 128-byte header, then one 128-byte header per slot, then the
  *   slots, each write.part_size (a multiple of 64 KiB) long. A part longer
  *   than a slot (parts past 1000 grow) takes a run of adjacent slots.
  * - Crash: the headers live in the same shared file, so a killed daemon's
- *   buffers survive it in the page cache: a run in use names its staging
- *   file, the offset of its bytes in that file and how many are valid.
- *   The next mount's recovery (fsx_pool_recover) writes each run's bytes
- *   into its staging file before it looks at the staging files. A header
- *   is made before its run is lent and cleared before the run is reused.
+ *   buffers survive it (in tmpfs, or the page cache): a run in use names
+ *   its staging file, the offset of its bytes in that file and how many
+ *   are valid. The next mount's recovery (fsx_pool_recover) writes each
+ *   run's bytes into its staging file before it looks at the staging
+ *   files. A header is made before its run is lent and cleared before the
+ *   run is reused. A pool in tmpfs does not outlive a restart of the
+ *   machine (write.pool_dir "" keeps it beside the staging files).
  * - Waiting: a run on the wire (fsx_pool_sending) comes back by itself, so
  *   a writer that finds no free run waits while some are on the wire; when
  *   none is, every run is held by a writer filling it, and waiting could
@@ -34,12 +39,15 @@
 struct fsx_pool;
 
 /*
- * Create dir/pool for size bytes of slots of slot bytes each (size is
- * rounded down to whole slots; at least one), mapped and touched. 0 or
- * -errno with the reason in err.
+ * Create the pool for size bytes of slots of slot bytes each (size is
+ * rounded down to whole slots; at least one), its blocks reserved, mapped
+ * and touched: a new file in home named by dir/pool.at when home is not ""
+ * and has room, else dir/pool. 0 or -errno with the reason in err.
  */
-int fsx_pool_open(const char *dir, size_t size, size_t slot,
+int fsx_pool_open(const char *dir, const char *home, size_t size, size_t slot,
                   struct fsx_pool **out, char *err, size_t errlen);
+/* Where its file is (for the log). */
+const char *fsx_pool_path(const struct fsx_pool *p);
 /* Unmap and remove the file (every run given back, none on the wire). */
 void fsx_pool_close(struct fsx_pool *p);
 
@@ -71,10 +79,13 @@ void fsx_pool_retire(struct fsx_pool *p, void *buf);
 size_t fsx_pool_stats(struct fsx_pool *p, char *buf, size_t len);
 
 /*
- * A dead mount's directory: the bytes of every run in use in dir/pool
- * written into the staging file the run names (at its offset; the file
- * grows as needed), then the pool removed. Returns the number of runs
- * written back, or -errno (the pool is then left in place).
+ * A dead mount's directory: the bytes of every run in use in its pool
+ * (dir/pool, or the file dir/pool.at names: a plain file of this user's,
+ * mode 0600, else -EPERM) written into the staging file the run names (at
+ * its offset; the file grows as needed), then the pool removed. Returns
+ * the number of runs written back; -ENOENT when pool.at names a file that
+ * is gone (its tmpfs did not outlive a restart; pool.at removed), or
+ * another -errno (the pool is then left in place).
  */
 int fsx_pool_recover(const char *dir);
 

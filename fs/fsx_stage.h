@@ -117,6 +117,13 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
                         const struct fsx_stage_rec *r);
 void fsx_stage_rec_remove(const char *path);
 /*
+ * The record's sent number rewritten in place (a streamed file's record
+ * ends with it; one write of its fixed-width digits): no new file and no
+ * rename each part. -ENODATA when the record has no such line (write it
+ * whole then), -ENOENT when there is none.
+ */
+int fsx_stage_rec_set_sent(const char *path, uint64_t sent);
+/*
  * The parts of a streamed file's unfinished multipart upload that only the
  * server holds (fsx_wb_stream.c): <file>.parts beside a dirty staging file
  * whose upload failed, so that the next mount resumes that upload (sends

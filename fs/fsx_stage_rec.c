@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/slog.h"
@@ -33,6 +34,11 @@ static void put_field(struct strbuf *sb, const char *name, const char *v)
   put_hex(sb, v);
   strbuf_putc(sb, '\n');
 }
+
+/* A streamed file's "sent" line: last in the record, its number of fixed
+   width, so that it is rewritten in place as parts go (once a part). */
+#define SENT_KEY "sent "
+#define SENT_DIGITS 20
 
 static void put_num(struct strbuf *sb, const char *name, uint64_t v)
 {
@@ -86,9 +92,47 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
     put_num(&sb, "mtime", (uint64_t)r->mtime);
   put_num(&sb, "partial", r->partial);
   put_num(&sb, "map_ok", r->map_ok);
-  if (r->sent)
-    put_num(&sb, "sent", r->sent);
+  if (r->sent) { /* last, fixed width: fsx_stage_rec_set_sent */
+    char n[32];
+    snprintf(n, sizeof(n), "%0*" PRIu64, SENT_DIGITS, r->sent);
+    strbuf_puts(&sb, SENT_KEY);
+    strbuf_puts(&sb, n);
+    strbuf_putc(&sb, '\n');
+  }
   return write_side(path, "rec", strbuf_take(&sb), false);
+}
+
+int fsx_stage_rec_set_sent(const char *path, uint64_t sent)
+{
+  enum { TAIL = sizeof(SENT_KEY) - 1 + SENT_DIGITS + 1 };
+  char p[4200], tail[TAIL + 1], n[SENT_DIGITS + 1];
+  struct stat st;
+  int fd, rc = 0;
+
+  fsx_stage_side_path(p, sizeof(p), path, "rec");
+  fd = open(p, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  if (fstat(fd, &st) || st.st_size < TAIL ||
+      pread(fd, tail, TAIL, st.st_size - TAIL) != TAIL) {
+    rc = -ENODATA;
+    goto close_fd;
+  }
+  tail[TAIL] = '\0';
+  if (strncmp(tail, SENT_KEY, sizeof(SENT_KEY) - 1) || tail[TAIL - 1] != '\n' ||
+      (st.st_size > TAIL && pread(fd, n, 1, st.st_size - TAIL - 1) == 1 &&
+       n[0] != '\n')) {
+    rc = -ENODATA; /* no sent line last: written whole instead */
+    goto close_fd;
+  }
+  snprintf(n, sizeof(n), "%0*" PRIu64, SENT_DIGITS, sent);
+  /* one write of the digits, in place: a process killed any time leaves
+     the old number or the new one */
+  if (pwrite(fd, n, SENT_DIGITS, st.st_size - 1 - SENT_DIGITS) != SENT_DIGITS)
+    rc = errno ? -errno : -EIO;
+close_fd:
+  close(fd);
+  return rc;
 }
 
 void fsx_stage_rec_remove(const char *path)

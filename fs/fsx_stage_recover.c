@@ -478,9 +478,13 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   /* the write buffers' bytes into their staging files, before those */
   if (!told_to_stop(stop)) {
     int runs = fsx_pool_recover(dir);
-    if (runs < 0)
-      log_err("%s/pool: write buffers not read back: %s (left in place)",
-              dir, strerror(-runs));
+    if (runs == -ENOENT)
+      log_err("%s: its write buffers are gone (their file in write.pool_dir "
+              "did not outlive a restart): what only they held is lost",
+              dir);
+    else if (runs < 0)
+      log_err("%s: write buffers not read back: %s (left in place)", dir,
+              strerror(-runs));
     else if (runs)
       log_notice("%s: %d write buffer(s) written back into their files",
                  dir, runs);

@@ -133,6 +133,14 @@ int fsx_wb_journal(struct fsx_wb *wb, bool force)
   return rc;
 }
 
+int fsx_wb_journal_sent(struct fsx_wb *wb)
+{
+  if (wb->rec_on_disk && (wb->data_dirty || wb->meta_dirty) &&
+      !wb->unlinked && !fsx_stage_rec_set_sent(wb->path, wb->stream_sent))
+    return 0;
+  return fsx_wb_journal(wb, true);
+}
+
 int fsx_wb_will_change(struct fsx_wb *wb)
 {
   bool dirty = wb->data_dirty, unflushed = wb->unflushed;

@@ -84,6 +84,9 @@ void fsx_wb_set_dirty(struct fsx_wb *wb);
 /* The staging record brought up to date: written while dirty (force:
    rewritten, something in it changed), removed once clean. */
 int fsx_wb_journal(struct fsx_wb *wb, bool force);
+/* Only wb->stream_sent changed: the record's number rewritten in place
+   (fsx_stage_rec_set_sent), or the record written whole. */
+int fsx_wb_journal_sent(struct fsx_wb *wb);
 /* About to change the staging file's bytes or size: recorded as partial
    (written since the last close) first, so that a crash in the middle is
    never uploaded; -errno (the change refused) if it cannot be recorded. */

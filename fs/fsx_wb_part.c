@@ -323,7 +323,7 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
     /* recorded before the run can go back to the pool: a crash then
        says which bytes only the upload holds */
     wb->stream_sent = s + l;
-    fsx_wb_journal(wb, true);
+    fsx_wb_journal_sent(wb);
   }
   snprintf(quoted, sizeof(quoted), "\"%s\"", wb->base_etag);
   /* into the upload's key; a copy from the base, where it is now */

@@ -56,8 +56,7 @@ static void send_passed(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
   if (!wb->upload_id)
     rc = fsx_wb_start_upload(m, wb);
   if (!rc && fsx_wb_part(wb, k).state == PART_NONE)
-    rc = fsx_wb_send_part(m, wb, k);
-  fsx_wb_journal(wb, true); /* says how far the upload holds the file */
+    rc = fsx_wb_send_part(m, wb, k); /* (records how far it is sent) */
   if (rc) /* its run keeps the bytes: the commit sends it again */
     log_warn("%s: part %u: %s", fsx_wb_key(wb), k + 1, strerror(-rc));
 }

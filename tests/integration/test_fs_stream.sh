@@ -25,7 +25,9 @@
 #      mount writes the buffers back into the staging files (pool
 #      recovery) and keeps them in unsaved/: the small one (under a part)
 #      whole; the larger one's last part and a MANIFEST line saying the
-#      bytes only its unfinished upload held read as zeros
+#      bytes only its unfinished upload held read as zeros; twice: the
+#      buffers' file in write.pool_dir (named by pool.at), then in
+#      cache.dir; either is gone once recovered
 #   i) j) close() fails (the path to S3 cut) after three parts reached the
 #      server, then SIGKILL (i) or unmount (j): the next mount finishes
 #      the same upload, sending only what the server lacked
@@ -133,9 +135,15 @@ check_eq "g: streamed" "$(delta write.stream_bytes "$sb0")" $((2 * PART + PART /
 fs_umount "$mnt"
 
 # ---- h) SIGKILL mid-stream ----
-echo "# h) SIGKILL with two files half written"
-fs_mount "$bucket" "$mnt" "$log"
-rm -f "$tmp/ctl/go"
+# Twice: the buffers' file in write.pool_dir (a directory of the test's
+# own, named by pool.at), then in cache.dir (write.pool_dir "").
+shm=$tmp/pooldir
+mkdir -p "$shm"
+for where in pool_dir cache_dir; do
+echo "# h) SIGKILL with two files half written (buffers in $where)"
+if [ "$where" = pool_dir ]; then pd=$shm; else pd=""; fi
+fs_mount "$bucket" "$mnt" "$log" -o "write.pool_dir=$pd"
+rm -rf "$tmp/ctl/go" "$tmp/ctl/h0" "$tmp/ctl/h3"
 mkdir -p "$tmp/ctl/h0" "$tmp/ctl/h3"
 python3 "$WORK" hold "$mnt/h0.bin" "$tmp/h0.ref" "$PART" "0:$tmp/ctl/h0" &
 h0=$!
@@ -143,12 +151,21 @@ python3 "$WORK" hold "$mnt/h3.bin" "$tmp/h3.ref" "$PART" "3:$tmp/ctl/h3" &
 h3=$!
 held() { [ -e "$tmp/ctl/h0/written" ] && [ -e "$tmp/ctl/h3/written" ]; }
 check "h: both written, held open" wait_for 120 0.1 held
+pool=$(cat "$tmp"/cache/mount-*/pool.at 2>/dev/null || ls "$tmp"/cache/mount-*/pool 2>/dev/null || true)
+if [ "$where" = pool_dir ]; then
+  check "h: the buffers' file is in write.pool_dir" test "${pool%/*}" = "$shm" -a -f "$pool"
+else
+  check "h: the buffers' file is in cache.dir" test -f "${pool:-/nonexistent}" -a "${pool#"$tmp/cache/"}" != "$pool"
+fi
 fs_kill "$mnt"
 touch "$tmp/ctl/h0/go" "$tmp/ctl/h3/go"
 wait "$h0" "$h3" 2>/dev/null || true
 fs_umount "$mnt" || true
+off=$(stat -c %s "$log")
+nman=0
+[ ! -f "$tmp/cache/unsaved/MANIFEST" ] || nman=$(wc -l <"$tmp/cache/unsaved/MANIFEST")
 fs_mount "$bucket" "$mnt" "$log"
-recovered() { grep -qs "earlier mounts' leftovers" "$log"; }
+recovered() { tail -c +"$((off + 1))" "$log" | grep -qs "earlier mounts' leftovers"; }
 wait_for 60 0.2 recovered || true
 kept() { # the unsaved file whose MANIFEST line names KEY
   local name
@@ -163,8 +180,10 @@ check "h: the larger one's last part kept" \
 check_eq "h: at its place (the whole size)" "$(stat -c %s "${k3:-/nonexistent}" 2>/dev/null)" \
   $((3 * PART + PART / 2))
 check "h: its MANIFEST line says what is missing" \
-  grep -q "h3.bin.*read as zeros" "$tmp/cache/unsaved/MANIFEST"
+  bash -c "tail -n +$((nman + 1)) '$tmp/cache/unsaved/MANIFEST' | grep -q 'h3.bin.*read as zeros'"
+check "h: the dead mount's buffers are gone" test ! -e "${pool:-/nonexistent}"
 fs_umount "$mnt"
+done
 
 # ---- i) j) the upload fails at close: the parts on the server are kept ----
 # Through a TCP relay (tcp_relay.py) that is killed to cut the path to S3:

@@ -88,7 +88,7 @@ static void assert_contains(const char *hay, const char *needle)
 static void assert_dump_line(const struct cfg *c, const char *key,
                              const char *val)
 {
-  char buf[8192], line[600];
+  char buf[16384], line[600];
 
   buf[0] = '\n';
   assert_true(cfg_dump(c, buf + 1, sizeof(buf) - 1) < sizeof(buf) - 1);
@@ -188,6 +188,7 @@ static void test_defaults(void **state)
   assert_int_equal(c.write.staging_max, 0); /* half the free space */
   assert_int_equal(c.write.staging_wait_ms, 30000);
   assert_true(c.write.stream);
+  assert_string_equal(c.write.pool_dir, "/dev/shm");
   assert_int_equal(c.mount.uid, getuid());
   assert_int_equal(c.mount.gid, getgid());
   assert_int_equal(c.mount.umask, 022);
@@ -371,6 +372,9 @@ static const struct set_case {
     {"ca_bundle", "ca.pem", -EINVAL, "\"ca.pem\" is not an absolute path"},
     {"cache.dir", "/srv/stage", 0, "/srv/stage"},
     {"cache.dir", "", -EINVAL, "cache.dir: \"\" is not an absolute path"},
+    {"write.pool_dir", "/run/s3r", 0, "/run/s3r"},
+    {"write.pool_dir", "", 0, ""},
+    {"write.pool_dir", "shm", -EINVAL, "\"shm\" is not an absolute path"},
     {"rdma.token_header", "x-scal-rdma", 0, "x-scal-rdma"},
     {"rdma.token_header", "x rdma", -EINVAL, "is not an HTTP header name"},
     {"rdma.token_header", "x:y", -EINVAL, "is not an HTTP header name"},
@@ -906,7 +910,7 @@ static const char full_file[] =
     "  \"write\": {\"part_size\": \"16M\", \"max_parts_inflight\": 4,\n"
     "    \"max_memory\": \"1G\", \"rename_dir_max\": 500,\n"
     "    \"retry_interval\": \"5s\", \"staging_max\": \"20G\",\n"
-    "    \"staging_wait\": \"90s\", \"stream\": false},\n"
+    "    \"staging_wait\": \"90s\", \"stream\": false, \"pool_dir\": \"\"},\n"
     "  \"mount\": {\"uid\": 4242, \"gid\": 4343, \"umask\": \"027\",\n"
     "    \"file_mode\": \"0640\", \"dir_mode\": 750, \"allow_other\": true,\n"
     "    \"ro\": true, \"all_buckets\": true},\n"
@@ -981,6 +985,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.write.staging_max, 20 * GiB);
   assert_int_equal(c.write.staging_wait_ms, 90000);
   assert_false(c.write.stream);
+  assert_true(!c.write.pool_dir || !c.write.pool_dir[0]); /* cache.dir */
   assert_int_equal(c.mount.uid, 4242);
   assert_int_equal(c.mount.gid, 4343);
   assert_int_equal(c.mount.umask, 027);

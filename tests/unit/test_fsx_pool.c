@@ -4,7 +4,9 @@
  * last forever), while one on the wire is waited for; a killed daemon's
  * runs written back into the staging files their headers name, and only
  * those (a run given back is not), with names that leave the directory
- * refused.
+ * refused. A pool in write.pool_dir (named by pool.at) is recovered the
+ * same way, and only when it is a private plain file of ours named as we
+ * name them; one gone with its tmpfs is said (-ENOENT).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,21 +27,22 @@
 
 #define SLOT (64u * 1024u)
 
-static char dir[64];
+static char dir[64], home[64];
 
 static int setup(void **state)
 {
   (void)state;
   snprintf(dir, sizeof(dir), "/tmp/test_fsx_pool.XXXXXX");
-  return mkdtemp(dir) ? 0 : -1;
+  snprintf(home, sizeof(home), "/tmp/test_fsx_pool_home.XXXXXX");
+  return mkdtemp(dir) && mkdtemp(home) ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-  char cmd[128];
+  char cmd[192];
 
   (void)state;
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s %s", dir, home);
   return system(cmd) == 0 ? 0 : -1;
 }
 
@@ -52,14 +55,36 @@ static const char *keep_path(void)
   return p;
 }
 
-static struct fsx_pool *open_pool(size_t slots)
+static struct fsx_pool *open_in(const char *where, size_t slots)
 {
   struct fsx_pool *p;
   char err[256];
 
-  assert_int_equal(fsx_pool_open(dir, slots * SLOT, SLOT, &p, err,
+  assert_int_equal(fsx_pool_open(dir, where, slots * SLOT, SLOT, &p, err,
                                  sizeof(err)), 0);
   return p;
+}
+
+static struct fsx_pool *open_pool(size_t slots)
+{
+  return open_in("", slots);
+}
+
+/* The daemon "dies": the mapping goes, the pool's file (and pool.at) stay. */
+static void die(struct fsx_pool *p)
+{
+  char at[128], keep_at[128], file[4200];
+
+  snprintf(at, sizeof(at), "%s/pool.at", dir);
+  snprintf(keep_at, sizeof(keep_at), "%s.at", keep_path());
+  snprintf(file, sizeof(file), "%s", fsx_pool_path(p));
+  assert_int_equal(link(file, keep_path()), 0);
+  if (strcmp(file + strlen(dir), "/pool"))
+    assert_int_equal(link(at, keep_at), 0);
+  fsx_pool_close(p);
+  assert_int_equal(rename(keep_path(), file), 0);
+  if (!access(keep_at, F_OK))
+    assert_int_equal(rename(keep_at, at), 0);
 }
 
 static void test_runs(void **state)
@@ -157,14 +182,13 @@ static void read_file(const char *name, char *buf, size_t len, off_t off,
   close(fd);
 }
 
-static void test_recover(void **state)
+static void recover(const char *where)
 {
-  struct fsx_pool *p = open_pool(4);
+  struct fsx_pool *p = open_in(where, 4);
   char got[SLOT], path[256];
   void *a, *b, *c;
   struct stat st;
 
-  (void)state;
   make_file("ino-5-1");
   make_file("ino-6-2");
   assert_int_equal(fsx_pool_get(p, SLOT, "ino-5-1", 3 * SLOT, &a), 0);
@@ -177,11 +201,8 @@ static void test_recover(void **state)
   memset(c, 'c', SLOT);
   fsx_pool_filled(p, c, SLOT);
   fsx_pool_put(p, c); /* given back: not this file's bytes any more */
-  /* the daemon "dies": the mapping goes, the file stays */
-  snprintf(path, sizeof(path), "%s/pool", dir);
-  assert_int_equal(link(path, keep_path()), 0);
-  fsx_pool_close(p);
-  assert_int_equal(rename(keep_path(), path), 0);
+  snprintf(path, sizeof(path), "%s", fsx_pool_path(p));
+  die(p);
   assert_int_equal(fsx_pool_recover(dir), 2);
   assert_int_equal(access(path, F_OK), -1); /* the pool is removed */
   read_file("ino-5-1", got, 1000, 3 * SLOT, &st);
@@ -194,6 +215,89 @@ static void test_recover(void **state)
     assert_int_equal(got[i], 'b');
   /* no pool: nothing to do */
   assert_int_equal(fsx_pool_recover(dir), 0);
+}
+
+static void test_recover(void **state)
+{
+  (void)state;
+  recover("");
+}
+
+/* In write.pool_dir: a file named as ours, pool.at in the directory. */
+static void test_recover_home(void **state)
+{
+  struct fsx_pool *p = open_in(home, 1);
+  char at[128];
+
+  (void)state;
+  assert_int_equal(strncmp(fsx_pool_path(p), home, strlen(home)), 0);
+  assert_non_null(strstr(fsx_pool_path(p), "/s3rdmafs-pool-"));
+  snprintf(at, sizeof(at), "%s/pool.at", dir);
+  assert_int_equal(access(at, F_OK), 0);
+  fsx_pool_close(p); /* both removed */
+  assert_int_equal(access(at, F_OK), -1);
+  recover(home);
+  assert_int_equal(access(at, F_OK), -1);
+  /* no room there (or no such directory): in the mount's directory */
+  p = open_in("/nonexistent-pool-dir", 1);
+  assert_int_equal(strcmp(fsx_pool_path(p) + strlen(dir), "/pool"), 0);
+  fsx_pool_close(p);
+}
+
+/* pool.at names what the next mount opens as root: only a private plain
+   file of ours named as we name them; a pool gone with its tmpfs says so. */
+static void test_recover_home_hostile(void **state)
+{
+  char at[128], file[4200], other[200];
+  struct fsx_pool *p;
+  void *a;
+  int fd;
+
+  (void)state;
+  snprintf(at, sizeof(at), "%s/pool.at", dir);
+  p = open_in(home, 1);
+  assert_int_equal(fsx_pool_get(p, 10, "ino-7-1", 0, &a), 0);
+  fsx_pool_filled(p, a, 10);
+  snprintf(file, sizeof(file), "%s", fsx_pool_path(p));
+  die(p);
+  /* readable by others: refused, left in place */
+  assert_int_equal(chmod(file, 0644), 0);
+  assert_int_equal(fsx_pool_recover(dir), -EPERM);
+  assert_int_equal(chmod(file, 0600), 0);
+  /* a second name for it: refused */
+  snprintf(other, sizeof(other), "%s/s3rdmafs-pool-other", home);
+  assert_int_equal(link(file, other), 0);
+  assert_int_equal(fsx_pool_recover(dir), -EPERM);
+  unlink(other);
+  /* a symlink named as ours: not followed */
+  assert_int_equal(symlink(file, other), 0);
+  fd = open(at, O_WRONLY | O_TRUNC);
+  assert_true(fd >= 0);
+  dprintf(fd, "%s\n", other);
+  close(fd);
+  assert_int_equal(fsx_pool_recover(dir), -ELOOP);
+  unlink(other);
+  /* not named as ours */
+  snprintf(other, sizeof(other), "%s/lock", home);
+  assert_int_equal(rename(file, other), 0);
+  fd = open(at, O_WRONLY | O_TRUNC);
+  dprintf(fd, "%s\n", other);
+  close(fd);
+  assert_int_equal(fsx_pool_recover(dir), -EINVAL);
+  assert_int_equal(rename(other, file), 0);
+  /* gone (its tmpfs emptied): said, and pool.at removed */
+  fd = open(at, O_WRONLY | O_TRUNC);
+  dprintf(fd, "%s\n", file);
+  close(fd);
+  unlink(file);
+  assert_int_equal(fsx_pool_recover(dir), -ENOENT);
+  assert_int_equal(access(at, F_OK), -1);
+  /* cut short before any run was lent: removed */
+  fd = open(at, O_WRONLY | O_CREAT, 0600);
+  assert_int_equal(write(fd, "/dev/shm/s3rd", 13), 13);
+  close(fd);
+  assert_int_equal(fsx_pool_recover(dir), 0);
+  assert_int_equal(access(at, F_OK), -1);
 }
 
 static void test_recover_hostile(void **state)
@@ -212,9 +316,7 @@ static void test_recover_hostile(void **state)
     int fd;
     assert_int_equal(fsx_pool_get(p, 10, "ino-7-1", 0, &a), 0);
     fsx_pool_filled(p, a, 10);
-    assert_int_equal(link(path, keep_path()), 0);
-    fsx_pool_close(p);
-    assert_int_equal(rename(keep_path(), path), 0);
+    die(p);
     fd = open(path, O_RDWR);
     assert_true(fd >= 0);
     /* run 0's header: the name at offset 24 of the second 128 bytes */
@@ -238,6 +340,9 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
       cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
       cmocka_unit_test_setup_teardown(test_recover_hostile, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_recover_home, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_recover_home_hostile, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

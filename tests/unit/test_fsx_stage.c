@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "fs/fsx_stage.h"
+#include "fs/fsx_stage_i.h"
 
 static char root[256];
 
@@ -334,6 +335,46 @@ static void test_keep_failure_leaves_the_file(void **state)
   assert_int_equal(count_entries(root, "mount-"), 1);
 }
 
+/* A streamed file's sent number is rewritten in place, as one write: the
+   same file (inode, length), every other field as it was. */
+static void test_sent_rewritten_in_place(void **state)
+{
+  struct fsx_stage_rec r = {.bucket = "bkt", .key = "a/k", .base_etag = "",
+                            .part_size = 8u << 20, .mode = 0100600};
+  struct fsx_rec_text rt;
+  struct fsx_stage *s;
+  char err[256] = "", p[4096], rec[4200];
+  struct stat a, b;
+  int fd;
+
+  (void)state;
+  assert_int_equal(fsx_stage_open(root, "http://e", &s, err, sizeof(err)), 0);
+  fd = fsx_stage_create(s, 3, p, sizeof(p));
+  assert_true(fd >= 0);
+  snprintf(rec, sizeof(rec), "%s.rec", p);
+  /* no record, then one without a sent line: written whole instead */
+  assert_int_equal(fsx_stage_rec_set_sent(p, 5), -ENOENT);
+  assert_int_equal(fsx_stage_rec_write(s, p, &r), 0);
+  assert_int_equal(fsx_stage_rec_set_sent(p, 5), -ENODATA);
+  r.sent = 8u << 20;
+  assert_int_equal(fsx_stage_rec_write(s, p, &r), 0);
+  assert_int_equal(stat(rec, &a), 0);
+  assert_int_equal(fsx_stage_rec_set_sent(p, 12345678901234ull), 0);
+  assert_int_equal(stat(rec, &b), 0);
+  assert_int_equal(a.st_ino, b.st_ino);
+  assert_int_equal(a.st_size, b.st_size);
+  assert_int_equal(fsx_stage_rec_read(p, &rt), 0);
+  assert_int_equal(rt.r.sent, 12345678901234ull);
+  assert_string_equal(rt.r.key, "a/k");
+  assert_int_equal(rt.r.part_size, 8u << 20);
+  assert_int_equal(rt.r.mode, 0100600);
+  free(rt.text);
+  close(fd);
+  unlink(rec);
+  unlink(p);
+  fsx_stage_close(s);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -353,6 +394,8 @@ int main(void)
                                     teardown),
     cmocka_unit_test_setup_teardown(test_kept_names_unique_across_mounts,
                                     setup, teardown),
+    cmocka_unit_test_setup_teardown(test_sent_rewritten_in_place, setup,
+                                    teardown),
     cmocka_unit_test_setup_teardown(test_keep_failure_leaves_the_file, setup,
                                     teardown),
   };
