@@ -67,6 +67,8 @@ struct fsx_stats {
   _Atomic uint64_t recovery_running, recovery_uploaded, recovery_kept;
 };
 
+struct fsx_bufs;
+
 struct fsx_mount {
   struct fsx_opts o;
   struct s3_client *s3;
@@ -79,6 +81,7 @@ struct fsx_mount {
   struct fsx_kstore *kstore;  /* dense blocks into the kernel's cache; NULL:
                                  none (kernel_cache off) */
   _Atomic uint64_t ahead_bytes; /* dense groups being fetched ahead */
+  struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */
   struct fsx_stage *stage;    /* cache.dir: staging files, upload journal */
   struct fsx_space *space;    /* the staging files' disk use and limit;
                                  NULL when read-only */

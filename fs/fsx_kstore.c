@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/slog.h"
+#include "fs/fsx_bufs.h"
 #include "fs/fsx_fuse.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_inode.h"
@@ -109,7 +110,7 @@ static void *main_loop(void *arg)
     run(ks, it);
     pthread_mutex_lock(&ks->lock);
     ks->bytes -= it->len;
-    free(it->buf);
+    fsx_bufs_put(ks->m->bufs, it->buf);
     free(it);
   }
   pthread_mutex_unlock(&ks->lock);
@@ -156,7 +157,7 @@ bool fsx_kstore_destroy(struct fsx_kstore *ks)
   }
   while ((it = ks->head)) {
     ks->head = it->next;
-    free(it->buf);
+    fsx_bufs_put(ks->m->bufs, it->buf);
     free(it);
   }
   pthread_cond_destroy(&ks->cond);
@@ -174,7 +175,7 @@ void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
                       uint64_t commits, uint64_t off, void *buf, size_t len,
                       uint64_t skip_off, size_t skip_len)
 {
-  struct item *it = ks ? malloc(sizeof(*it)) : NULL;
+  struct item *it = malloc(sizeof(*it));
 
   if (it && skip_off >= off && skip_off - off <= len &&
       skip_len <= len - (size_t)(skip_off - off)) {
@@ -195,8 +196,7 @@ void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
     }
     pthread_mutex_unlock(&ks->lock);
   }
-  if (ks)
-    atomic_fetch_add(&ks->m->st.kstore_dropped, 1);
+  atomic_fetch_add(&ks->m->st.kstore_dropped, 1);
   free(it);
-  free(buf);
+  fsx_bufs_put(ks->m->bufs, buf);
 }

@@ -24,6 +24,7 @@
 #include "common/slog.h"
 #include "config/cfg.h"
 #include "fs/fsx_args.h"
+#include "fs/fsx_bufs.h"
 #include "fs/fsx_kstore.h"
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rdma.h"
@@ -396,6 +397,18 @@ int main(int argc, char **argv)
     log_err("page cache: %s", err);
     goto destroy_table;
   }
+  /* reads outside the cache: their buffers reused (an eighth of the
+     cache kept at most: reuse needs only what circulates between a put
+     and the next get, test_fs_load's peak RSS what is kept) */
+  {
+    size_t arena_len;
+
+    fsx_cache_arena(m.cache, &arena_len);
+    if (!(m.bufs = fsx_bufs_create(arena_len / 8))) {
+      log_err("out of memory");
+      goto destroy_cache;
+    }
+  }
   /* write buffers for files written in order (before the data plane,
      which registers them) */
   if (m.stage && c.write.stream) {
@@ -475,6 +488,8 @@ destroy_client:
   fsx_rdma_close(&m); /* no request in flight names the arena now */
 destroy_cache:
   fsx_pool_close(m.pool); /* every run given back: no state is left */
+  if (!kstore_stuck) /* (else its thread may still give one back) */
+    fsx_bufs_destroy(m.bufs);
   fsx_cache_destroy(m.cache);
 destroy_table:
   if (!kstore_stuck)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/slog.h"
+#include "fs/fsx_bufs.h"
 #include "fs/fsx_kstore.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_read.h"
@@ -293,7 +294,7 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   for (int i = 0; i < ctx->n; i++)
     fsx_cache_put(m->cache, ctx->chunks[i]);
   ctx->n = 0;
-  ctx->tmp = malloc(len);
+  ctx->tmp = fsx_bufs_get(m->bufs, len);
   r = ctx->tmp ? s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
                                    fsx_inode_key(m->tab, fh->in), off, len,
                                    ctx->tmp)
@@ -348,7 +349,7 @@ static void ahead_done(struct s3_req *r, void *arg)
                      a->commits, a->from, a->buf, a->len, a->from, 0);
     a->buf = NULL;
   } /* else its blocks are fetched again when missed (fsx_density) */
-  free(a->buf);
+  fsx_bufs_put(m->bufs, a->buf);
   atomic_fetch_sub(&m->ahead_bytes, a->reserved);
   atomic_fetch_sub(&a->fh->inflight, 1);
   fh_unref(m, a->fh);
@@ -393,14 +394,14 @@ static void fetch_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
     *a = (struct ahead){.m = m, .fh = fh, .from = from, .len = to - from,
                         .reserved = group,
                         .commits = fsx_inode_commits(m->tab, fh->in)};
-    a->buf = malloc(a->len);
+    a->buf = fsx_bufs_get(m->bufs, a->len);
     r = a->buf ? s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
                                    fsx_inode_key(m->tab, fh->in), from,
                                    a->len, a->buf)
                : NULL;
     if (!r || (fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag))) {
       s3_req_destroy(r);
-      free(a->buf);
+      fsx_bufs_put(m->bufs, a->buf);
       free(a);
       atomic_fetch_sub(&m->ahead_bytes, group);
       return;
@@ -445,11 +446,12 @@ static int dense_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   if (to - from > fsx_kstore_limit(m->kstore)) /* never stored whole */
     return 0;
   commits = fsx_inode_commits(m->tab, fh->in);
+  /* the next groups on their way while this one is fetched */
+  fetch_ahead(m, fh, to);
   rc = read_direct(m, fh, from, (size_t)(to - from), ctx, niov);
   if (rc)
     return rc;
   atomic_fetch_add(&m->st.dense_blocks, 1);
-  fetch_ahead(m, fh, to);
   ctx->iov[0] = (struct iovec){(char *)ctx->tmp + (off - from), len};
   ctx->store_ino = fsx_inode_ino(fh->in);
   ctx->store_gen = fh->gen;
@@ -605,6 +607,6 @@ void fsx_read_done(struct fsx_mount *m, struct fsx_read_ctx *ctx)
     ctx->tmp = NULL;
   }
   if (!ctx->tmp_kept)
-    free(ctx->tmp);
+    fsx_bufs_put(m->bufs, ctx->tmp);
   free(ctx);
 }

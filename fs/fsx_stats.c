@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "common/stats_fmt.h"
+#include "fs/fsx_bufs.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_pool.h"
 #include "fs/fsx_stats.h"
@@ -87,6 +88,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
   n += fsx_rdma_stats(m, buf + n, cap - n);
   if (m->pool)
     n += fsx_pool_stats(m->pool, buf + n, cap - n);
+  if (m->bufs)
+    n += fsx_bufs_stats(m->bufs, buf + n, cap - n);
   *len = n;
   return buf;
 }
