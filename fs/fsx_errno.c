@@ -37,6 +37,8 @@ int fsx_errno_shown(int err)
   case EDQUOT:
   case ETIMEDOUT:    /* the server did not answer in time */
   case EINTR:
+  case ENOTTY:       /* an ioctl that is not ours (fsx_direct) */
+  case ESRCH:
     return err;
   default:           /* ECONNREFUSED, ECONNRESET, EBADMSG, EAGAIN, EPROTO;
                         ENOSYS too: from open, flush or fsync the kernel

@@ -5,12 +5,15 @@
  * on FUSE worker threads.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/slog.h"
+#include "fs/fsx_direct.h"
 #include "fs/fsx_fops.h"
 #include "fs/fsx_node.h"
 #include "fs/fsx_read.h"
@@ -222,11 +225,42 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   fsx_fh_destroy(m, fh);
 }
 
+void fsx_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+                  struct fuse_file_info *fi, unsigned flags,
+                  const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+  unsigned char a[256];
+  size_t size = _IOC_SIZE(cmd);
+  bool out = (_IOC_DIR(cmd) & _IOC_READ) != 0;
+  int rc;
+
+  (void)ino;
+  (void)arg;
+  /* restricted ioctls only: the kernel moved exactly size bytes in */
+  if ((flags & FUSE_IOCTL_DIR) || !fh || !fh->in || fh->special ||
+      !fsx_direct_cmd(cmd) || size > sizeof(a)) {
+    fsx_reply_err(req, ENOTTY);
+    return;
+  }
+  if (in_bufsz != size || (out && out_bufsz != size)) {
+    fsx_reply_err(req, EINVAL);
+    return;
+  }
+  memcpy(a, in_buf, size);
+  rc = fsx_direct_ioctl(M(req), fh, fuse_req_ctx(req)->pid, cmd, a);
+  if (rc)
+    fsx_reply_err(req, -rc);
+  else
+    fuse_reply_ioctl(req, 0, out ? a : NULL, out ? size : 0);
+}
+
 void fsx_op_release(fuse_req_t req, fuse_ino_t ino,
                     struct fuse_file_info *fi)
 {
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
 
+  fsx_direct_release(M(req), fh); /* its registered buffers */
   /* written after the last flush (a shared mapping's pages): upload now;
      if that fails the file stays dirty and is retried in the background
      (as is one whose flush failed: that was reported to close()) */

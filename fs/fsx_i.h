@@ -65,9 +65,12 @@ struct fsx_stats {
   _Atomic uint64_t stream_bytes, unstreams; /* fsx_wb_stream.c */
   _Atomic uint64_t creates, unlinks, renames, objects_copied, setattrs;
   _Atomic uint64_t recovery_running, recovery_uploaded, recovery_kept;
+  _Atomic uint64_t direct_reads, direct_bytes; /* fsx_direct */
+  _Atomic uint64_t direct_regs, direct_regs_now, direct_refused;
 };
 
 struct fsx_bufs;
+struct fsx_direct;
 
 struct fsx_mount {
   struct fsx_opts o;
@@ -82,6 +85,7 @@ struct fsx_mount {
                                  none (kernel_cache off) */
   _Atomic uint64_t ahead_bytes; /* dense groups being fetched ahead */
   struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */
+  struct fsx_direct *direct;  /* fsx_direct's fd taker */
   struct fsx_stage *stage;    /* cache.dir: staging files, upload journal */
   struct fsx_space *space;    /* the staging files' disk use and limit;
                                  NULL when read-only */

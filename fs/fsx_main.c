@@ -25,6 +25,7 @@
 #include "config/cfg.h"
 #include "fs/fsx_args.h"
 #include "fs/fsx_bufs.h"
+#include "fs/fsx_direct.h"
 #include "fs/fsx_kstore.h"
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rdma.h"
@@ -432,6 +433,11 @@ int main(int argc, char **argv)
     log_err("%s", err);
     goto destroy_cache;
   }
+  /* before the data plane, which may give up capabilities it keeps */
+  if (fsx_direct_start(&m)) {
+    log_err("cannot start the direct-read thread");
+    goto destroy_client;
+  }
   if (fsx_rdma_open(&m, &c, err, sizeof(err))) {
     log_err("%s", err);
     goto destroy_client;
@@ -478,6 +484,7 @@ int main(int argc, char **argv)
   log_notice("unmounting %s", a.mountpoint);
 
 destroy_client:
+  fsx_direct_stop(&m); /* (the FUSE loop is over: no ioctl waits on it) */
   fsx_recover_thread_stop(recovery); /* its requests cancelled */
   fsx_wb_stop(&m); /* last uploads, with the client still there */
   s3_client_destroy(m.s3);

@@ -87,4 +87,5 @@ const struct fuse_lowlevel_ops fsx_ops = {
     .mkdir = fsx_op_mkdir,
     .symlink = fsx_op_symlink,
     .rename = fsx_op_rename,
+    .ioctl = fsx_op_ioctl,
 };

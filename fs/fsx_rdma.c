@@ -260,6 +260,7 @@ int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen)
 
   if (kind == RDX_TRANSPORT_OFF || kind == RDX_TRANSPORT_AUTO)
     return 0;
+  p.probe = true;
   rc = rdx_transport_open(kind, &p, &t, why, sizeof(why));
   if (rc) {
     snprintf(err, errlen, "rdma.transport %s: %s",

@@ -25,6 +25,8 @@
 #include "fs/fsx_density.h"
 #include "fs/fsx_i.h"
 
+struct fsx_dreg;
+
 struct fsx_fh {
   struct fsx_inode *in;       /* internal reference held while open */
   uint64_t file;              /* page-cache file id (the inode number) */
@@ -45,6 +47,7 @@ struct fsx_fh {
   bool append;                /* O_APPEND: every write at the end */
   char *special;              /* the stats file's text, else NULL */
   size_t special_len;
+  struct fsx_dreg *dregs;     /* lock: registered buffers (fsx_direct) */
 };
 
 /* A file handle for inode in (a reference is taken), with attributes a. */

@@ -110,7 +110,8 @@ static int drop_cap_sys_ptrace(void)
   return syscall(SYS_capset, &hd, cap) ? -errno : 0;
 }
 
-int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen)
+int rdx_cma_open(const struct rdx_params *p, struct rdx_transport **out,
+                 char *err, size_t errlen)
 {
   struct cma *c;
   char probe = 0, copy = 1;
@@ -140,7 +141,7 @@ int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen)
   /* the server reaches us as our uid without CAP_SYS_PTRACE, and the
      kernel lets it only if our capabilities are a subset of its own: a
      root client gives up CAP_SYS_PTRACE, which it has no use for */
-  rc = drop_cap_sys_ptrace();
+  rc = p && p->probe ? 0 : drop_cap_sys_ptrace();
   if (rc)
     return rdx_reason(err, errlen, -ENODEV,
                       "cma: cannot give up CAP_SYS_PTRACE: %s", strerror(-rc));

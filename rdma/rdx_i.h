@@ -120,7 +120,8 @@ struct rdx_server_kind {
 /* ---- cma (rdx_cma.c) ---------------------------------------------------- */
 
 /* Open a cma transport for this process: 0, -ENODEV or -ENOMEM (+ err). */
-int rdx_cma_open(struct rdx_transport **out, char *err, size_t errlen);
+int rdx_cma_open(const struct rdx_params *p, struct rdx_transport **out,
+                 char *err, size_t errlen);
 
 /* The server half of cma (process_vm_writev/readv in rdx_helper.h's
    helpers). */

@@ -106,7 +106,7 @@ static int auto_open(const struct rdx_params *p, struct rdx_transport **out,
     snprintf(verbs, sizeof(verbs), "dc: %s; rc: %s", dc_why, rc_why);
   if (!(p && p->endpoint_local))
     snprintf(cma_why, sizeof(cma_why), "the endpoint is not on this host");
-  else if ((rc = rdx_cma_open(out, cma_why, sizeof(cma_why))) == 0)
+  else if ((rc = rdx_cma_open(p, out, cma_why, sizeof(cma_why))) == 0)
     return rdx_reason(err, errlen, 0, "%s", verbs);
   if (rc == -ENOMEM)
     return rdx_reason(err, errlen, rc, "%s", cma_why);
@@ -127,7 +127,7 @@ int rdx_transport_open(enum rdx_transport_kind kind,
   case RDX_TRANSPORT_OFF:
     return rdx_reason(err, errlen, -ENODEV, "rdma transport is off");
   case RDX_TRANSPORT_CMA:
-    return rdx_cma_open(out, err, errlen);
+    return rdx_cma_open(p, out, err, errlen);
   case RDX_TRANSPORT_RC:
     return rc_open(p, out, err, errlen);
   case RDX_TRANSPORT_DC:

@@ -91,6 +91,11 @@ struct rdx_params {
   const char *devices;
   bool gid_given;
   uint8_t gid_index;
+  /* Only find out whether the kind can run (a mount before it forks):
+     nothing the process keeps is changed (cma keeps CAP_SYS_PTRACE,
+     which the daemon's fd taker needs on a thread started before the
+     real open, fs/fsx_direct.h). */
+  bool probe;
 };
 
 struct rdx_transport;

@@ -1,0 +1,441 @@
+/*
+ * fsx_direct: reads into registered caller buffers (design in
+ * fsx_direct.h).
+ */
+#include "fs/fsx_direct.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+#include "fs/fsx_i.h"
+#include "fs/fsx_rdma.h"
+#include "fs/fsx_read.h"
+#include "fs/fsx_wb.h"
+#include "libs3rdmafs/s3rdmafs_ioctl.h"
+
+struct fsx_dreg {
+  struct fsx_dreg *next;      /* fh->lock */
+  uint64_t handle;
+  pid_t tgid;                 /* the process that registered it */
+  char *map;
+  size_t len;
+  unsigned busy;              /* fh->lock: READs using it */
+  bool gone;                  /* fh->lock: unregistered, unmapped by the
+                                 last user */
+  bool kept;                  /* a server may still write into it */
+};
+
+static void dreg_free(struct fsx_mount *m, struct fsx_dreg *d)
+{
+  if (!d->kept)
+    munmap(d->map, d->len);
+  atomic_fetch_sub(&m->st.direct_regs_now, 1);
+  free(d);
+}
+
+/* The thread group of thread tid (a FUSE request names the thread). */
+static pid_t tgid_of(pid_t tid)
+{
+  char path[64], line[128];
+  pid_t tgid = -1;
+  FILE *f;
+
+  snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+  if (!(f = fopen(path, "re")))
+    return -1;
+  while (fgets(line, sizeof(line), f))
+    if (sscanf(line, "Tgid: %d", &tgid) == 1)
+      break;
+  fclose(f);
+  return tgid;
+}
+
+/* The caller's fd as one of ours: the kernel decides whether we may. */
+static int take_fd_here(pid_t tgid, int fd)
+{
+  int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0), ours, rc;
+
+  if (pidfd < 0)
+    return -errno;
+  ours = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+  rc = ours < 0 ? -errno : ours;
+  close(pidfd);
+  return rc;
+}
+
+/* ---- the taker thread: it keeps the capabilities the daemon had ---- */
+
+struct fsx_direct {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;          /* lock: a job came, or one is done */
+  bool stop;                    /* lock */
+  bool busy;                    /* lock: a job is posted and not taken */
+  pid_t tgid;                   /* lock: the job */
+  int fd;
+  int result;                   /* lock: the job's answer */
+  unsigned long posted, done;   /* lock: jobs posted, and answered */
+};
+
+static void *taker_main(void *arg)
+{
+  struct fsx_direct *t = arg;
+
+  pthread_mutex_lock(&t->lock);
+  while (!t->stop) {
+    if (t->done == t->posted) {
+      pthread_cond_wait(&t->cond, &t->lock);
+      continue;
+    }
+    pid_t tgid = t->tgid;
+    int fd = t->fd;
+    pthread_mutex_unlock(&t->lock);
+    int rc = take_fd_here(tgid, fd);
+    pthread_mutex_lock(&t->lock);
+    t->result = rc;
+    t->done++;
+    pthread_cond_broadcast(&t->cond);
+  }
+  pthread_mutex_unlock(&t->lock);
+  return NULL;
+}
+
+int fsx_direct_start(struct fsx_mount *m)
+{
+  struct fsx_direct *t = calloc(1, sizeof(*t));
+
+  if (!t)
+    return -ENOMEM;
+  pthread_mutex_init(&t->lock, NULL);
+  pthread_cond_init(&t->cond, NULL);
+  if (pthread_create(&t->thread, NULL, taker_main, t)) {
+    pthread_cond_destroy(&t->cond);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+    return -EAGAIN;
+  }
+  m->direct = t;
+  return 0;
+}
+
+void fsx_direct_stop(struct fsx_mount *m)
+{
+  struct fsx_direct *t = m->direct;
+
+  if (!t)
+    return;
+  pthread_mutex_lock(&t->lock);
+  t->stop = true;
+  pthread_cond_broadcast(&t->cond);
+  pthread_mutex_unlock(&t->lock);
+  pthread_join(t->thread, NULL);
+  pthread_cond_destroy(&t->cond);
+  pthread_mutex_destroy(&t->lock);
+  free(t);
+  m->direct = NULL;
+}
+
+/* take_fd_here on the taker thread (one job at a time). */
+static int take_fd(struct fsx_mount *m, pid_t tgid, int fd)
+{
+  struct fsx_direct *t = m->direct;
+  unsigned long mine;
+  int rc;
+
+  if (!t)
+    return take_fd_here(tgid, fd);
+  pthread_mutex_lock(&t->lock);
+  while (t->busy && !t->stop)
+    pthread_cond_wait(&t->cond, &t->lock);
+  if (t->stop) {
+    pthread_mutex_unlock(&t->lock);
+    return -ESHUTDOWN;
+  }
+  t->busy = true;
+  t->tgid = tgid;
+  t->fd = fd;
+  mine = ++t->posted;
+  pthread_cond_broadcast(&t->cond);
+  while (t->done < mine && !t->stop)
+    pthread_cond_wait(&t->cond, &t->lock);
+  rc = t->done >= mine ? t->result : -ESHUTDOWN;
+  t->busy = false;
+  pthread_cond_broadcast(&t->cond);
+  pthread_mutex_unlock(&t->lock);
+  return rc;
+}
+
+static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
+                       struct s3rdmafs_ioc_register *a)
+{
+  static _Atomic uint64_t next_handle = 1;
+  struct fsx_dreg *d;
+  struct stat st;
+  int fd, seals, n = 0;
+
+  if (a->version != S3RDMAFS_IOC_VERSION)
+    return -EOPNOTSUPP;
+  if (!a->len || a->len > SIZE_MAX / 2 || a->fd < 0)
+    return -EINVAL;
+  fd = take_fd(m, tgid, a->fd);
+  if (fd < 0) {
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return fd; /* EPERM: we may not ptrace the caller */
+  }
+  seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+      !(seals & F_SEAL_SHRINK) ||
+      (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) ||
+      (uint64_t)st.st_size < a->len) {
+    close(fd);
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return -EINVAL; /* not a memfd sealed against shrinking, or short */
+  }
+  d = calloc(1, sizeof(*d));
+  if (!d) {
+    close(fd);
+    return -ENOMEM;
+  }
+  d->len = (size_t)a->len;
+  d->map = mmap(NULL, d->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (d->map == MAP_FAILED) {
+    int rc = -errno;
+    free(d);
+    return rc;
+  }
+  d->tgid = tgid;
+  d->handle = atomic_fetch_add(&next_handle, 1);
+  pthread_mutex_lock(&fh->lock);
+  for (struct fsx_dreg *e = fh->dregs; e; e = e->next)
+    n++;
+  if (n < FSX_DIRECT_REGS) {
+    d->next = fh->dregs;
+    fh->dregs = d;
+  }
+  pthread_mutex_unlock(&fh->lock);
+  if (n >= FSX_DIRECT_REGS) {
+    munmap(d->map, d->len);
+    free(d);
+    return -ENOSPC;
+  }
+  atomic_fetch_add(&m->st.direct_regs, 1);
+  atomic_fetch_add(&m->st.direct_regs_now, 1);
+  a->handle = d->handle;
+  return 0;
+}
+
+/* The registration for handle of process tgid, marked busy; NULL: none. */
+static struct fsx_dreg *dreg_use(struct fsx_fh *fh, uint64_t handle,
+                                 pid_t tgid, bool unlink)
+{
+  struct fsx_dreg **pp, *d = NULL;
+
+  pthread_mutex_lock(&fh->lock);
+  for (pp = &fh->dregs; *pp; pp = &(*pp)->next)
+    if ((*pp)->handle == handle && (*pp)->tgid == tgid) {
+      d = *pp;
+      if (unlink) {
+        *pp = d->next;
+        d->gone = true;
+      }
+      d->busy++;
+      break;
+    }
+  pthread_mutex_unlock(&fh->lock);
+  return d;
+}
+
+static void dreg_done(struct fsx_mount *m, struct fsx_fh *fh,
+                      struct fsx_dreg *d)
+{
+  bool last;
+
+  pthread_mutex_lock(&fh->lock);
+  last = --d->busy == 0 && d->gone;
+  pthread_mutex_unlock(&fh->lock);
+  if (last)
+    dreg_free(m, d);
+}
+
+/* This mount's writes: the write-back's view. */
+static int read_written(struct fsx_mount *m, struct fsx_wb *wb, char *dst,
+                        uint64_t off, size_t len, size_t *done)
+{
+  while (*done < len) {
+    size_t piece = len - *done < m->o.max_read ? len - *done : m->o.max_read;
+    ssize_t n = fsx_wb_read(m, wb, off + *done, dst + *done, piece);
+    if (n < 0)
+      return (int)n;
+    if (n == 0)
+      break;
+    *done += (size_t)n;
+  }
+  return 0;
+}
+
+/* One GET into dst, If-Match the open version: the token names dst. */
+static int read_get(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d,
+                    char *dst, uint64_t off, size_t len, size_t *done,
+                    uint32_t *path)
+{
+  struct s3_req *r;
+  size_t got = 0;
+  bool retired = false;
+  int rc;
+
+  if (off >= fh->size)
+    return 0;
+  if (len > fh->size - off)
+    len = (size_t)(fh->size - off);
+  r = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
+                        fsx_inode_key(m->tab, fh->in), off, len, dst);
+  if (!r)
+    return -ENOMEM;
+  if (fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag)) {
+    s3_req_destroy(r);
+    return -ENOMEM;
+  }
+  atomic_fetch_add(&m->st.gets, 1);
+  rc = fsx_rdma_run(m, r, true, dst, len, &retired);
+  if (!rc)
+    rc = s3_get_object_result(r, &got);
+  *path = s3_req_rdma_path(r) == S3_RDMA_DONE ? S3RDMAFS_PATH_RDMA
+                                               : S3RDMAFS_PATH_HTTP;
+  s3_req_destroy(r);
+  if (retired)
+    d->kept = true; /* a server may still write there: never unmapped */
+  if (rc == -ESTALE)
+    log_warn("%s: the object changed while being read",
+             fsx_inode_key(m->tab, fh->in));
+  if (rc)
+    return rc == -ESTALE ? -EIO : rc;
+  atomic_fetch_add(&m->st.get_bytes, got);
+  *done = got;
+  return 0;
+}
+
+/* Through the page cache, copied into dst, max_read at a time. */
+static int read_cached(struct fsx_mount *m, struct fsx_fh *fh, char *dst,
+                       uint64_t off, size_t len, size_t *done)
+{
+  while (*done < len) {
+    size_t piece = len - *done < m->o.max_read ? len - *done : m->o.max_read;
+    struct fsx_read_ctx *ctx = NULL;
+    struct iovec *iov;
+    size_t got = 0;
+    int niov, rc;
+
+    rc = fsx_read(m, fh, off + *done, piece, &iov, &niov, &ctx);
+    for (int i = 0; !rc && i < niov; i++) {
+      memcpy(dst + *done + got, iov[i].iov_base, iov[i].iov_len);
+      got += iov[i].iov_len;
+    }
+    fsx_read_done(m, ctx);
+    if (rc)
+      return rc;
+    *done += got;
+    if (got < piece)
+      break; /* the end of the file */
+  }
+  return 0;
+}
+
+static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
+                   struct s3rdmafs_ioc_read *a)
+{
+  struct fsx_dreg *d;
+  struct fsx_wb *wb = NULL;
+  struct fsx_fh *fh;
+  size_t done = 0;
+  char *dst;
+  int rc;
+
+  d = dreg_use(fh0, a->handle, tgid, false);
+  if (!d)
+    return -EBADF;
+  if (a->buf_off > d->len || a->len > d->len - a->buf_off ||
+      a->file_off > INT64_MAX) {
+    dreg_done(m, fh0, d);
+    return -EINVAL;
+  }
+  dst = d->map + a->buf_off;
+  if (fh0->wb)
+    wb = fh0->wb;
+  else if (fh0->in)
+    wb = fsx_wb_get(m, fh0->in); /* written since the open */
+  if (wb) {
+    a->path = S3RDMAFS_PATH_WRITTEN;
+    rc = read_written(m, wb, dst, a->file_off, (size_t)a->len, &done);
+    if (wb != fh0->wb)
+      fsx_wb_put(m, wb);
+  } else {
+    fh = fsx_fh_latest(m, fh0);
+    if (fh->in && fsx_rdma_active(m)) {
+      rc = read_get(m, fh, d, dst, a->file_off, (size_t)a->len, &done,
+                    &a->path);
+    } else {
+      a->path = S3RDMAFS_PATH_CACHE;
+      rc = read_cached(m, fh, dst, a->file_off, (size_t)a->len, &done);
+    }
+    fsx_fh_destroy(m, fh);
+  }
+  dreg_done(m, fh0, d);
+  if (rc)
+    return rc;
+  a->done = done;
+  atomic_fetch_add(&m->st.direct_reads, 1);
+  atomic_fetch_add(&m->st.direct_bytes, done);
+  return 0;
+}
+
+int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
+                     unsigned int cmd, void *arg)
+{
+  pid_t tgid = tgid_of(tid);
+  struct fsx_dreg *d;
+
+  if (tgid <= 0)
+    return -ESRCH;
+  switch (cmd) {
+  case S3RDMAFS_IOC_REGISTER:
+    return do_register(m, fh, tgid, arg);
+  case S3RDMAFS_IOC_READ:
+    return do_read(m, fh, tgid, arg);
+  case S3RDMAFS_IOC_UNREGISTER:
+    d = dreg_use(fh, ((struct s3rdmafs_ioc_unregister *)arg)->handle, tgid,
+                 true);
+    if (!d)
+      return -EBADF;
+    dreg_done(m, fh, d);
+    return 0;
+  default:
+    return -ENOTTY;
+  }
+}
+
+bool fsx_direct_cmd(unsigned int cmd)
+{
+  return cmd == S3RDMAFS_IOC_REGISTER || cmd == S3RDMAFS_IOC_UNREGISTER ||
+         cmd == S3RDMAFS_IOC_READ;
+}
+
+void fsx_direct_release(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  /* the open file's release: no ioctl of it is running any more */
+  while (fh->dregs) {
+    struct fsx_dreg *d = fh->dregs;
+    fh->dregs = d->next;
+    dreg_free(m, d);
+  }
+}

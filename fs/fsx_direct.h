@@ -1,0 +1,67 @@
+/*
+ * fsx_direct: reads into a caller's registered buffer, through ioctls on
+ * an open file (the protocol: libs3rdmafs/s3rdmafs_ioctl.h; the caller's
+ * side: libs3rdmafs). One copy where read(2) through FUSE makes two (page
+ * cache to the reply, the reply to the reader), and none when the data
+ * plane is active: the server writes into the caller's memory itself.
+ *
+ * DESIGN
+ * - Who may: REGISTER takes the caller's memfd with pidfd_getfd(2). The
+ *   kernel allows that only when the daemon may ptrace the caller
+ *   (PTRACE_MODE_ATTACH_REALCREDS: the same user, or CAP_SYS_PTRACE), and
+ *   its EPERM goes back to the caller as it is: no other way in exists.
+ *   pidfd_getfd runs on a thread of its own, started before the data plane
+ *   opens: cma makes the daemon give up CAP_SYS_PTRACE (so that the
+ *   gateway may reach it), and capabilities are per thread, so that
+ *   thread keeps what the daemon was given (a root daemon may then take
+ *   a root caller's fd; without CAP_SYS_PTRACE the kernel refuses a
+ *   caller with capabilities the daemon lacks).
+ *   The file must be a memfd (it has seals), sealed against shrinking
+ *   (a caller's truncate would otherwise turn the daemon's next write
+ *   into its mapping into SIGBUS) and not against writing, and as long as
+ *   the length asked.
+ * - A registration belongs to the open file it was made on (struct
+ *   fsx_fh, under its lock; at most FSX_DIRECT_REGS) and to the process
+ *   that made it (only it may read into it); it goes with UNREGISTER or
+ *   with the open file's release. The FUSE operation is fsx_op_ioctl
+ *   (fsx_fops.c). A mapping a server may still
+ *   write into (fsx_rdma_run: retired) is never unmapped.
+ * - READ serves the file as the open file sees it: this mount's unflushed
+ *   writes from the write-back (fsx_wb_read); else, with the data plane
+ *   active, one ranged GET, If-Match the open version, whose token names
+ *   the buffer; else through the page cache (fsx_read), copied.
+ * - Threads: any FUSE thread. A registration in use by a READ is counted
+ *   (busy, under the handle's lock); UNREGISTER unlinks it at once and the
+ *   last user unmaps it.
+ */
+#ifndef S3R_FSX_DIRECT_H
+#define S3R_FSX_DIRECT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct fsx_mount;
+struct fsx_fh;
+
+/* Registrations per open file at most. */
+#define FSX_DIRECT_REGS 64
+
+/* Is cmd one of the ioctls (libs3rdmafs/s3rdmafs_ioctl.h)? */
+bool fsx_direct_cmd(unsigned int cmd);
+/*
+ * Run ioctl cmd for thread tid (the FUSE request's caller) on open file
+ * fh, its argument struct in arg (_IOC_SIZE(cmd) bytes, read and
+ * written). 0, or -errno as the caller should see it.
+ */
+int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
+                     unsigned int cmd, void *arg);
+
+/* The taker thread (before fsx_rdma_open: it keeps the capabilities the
+   daemon has then), and its end. 0 or -errno. */
+int fsx_direct_start(struct fsx_mount *m);
+void fsx_direct_stop(struct fsx_mount *m);
+
+/* The open file is released: its registrations unmapped. */
+void fsx_direct_release(struct fsx_mount *m, struct fsx_fh *fh);
+
+#endif

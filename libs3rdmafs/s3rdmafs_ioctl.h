@@ -1,0 +1,70 @@
+/*
+ * s3rdmafs_ioctl.h: the ioctls of a file on an s3rdmafs mount, shared by
+ * the daemon (fs/fsx_direct.c) and libs3rdmafs. Use the library, not
+ * these: they may change with the daemon (S3RDMAFS_IOC_VERSION says).
+ *
+ * FUSE passes an ioctl on a regular file as a restricted one: the kernel
+ * copies exactly _IOC_SIZE(cmd) bytes in and out, so every argument is a
+ * fixed-size struct of fixed-width fields, never a pointer, and data never
+ * travels in an ioctl. It travels through a registered buffer instead:
+ *
+ *   REGISTER   the caller's memfd (its fd number; sealed against shrinking)
+ *              is taken by the daemon (pidfd_getfd(2): allowed only when
+ *              the daemon may ptrace the caller, else EPERM), mapped
+ *              shared and registered with the data plane; a handle back.
+ *              It lasts until UNREGISTER or until the open file (the one
+ *              the ioctl was made on) is closed for good.
+ *   READ       file bytes [file_off, file_off + len) of the open file, as
+ *              the file was when opened (or as this mount wrote it), into
+ *              the registered buffer at buf_off; the byte count back (less
+ *              at the end of the file).
+ *   UNREGISTER drops a handle.
+ */
+#ifndef S3RDMAFS_IOCTL_H
+#define S3RDMAFS_IOCTL_H
+
+#include <linux/ioctl.h>
+#include <stdint.h>
+
+#define S3RDMAFS_IOC_VERSION 1
+#define S3RDMAFS_IOC_MAGIC 0xb3
+
+/* How READ was served (s3rdmafs_ioc_read.path). */
+enum s3rdmafs_path {
+  S3RDMAFS_PATH_CACHE = 1,   /* copied from the daemon's page cache */
+  S3RDMAFS_PATH_RDMA = 2,    /* written into the buffer by the server */
+  S3RDMAFS_PATH_WRITTEN = 3, /* this mount's unflushed writes */
+  S3RDMAFS_PATH_HTTP = 4,    /* one GET whose body went into the buffer */
+};
+
+struct s3rdmafs_ioc_register {
+  uint32_t version;         /* in: S3RDMAFS_IOC_VERSION */
+  int32_t fd;               /* in: the caller's memfd */
+  uint64_t len;             /* in: bytes of it to map, from offset 0 */
+  uint64_t handle;          /* out */
+  uint64_t reserved[5];
+};
+
+struct s3rdmafs_ioc_unregister {
+  uint64_t handle;
+  uint64_t reserved[3];
+};
+
+struct s3rdmafs_ioc_read {
+  uint64_t handle;          /* in */
+  uint64_t buf_off;         /* in: where in the buffer */
+  uint64_t file_off;        /* in */
+  uint64_t len;             /* in */
+  uint64_t done;            /* out: bytes read */
+  uint32_t path;            /* out: enum s3rdmafs_path */
+  uint32_t reserved0;
+  uint64_t reserved[4];
+};
+
+#define S3RDMAFS_IOC_REGISTER                                                  \
+  _IOWR(S3RDMAFS_IOC_MAGIC, 1, struct s3rdmafs_ioc_register)
+#define S3RDMAFS_IOC_UNREGISTER                                                \
+  _IOW(S3RDMAFS_IOC_MAGIC, 2, struct s3rdmafs_ioc_unregister)
+#define S3RDMAFS_IOC_READ _IOWR(S3RDMAFS_IOC_MAGIC, 3, struct s3rdmafs_ioc_read)
+
+#endif

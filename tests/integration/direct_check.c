@@ -1,0 +1,285 @@
+/*
+ * direct_check: libs3rdmafs's read_direct and buf_alloc against a real
+ * mount, for test_fs_direct.sh.
+ *
+ *   direct_check verify FILE REF THREADS ITERS SEED
+ *       THREADS threads each read ITERS random ranges of FILE (unaligned
+ *       offsets and lengths, some past the end) into registered buffers
+ *       (at unaligned places in them) and into plain memory (through the
+ *       bounce buffer), and compare every byte with REF, a local copy.
+ *   direct_check written FILE SIZE
+ *       writes SIZE bytes of a pattern into FILE (new), reads them back
+ *       with read_direct before close (this mount's unflushed writes),
+ *       then closes.
+ *   direct_check perm FILE
+ *       buf_alloc must fail with EPERM (the daemon may not take our fd).
+ *   direct_check hostile FILE
+ *       raw ioctls a hostile caller could make, each refused: a plain
+ *       file's fd, a memfd not sealed against shrinking, one sealed
+ *       against writing, a length past the memfd, a read past the
+ *       buffer, another process's handle (a forked child's), an unknown
+ *       handle, an unknown version.
+ *   direct_check hold FILE N SECS
+ *       N registered buffers on FILE, each read into, then held for SECS
+ *       seconds with FILE open (the test reads the daemon's counters).
+ * Exit 0 when every check holds; failures are printed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "libs3rdmafs/s3rdmafs.h"
+#include "libs3rdmafs/s3rdmafs_ioctl.h"
+
+#define MAXLEN (3u << 20)
+
+static const char *file, *ref;
+static int iters;
+static unsigned seed0;
+static off_t fsize;
+
+static void *verify_thread(void *arg)
+{
+  unsigned seed = seed0 + (unsigned)(uintptr_t)arg * 7919u;
+  int fd = open(file, O_RDONLY), rfd = open(ref, O_RDONLY);
+  char *reg = NULL, *plain = malloc(MAXLEN + 64), *want = malloc(MAXLEN);
+  long bad = 0;
+
+  if (fd < 0 || rfd < 0 || !plain || !want) {
+    perror("verify: open");
+    return (void *)1;
+  }
+  reg = s3rdmafs_buf_alloc(fd, MAXLEN + 4096);
+  if (!reg) {
+    fprintf(stderr, "buf_alloc: %s\n", s3rdmafs_strerror(errno));
+    return (void *)1;
+  }
+  for (int i = 0; i < iters && bad < 5; i++) {
+    size_t len = (size_t)rand_r(&seed) % MAXLEN + 1;
+    off_t off = (off_t)((uint64_t)rand_r(&seed) * 4099u % (uint64_t)(fsize + 1000));
+    bool in_reg = rand_r(&seed) % 3 != 0;
+    char *dst = in_reg ? reg + rand_r(&seed) % 4096 : plain + rand_r(&seed) % 64;
+    ssize_t n = s3rdmafs_read_direct(fd, dst, len, off);
+    ssize_t w = pread(rfd, want, len, off);
+
+    if (w < 0)
+      w = 0;
+    if (n != w || memcmp(dst, want, (size_t)w)) {
+      fprintf(stderr, "verify: %s off %lld len %zu (%s): got %zd%s, want %zd\n",
+              file, (long long)off, len, in_reg ? "registered" : "plain", n,
+              n < 0 ? s3rdmafs_strerror((int)n) : "", w);
+      bad++;
+    }
+  }
+  s3rdmafs_buf_free(reg);
+  free(plain);
+  free(want);
+  close(fd);
+  close(rfd);
+  return (void *)(uintptr_t)(bad != 0);
+}
+
+static int verify(int argc, char **argv)
+{
+  int n = argc > 5 ? atoi(argv[4]) : 0, fails = 0;
+  pthread_t t[64];
+  struct stat st;
+
+  if (argc != 7 || n < 1 || n > 64)
+    return 2;
+  file = argv[2];
+  ref = argv[3];
+  iters = atoi(argv[5]);
+  seed0 = (unsigned)atoi(argv[6]);
+  if (stat(ref, &st))
+    return 2;
+  fsize = st.st_size;
+  for (int i = 0; i < n; i++)
+    pthread_create(&t[i], NULL, verify_thread, (void *)(uintptr_t)i);
+  for (int i = 0; i < n; i++) {
+    void *rc;
+    pthread_join(t[i], &rc);
+    fails += rc != NULL;
+  }
+  printf("verify %s: %d threads x %d reads, %d failed\n", file, n, iters,
+         fails);
+  return fails ? 1 : 0;
+}
+
+static int written(int argc, char **argv)
+{
+  size_t size = argc == 4 ? strtoull(argv[3], NULL, 10) : 0;
+  char *pat = malloc(size ? size : 1), *buf;
+  int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644), ok;
+  ssize_t n;
+
+  if (!size || !pat || fd < 0)
+    return 2;
+  for (size_t i = 0; i < size; i++)
+    pat[i] = (char)(i * 31 + i / 4093);
+  if (write(fd, pat, size) != (ssize_t)size)
+    return 2;
+  buf = s3rdmafs_buf_alloc(fd, size);
+  if (!buf) {
+    fprintf(stderr, "written: buf_alloc: %s\n", s3rdmafs_strerror(errno));
+    return 1;
+  }
+  n = s3rdmafs_read_direct(fd, buf + 1, size - 1, 1);
+  ok = n == (ssize_t)size - 1 && !memcmp(buf + 1, pat + 1, size - 1);
+  if (!ok)
+    fprintf(stderr, "written: got %zd of %zu bytes%s\n", n, size - 1,
+            n > 0 ? " (differing)" : "");
+  s3rdmafs_buf_free(buf);
+  if (close(fd))
+    return 1;
+  printf("written %s: %s\n", argv[2], ok ? "read back before close" : "FAILED");
+  return ok ? 0 : 1;
+}
+
+static int perm(char **argv)
+{
+  int fd = open(argv[2], O_RDONLY);
+  void *b;
+
+  if (fd < 0) {
+    perror(argv[2]);
+    return 2;
+  }
+  b = s3rdmafs_buf_alloc(fd, 1 << 20);
+  if (b) {
+    fprintf(stderr, "perm: buf_alloc succeeded; EPERM wanted\n");
+    return 1;
+  }
+  printf("perm: %s (%s)\n", strerror(errno), s3rdmafs_strerror(errno));
+  return errno == EPERM ? 0 : 1;
+}
+
+static int memfd_of(size_t size, unsigned seals)
+{
+  int fd = memfd_create("hostile", MFD_ALLOW_SEALING);
+
+  if (fd < 0 || ftruncate(fd, (off_t)size) ||
+      (seals && fcntl(fd, F_ADD_SEALS, seals)))
+    return -1;
+  return fd;
+}
+
+static int reg_raw(int fd, int memfd, uint64_t len, uint32_t version,
+                   uint64_t *h)
+{
+  struct s3rdmafs_ioc_register a = {.version = version, .fd = memfd,
+                                    .len = len};
+  int rc = ioctl(fd, S3RDMAFS_IOC_REGISTER, &a) ? errno : 0;
+
+  *h = a.handle;
+  return rc;
+}
+
+static int read_raw(int fd, uint64_t h, uint64_t buf_off, uint64_t len)
+{
+  struct s3rdmafs_ioc_read a = {.handle = h, .buf_off = buf_off, .len = len};
+
+  return ioctl(fd, S3RDMAFS_IOC_READ, &a) ? errno : 0;
+}
+
+static int expect(const char *what, int got, int want)
+{
+  printf("%s - hostile: %s: %s\n", got == want ? "ok" : "not ok", what,
+         got ? strerror(got) : "accepted");
+  return got != want;
+}
+
+static int hostile(char **argv)
+{
+  int fd = open(argv[2], O_RDONLY), bad = 0, st;
+  char tmpl[] = "/tmp/direct_check.XXXXXX";
+  int plain = mkstemp(tmpl);
+  uint64_t h, good;
+  pid_t pid;
+
+  if (fd < 0 || plain < 0)
+    return 2;
+  unlink(tmpl);
+  if (ftruncate(plain, 1 << 20))
+    return 2;
+  bad += expect("a plain file's fd", reg_raw(fd, plain, 1 << 20,
+                                             S3RDMAFS_IOC_VERSION, &h), EINVAL);
+  bad += expect("a memfd that may shrink",
+                reg_raw(fd, memfd_of(1 << 20, 0), 1 << 20,
+                        S3RDMAFS_IOC_VERSION, &h), EINVAL);
+  bad += expect("a memfd sealed against writing",
+                reg_raw(fd, memfd_of(1 << 20, F_SEAL_SHRINK | F_SEAL_WRITE),
+                        1 << 20, S3RDMAFS_IOC_VERSION, &h), EINVAL);
+  bad += expect("a length past the memfd",
+                reg_raw(fd, memfd_of(1 << 20, F_SEAL_SHRINK), 2 << 20,
+                        S3RDMAFS_IOC_VERSION, &h), EINVAL);
+  bad += expect("an fd number that is not open",
+                reg_raw(fd, 987, 4096, S3RDMAFS_IOC_VERSION, &h), EBADF);
+  bad += expect("another version", reg_raw(fd, memfd_of(1 << 20, F_SEAL_SHRINK),
+                                           1 << 20, 99, &h), EOPNOTSUPP);
+  bad += expect("a good one", reg_raw(fd, memfd_of(1 << 20, F_SEAL_SHRINK),
+                                      1 << 20, S3RDMAFS_IOC_VERSION, &good), 0);
+  bad += expect("a read past the buffer", read_raw(fd, good, 4096, 1 << 20),
+                EINVAL);
+  bad += expect("a read at an offset past it", read_raw(fd, good, 2 << 20, 1),
+                EINVAL);
+  bad += expect("an unknown handle", read_raw(fd, good + 1000, 0, 10), EBADF);
+  bad += expect("a good read", read_raw(fd, good, 0, 10), 0);
+  pid = fork();
+  if (pid == 0) /* the same open file, another process: not its handle */
+    _exit(read_raw(fd, good, 0, 10) == EBADF ? 0 : 1);
+  waitpid(pid, &st, 0);
+  bad += expect("another process's handle",
+                WIFEXITED(st) && WEXITSTATUS(st) == 0 ? EBADF : 0, EBADF);
+  close(fd);
+  return bad ? 1 : 0;
+}
+
+static int hold(char **argv)
+{
+  int fd = open(argv[2], O_RDONLY), n = atoi(argv[3]);
+  void *b[64];
+
+  if (fd < 0 || n < 1 || n > 64)
+    return 2;
+  for (int i = 0; i < n; i++) {
+    if (!(b[i] = s3rdmafs_buf_alloc(fd, 1 << 20)) ||
+        s3rdmafs_read_direct(fd, b[i], 4096, 0) < 0) {
+      fprintf(stderr, "hold: %s\n", s3rdmafs_strerror(errno));
+      return 1;
+    }
+  }
+  printf("hold: %d buffers registered\n", n);
+  fflush(stdout);
+  sleep((unsigned)atoi(argv[4]));
+  return 0; /* exit: the kernel closes fd, the daemon drops them */
+}
+
+int main(int argc, char **argv)
+{
+  int rc = 2;
+
+  if (argc >= 3 && !strcmp(argv[1], "verify"))
+    rc = verify(argc, argv);
+  else if (argc >= 3 && !strcmp(argv[1], "written"))
+    rc = written(argc, argv);
+  else if (argc == 3 && !strcmp(argv[1], "perm"))
+    rc = perm(argv);
+  else if (argc == 3 && !strcmp(argv[1], "hostile"))
+    rc = hostile(argv);
+  else if (argc == 5 && !strcmp(argv[1], "hold"))
+    rc = hold(argv);
+  if (rc == 2)
+    fprintf(stderr, "usage: see direct_check.c\n");
+  return rc;
+}

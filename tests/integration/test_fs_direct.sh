@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# libs3rdmafs's direct reads on real mounts (direct_check.c does the
+# reading and comparing):
+#   - plain RGW (the daemon copies from its page cache): 8 threads of
+#     random unaligned ranges of two files (one past a multipart part
+#     boundary and not a whole number of pages) into registered buffers and
+#     plain memory, compared byte for byte; again after a remount;
+#   - a file being written, read back before its close (the write-back's
+#     view, never the server's);
+#   - the registrations go with the open file: counted while a process
+#     holds them, none left once it has exited;
+#   - hostile ioctls refused (a plain file's fd, an unsealed or
+#     write-sealed memfd, lengths past the memfd or the buffer, unknown and
+#     foreign handles, another version);
+#   - a caller the daemon may not ptrace gets EPERM: the daemon runs as
+#     root without CAP_SYS_PTRACE, the caller as nobody (allow_other), so
+#     pidfd_getfd(2) refuses, and the same daemon serves root without
+#     CAP_SYS_PTRACE (same user, no capability the daemon lacks);
+#     with cma (which gives up CAP_SYS_PTRACE in the daemon) a root
+#     caller is served (the fd is taken on a thread that kept it);
+#   - through s3rdma-gateway with rdma.transport=cma: the server writes
+#     the bytes into the caller's registered buffer (s3.rdma_bytes moves).
+#
+#   test_fs_direct.sh BUILD_BIN_DIR
+set -euo pipefail
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" direct local
+trap 'rc=$?; set +e; gw_stop; (exit $rc); fs_cleanup' EXIT
+DC=$BIN/direct_check
+MiB=1048576
+
+"$CLI" mb "$bucket"
+gen 1 $((20 * MiB + 12345)) >"$tmp/local/a.bin"
+gen 2 $((3 * MiB + 77)) >"$tmp/local/b.bin"
+"$CLI" --parallel 4 put "$tmp/local/a.bin" "$bucket/a.bin"
+"$CLI" put "$tmp/local/b.bin" "$bucket/b.bin"
+
+verify_all() { # LABEL
+  check "$1: a.bin, 8 threads" "$DC" verify "$mnt/a.bin" "$tmp/local/a.bin" 8 40 "$RANDOM"
+  check "$1: b.bin, 8 threads" "$DC" verify "$mnt/b.bin" "$tmp/local/b.bin" 8 40 "$RANDOM"
+}
+
+# ---- plain RGW: through the page cache ----
+fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
+verify_all "plain"
+check "plain: direct reads counted" test "$(stat_of direct.reads)" -gt 0
+check_eq "plain: no registration left" "$(stat_of direct.registered)" 0
+check "a file being written, read back before close" "$DC" written "$mnt/w.bin" $((6 * MiB + 5))
+check "... and its object is those bytes after close" eq "size" \
+  "$(aws_ s3api head-object --bucket "$bucket" --key w.bin --query ContentLength)" $((6 * MiB + 5))
+
+# registrations belong to the open file: held, then gone with the process
+"$DC" hold "$mnt/b.bin" 5 4 >"$tmp/hold.out" &
+hpid=$!
+held() { grep -q registered "$tmp/hold.out"; }
+check "hold: five registered" wait_for 30 0.1 held
+check_eq "hold: counted while held" "$(stat_of direct.registered)" 5
+wait "$hpid" || true
+gone() { [ "$(stat_of direct.registered)" = 0 ]; }
+check "hold: none left once the process exited" wait_for 30 0.1 gone
+
+check "hostile ioctls refused" "$DC" hostile "$mnt/b.bin"
+fs_umount "$mnt"
+
+fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
+verify_all "remounted"
+fs_umount "$mnt"
+
+# ---- who may: the kernel's ptrace check, through pidfd_getfd ----
+# The daemon as root without CAP_SYS_PTRACE; the caller nobody.
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+  # the checker where nobody can run it (the build tree may be private)
+  mkdir -p "$tmp/pbin"
+  cp "$DC" "$BIN"/../lib/libs3rdmafs.so* "$tmp/pbin/"
+  chmod 755 "$tmp" "$tmp/local" "$tmp/pbin"
+  FS_EXEC=(setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace --)
+  fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off,allow_other
+  FS_EXEC=()
+  check "perm: root, without CAP_SYS_PTRACE, may not take nobody's fd" \
+    setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    env LD_LIBRARY_PATH="$tmp/pbin" "$tmp/pbin/direct_check" perm "$mnt/b.bin"
+  check "perm: nobody was refused, counted" test "$(stat_of direct.refused)" -ge 1
+  # the kernel also wants the caller's capabilities to be the daemon's or
+  # fewer: root without CAP_SYS_PTRACE, as the daemon
+  check "perm: a caller of its own user and capabilities is served" \
+    setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace -- \
+    "$DC" verify "$mnt/b.bin" "$tmp/local/b.bin" 2 10 "$RANDOM"
+  fs_umount "$mnt"
+else
+  echo "# perm: skipped (no setpriv or no user nobody)"
+fi
+
+# ---- through the gateway: the server writes into the caller's buffer ----
+gw_start "$tmp/gw"
+if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"; then
+  r0=$(stat_of s3.rdma_bytes)
+  verify_all "cma"
+  check "cma: the bytes moved by the server (s3.rdma_bytes)" \
+    test "$(stat_of s3.rdma_bytes)" -gt "$r0"
+  fs_umount "$mnt"
+else
+  echo "# cma: skipped (the transport cannot run here)"
+fi
+
+summary
