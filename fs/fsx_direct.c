@@ -284,44 +284,74 @@ static int read_written(struct fsx_mount *m, struct fsx_wb *wb, char *dst,
   return 0;
 }
 
-/* One GET into dst, If-Match the open version: the token names dst. */
+/* Pieces of a direct GET, and how many go at once: one GET at a time
+   waits out each round trip, several keep the server busy. */
+#define PIECE (4u << 20)
+#define PIECES 8
+
+/*
+ * GETs into dst, If-Match the open version, PIECES of PIECE bytes at a
+ * time: each token names its piece of dst, so the server writes there.
+ */
 static int read_get(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d,
                     char *dst, uint64_t off, size_t len, size_t *done,
                     uint32_t *path)
 {
-  struct s3_req *r;
-  size_t got = 0;
-  bool retired = false;
-  int rc;
+  bool all_rdma = true;
 
   if (off >= fh->size)
     return 0;
   if (len > fh->size - off)
     len = (size_t)(fh->size - off);
-  r = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
-                        fsx_inode_key(m->tab, fh->in), off, len, dst);
-  if (!r)
-    return -ENOMEM;
-  if (fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag)) {
-    s3_req_destroy(r);
-    return -ENOMEM;
+  while (*done < len) {
+    struct s3_req *r[PIECES] = {NULL};
+    void *buf[PIECES];
+    size_t plen[PIECES];
+    bool retired = false;
+    int n = 0, rc = 0;
+
+    for (; n < PIECES && *done + (size_t)n * PIECE < len; n++) {
+      size_t at = *done + (size_t)n * PIECE;
+      plen[n] = len - at < PIECE ? len - at : PIECE;
+      buf[n] = dst + at;
+      r[n] = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
+                               fsx_inode_key(m->tab, fh->in), off + at,
+                               plen[n], buf[n]);
+      if (!r[n] ||
+          (fh->etag[0] && s3_req_add_header(r[n], "if-match", fh->etag))) {
+        rc = -ENOMEM;
+        n++;
+        break;
+      }
+    }
+    if (!rc) {
+      atomic_fetch_add(&m->st.gets, (uint64_t)n);
+      rc = fsx_rdma_run_n(m, r, n, true, buf, plen, &retired);
+    }
+    if (retired)
+      d->kept = true; /* a server may still write there: never unmapped */
+    for (int i = 0; i < n; i++) {
+      size_t got = 0;
+      int prc = rc || !r[i] ? rc : s3_get_object_result(r[i], &got);
+      if (!rc && prc == -ESTALE)
+        log_warn("%s: the object changed while being read",
+                 fsx_inode_key(m->tab, fh->in));
+      if (!rc && !prc && got != plen[i])
+        prc = -EIO; /* shorter than the object opened: not an EOF */
+      if (!rc)
+        rc = prc == -ESTALE ? -EIO : prc;
+      if (r[i] && s3_req_rdma_path(r[i]) != S3_RDMA_DONE)
+        all_rdma = false;
+      if (!rc)
+        atomic_fetch_add(&m->st.get_bytes, got);
+      s3_req_destroy(r[i]);
+    }
+    if (rc)
+      return rc;
+    for (int i = 0; i < n; i++)
+      *done += plen[i];
   }
-  atomic_fetch_add(&m->st.gets, 1);
-  rc = fsx_rdma_run(m, r, true, dst, len, &retired);
-  if (!rc)
-    rc = s3_get_object_result(r, &got);
-  *path = s3_req_rdma_path(r) == S3_RDMA_DONE ? S3RDMAFS_PATH_RDMA
-                                               : S3RDMAFS_PATH_HTTP;
-  s3_req_destroy(r);
-  if (retired)
-    d->kept = true; /* a server may still write there: never unmapped */
-  if (rc == -ESTALE)
-    log_warn("%s: the object changed while being read",
-             fsx_inode_key(m->tab, fh->in));
-  if (rc)
-    return rc == -ESTALE ? -EIO : rc;
-  atomic_fetch_add(&m->st.get_bytes, got);
-  *done = got;
+  *path = all_rdma ? S3RDMAFS_PATH_RDMA : S3RDMAFS_PATH_HTTP;
   return 0;
 }
 

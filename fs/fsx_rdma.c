@@ -556,32 +556,50 @@ static bool wait_due(const struct s3_req *r)
   return true;
 }
 
+int fsx_rdma_run_n(struct fsx_mount *m, struct s3_req **r, int n, bool get,
+                   void *const *buf, const size_t *len, bool *retired)
+{
+  void *reg[FSX_RDMA_RUN_MAX] = {NULL};
+  int rc = 0, i;
+
+  *retired = false;
+  if (n < 1 || n > FSX_RDMA_RUN_MAX)
+    return -EINVAL;
+  for (i = 0; i < n && !rc; i++)
+    rc = fsx_rdma_buf(m, r[i], get, buf[i], len[i], &reg[i]);
+  if (rc) { /* none submitted */
+    while (i-- > 0)
+      fsx_rdma_buf_done(m, reg[i]);
+    return rc;
+  }
+  for (i = 0; i < n; i++)
+    s3_req_submit(r[i], NULL, NULL);
+  for (i = 0; i < n; i++) {
+    s3_req_wait(r[i]);
+    fsx_rdma_buf_done(m, reg[i]);
+  }
+  /* an HTTP reply (any status) means the server was done with the token;
+     an attempt without one leaves it in doubt, even if a retry succeeded */
+  for (i = 0; i < n; i++) {
+    if (!m->rdma || !s3_req_rdma_doubt(r[i]))
+      continue;
+    tell(m->rdma);
+    atomic_fetch_add(&m->rdma->retired_bufs, 1);
+    if (!wait_due(r[i])) {
+      log_warn("rdma: the wall clock is far behind a token's deadline: a "
+               "%zu-byte buffer is never reused", len[i]);
+      *retired = true;
+      continue;
+    }
+    atomic_fetch_add(&m->rdma->reclaimed_bufs, 1);
+  }
+  return 0;
+}
+
 int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
                  size_t len, bool *retired)
 {
-  void *reg = NULL;
-  int rc = fsx_rdma_buf(m, r, get, buf, len, &reg);
-
-  *retired = false;
-  if (rc)
-    return rc;
-  s3_req_submit(r, NULL, NULL);
-  s3_req_wait(r);
-  fsx_rdma_buf_done(m, reg);
-  /* an HTTP reply (any status) means the server was done with the token;
-     an attempt without one leaves it in doubt, even if a retry succeeded */
-  if (!m->rdma || !s3_req_rdma_doubt(r))
-    return 0;
-  tell(m->rdma);
-  atomic_fetch_add(&m->rdma->retired_bufs, 1);
-  if (!wait_due(r)) {
-    log_warn("rdma: the wall clock is far behind a token's deadline: a "
-             "%zu-byte buffer is never reused", len);
-    *retired = true;
-    return 0;
-  }
-  atomic_fetch_add(&m->rdma->reclaimed_bufs, 1);
-  return 0;
+  return fsx_rdma_run_n(m, &r, 1, get, &buf, &len, retired);
 }
 
 bool fsx_rdma_hold_chunks(struct fsx_mount *m, const struct s3_req *r,

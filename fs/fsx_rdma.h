@@ -99,6 +99,12 @@ void fsx_rdma_buf_done(struct fsx_mount *m, void *reg);
  */
 int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
                  size_t len, bool *retired);
+/* The same for n requests at once (at most FSX_RDMA_RUN_MAX), request i
+   moving len[i] bytes at buf[i]: all submitted, all waited for; -ENOMEM
+   (or -EINVAL for n) with none submitted. */
+#define FSX_RDMA_RUN_MAX 16
+int fsx_rdma_run_n(struct fsx_mount *m, struct s3_req **r, int n, bool get,
+                   void *const *buf, const size_t *len, bool *retired);
 
 /*
  * After a request that filled chunks[0..n) finished: when its memory is in

@@ -2,9 +2,10 @@
  * direct_check: libs3rdmafs's read_direct and buf_alloc against a real
  * mount, for test_fs_direct.sh.
  *
- *   direct_check verify FILE REF THREADS ITERS SEED
+ *   direct_check verify FILE REF THREADS ITERS SEED [MAX_MiB]
  *       THREADS threads each read ITERS random ranges of FILE (unaligned
- *       offsets and lengths, some past the end) into registered buffers
+ *       offsets and lengths up to MAX_MiB, 3 by default, some past the
+ *       end) into registered buffers
  *       (at unaligned places in them) and into plain memory (through the
  *       bounce buffer), and compare every byte with REF, a local copy.
  *   direct_check written FILE SIZE
@@ -41,8 +42,7 @@
 #include "libs3rdmafs/s3rdmafs.h"
 #include "libs3rdmafs/s3rdmafs_ioctl.h"
 
-#define MAXLEN (3u << 20)
-
+static size_t maxlen = 3u << 20;
 static const char *file, *ref;
 static int iters;
 static unsigned seed0;
@@ -52,20 +52,20 @@ static void *verify_thread(void *arg)
 {
   unsigned seed = seed0 + (unsigned)(uintptr_t)arg * 7919u;
   int fd = open(file, O_RDONLY), rfd = open(ref, O_RDONLY);
-  char *reg = NULL, *plain = malloc(MAXLEN + 64), *want = malloc(MAXLEN);
+  char *reg = NULL, *plain = malloc(maxlen + 64), *want = malloc(maxlen);
   long bad = 0;
 
   if (fd < 0 || rfd < 0 || !plain || !want) {
     perror("verify: open");
     return (void *)1;
   }
-  reg = s3rdmafs_buf_alloc(fd, MAXLEN + 4096);
+  reg = s3rdmafs_buf_alloc(fd, maxlen + 4096);
   if (!reg) {
     fprintf(stderr, "buf_alloc: %s\n", s3rdmafs_strerror(errno));
     return (void *)1;
   }
   for (int i = 0; i < iters && bad < 5; i++) {
-    size_t len = (size_t)rand_r(&seed) % MAXLEN + 1;
+    size_t len = (size_t)rand_r(&seed) % maxlen + 1;
     off_t off = (off_t)((uint64_t)rand_r(&seed) * 4099u % (uint64_t)(fsize + 1000));
     bool in_reg = rand_r(&seed) % 3 != 0;
     char *dst = in_reg ? reg + rand_r(&seed) % 4096 : plain + rand_r(&seed) % 64;
@@ -95,8 +95,10 @@ static int verify(int argc, char **argv)
   pthread_t t[64];
   struct stat st;
 
-  if (argc != 7 || n < 1 || n > 64)
+  if ((argc != 7 && argc != 8) || n < 1 || n > 64)
     return 2;
+  if (argc == 8 && atoi(argv[7]) > 0)
+    maxlen = (size_t)atoi(argv[7]) << 20;
   file = argv[2];
   ref = argv[3];
   iters = atoi(argv[5]);

@@ -96,6 +96,9 @@ gw_start "$tmp/gw"
 if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"; then
   r0=$(stat_of s3.rdma_bytes)
   verify_all "cma"
+  # long reads: several GETs of one read at once, each into its piece
+  check "cma: a.bin, reads up to 24 MiB, 4 threads" \
+    "$DC" verify "$mnt/a.bin" "$tmp/local/a.bin" 4 12 "$RANDOM" 24
   check "cma: the bytes moved by the server (s3.rdma_bytes)" \
     test "$(stat_of s3.rdma_bytes)" -gt "$r0"
   fs_umount "$mnt"
