@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "libs3rdmafs/s3rdmafs_cuda.h"
 #include "libs3rdmafs/s3rdmafs_ioctl.h"
 
 #define BOUNCE (8u << 20)
@@ -298,7 +299,11 @@ const char *s3rdmafs_strerror(int err)
 {
   if (err > 0)
     err = -err;
+  if ((err == -EIO || err == -ENOMEM) && s3r_gpu_last_error()[0])
+    return s3r_gpu_last_error(); /* this thread's last failed CUDA call */
   switch (err) {
+  case -ENODEV:
+    return s3r_cuda_reason()[0] ? s3r_cuda_reason() : "no such device";
   case -ENOTTY:
     return "not a file on an s3rdmafs mount (or its daemon predates "
            "direct reads)";

@@ -13,6 +13,10 @@
  * writes into it itself): a read into it costs the daemon one copy, or
  * none. Any other buffer works too, through a registered bounce buffer.
  *
+ * Device memory (s3rdmafs_gpu_read, _write) goes through a pinned host
+ * ring; the CUDA driver is loaded at run time (libcuda.so.1, or the file
+ * $S3RDMAFS_CUDA_LIB names).
+ *
  * Every call returns bytes (or 0) or a negative errno; s3rdmafs_strerror
  * says what it means here. Thread-safe. The daemon must be allowed to
  * take the caller's file descriptor (pidfd_getfd(2): it runs as the same
@@ -40,6 +44,34 @@ void s3rdmafs_buf_free(void *buf);
    it (the version it opened, or this mount's writes); fewer only at the
    end of the file. Bytes read, or a negative errno. */
 ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off);
+
+/*
+ * GPU memory (any pointer inside a cuMemAlloc/cudaMalloc allocation, of
+ * the calling thread's device): the same as s3rdmafs_read_direct, staged
+ * through a pinned host ring registered with the daemon (the bytes of one
+ * slot copied to the device while the next is read). The CUDA driver is
+ * loaded at run time: without one, or without a device, -ENODEV at once
+ * (s3rdmafs_strerror(-ENODEV) says why). A failed CUDA call fails the
+ * read with -EIO (or -ENOMEM); a failed file read after some bytes
+ * returns those bytes, as read(2) does.
+ */
+ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off);
+
+/* Many ranges: each io's result is what s3rdmafs_gpu_read returned for
+   it; the call returns the sum, or the first failure. */
+struct s3rdmafs_gpu_io {
+  void *dev_ptr;
+  size_t size;
+  off_t off;
+  ssize_t result;
+};
+ssize_t s3rdmafs_gpu_read_batch(int fd, struct s3rdmafs_gpu_io *ios, int n);
+
+/* size bytes of device memory into fd's file at off (a checkpoint: a new
+   file written in order takes the streamed upload path), staged through
+   the same ring; bytes written or a negative errno. */
+ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
+                           off_t off);
 
 /* What a negative return (or errno) of this library means. */
 const char *s3rdmafs_strerror(int err);

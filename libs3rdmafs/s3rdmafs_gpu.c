@@ -1,0 +1,414 @@
+/*
+ * libs3rdmafs, GPU: reads into (and writes from) device memory, staged
+ * through a pinned, registered host ring (API in s3rdmafs.h).
+ *
+ * DESIGN
+ * - The CUDA driver is loaded at run time (s3rdmafs_cuda.h): no CUDA at
+ *   build time, and without a driver or a device every GPU call returns
+ *   -ENODEV at once, s3rdmafs_strerror saying why.
+ * - Staged: each thread has a ring of NSLOTS slots of SLOT bytes, memory
+ *   from s3rdmafs_buf_alloc (registered with the daemon: a slot is filled
+ *   by read_direct with one copy in the daemon, or none with RDMA) and
+ *   pinned for the GPU (cuMemHostRegister). A read fills slot i while the
+ *   copies of the slots before it to the device run on the ring's stream;
+ *   a slot is filled again only after its copy's event has completed. A
+ *   write runs the other way: copies to the slots, then write(2) of each.
+ * - GPUDirect (the daemon registering a dma-buf of the device range for
+ *   rc/dc, so that the server writes into GPU memory) needs a verbs NIC
+ *   that can register dma-bufs; the daemon has no such path yet, so every
+ *   read is staged (s3rdmafs_gpu_read never asks the driver for a dma-buf).
+ * - Threads: the ring is the calling thread's (made on first use, for the
+ *   context of the device pointer; freed at thread exit); the driver
+ *   table is set once (pthread_once).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libs3rdmafs/s3rdmafs.h"
+#include "libs3rdmafs/s3rdmafs_cuda.h"
+
+#define SLOT (8u << 20)
+#define NSLOTS 4
+
+/* ---- the driver ---- */
+
+static struct s3r_cuda cuda;
+static bool cuda_ok;
+static char cuda_why[256];
+static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+
+static void cuda_load(void)
+{
+  const char *lib = getenv("S3RDMAFS_CUDA_LIB");
+  void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const struct {
+    const char *name;
+    void **fn;
+  } syms[] = {
+      {"cuInit", (void **)&cuda.Init},
+      {"cuDeviceGetCount", (void **)&cuda.DeviceGetCount},
+      {"cuGetErrorString", (void **)&cuda.GetErrorString},
+      {"cuPointerGetAttribute", (void **)&cuda.PointerGetAttribute},
+      {"cuCtxPushCurrent_v2", (void **)&cuda.CtxPushCurrent},
+      {"cuCtxPopCurrent_v2", (void **)&cuda.CtxPopCurrent},
+      {"cuMemHostRegister_v2", (void **)&cuda.MemHostRegister},
+      {"cuMemHostUnregister", (void **)&cuda.MemHostUnregister},
+      {"cuStreamCreate", (void **)&cuda.StreamCreate},
+      {"cuStreamDestroy_v2", (void **)&cuda.StreamDestroy},
+      {"cuStreamSynchronize", (void **)&cuda.StreamSynchronize},
+      {"cuEventCreate", (void **)&cuda.EventCreate},
+      {"cuEventDestroy_v2", (void **)&cuda.EventDestroy},
+      {"cuEventRecord", (void **)&cuda.EventRecord},
+      {"cuEventSynchronize", (void **)&cuda.EventSynchronize},
+      {"cuMemcpyHtoDAsync_v2", (void **)&cuda.MemcpyHtoDAsync},
+      {"cuMemcpyDtoHAsync_v2", (void **)&cuda.MemcpyDtoHAsync},
+      {"cuMemGetHandleForAddressRange",
+       (void **)&cuda.MemGetHandleForAddressRange},
+  };
+  int n = 0;
+  s3r_CUresult r;
+
+  if (!h) {
+    snprintf(cuda_why, sizeof(cuda_why), "no CUDA driver (%s)", dlerror());
+    return;
+  }
+  for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+    if (!(*syms[i].fn = dlsym(h, syms[i].name))) {
+      snprintf(cuda_why, sizeof(cuda_why),
+               "the CUDA driver lacks %s (too old?)", syms[i].name);
+      return; /* (left loaded: a library may not be unloaded safely) */
+    }
+  if ((r = cuda.Init(0)) || (r = cuda.DeviceGetCount(&n)) || n < 1) {
+    const char *s = NULL;
+    if (r)
+      cuda.GetErrorString(r, &s);
+    snprintf(cuda_why, sizeof(cuda_why), "no GPU: %s",
+             r ? (s ? s : "cuInit failed") : "the driver sees no device");
+    return;
+  }
+  cuda_ok = true;
+}
+
+const struct s3r_cuda *s3r_cuda_get(void)
+{
+  pthread_once(&cuda_once, cuda_load);
+  return cuda_ok ? &cuda : NULL;
+}
+
+const char *s3r_cuda_reason(void)
+{
+  pthread_once(&cuda_once, cuda_load);
+  return cuda_ok ? "" : cuda_why;
+}
+
+/* ---- the calling thread's ring ---- */
+
+struct ring {
+  int fd;                       /* the file it was allocated on */
+  char *mem;                    /* NSLOTS * SLOT, registered and pinned */
+  s3r_CUcontext ctx;
+  s3r_CUstream stream;
+  s3r_CUevent ev[NSLOTS];
+  bool pending[NSLOTS];         /* a copy of the slot may still run */
+};
+
+static pthread_key_t ring_key;
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+static __thread char last_cuda[160]; /* the last CUDA failure, said */
+
+static int cuda_fail(const char *call, s3r_CUresult r)
+{
+  const char *s = NULL;
+
+  cuda.GetErrorString(r, &s);
+  snprintf(last_cuda, sizeof(last_cuda), "%s: %s", call, s ? s : "error");
+  return r == S3R_CUDA_ERROR_OUT_OF_MEMORY ? -ENOMEM : -EIO;
+}
+
+const char *s3r_gpu_last_error(void)
+{
+  return last_cuda;
+}
+
+static void ring_free(void *p)
+{
+  struct ring *g = p;
+
+  if (!g)
+    return;
+  if (!cuda.CtxPushCurrent(g->ctx)) {
+    cuda.StreamSynchronize(g->stream);
+    for (int i = 0; i < NSLOTS; i++)
+      cuda.EventDestroy(g->ev[i]);
+    cuda.StreamDestroy(g->stream);
+    cuda.MemHostUnregister(g->mem);
+    cuda.CtxPopCurrent(&g->ctx);
+  }
+  s3rdmafs_buf_free(g->mem);
+  free(g);
+}
+
+static void ring_key_make(void)
+{
+  pthread_key_create(&ring_key, ring_free);
+}
+
+/* The thread's ring for context ctx (current): made, or remade for
+   another context. -errno. */
+static int ring_get(int fd, s3r_CUcontext ctx, struct ring **out)
+{
+  struct ring *g;
+  s3r_CUresult r;
+  int i;
+
+  pthread_once(&ring_once, ring_key_make);
+  g = pthread_getspecific(ring_key);
+  if (g && g->ctx == ctx) {
+    *out = g;
+    return 0;
+  }
+  if (g) { /* another context: its ring goes */
+    pthread_setspecific(ring_key, NULL);
+    ring_free(g);
+  }
+  if (!(g = calloc(1, sizeof(*g))))
+    return -ENOMEM;
+  g->fd = fd;
+  g->ctx = ctx;
+  if (!(g->mem = s3rdmafs_buf_alloc(fd, (size_t)NSLOTS * SLOT))) {
+    int rc = -errno;
+    free(g);
+    return rc;
+  }
+  if ((r = cuda.MemHostRegister(g->mem, (size_t)NSLOTS * SLOT,
+                                S3R_CU_MEMHOSTREGISTER_PORTABLE))) {
+    s3rdmafs_buf_free(g->mem);
+    free(g);
+    return cuda_fail("cuMemHostRegister", r);
+  }
+  if ((r = cuda.StreamCreate(&g->stream, 0)))
+    goto unregister;
+  for (i = 0; i < NSLOTS; i++)
+    if ((r = cuda.EventCreate(&g->ev[i], 0)))
+      break;
+  if (i == NSLOTS) {
+    pthread_setspecific(ring_key, g);
+    *out = g;
+    return 0;
+  }
+  while (i-- > 0)
+    cuda.EventDestroy(g->ev[i]);
+  cuda.StreamDestroy(g->stream);
+unregister:
+  cuda.MemHostUnregister(g->mem);
+  s3rdmafs_buf_free(g->mem);
+  free(g);
+  return cuda_fail("cuStreamCreate/cuEventCreate", r);
+}
+
+/* Device memory? Its context in *ctx. 0, -ENODEV, -EINVAL. */
+static int device_ctx(const void *dev_ptr, size_t size, s3r_CUcontext *ctx)
+{
+  s3r_CUdeviceptr p = (s3r_CUdeviceptr)(uintptr_t)dev_ptr, start = 0;
+  unsigned type = 0;
+  size_t range = 0;
+
+  if (!s3r_cuda_get())
+    return -ENODEV;
+  if (!dev_ptr ||
+      cuda.PointerGetAttribute(&type, S3R_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) ||
+      type != S3R_CU_MEMORYTYPE_DEVICE ||
+      cuda.PointerGetAttribute(ctx, S3R_CU_POINTER_ATTRIBUTE_CONTEXT, p) ||
+      cuda.PointerGetAttribute(&start, S3R_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                               p) ||
+      cuda.PointerGetAttribute(&range, S3R_CU_POINTER_ATTRIBUTE_RANGE_SIZE, p))
+    return -EINVAL; /* not a device allocation */
+  if (p - start > range || size > range - (p - start))
+    return -EINVAL; /* past the end of its allocation */
+  return 0;
+}
+
+/* Wait for slot s's copy, if any. */
+static int slot_wait(struct ring *g, int s)
+{
+  s3r_CUresult r;
+
+  if (!g->pending[s])
+    return 0;
+  g->pending[s] = false;
+  r = cuda.EventSynchronize(g->ev[s]);
+  return r ? cuda_fail("cuEventSynchronize", r) : 0;
+}
+
+static int ring_drain(struct ring *g)
+{
+  s3r_CUresult r = cuda.StreamSynchronize(g->stream);
+
+  for (int s = 0; s < NSLOTS; s++)
+    g->pending[s] = false;
+  return r ? cuda_fail("cuStreamSynchronize", r) : 0;
+}
+
+/* Staged: slots filled by read_direct, copied to dev on the ring's stream.
+   Bytes read (fewer at the end of the file, or before a failed read), or
+   -errno; a failed CUDA call fails the whole read (what reached the device
+   is not known). */
+static ssize_t gpu_read_in(int fd, struct ring *g, s3r_CUdeviceptr dev,
+                           size_t size, off_t off)
+{
+  size_t queued = 0;
+  bool cuda_err = false;
+  int rc = 0, s = 0;
+
+  while (queued < size) {
+    size_t piece = size - queued < SLOT ? size - queued : SLOT;
+    char *slot = g->mem + (size_t)s * SLOT;
+    ssize_t n;
+    s3r_CUresult r;
+
+    if ((rc = slot_wait(g, s))) {
+      cuda_err = true;
+      break;
+    }
+    n = s3rdmafs_read_direct(fd, slot, piece, off + (off_t)queued);
+    if (n <= 0) {
+      rc = (int)n;
+      break;
+    }
+    if ((r = cuda.MemcpyHtoDAsync(dev + queued, slot, (size_t)n, g->stream)) ||
+        (r = cuda.EventRecord(g->ev[s], g->stream))) {
+      rc = cuda_fail("cuMemcpyHtoDAsync", r);
+      cuda_err = true;
+      break;
+    }
+    g->pending[s] = true;
+    queued += (size_t)n;
+    s = (s + 1) % NSLOTS;
+    if ((size_t)n < piece)
+      break; /* the end of the file */
+  }
+  /* what was queued has arrived once the stream is drained */
+  if (ring_drain(g)) {
+    cuda_err = true;
+    rc = rc ? rc : -EIO;
+  }
+  if (cuda_err)
+    return rc;
+  if (rc < 0 && !queued)
+    return rc;
+  return (ssize_t)queued;
+}
+
+ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off)
+{
+  s3r_CUcontext ctx, prev;
+  struct ring *g;
+  ssize_t n;
+  int rc;
+
+  if (off < 0)
+    return -EINVAL;
+  if ((rc = device_ctx(dev_ptr, size, &ctx)))
+    return rc;
+  if (!size)
+    return 0;
+  if (cuda.CtxPushCurrent(ctx))
+    return -EIO;
+  rc = ring_get(fd, ctx, &g);
+  n = rc ? rc : gpu_read_in(fd, g, (s3r_CUdeviceptr)(uintptr_t)dev_ptr, size,
+                            off);
+  cuda.CtxPopCurrent(&prev);
+  return n;
+}
+
+ssize_t s3rdmafs_gpu_read_batch(int fd, struct s3rdmafs_gpu_io *ios, int n)
+{
+  ssize_t total = 0;
+  int failed = 0;
+
+  if (n < 0 || (n && !ios))
+    return -EINVAL;
+  for (int i = 0; i < n; i++) {
+    ios[i].result = s3rdmafs_gpu_read(fd, ios[i].dev_ptr, ios[i].size,
+                                      ios[i].off);
+    if (ios[i].result < 0)
+      failed = failed ? failed : (int)ios[i].result;
+    else
+      total += ios[i].result;
+  }
+  return failed ? failed : total;
+}
+
+ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
+                           off_t off)
+{
+  s3r_CUcontext ctx, prev;
+  size_t copied = 0, written = 0;
+  struct ring *g;
+  int rc, s;
+
+  if (off < 0)
+    return -EINVAL;
+  if ((rc = device_ctx(dev_ptr, size, &ctx)))
+    return rc;
+  if (!size)
+    return 0;
+  if (cuda.CtxPushCurrent(ctx))
+    return -EIO;
+  if ((rc = ring_get(fd, ctx, &g)))
+    goto pop;
+  /* copies run up to NSLOTS slots ahead of the writes */
+  for (s = 0; s < NSLOTS && copied < size && !rc; s++) {
+    size_t piece = size - copied < SLOT ? size - copied : SLOT;
+    s3r_CUresult r = cuda.MemcpyDtoHAsync(
+        g->mem + (size_t)s * SLOT,
+        (s3r_CUdeviceptr)(uintptr_t)dev_ptr + copied, piece, g->stream);
+    if (!r)
+      r = cuda.EventRecord(g->ev[s], g->stream);
+    if (r)
+      rc = cuda_fail("cuMemcpyDtoHAsync", r);
+    g->pending[s] = !r;
+    copied += piece;
+  }
+  for (s = 0; written < size && !rc; s = (s + 1) % NSLOTS) {
+    size_t piece = size - written < SLOT ? size - written : SLOT;
+    char *slot = g->mem + (size_t)s * SLOT;
+    if ((rc = slot_wait(g, s)))
+      break;
+    for (size_t w = 0; w < piece && !rc;) {
+      ssize_t k = pwrite(fd, slot + w, piece - w, off + (off_t)(written + w));
+      if (k < 0 && errno != EINTR)
+        rc = -errno;
+      else if (k > 0)
+        w += (size_t)k;
+    }
+    if (rc)
+      break;
+    written += piece;
+    if (copied < size) { /* this slot takes the next piece */
+      size_t next = size - copied < SLOT ? size - copied : SLOT;
+      s3r_CUresult r = cuda.MemcpyDtoHAsync(
+          slot, (s3r_CUdeviceptr)(uintptr_t)dev_ptr + copied, next, g->stream);
+      if (!r)
+        r = cuda.EventRecord(g->ev[s], g->stream);
+      if (r)
+        rc = cuda_fail("cuMemcpyDtoHAsync", r);
+      g->pending[s] = !r;
+      copied += next;
+    }
+  }
+  if (ring_drain(g) && !rc)
+    rc = -EIO;
+pop:
+  cuda.CtxPopCurrent(&prev);
+  if (rc)
+    return written ? (ssize_t)written : rc;
+  return (ssize_t)written;
+}

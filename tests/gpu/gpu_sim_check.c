@@ -1,0 +1,210 @@
+/*
+ * gpu_sim_check: libs3rdmafs's GPU calls against the stand-in driver
+ * (fake_cuda.c, loaded through $S3RDMAFS_CUDA_LIB, which this program
+ * loads too, to make "device memory"), on a real mount, for
+ * test_gpu_sim.sh. Simulated: no GPU takes part.
+ *
+ *   gpu_sim_check read FILE REF THREADS ITERS SEED
+ *       THREADS threads each gpu_read ITERS random ranges of FILE
+ *       (unaligned, up to 6.5 ring slots: the ring wraps, last slots
+ *       partial, some past the end) to unaligned places of a device
+ *       allocation, and the batch form, compared with REF
+ *   gpu_sim_check fail FILE WANT
+ *       one gpu_read of 40 MiB must fail with -WANT (errno number) and a
+ *       reason naming the failed call ($FAKECUDA_FAIL set by the caller)
+ *   gpu_sim_check nodev FILE
+ *       gpu_read and gpu_write return -ENODEV, the reason said
+ *   gpu_sim_check hostmem FILE
+ *       a host pointer is not device memory: -EINVAL; past the end of an
+ *       allocation: -EINVAL
+ *   gpu_sim_check write FILE SIZE
+ *       gpu_write of SIZE pattern bytes from device memory into a new
+ *       FILE, closed, read back with read(2) and compared
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libs3rdmafs/s3rdmafs.h"
+
+typedef int (*alloc_fn)(unsigned long long *, size_t);
+typedef int (*free_fn)(unsigned long long);
+static alloc_fn dev_alloc;
+static free_fn dev_free;
+
+static const char *file, *ref;
+static int iters;
+static unsigned seed0;
+static off_t fsize;
+
+static char *dalloc(size_t len)
+{
+  unsigned long long p = 0;
+
+  return dev_alloc(&p, len) ? NULL : (char *)(uintptr_t)p;
+}
+
+static void *read_thread(void *arg)
+{
+  unsigned seed = seed0 + (unsigned)(uintptr_t)arg * 104729u;
+  size_t maxlen = (size_t)(6.5 * 8 * 1048576); /* the ring (4 slots) wraps */
+  int fd = open(file, O_RDONLY), rfd = open(ref, O_RDONLY);
+  char *dev = dalloc(maxlen + 4096), *want = malloc(maxlen);
+  long bad = 0;
+
+  if (fd < 0 || rfd < 0 || !dev || !want)
+    return (void *)1;
+  for (int i = 0; i < iters && bad < 3; i++) {
+    size_t len = (size_t)rand_r(&seed) % maxlen + 1;
+    off_t off = (off_t)((uint64_t)rand_r(&seed) * 8191u % (uint64_t)(fsize + 4096));
+    char *dst = dev + rand_r(&seed) % 4096;
+    ssize_t n, w;
+
+    if (i % 5 == 4) { /* the batch form: two ranges */
+      struct s3rdmafs_gpu_io io[2] = {{dst, len / 2, off, 0},
+                                      {dst + len / 2, len - len / 2,
+                                       off + (off_t)(len / 2), 0}};
+      n = s3rdmafs_gpu_read_batch(fd, io, 2);
+      if (n >= 0 && io[0].result != (ssize_t)(len / 2) && io[1].result > 0)
+        n = -999; /* a short first range followed by a second: wrong */
+    } else {
+      n = s3rdmafs_gpu_read(fd, dst, len, off);
+    }
+    w = pread(rfd, want, len, off);
+    if (w < 0)
+      w = 0;
+    if (n != w || memcmp(dst, want, (size_t)w)) {
+      fprintf(stderr, "read: off %lld len %zu: got %zd (%s), want %zd\n",
+              (long long)off, len, n, n < 0 ? s3rdmafs_strerror((int)n) : "",
+              w);
+      bad++;
+    }
+  }
+  dev_free((unsigned long long)(uintptr_t)dev);
+  free(want);
+  close(fd);
+  close(rfd);
+  return (void *)(uintptr_t)(bad != 0);
+}
+
+static int do_read(char **argv)
+{
+  int n = atoi(argv[4]), fails = 0;
+  pthread_t t[16];
+  struct stat st;
+
+  file = argv[2];
+  ref = argv[3];
+  iters = atoi(argv[5]);
+  seed0 = (unsigned)atoi(argv[6]);
+  if (n < 1 || n > 16 || stat(ref, &st))
+    return 2;
+  fsize = st.st_size;
+  for (int i = 0; i < n; i++)
+    pthread_create(&t[i], NULL, read_thread, (void *)(uintptr_t)i);
+  for (int i = 0; i < n; i++) {
+    void *rc;
+    pthread_join(t[i], &rc);
+    fails += rc != NULL;
+  }
+  printf("gpu read (simulated) %s: %d threads x %d, %d failed\n", file, n,
+         iters, fails);
+  return fails ? 1 : 0;
+}
+
+static int do_fail(char **argv)
+{
+  int fd = open(argv[2], O_RDONLY), want = atoi(argv[3]);
+  char *dev = dalloc(40u << 20);
+  ssize_t n;
+
+  if (fd < 0 || !dev)
+    return 2;
+  n = s3rdmafs_gpu_read(fd, dev, 40u << 20, 0);
+  printf("fail: %zd: %s\n", n, n < 0 ? s3rdmafs_strerror((int)n) : "");
+  return n == -want && strstr(s3rdmafs_strerror((int)n), "simulated") ? 0 : 1;
+}
+
+static int do_nodev(char **argv)
+{
+  int fd = open(argv[2], O_RDONLY);
+  char host[64];
+  ssize_t r, w;
+
+  if (fd < 0)
+    return 2;
+  r = s3rdmafs_gpu_read(fd, host, sizeof(host), 0);
+  w = s3rdmafs_gpu_write(fd, host, sizeof(host), 0);
+  printf("nodev: read %zd, write %zd: %s\n", r, w, s3rdmafs_strerror(-ENODEV));
+  return r == -ENODEV && w == -ENODEV ? 0 : 1;
+}
+
+static int do_hostmem(char **argv)
+{
+  int fd = open(argv[2], O_RDONLY);
+  char host[64], *dev = dalloc(1 << 20);
+  ssize_t a, b;
+
+  if (fd < 0 || !dev)
+    return 2;
+  a = s3rdmafs_gpu_read(fd, host, sizeof(host), 0);
+  b = s3rdmafs_gpu_read(fd, dev + 4096, 1 << 20, 0);
+  printf("hostmem: host pointer %zd, past the allocation %zd\n", a, b);
+  return a == -EINVAL && b == -EINVAL ? 0 : 1;
+}
+
+static int do_write(char **argv)
+{
+  size_t size = strtoull(argv[3], NULL, 10);
+  char *dev = dalloc(size), *back = malloc(size);
+  int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644), ok;
+  ssize_t n;
+
+  if (!dev || !back || fd < 0)
+    return 2;
+  for (size_t i = 0; i < size; i++)
+    dev[i] = (char)(i * 13 + i / 65521);
+  n = s3rdmafs_gpu_write(fd, dev, size, 0);
+  if (close(fd) || n != (ssize_t)size) {
+    fprintf(stderr, "write: %zd: %s\n", n,
+            n < 0 ? s3rdmafs_strerror((int)n) : "short");
+    return 1;
+  }
+  fd = open(argv[2], O_RDONLY);
+  ok = fd >= 0 && pread(fd, back, size, 0) == (ssize_t)size &&
+       !memcmp(back, dev, size);
+  printf("write (simulated) %s: %zu bytes %s\n", argv[2], size,
+         ok ? "read back equal" : "DIFFER");
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+  const char *lib = getenv("S3RDMAFS_CUDA_LIB");
+  void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_LOCAL) : NULL;
+
+  if (argc >= 3 && !strcmp(argv[1], "nodev"))
+    return do_nodev(argv);
+  if (!h || !(dev_alloc = (alloc_fn)dlsym(h, "cuMemAlloc_v2")) ||
+      !(dev_free = (free_fn)dlsym(h, "cuMemFree_v2"))) {
+    fprintf(stderr, "gpu_sim_check: S3RDMAFS_CUDA_LIB must name the stand-in\n");
+    return 2;
+  }
+  if (argc == 7 && !strcmp(argv[1], "read"))
+    return do_read(argv);
+  if (argc == 4 && !strcmp(argv[1], "fail"))
+    return do_fail(argv);
+  if (argc == 3 && !strcmp(argv[1], "hostmem"))
+    return do_hostmem(argv);
+  if (argc == 4 && !strcmp(argv[1], "write"))
+    return do_write(argv);
+  fprintf(stderr, "usage: see gpu_sim_check.c\n");
+  return 2;
+}

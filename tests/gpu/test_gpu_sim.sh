@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# libs3rdmafs's GPU calls on a real mount, against the stand-in CUDA driver
+# (fake_cuda.c, through $S3RDMAFS_CUDA_LIB): SIMULATED, no GPU takes part.
+# gpu_sim_check.c does the calls and the comparing:
+#   - 4 threads of staged reads (random unaligned ranges up to 6.5 ring
+#     slots, partial final slots, past the end, the batch form) into
+#     "device memory", compared with the source, on plain RGW and through
+#     s3rdma-gateway with rdma.transport=cma;
+#   - errors mid-transfer: a copy failing on the 3rd call, pinning the ring
+#     failing: -EIO, the failed call named;
+#   - no driver, no device: -ENODEV with the reason; host memory and a
+#     range past its allocation: -EINVAL;
+#   - a checkpoint written from device memory (gpu_write), read back.
+#
+#   test_gpu_sim.sh BUILD_BIN_DIR
+set -euo pipefail
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" gpusim local
+trap 'rc=$?; set +e; gw_stop; (exit $rc); fs_cleanup' EXIT
+GC=$BIN/gpu_sim_check
+export S3RDMAFS_CUDA_LIB
+S3RDMAFS_CUDA_LIB=$(cd "$BIN/../tests/gpu-sim" && pwd)/libcuda.so.1
+MiB=1048576
+
+"$CLI" mb "$bucket"
+gen 7 $((72 * MiB + 4321)) >"$tmp/local/a.bin"
+"$CLI" --parallel 4 put "$tmp/local/a.bin" "$bucket/a.bin"
+
+fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
+check "sim: staged reads, 4 threads" "$GC" read "$mnt/a.bin" "$tmp/local/a.bin" 4 10 "$RANDOM"
+check "sim: read into the ring by direct reads" test "$(stat_of direct.reads)" -gt 0
+check "sim: a copy failing mid-transfer: EIO, said" \
+  env FAKECUDA_FAIL=cuMemcpyHtoDAsync_v2:3 "$GC" fail "$mnt/a.bin" 5
+check "sim: pinning the ring failing: EIO, said" \
+  env FAKECUDA_FAIL=cuMemHostRegister_v2:1 "$GC" fail "$mnt/a.bin" 5
+check "sim: no device: ENODEV" env FAKECUDA_DEVICES=0 "$GC" nodev "$mnt/a.bin"
+check "sim: no driver: ENODEV" env S3RDMAFS_CUDA_LIB=/nonexistent/libcuda.so.1 "$GC" nodev "$mnt/a.bin"
+check "sim: host memory, and past an allocation: EINVAL" "$GC" hostmem "$mnt/a.bin"
+check "sim: a checkpoint from device memory" "$GC" write "$mnt/ckpt.bin" $((30 * MiB + 5))
+check "sim: ... on the server" eq size \
+  "$(aws_ s3api head-object --bucket "$bucket" --key ckpt.bin --query ContentLength)" $((30 * MiB + 5))
+fs_umount "$mnt"
+
+gw_start "$tmp/gw"
+if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"; then
+  r0=$(stat_of s3.rdma_bytes)
+  check "sim+cma: staged reads, 4 threads" "$GC" read "$mnt/a.bin" "$tmp/local/a.bin" 4 6 "$RANDOM"
+  check "sim+cma: the ring filled by the server (s3.rdma_bytes)" test "$(stat_of s3.rdma_bytes)" -gt "$r0"
+  fs_umount "$mnt"
+else
+  echo "# sim+cma: skipped (the transport cannot run here)"
+fi
+
+summary
