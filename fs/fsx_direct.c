@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/magic.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,7 +30,9 @@
 struct fsx_dreg {
   struct fsx_dreg *next;      /* fh->lock */
   uint64_t handle;
-  pid_t tgid;                 /* the process that registered it */
+  pid_t tgid;                 /* the process that registered it, and its */
+  unsigned long long start;   /* start time: a later one with the pid is
+                                 another process */
   char *map;
   size_t len;
   unsigned busy;              /* fh->lock: READs using it */
@@ -43,28 +49,94 @@ static void dreg_free(struct fsx_mount *m, struct fsx_dreg *d)
   free(d);
 }
 
-/* The thread group of thread tid (a FUSE request names the thread). */
-static pid_t tgid_of(pid_t tid)
+/* The process of thread tid (a FUSE request names the thread, which waits
+   in the ioctl: neither can go meanwhile): its pid and its start time. */
+static int caller_of(pid_t tid, pid_t *tgid, unsigned long long *start)
 {
-  char path[64], line[128];
-  pid_t tgid = -1;
+  char path[64], line[1024], *p;
   FILE *f;
+  int n;
 
+  *tgid = -1;
   snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
   if (!(f = fopen(path, "re")))
-    return -1;
+    return -ESRCH;
   while (fgets(line, sizeof(line), f))
-    if (sscanf(line, "Tgid: %d", &tgid) == 1)
+    if (sscanf(line, "Tgid: %d", tgid) == 1)
       break;
   fclose(f);
-  return tgid;
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)*tgid);
+  if (*tgid <= 0 || !(f = fopen(path, "re")))
+    return -ESRCH;
+  n = fgets(line, sizeof(line), f) ? 1 : 0;
+  fclose(f);
+  /* field 22, counted after the command's closing parenthesis (field 2) */
+  p = n ? strrchr(line, ')') : NULL;
+  for (n = 2; p && n < 22; n++)
+    p = strchr(p + 1, ' ');
+  if (!p || sscanf(p, " %llu", start) != 1)
+    return -ESRCH;
+  return 0;
 }
 
-/* The caller's fd as one of ours: the kernel decides whether we may. */
+/* Rejected descriptors are closed on threads of their own, at most
+   REAPERS at once (one blocked in a flush holds only itself); past that
+   they stay open: a leak, never a blocked FUSE thread. */
+#define REAPERS 8
+static _Atomic int reapers;
+
+static void *reap(void *arg)
+{
+  close((int)(intptr_t)arg);
+  atomic_fetch_sub(&reapers, 1);
+  return NULL;
+}
+
+static void close_later(int fd)
+{
+  pthread_attr_t at;
+  pthread_t t;
+
+  if (atomic_fetch_add(&reapers, 1) >= REAPERS) {
+    atomic_fetch_sub(&reapers, 1);
+    log_warn("direct: a rejected descriptor left open (closers busy)");
+    return;
+  }
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&t, &at, reap, (void *)(intptr_t)fd)) {
+    atomic_fetch_sub(&reapers, 1);
+    log_warn("direct: a rejected descriptor left open (no thread)");
+  }
+  pthread_attr_destroy(&at);
+}
+
+/* Is the caller's fd number a memfd? Asked before it is taken: closing a
+   taken descriptor of anything else could block (a FUSE file's flush).
+   0: yes; -EBADF: no such descriptor; -EINVAL: something else. */
+static int names_memfd(pid_t tgid, int fd)
+{
+  char path[64], target[64];
+  ssize_t n;
+
+  snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
+  n = readlink(path, target, sizeof(target) - 1);
+  if (n < 0) /* (the link needs the same access as pidfd_getfd) */
+    return errno == ENOENT ? -EBADF
+           : errno == EACCES || errno == EPERM ? -EPERM : -EINVAL;
+  target[n] = '\0';
+  return strncmp(target, "/memfd:", 7) ? -EINVAL : 0;
+}
+
+/* The caller's fd as one of ours, if it is a memfd: the kernel decides
+   whether we may. */
 static int take_fd_here(pid_t tgid, int fd)
 {
-  int pidfd = (int)syscall(SYS_pidfd_open, tgid, 0), ours, rc;
+  int pidfd, ours, rc = names_memfd(tgid, fd);
 
+  if (rc)
+    return rc;
+  pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
   if (pidfd < 0)
     return -errno;
   ours = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
@@ -92,7 +164,7 @@ static void *taker_main(void *arg)
   struct fsx_direct *t = arg;
 
   pthread_mutex_lock(&t->lock);
-  while (!t->stop) {
+  while (!t->stop || t->done < t->posted) { /* a job posted is done */
     if (t->done == t->posted) {
       pthread_cond_wait(&t->cond, &t->lock);
       continue;
@@ -166,9 +238,9 @@ static int take_fd(struct fsx_mount *m, pid_t tgid, int fd)
   t->fd = fd;
   mine = ++t->posted;
   pthread_cond_broadcast(&t->cond);
-  while (t->done < mine && !t->stop)
+  while (t->done < mine) /* (the taker does it even when stopping) */
     pthread_cond_wait(&t->cond, &t->lock);
-  rc = t->done >= mine ? t->result : -ESHUTDOWN;
+  rc = t->result;
   t->busy = false;
   pthread_cond_broadcast(&t->cond);
   pthread_mutex_unlock(&t->lock);
@@ -176,28 +248,38 @@ static int take_fd(struct fsx_mount *m, pid_t tgid, int fd)
 }
 
 static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
+                       unsigned long long start,
                        struct s3rdmafs_ioc_register *a)
 {
   static _Atomic uint64_t next_handle = 1;
   struct fsx_dreg *d;
+  struct statfs sf;
   struct stat st;
   int fd, seals, n = 0;
 
   if (a->version != S3RDMAFS_IOC_VERSION)
     return -EOPNOTSUPP;
-  if (!a->len || a->len > SIZE_MAX / 2 || a->fd < 0)
+  if (!a->len || a->len > FSX_DIRECT_LEN_MAX || a->fd < 0)
     return -EINVAL;
+  if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
+    return -ENOSPC;
   fd = take_fd(m, tgid, a->fd);
   if (fd < 0) {
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd; /* EPERM: we may not ptrace the caller */
   }
   seals = fcntl(fd, F_GET_SEALS);
+  /* tmpfs only: a hugetlbfs memfd may lose its pages to a hole punched
+     (its reservation with them), and a write into it would SIGBUS us */
   if (seals < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+      fstatfs(fd, &sf) || sf.f_type != TMPFS_MAGIC ||
       !(seals & F_SEAL_SHRINK) ||
       (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) ||
       (uint64_t)st.st_size < a->len) {
-    close(fd);
+    if (seals < 0 || fstatfs(fd, &sf) || sf.f_type != TMPFS_MAGIC)
+      close_later(fd); /* swapped for something else since the check */
+    else
+      close(fd);
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EINVAL; /* not a memfd sealed against shrinking, or short */
   }
@@ -215,6 +297,7 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     return rc;
   }
   d->tgid = tgid;
+  d->start = start;
   d->handle = atomic_fetch_add(&next_handle, 1);
   pthread_mutex_lock(&fh->lock);
   for (struct fsx_dreg *e = fh->dregs; e; e = e->next)
@@ -237,13 +320,15 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
 
 /* The registration for handle of process tgid, marked busy; NULL: none. */
 static struct fsx_dreg *dreg_use(struct fsx_fh *fh, uint64_t handle,
-                                 pid_t tgid, bool unlink)
+                                 pid_t tgid, unsigned long long start,
+                                 bool unlink)
 {
   struct fsx_dreg **pp, *d = NULL;
 
   pthread_mutex_lock(&fh->lock);
   for (pp = &fh->dregs; *pp; pp = &(*pp)->next)
-    if ((*pp)->handle == handle && (*pp)->tgid == tgid) {
+    if ((*pp)->handle == handle && (*pp)->tgid == tgid &&
+        (*pp)->start == start) {
       d = *pp;
       if (unlink) {
         *pp = d->next;
@@ -382,7 +467,7 @@ static int read_cached(struct fsx_mount *m, struct fsx_fh *fh, char *dst,
 }
 
 static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
-                   struct s3rdmafs_ioc_read *a)
+                   unsigned long long start, struct s3rdmafs_ioc_read *a)
 {
   struct fsx_dreg *d;
   struct fsx_wb *wb = NULL;
@@ -391,9 +476,14 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
   char *dst;
   int rc;
 
-  d = dreg_use(fh0, a->handle, tgid, false);
+  d = dreg_use(fh0, a->handle, tgid, start, false);
   if (!d)
     return -EBADF;
+  if (!a->len) {
+    dreg_done(m, fh0, d);
+    a->done = 0;
+    return 0;
+  }
   if (a->buf_off > d->len || a->len > d->len - a->buf_off ||
       a->file_off > INT64_MAX) {
     dreg_done(m, fh0, d);
@@ -432,19 +522,23 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
 int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
                      unsigned int cmd, void *arg)
 {
-  pid_t tgid = tgid_of(tid);
+  unsigned long long start;
   struct fsx_dreg *d;
+  pid_t tgid;
 
-  if (tgid <= 0)
+  /* what the open allowed: no reading through a file opened to write */
+  if (!fh->readable && cmd != S3RDMAFS_IOC_UNREGISTER)
+    return -EBADF;
+  if (caller_of(tid, &tgid, &start))
     return -ESRCH;
   switch (cmd) {
   case S3RDMAFS_IOC_REGISTER:
-    return do_register(m, fh, tgid, arg);
+    return do_register(m, fh, tgid, start, arg);
   case S3RDMAFS_IOC_READ:
-    return do_read(m, fh, tgid, arg);
+    return do_read(m, fh, tgid, start, arg);
   case S3RDMAFS_IOC_UNREGISTER:
     d = dreg_use(fh, ((struct s3rdmafs_ioc_unregister *)arg)->handle, tgid,
-                 true);
+                 start, true);
     if (!d)
       return -EBADF;
     dreg_done(m, fh, d);

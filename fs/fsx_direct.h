@@ -16,14 +16,20 @@
  *   thread keeps what the daemon was given (a root daemon may then take
  *   a root caller's fd; without CAP_SYS_PTRACE the kernel refuses a
  *   caller with capabilities the daemon lacks).
- *   The file must be a memfd (it has seals), sealed against shrinking
+ *   The descriptor must name a memfd before it is taken (its /proc link:
+ *   closing anything else could block in a flush; one swapped meanwhile
+ *   is closed on a thread of its own), be on tmpfs (not hugetlbfs, whose
+ *   pages a punched hole takes away), and be sealed against shrinking
  *   (a caller's truncate would otherwise turn the daemon's next write
  *   into its mapping into SIGBUS) and not against writing, and as long as
  *   the length asked.
+ * - A file opened only for writing reads nothing (EBADF): ioctls are not
+ *   checked against the open's mode by the kernel.
  * - A registration belongs to the open file it was made on (struct
- *   fsx_fh, under its lock; at most FSX_DIRECT_REGS) and to the process
- *   that made it (only it may read into it); it goes with UNREGISTER or
- *   with the open file's release. The FUSE operation is fsx_op_ioctl
+ *   fsx_fh, under its lock; at most FSX_DIRECT_REGS, FSX_DIRECT_MOUNT_REGS
+ *   on the mount) and to the process that made it (its pid and start
+ *   time: only it may read into it); it goes with UNREGISTER or with the
+ *   open file's release. The FUSE operation is fsx_op_ioctl
  *   (fsx_fops.c). A mapping a server may still
  *   write into (fsx_rdma_run: retired) is never unmapped.
  * - READ serves the file as the open file sees it: this mount's unflushed
@@ -43,8 +49,10 @@
 struct fsx_mount;
 struct fsx_fh;
 
-/* Registrations per open file at most. */
+/* Registrations per open file and per mount at most, and the longest. */
 #define FSX_DIRECT_REGS 64
+#define FSX_DIRECT_MOUNT_REGS 4096
+#define FSX_DIRECT_LEN_MAX (64ull << 30)
 
 /* Is cmd one of the ioctls (libs3rdmafs/s3rdmafs_ioctl.h)? */
 bool fsx_direct_cmd(unsigned int cmd);

@@ -69,6 +69,7 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
   fh->wb = mine;
   fh->writer = writing;
   fh->append = (fi->flags & O_APPEND) != 0;
+  fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = 1; /* the kernel's pages are what was written here */
   if (fuse_reply_open(req, fi))
@@ -159,6 +160,7 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fh->wb = wb;
   fh->writer = wb != NULL;
   fh->append = (fi->flags & O_APPEND) != 0;
+  fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = !drop;
   if (fuse_reply_open(req, fi))
@@ -230,7 +232,7 @@ void fsx_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
                   const void *in_buf, size_t in_bufsz, size_t out_bufsz)
 {
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
-  unsigned char a[256];
+  _Alignas(8) unsigned char a[256];
   size_t size = _IOC_SIZE(cmd);
   bool out = (_IOC_DIR(cmd) & _IOC_READ) != 0;
   int rc;

@@ -451,7 +451,8 @@ static int open_pool(const char *dir, char *path, size_t len, char *at_path)
       return -EINVAL;
     snprintf(path, len, "%s", line);
   }
-  fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  /* (not blocking: a FIFO put there would hold recovery, and unmount) */
+  fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return -errno;
   if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||

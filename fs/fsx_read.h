@@ -45,6 +45,7 @@ struct fsx_fh {
                                  reads and writes go through it */
   bool writer;                /* opened for writing: close uploads */
   bool append;                /* O_APPEND: every write at the end */
+  bool readable;              /* not opened O_WRONLY (fsx_direct reads) */
   char *special;              /* the stats file's text, else NULL */
   size_t special_len;
   struct fsx_dreg *dregs;     /* lock: registered buffers (fsx_direct) */

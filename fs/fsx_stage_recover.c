@@ -279,7 +279,7 @@ static void end_resumed(struct s3_client *c, const char *path,
 
 /* One staging file of a dead mount: uploaded, removed, kept or left. */
 static void recover_file(struct fsx_stage *s, struct s3_client *c,
-                         const char *path, bool known,
+                         const char *path, bool known, bool pool_lost,
                          fsx_stage_recover_fn fn, void *arg,
                          struct fsx_recovery *out)
 {
@@ -313,7 +313,10 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
     return;
   }
   /* streamed, its upload failed: the parts the server holds are named */
-  resume = !rt.r.partial && rt.r.sent && !fsx_stage_parts_read(path, &pp);
+  /* (not when the write buffers are lost: the staging file lacks what
+     only they held, and would be completed with zeros in its place) */
+  resume = !pool_lost && !rt.r.partial && rt.r.sent &&
+           !fsx_stage_parts_read(path, &pp);
   if (!resume && rt.r.sent && !fsx_stage_parts_read(path, &pp)) {
     end_resumed(c, path, &rt.r, &pp, false); /* never closed: aborted */
     fsx_stage_parts_free(&pp);
@@ -325,7 +328,10 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
     snprintf(why, sizeof(why), "%s%s",
              rt.r.partial ? "the daemon stopped while it was being written "
                             "(never closed or synced since)"
-                          : "the daemon stopped with its upload unfinished",
+             : pool_lost && rt.r.sent
+                 ? "the daemon stopped with its upload unfinished and its "
+                   "write buffers were lost (the machine restarted?)"
+                 : "the daemon stopped with its upload unfinished",
              rt.r.sent ? "; bytes its upload already held (streamed, up to "
                          "byte " : "");
     if (rt.r.sent)
@@ -447,7 +453,7 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   char *fmt = fsx_stage_path_join(dir, "format"), *text = NULL;
   long keep[RESUME_MAX];
   size_t nkeep;
-  bool known = false;
+  bool known = false, pool_lost = false;
   struct dirent *e;
   DIR *d;
 
@@ -478,6 +484,7 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   /* the write buffers' bytes into their staging files, before those */
   if (!told_to_stop(stop)) {
     int runs = fsx_pool_recover(dir);
+    pool_lost = runs < 0;
     if (runs == -ENOENT)
       log_err("%s: its write buffers are gone (their file in write.pool_dir "
               "did not outlive a restart): what only they held is lost",
@@ -494,7 +501,7 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
     char *p = fsx_stage_path_join(dir, e->d_name);
     size_t n = strlen(e->d_name);
     if (p && is_staging_name(e->d_name))
-      recover_file(s, c, p, known, fn, arg, out);
+      recover_file(s, c, p, known, pool_lost, fn, arg, out);
     else if (p && n > 8 && !strcmp(e->d_name + n - 8, ".rec.tmp"))
       unlink(p); /* a record never renamed into place */
     else if (p && n > 4 && (!strcmp(e->d_name + n - 4, ".rec") ||

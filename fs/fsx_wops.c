@@ -73,6 +73,7 @@ made:
   fh->wb = wb;
   fh->writer = true;
   fh->append = (fi->flags & O_APPEND) != 0;
+  fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fsx_inode_note_entry(m->tab, in); /* listed before its upload */
   fsx_entry_of(m, in, &e);

@@ -57,6 +57,17 @@ static struct lbuf *bufs; /* lock */
 static pthread_key_t bounce_key;
 static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
 
+/* UNREGISTER r, where its descriptor still names that file (else the
+   registration went with the open file). */
+static void unregister(const struct lreg *r)
+{
+  struct s3rdmafs_ioc_unregister a = {.handle = r->handle};
+  struct stat st;
+
+  if (!fstat(r->fd, &st) && st.st_dev == r->dev && st.st_ino == r->ino)
+    ioctl(r->fd, S3RDMAFS_IOC_UNREGISTER, &a);
+}
+
 /* The daemon's handle for b on fd's open file (lock held): registered
    when unknown, or when stale. 0 or -errno. */
 static int handle_for(struct lbuf *b, int fd, bool stale, uint64_t *out)
@@ -79,13 +90,15 @@ static int handle_for(struct lbuf *b, int fd, bool stale, uint64_t *out)
   if (ioctl(fd, S3RDMAFS_IOC_REGISTER, &a))
     return -errno;
   if (i == b->nregs) {
-    if (b->nregs == MAX_REGS) { /* the oldest forgotten (the daemon drops
-                                   it with its open file) */
+    if (b->nregs == MAX_REGS) { /* the oldest given up */
+      unregister(&b->regs[0]);
       memmove(b->regs, b->regs + 1, sizeof(b->regs[0]) * (MAX_REGS - 1));
       i = MAX_REGS - 1;
     } else {
       b->nregs++;
     }
+  } else {
+    unregister(&b->regs[i]); /* stale: gone already, or replaced now */
   }
   b->regs[i] = (struct lreg){fd, st.st_dev, st.st_ino, a.handle};
   *out = a.handle;
@@ -138,15 +151,8 @@ fail:
 
 static void lbuf_free(struct lbuf *b)
 {
-  for (unsigned i = 0; i < b->nregs; i++) {
-    struct s3rdmafs_ioc_unregister a = {.handle = b->regs[i].handle};
-    struct stat st;
-    /* only where the descriptor is still that file (else its registration
-       went with it) */
-    if (!fstat(b->regs[i].fd, &st) && st.st_dev == b->regs[i].dev &&
-        st.st_ino == b->regs[i].ino)
-      ioctl(b->regs[i].fd, S3RDMAFS_IOC_UNREGISTER, &a);
-  }
+  for (unsigned i = 0; i < b->nregs; i++)
+    unregister(&b->regs[i]);
   munmap(b->ptr, b->size);
   close(b->memfd);
   free(b);

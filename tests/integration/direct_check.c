@@ -20,6 +20,10 @@
  *       against writing, a length past the memfd, a read past the
  *       buffer, another process's handle (a forked child's), an unknown
  *       handle, an unknown version.
+ *   direct_check many FILE N
+ *       one registered buffer read through N opens of FILE in turn, twice
+ *       over: the handles it stops remembering are given back (no ENOSPC
+ *       from the daemon's limits)
  *   direct_check hold FILE N SECS
  *       N registered buffers on FILE, each read into, then held for SECS
  *       seconds with FILE open (the test reads the daemon's counters).
@@ -225,6 +229,28 @@ static int hostile(char **argv)
   bad += expect("a length past the memfd",
                 reg_raw(fd, memfd_of(1 << 20, F_SEAL_SHRINK), 2 << 20,
                         S3RDMAFS_IOC_VERSION, &h), EINVAL);
+  {
+    int same = open(argv[2], O_RDONLY), wr = open(argv[2], O_WRONLY);
+    int huge = memfd_create("hostile-huge", MFD_HUGETLB | MFD_ALLOW_SEALING);
+    /* a file of this very mount: never taken (its close would flush) */
+    bad += expect("a file of the mount itself",
+                  reg_raw(fd, same, 4096, S3RDMAFS_IOC_VERSION, &h), EINVAL);
+    /* opened to write only: nothing is read through it */
+    bad += expect("a file opened only for writing",
+                  reg_raw(wr, memfd_of(1 << 20, F_SEAL_SHRINK), 1 << 20,
+                          S3RDMAFS_IOC_VERSION, &h), EBADF);
+    if (huge >= 0 && !ftruncate(huge, 2 << 20) &&
+        !fcntl(huge, F_ADD_SEALS, F_SEAL_SHRINK))
+      bad += expect("a hugetlbfs memfd",
+                    reg_raw(fd, huge, 2 << 20, S3RDMAFS_IOC_VERSION, &h),
+                    EINVAL);
+    else
+      printf("# hostile: no huge pages here: the hugetlbfs case skipped\n");
+    close(same);
+    close(wr);
+    if (huge >= 0)
+      close(huge);
+  }
   bad += expect("an fd number that is not open",
                 reg_raw(fd, 987, 4096, S3RDMAFS_IOC_VERSION, &h), EBADF);
   bad += expect("another version", reg_raw(fd, memfd_of(1 << 20, F_SEAL_SHRINK),
@@ -245,6 +271,31 @@ static int hostile(char **argv)
                 WIFEXITED(st) && WEXITSTATUS(st) == 0 ? EBADF : 0, EBADF);
   close(fd);
   return bad ? 1 : 0;
+}
+
+static int many(char **argv)
+{
+  int n = atoi(argv[3]), fds[128];
+  char *b;
+
+  if (n < 1 || n > 128)
+    return 2;
+  for (int i = 0; i < n; i++)
+    if ((fds[i] = open(argv[2], O_RDONLY)) < 0)
+      return 2;
+  if (!(b = s3rdmafs_buf_alloc(fds[0], 1 << 20)))
+    return 1;
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < n; i++) {
+      ssize_t r = s3rdmafs_read_direct(fds[i], b, 4096, i);
+      if (r < 0) {
+        fprintf(stderr, "many: open %d: %s\n", i, s3rdmafs_strerror((int)r));
+        return 1;
+      }
+    }
+  s3rdmafs_buf_free(b);
+  printf("many: %d opens, twice each\n", n);
+  return 0;
 }
 
 static int hold(char **argv)
@@ -279,6 +330,8 @@ int main(int argc, char **argv)
     rc = perm(argv);
   else if (argc == 3 && !strcmp(argv[1], "hostile"))
     rc = hostile(argv);
+  else if (argc == 4 && !strcmp(argv[1], "many"))
+    rc = many(argv);
   else if (argc == 5 && !strcmp(argv[1], "hold"))
     rc = hold(argv);
   if (rc == 2)

@@ -9,9 +9,12 @@
 #     view, never the server's);
 #   - the registrations go with the open file: counted while a process
 #     holds them, none left once it has exited;
-#   - hostile ioctls refused (a plain file's fd, an unsealed or
-#     write-sealed memfd, lengths past the memfd or the buffer, unknown and
-#     foreign handles, another version);
+#   - hostile ioctls refused (a plain file's fd, a file of the mount
+#     itself, a hugetlbfs memfd, an unsealed or write-sealed memfd, a file
+#     opened only for writing, lengths past the memfd or the buffer,
+#     unknown and foreign handles, another version);
+#   - one buffer used through 40 opens in turn: the library gives back
+#     the handles it stops remembering;
 #   - a caller the daemon may not ptrace gets EPERM: the daemon runs as
 #     root without CAP_SYS_PTRACE, the caller as nobody (allow_other), so
 #     pidfd_getfd(2) refuses, and the same daemon serves root without
@@ -61,6 +64,9 @@ gone() { [ "$(stat_of direct.registered)" = 0 ]; }
 check "hold: none left once the process exited" wait_for 30 0.1 gone
 
 check "hostile ioctls refused" "$DC" hostile "$mnt/b.bin"
+check "one buffer through 40 opens in turn" "$DC" many "$mnt/b.bin" 40
+gone0() { [ "$(stat_of direct.registered)" = 0 ]; }
+check "... none left registered" wait_for 30 0.1 gone0
 fs_umount "$mnt"
 
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off

@@ -190,7 +190,10 @@ done
 # requests fail at once. A 3.5-part file streams its first three parts,
 # then the relay goes: close() gets EIO. i) SIGKILL, j) unmount: either
 # way the next mount takes the unfinished upload up (its parts recorded
-# beside the staging file) and sends only the rest.
+# beside the staging file) and sends only the rest. lost) SIGKILL, and the
+# write buffers' file gone before the next mount (a tmpfs emptied by a
+# restart): the file is kept in unsaved/, never completed with the bytes
+# only the buffers held missing.
 rport=$((20000 + RANDOM % 20000)) rgw_port=${S3R_ENDPOINT##*:} relay_pid=
 relay_up() {
   relay_down
@@ -230,7 +233,7 @@ fail_close() { # NAME: written (3.5 parts) and closed with the relay down
   touch "$tmp/ctl/$1/go"
   wait "$wpid" || true
 }
-for how in kill umount; do
+for how in kill umount lost; do
   name=$how.bin
   echo "# ${how}: close() fails after three parts, then $how"
   relay_up
@@ -238,13 +241,25 @@ for how in kill umount; do
   fail_close "$name" # (not in a command substitution: it kills the relay)
   check_eq "$how: close() returns EIO" "$(cat "$tmp/ctl/$name/result" 2>/dev/null)" EIO
   check "$how: its parts are recorded" bash -c "ls '$tmp'/cache/mount-*/*.parts >/dev/null 2>&1"
-  if [ "$how" = kill ]; then fs_kill "$mnt"; fi
+  if [ "$how" != umount ]; then fs_kill "$mnt"; fi
   fs_umount "$mnt" || true
   check "$how: nothing on the server yet" key_absent "$name"
+  if [ "$how" = lost ]; then
+    pool=$(cat "$tmp"/cache/mount-*/pool.at 2>/dev/null || true)
+    check "lost: the buffers' file removed" rm "${pool:-/nonexistent}"
+  fi
   relay_up
   fs_mount "$bucket" "$mnt" "$tmp/fs-$how-2.log" "${ropts[@]}"
   recovered2() { grep -qs "earlier mounts' leftovers" "$tmp/fs-$how-2.log"; }
   check "$how: recovery ran" wait_for 120 0.2 recovered2
+  if [ "$how" = lost ]; then
+    check "lost: not completed without its buffers' bytes" key_absent "$name"
+    check "lost: kept in unsaved/, saying why" \
+      grep -qs "$name.*write buffers were lost" "$tmp/cache/unsaved/MANIFEST"
+    check_eq "lost: no upload left open" "$(fs_uploads)" ""
+    fs_umount "$mnt"
+    continue
+  fi
   check "$how: the object is the file" same "$name"
   check "$how: uploaded by taking its upload up" \
     grep -q "$name, left by a dead mount, is uploaded" "$tmp/fs-$how-2.log"

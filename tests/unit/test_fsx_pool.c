@@ -277,6 +277,16 @@ static void test_recover_home_hostile(void **state)
   close(fd);
   assert_int_equal(fsx_pool_recover(dir), -ELOOP);
   unlink(other);
+  /* a FIFO named as ours: refused at once, never waited on */
+  assert_int_equal(mkfifo(other, 0600), 0);
+  fd = open(at, O_WRONLY | O_TRUNC);
+  dprintf(fd, "%s\n", other);
+  close(fd);
+  assert_int_equal(fsx_pool_recover(dir), -EPERM);
+  unlink(other);
+  fd = open(at, O_WRONLY | O_TRUNC);
+  dprintf(fd, "%s\n", file);
+  close(fd);
   /* not named as ours */
   snprintf(other, sizeof(other), "%s/lock", home);
   assert_int_equal(rename(file, other), 0);
