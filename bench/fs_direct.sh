@@ -35,24 +35,7 @@ for v in "$size_mib" "$reps" "$chunk"; do case $v in '' | *[!0-9]* | 0) usage ;;
 bench_setup
 BW=$BENCH_TOP/build/bin/direct_bw
 [ -x "$BW" ] || { echo "fs_direct: $BW is missing (build first)" >&2; exit 1; }
-GW=$BENCH_TOP/scripts/gateway.sh
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-direct.XXXXXX")
-mnt=$tmp/mnt
-mkdir -p "$mnt"
-export S3R_GW_DIR=$tmp/gw
-cleanup() {
-  set +e
-  bench_umount_ours "$mnt"
-  "$GW" stop
-  rm -rf "$tmp"
-  bench_teardown
-}
-trap cleanup EXIT
-
-bench_read_object fs_direct "$size_mib" # bucket, key, bytes
-"$GW" start --port 0 >&2
-eval "$("$GW" env)"
-gw_pid=$(cat "$S3R_GW_DIR/pid")
+bench_gateway_setup fs_direct "$size_mib" # tmp, mnt, GW, gw_pid; the object
 
 # pass ROW MODE: one direct_bw pass; sets p_mbs, p_cpu (reader + daemon
 # CPU s/GiB), p_rcpu, p_dcpu, p_gcpu, p_crc
@@ -63,7 +46,8 @@ pass() {
   out=$("$BW" "$mnt/$key" "$chunk" "$2") || { echo "fs_direct: $1 $2 failed" >&2; exit 1; }
   c1=$(proc_cpu_s "$ours_pid") g1=$(proc_tree_cpu_s "$gw_pid")
   gib=$(awk -v b="$bytes" 'BEGIN { print b / 1073741824 }')
-  eval "$(printf '%s\n' "$out" | tr ' ' '\n' | sed 's/^/o_/')"
+  read -r o_bytes o_seconds o_cpu o_crc < <(printf '%s\n' "$out" |
+    sed -n 's/^bytes=\([^ ]*\) seconds=\([^ ]*\) cpu=\([^ ]*\) crc=\([^ ]*\)$/\1 \2 \3 \4/p')
   [ "$o_bytes" = "$bytes" ] || { echo "fs_direct: $1 $2 read $o_bytes bytes, not $bytes" >&2; exit 1; }
   p_crc=$o_crc
   p_mbs=$(awk -v b="$bytes" -v s="$o_seconds" 'BEGIN { printf "%.1f", b / 1e6 / s }')
@@ -80,6 +64,7 @@ for row in http cma; do
   if [ "$row" = http ]; then
     bench_mount_ours "$bucket" "$mnt" "$tmp/fs.log" -o rdma.transport=off
   else
+    # shellcheck disable=SC2153 # (S3R_GW_ENDPOINT: bench_gateway_setup)
     bench_mount_ours "$bucket" "$mnt" "$tmp/fs.log" -o "endpoint=$S3R_GW_ENDPOINT,rdma.transport=cma"
   fi
   pass "$row" read >/dev/null # warm the daemon's cache (http)

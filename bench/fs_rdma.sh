@@ -35,24 +35,7 @@ while [ $# -gt 0 ]; do
 done
 
 bench_setup
-GW=$BENCH_TOP/scripts/gateway.sh
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-rdma.XXXXXX")
-mnt=$tmp/mnt
-mkdir -p "$mnt"
-export S3R_GW_DIR=$tmp/gw
-cleanup() {
-  set +e
-  bench_umount_ours "$mnt"
-  "$GW" stop
-  rm -rf "$tmp"
-  bench_teardown
-}
-trap cleanup EXIT
-
-bench_read_object fs_rdma "$size_mib" # bucket, key, bytes
-"$GW" start --port 0 >&2
-eval "$("$GW" env)"
-gw_pid=$(cat "$S3R_GW_DIR/pid")
+bench_gateway_setup fs_rdma "$size_mib" # tmp, mnt, GW, gw_pid; the object
 
 mount_ours() { # endpoint transport
   bench_mount_ours "$bucket" "$mnt" "$tmp/fs.log" -o "endpoint=$1,rdma.transport=$2"
@@ -64,6 +47,7 @@ mount_ours() { # endpoint transport
 # r_gcpu (the gateway's).
 run_once() {
   local t0 t1 c0 c1 u0 u1 g0 g1
+  # shellcheck disable=SC2153 # (S3R_GW_ENDPOINT: bench_gateway_setup)
   case $1 in
     cma) mount_ours "$S3R_GW_ENDPOINT" cma ;;
     off) mount_ours "$S3R_GW_ENDPOINT" off ;;

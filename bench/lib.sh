@@ -163,3 +163,29 @@ proc_user_cpu_s() {
 
 # drop_caches: peer_drop_caches, quiet when it cannot (not root)
 drop_caches() { peer_drop_caches 2>/dev/null || true; }
+
+# bench_gateway_setup WORKLOAD SIZE_MIB: for a workload through
+# s3rdma-gateway: tmp (removed at exit, with mnt unmounted and the
+# gateway stopped), mnt, GW (scripts/gateway.sh), the read object
+# (bench_read_object), the gateway started on a port of its own, its env
+# (S3R_GW_ENDPOINT) and gw_pid. Sets the EXIT trap.
+bench_gateway_setup() {
+  GW=$BENCH_TOP/scripts/gateway.sh
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-$1.XXXXXX")
+  mnt=$tmp/mnt
+  mkdir -p "$mnt"
+  export S3R_GW_DIR=$tmp/gw
+  trap _bench_gateway_cleanup EXIT
+  bench_read_object "$1" "$2" # bucket, key, bytes
+  "$GW" start --port 0 >&2
+  eval "$("$GW" env)"
+  # shellcheck disable=SC2034 # (for the workload)
+  gw_pid=$(cat "$S3R_GW_DIR/pid")
+}
+_bench_gateway_cleanup() {
+  set +e
+  bench_umount_ours "$mnt"
+  "$GW" stop
+  rm -rf "$tmp"
+  bench_teardown
+}

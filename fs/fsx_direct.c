@@ -268,18 +268,21 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd; /* EPERM: we may not ptrace the caller */
   }
+  /* seals first: only shmem and hugetlbfs files have them, and asking
+     reaches no filesystem's server (fstat of a FUSE file could block) */
   seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0) {
+    close_later(fd); /* swapped for something else since the check */
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return -EINVAL;
+  }
   /* tmpfs only: a hugetlbfs memfd may lose its pages to a hole punched
      (its reservation with them), and a write into it would SIGBUS us */
-  if (seals < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-      fstatfs(fd, &sf) || sf.f_type != TMPFS_MAGIC ||
-      !(seals & F_SEAL_SHRINK) ||
+  if (fstat(fd, &st) || !S_ISREG(st.st_mode) || fstatfs(fd, &sf) ||
+      sf.f_type != TMPFS_MAGIC || !(seals & F_SEAL_SHRINK) ||
       (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) ||
       (uint64_t)st.st_size < a->len) {
-    if (seals < 0 || fstatfs(fd, &sf) || sf.f_type != TMPFS_MAGIC)
-      close_later(fd); /* swapped for something else since the check */
-    else
-      close(fd);
+    close(fd);
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EINVAL; /* not a memfd sealed against shrinking, or short */
   }

@@ -163,6 +163,10 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = !drop;
+  if (drop) /* (why: the kernel's pages are dropped at this open) */
+    log_debug("open of inode %llu drops the kernel's pages: %s%s%s",
+              (unsigned long long)ino, seen.changed ? "another ETag " : "",
+              seen.unsure ? "unsure " : "", m->o.kernel_cache ? "" : "no cache");
   if (fuse_reply_open(req, fi))
     fsx_fh_destroy(m, fh);
 }

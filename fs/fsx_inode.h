@@ -54,6 +54,8 @@ struct fsx_kernel_seen {
   bool changed;               /* the kernel held another object */
   bool reopened;              /* the kernel held one at all */
   bool stale;                 /* our page cache holds another object */
+  bool unsure;                /* a drop was still settling (a writer came
+                                 within KERNEL_DROP_SETTLE_MS of it) */
 };
 
 struct fsx_table;

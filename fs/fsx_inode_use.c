@@ -37,6 +37,7 @@ int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
   seen->changed = strcmp(in->kernel_etag, etag) != 0;
   seen->reopened = in->kernel_etag[0] != '\0';
   seen->stale = in->gen != fsx_etag_gen(etag);
+  seen->unsure = in->kernel_unsure;
   *drop = seen->changed || in->kernel_unsure || !keep;
   if (*drop) { /* no writer: what the kernel reads next is the object */
     in->kernel_drop_ms = clock_mono_ms();

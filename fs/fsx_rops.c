@@ -163,6 +163,9 @@ void fsx_op_getattr(fuse_req_t req, fuse_ino_t ino,
     fsx_reply_err(req, -rc);
   } else {
     fsx_ns_stat(m, ino, &a, &st);
+    log_debug("getattr %llu: size %lld mtime %lld%s", (unsigned long long)ino,
+              (long long)st.st_size, (long long)st.st_mtime,
+              stale ? " (asked the server)" : "");
     fuse_reply_attr(req, &st, secs(m->o.attr_ttl_ms));
   }
   fsx_inode_put(m->tab, in);

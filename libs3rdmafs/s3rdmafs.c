@@ -105,6 +105,8 @@ static int handle_for(struct lbuf *b, int fd, bool stale, uint64_t *out)
   return 0;
 }
 
+/* fd < 0: registered on no file yet (each read registers it on its file
+   as it needs, as for any buffer of ours) */
 static struct lbuf *lbuf_make(int fd, size_t size, int *err)
 {
   struct lbuf *b = calloc(1, sizeof(*b));
@@ -131,7 +133,7 @@ static struct lbuf *lbuf_make(int fd, size_t size, int *err)
     goto close_memfd;
   }
   pthread_mutex_lock(&lock);
-  rc = handle_for(b, fd, false, &h);
+  rc = fd < 0 ? 0 : handle_for(b, fd, false, &h);
   if (!rc) {
     b->next = bufs;
     bufs = b;
@@ -190,6 +192,21 @@ static struct lbuf *lbuf_take(const void *ptr)
     }
   pthread_mutex_unlock(&lock);
   return b;
+}
+
+void *s3r_buf_alloc_lazy(size_t size)
+{
+  struct lbuf *b;
+  int rc;
+
+  if (!size || size > SIZE_MAX / 2) {
+    errno = EINVAL;
+    return NULL;
+  }
+  b = lbuf_make(-1, size, &rc);
+  if (!b)
+    errno = -rc;
+  return b ? b->ptr : NULL;
 }
 
 void s3rdmafs_buf_free(void *buf)

@@ -7,8 +7,9 @@
  *   build time, and without a driver or a device every GPU call returns
  *   -ENODEV at once, s3rdmafs_strerror saying why.
  * - Staged: each thread has a ring of NSLOTS slots of SLOT bytes, memory
- *   from s3rdmafs_buf_alloc (registered with the daemon: a slot is filled
- *   by read_direct with one copy in the daemon, or none with RDMA) and
+ *   like s3rdmafs_buf_alloc's, registered with the daemon on the first
+ *   read of each file (a slot is filled by read_direct with one copy in
+ *   the daemon, or none with RDMA; a write-only file registers nothing),
  *   pinned for the GPU (cuMemHostRegister). A read fills slot i while the
  *   copies of the slots before it to the device run on the ring's stream;
  *   a slot is filled again only after its copy's event has completed. A
@@ -111,7 +112,6 @@ const char *s3r_cuda_reason(void)
 /* ---- the calling thread's ring ---- */
 
 struct ring {
-  int fd;                       /* the file it was allocated on */
   char *mem;                    /* NSLOTS * SLOT, registered and pinned */
   s3r_CUcontext ctx;
   s3r_CUstream stream;
@@ -162,7 +162,7 @@ static void ring_key_make(void)
 
 /* The thread's ring for context ctx (current): made, or remade for
    another context. -errno. */
-static int ring_get(int fd, s3r_CUcontext ctx, struct ring **out)
+static int ring_get(s3r_CUcontext ctx, struct ring **out)
 {
   struct ring *g;
   s3r_CUresult r;
@@ -180,9 +180,8 @@ static int ring_get(int fd, s3r_CUcontext ctx, struct ring **out)
   }
   if (!(g = calloc(1, sizeof(*g))))
     return -ENOMEM;
-  g->fd = fd;
   g->ctx = ctx;
-  if (!(g->mem = s3rdmafs_buf_alloc(fd, (size_t)NSLOTS * SLOT))) {
+  if (!(g->mem = s3r_buf_alloc_lazy((size_t)NSLOTS * SLOT))) {
     int rc = -errno;
     free(g);
     return rc;
@@ -306,11 +305,12 @@ static ssize_t gpu_read_in(int fd, struct ring *g, s3r_CUdeviceptr dev,
   return (ssize_t)queued;
 }
 
-ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off)
+/* The common start of a GPU call: dev_ptr's context pushed and the
+   thread's ring for it in *g. 0; 1: nothing to do (size 0); -errno. */
+static int enter(const void *dev_ptr, size_t size, off_t off,
+                 struct ring **g)
 {
   s3r_CUcontext ctx, prev;
-  struct ring *g;
-  ssize_t n;
   int rc;
 
   if (off < 0)
@@ -318,13 +318,31 @@ ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off)
   if ((rc = device_ctx(dev_ptr, size, &ctx)))
     return rc;
   if (!size)
-    return 0;
+    return 1;
   if (cuda.CtxPushCurrent(ctx))
     return -EIO;
-  rc = ring_get(fd, ctx, &g);
-  n = rc ? rc : gpu_read_in(fd, g, (s3r_CUdeviceptr)(uintptr_t)dev_ptr, size,
-                            off);
+  if ((rc = ring_get(ctx, g)))
+    cuda.CtxPopCurrent(&prev);
+  return rc;
+}
+
+static void leave(void)
+{
+  s3r_CUcontext prev;
+
   cuda.CtxPopCurrent(&prev);
+}
+
+ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off)
+{
+  struct ring *g;
+  ssize_t n;
+  int rc = enter(dev_ptr, size, off, &g);
+
+  if (rc)
+    return rc > 0 ? 0 : rc;
+  n = gpu_read_in(fd, g, (s3r_CUdeviceptr)(uintptr_t)dev_ptr, size, off);
+  leave();
   return n;
 }
 
@@ -346,35 +364,32 @@ ssize_t s3rdmafs_gpu_read_batch(int fd, struct s3rdmafs_gpu_io *ios, int n)
   return failed ? failed : total;
 }
 
+/* Queue the copy of len bytes at dev into slot s, and its event. */
+static int queue_dtoh(struct ring *g, int s, s3r_CUdeviceptr dev, size_t len)
+{
+  s3r_CUresult r = cuda.MemcpyDtoHAsync(g->mem + (size_t)s * SLOT, dev, len,
+                                        g->stream);
+
+  if (!r)
+    r = cuda.EventRecord(g->ev[s], g->stream);
+  g->pending[s] = !r;
+  return r ? cuda_fail("cuMemcpyDtoHAsync", r) : 0;
+}
+
 ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
                            off_t off)
 {
-  s3r_CUcontext ctx, prev;
+  s3r_CUdeviceptr dev = (s3r_CUdeviceptr)(uintptr_t)dev_ptr;
   size_t copied = 0, written = 0;
   struct ring *g;
-  int rc, s;
+  int rc = enter(dev_ptr, size, off, &g), s;
 
-  if (off < 0)
-    return -EINVAL;
-  if ((rc = device_ctx(dev_ptr, size, &ctx)))
-    return rc;
-  if (!size)
-    return 0;
-  if (cuda.CtxPushCurrent(ctx))
-    return -EIO;
-  if ((rc = ring_get(fd, ctx, &g)))
-    goto pop;
+  if (rc)
+    return rc > 0 ? 0 : rc;
   /* copies run up to NSLOTS slots ahead of the writes */
   for (s = 0; s < NSLOTS && copied < size && !rc; s++) {
     size_t piece = size - copied < SLOT ? size - copied : SLOT;
-    s3r_CUresult r = cuda.MemcpyDtoHAsync(
-        g->mem + (size_t)s * SLOT,
-        (s3r_CUdeviceptr)(uintptr_t)dev_ptr + copied, piece, g->stream);
-    if (!r)
-      r = cuda.EventRecord(g->ev[s], g->stream);
-    if (r)
-      rc = cuda_fail("cuMemcpyDtoHAsync", r);
-    g->pending[s] = !r;
+    rc = queue_dtoh(g, s, dev + copied, piece);
     copied += piece;
   }
   for (s = 0; written < size && !rc; s = (s + 1) % NSLOTS) {
@@ -386,6 +401,8 @@ ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
       ssize_t k = pwrite(fd, slot + w, piece - w, off + (off_t)(written + w));
       if (k < 0 && errno != EINTR)
         rc = -errno;
+      else if (k == 0)
+        rc = -EIO; /* no progress */
       else if (k > 0)
         w += (size_t)k;
     }
@@ -394,20 +411,13 @@ ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
     written += piece;
     if (copied < size) { /* this slot takes the next piece */
       size_t next = size - copied < SLOT ? size - copied : SLOT;
-      s3r_CUresult r = cuda.MemcpyDtoHAsync(
-          slot, (s3r_CUdeviceptr)(uintptr_t)dev_ptr + copied, next, g->stream);
-      if (!r)
-        r = cuda.EventRecord(g->ev[s], g->stream);
-      if (r)
-        rc = cuda_fail("cuMemcpyDtoHAsync", r);
-      g->pending[s] = !r;
+      rc = queue_dtoh(g, s, dev + copied, next);
       copied += next;
     }
   }
   if (ring_drain(g) && !rc)
     rc = -EIO;
-pop:
-  cuda.CtxPopCurrent(&prev);
+  leave();
   if (rc)
     return written ? (ssize_t)written : rc;
   return (ssize_t)written;

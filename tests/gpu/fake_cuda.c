@@ -18,6 +18,8 @@
  *   stream's next synchronization, as the driver reports async errors.
  * - cuMemGetHandleForAddressRange (dma-buf) is always refused
  *   (CUDA_ERROR_NOT_SUPPORTED).
+ * - Synchronous copies (cuMemcpyHtoD, cuMemcpyDtoH) and the primary
+ *   context, for gpu_check.c, the real-GPU check, run against it too.
  * - Counters for the tests: fake_cuda_stats().
  *
  * The signatures are the driver API's; where the toolkit's cuda.h is
@@ -110,6 +112,44 @@ EXPORT CUresult CUDAAPI cuGetErrorString(CUresult e, const char **s)
        : e == E_NOMEM ? "out of memory (simulated)"
        : e == E_INVALID ? "invalid argument (simulated)"
                         : "error (simulated)";
+  return OK;
+}
+
+EXPORT CUresult CUDAAPI cuDeviceGet(int *dev, int ordinal)
+{
+  int n;
+
+  cuDeviceGetCount(&n);
+  if (ordinal < 0 || ordinal >= n)
+    return E_INVALID;
+  *dev = ordinal;
+  return OK;
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, int dev)
+{
+  (void)dev;
+  *ctx = (CUcontext)(void *)&ctx_token;
+  return OK;
+}
+
+EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(int dev)
+{
+  (void)dev;
+  return OK;
+}
+
+/* synchronous copies (no stream: at once) */
+EXPORT CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src,
+                                        size_t len)
+{
+  memcpy((void *)(uintptr_t)dst, src, len);
+  return OK;
+}
+
+EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t len)
+{
+  memcpy(dst, (const void *)(uintptr_t)src, len);
   return OK;
 }
 

@@ -129,6 +129,8 @@ static int do_fail(char **argv)
     return 2;
   n = s3rdmafs_gpu_read(fd, dev, 40u << 20, 0);
   printf("fail: %zd: %s\n", n, n < 0 ? s3rdmafs_strerror((int)n) : "");
+  dev_free((unsigned long long)(uintptr_t)dev);
+  close(fd);
   return n == -want && strstr(s3rdmafs_strerror((int)n), "simulated") ? 0 : 1;
 }
 
@@ -157,6 +159,8 @@ static int do_hostmem(char **argv)
   a = s3rdmafs_gpu_read(fd, host, sizeof(host), 0);
   b = s3rdmafs_gpu_read(fd, dev + 4096, 1 << 20, 0);
   printf("hostmem: host pointer %zd, past the allocation %zd\n", a, b);
+  dev_free((unsigned long long)(uintptr_t)dev);
+  close(fd);
   return a == -EINVAL && b == -EINVAL ? 0 : 1;
 }
 
@@ -175,6 +179,8 @@ static int do_write(char **argv)
   if (close(fd) || n != (ssize_t)size) {
     fprintf(stderr, "write: %zd: %s\n", n,
             n < 0 ? s3rdmafs_strerror((int)n) : "short");
+    dev_free((unsigned long long)(uintptr_t)dev);
+    free(back);
     return 1;
   }
   fd = open(argv[2], O_RDONLY);
@@ -182,6 +188,10 @@ static int do_write(char **argv)
        !memcmp(back, dev, size);
   printf("write (simulated) %s: %zu bytes %s\n", argv[2], size,
          ok ? "read back equal" : "DIFFER");
+  if (fd >= 0)
+    close(fd);
+  dev_free((unsigned long long)(uintptr_t)dev);
+  free(back);
   return ok ? 0 : 1;
 }
 

@@ -10,7 +10,8 @@
 #     failing: -EIO, the failed call named;
 #   - no driver, no device: -ENODEV with the reason; host memory and a
 #     range past its allocation: -EINVAL;
-#   - a checkpoint written from device memory (gpu_write), read back.
+#   - a checkpoint written from device memory (gpu_write), read back;
+#   - the real-GPU suite's program (gpu_check.c) against the stand-in.
 #
 #   test_gpu_sim.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -38,6 +39,8 @@ check "sim: no device: ENODEV" env FAKECUDA_DEVICES=0 "$GC" nodev "$mnt/a.bin"
 check "sim: no driver: ENODEV" env S3RDMAFS_CUDA_LIB=/nonexistent/libcuda.so.1 "$GC" nodev "$mnt/a.bin"
 check "sim: host memory, and past an allocation: EINVAL" "$GC" hostmem "$mnt/a.bin"
 check "sim: a checkpoint from device memory" "$GC" write "$mnt/ckpt.bin" $((30 * MiB + 5))
+check "sim: the real-GPU suite's checks (gpu_check), simulated" \
+  "$BIN/gpu_check" "$mnt/a.bin" "$tmp/local/a.bin" "$mnt/ckpt2.bin"
 check "sim: ... on the server" eq size \
   "$(aws_ s3api head-object --bucket "$bucket" --key ckpt.bin --query ContentLength)" $((30 * MiB + 5))
 fs_umount "$mnt"

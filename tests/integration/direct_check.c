@@ -146,6 +146,7 @@ static int written(int argc, char **argv)
     fprintf(stderr, "written: got %zd of %zu bytes%s\n", n, size - 1,
             n > 0 ? " (differing)" : "");
   s3rdmafs_buf_free(buf);
+  free(pat);
   if (close(fd))
     return 1;
   printf("written %s: %s\n", argv[2], ok ? "read back before close" : "FAILED");
