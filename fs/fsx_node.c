@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/slog.h"
 #include "fs/fsx_node.h"
 
 void fsx_stats_attr(struct fsx_attr *a)
@@ -40,6 +41,8 @@ void fsx_entry_of(struct fsx_mount *m, struct fsx_inode *in,
   e->attr_timeout = fsx_secs(m->o.attr_ttl_ms);
   e->entry_timeout = fsx_secs(m->o.attr_ttl_ms);
   fsx_ns_stat(m, fsx_inode_ino(in), &a, &e->attr);
+  log_debug("entry %llu: size %lld mtime %lld", (unsigned long long)e->ino,
+            (long long)e->attr.st_size, (long long)e->attr.st_mtime);
 }
 
 struct fsx_inode *fsx_child_of(struct fsx_mount *m, struct fsx_inode *dir,

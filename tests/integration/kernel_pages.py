@@ -16,10 +16,35 @@ writes are on their way to the daemon too, and a read then caches the old
 bytes for good. After the writer's close (the upload), a new open keeps
 the pages as well: they are what was written. Exit 0, or 1 with a
 reason.
+
+The reader's pages are locked in memory (a shared mapping, mlock) from its
+first pass to the end: this machine's kernel reclaims cold pages on its own
+(DAMON's pageout scheme, kdamond), with no memory pressure, and evicted
+the file between the passes now and then; a lock keeps reclaim off them,
+while a drop (invalidate_inode_pages2, which an open without keep_cache
+makes) still removes them.
 """
+import ctypes
 import os
 import sys
 import time
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                       ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_libc.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+_libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+
+def lock_pages(fd, size):
+    """The file's pages mapped and locked (reclaim keeps off); the map."""
+    addr = _libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+    if addr in (None, ctypes.c_void_p(-1).value):
+        sys.exit('mmap: ' + os.strerror(ctypes.get_errno()))
+    if _libc.mlock(addr, size):
+        sys.exit('mlock: ' + os.strerror(ctypes.get_errno()))
+    return addr
 
 path, stats = sys.argv[1:3]
 BLK = 4096
@@ -60,6 +85,7 @@ r = os.open(path, os.O_RDONLY)
 firsts = []
 n0 = reads_during(lambda: firsts.append(whole(r)))
 first = firsts[0]
+locked = lock_pages(r, len(first))
 want = first[:2 * BLK] + b'k' * BLK + first[3 * BLK:]
 time.sleep(1.1)  # the daemon's mtime moves on with the write
 w = os.open(path, os.O_RDWR)
@@ -73,7 +99,7 @@ if n >= full / 2:
     sys.exit('%d reads of %d reached the daemon after our write: the kernel '
              'dropped its pages (the first pass: %d)' % (n, full, n0))
 os.close(w)  # the upload
-os.close(r)
+os.close(r)  # (the mapping keeps the file open, and its pages locked)
 r = os.open(path, os.O_RDONLY)
 got = []
 n = reads_during(lambda: got.append(whole(r)))
@@ -83,3 +109,4 @@ if got[0] != want:
 if n >= full / 2:
     sys.exit('after the upload: %d reads of %d reached the daemon: the kernel '
              'dropped its pages' % (n, full))
+_libc.munmap(locked, len(first))
