@@ -279,6 +279,7 @@ ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off)
     return -EINVAL;
   if (!size)
     return 0;
+  s3r_gpu_clear_error(); /* (an EIO from here is not a CUDA call's) */
   if (size > (size_t)SSIZE_MAX)
     size = (size_t)SSIZE_MAX;
   pthread_mutex_lock(&lock);

@@ -62,6 +62,8 @@ S3R_HIDDEN const struct s3r_cuda *s3r_cuda_get(void);
 S3R_HIDDEN const char *s3r_cuda_reason(void);
 /* The calling thread's last failed CUDA call ("" if none). */
 S3R_HIDDEN const char *s3r_gpu_last_error(void);
+/* Forget it (each call starts afresh: an EIO of a later call is its own). */
+S3R_HIDDEN void s3r_gpu_clear_error(void);
 /* Memory as s3rdmafs_buf_alloc gives, registered with no file yet: each
    s3rdmafs_read_direct into it registers it on its file (the GPU ring,
    which a write-only file must not be asked to register). */

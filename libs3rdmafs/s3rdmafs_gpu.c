@@ -137,6 +137,11 @@ const char *s3r_gpu_last_error(void)
   return last_cuda;
 }
 
+void s3r_gpu_clear_error(void)
+{
+  last_cuda[0] = '\0';
+}
+
 static void ring_free(void *p)
 {
   struct ring *g = p;
@@ -313,6 +318,7 @@ static int enter(const void *dev_ptr, size_t size, off_t off,
   s3r_CUcontext ctx, prev;
   int rc;
 
+  s3r_gpu_clear_error();
   if (off < 0)
     return -EINVAL;
   if ((rc = device_ctx(dev_ptr, size, &ctx)))
