@@ -402,11 +402,8 @@ static int read_get(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d,
       size_t at = *done + (size_t)n * PIECE;
       plen[n] = len - at < PIECE ? len - at : PIECE;
       buf[n] = dst + at;
-      r[n] = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
-                               fsx_inode_key(m->tab, fh->in), off + at,
-                               plen[n], buf[n]);
-      if (!r[n] ||
-          (fh->etag[0] && s3_req_add_header(r[n], "if-match", fh->etag))) {
+      r[n] = fsx_fh_get(m, fh, off + at, plen[n], buf[n]);
+      if (!r[n]) {
         rc = -ENOMEM;
         n++;
         break;

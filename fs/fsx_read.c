@@ -94,6 +94,20 @@ struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
   return fh;
 }
 
+struct s3_req *fsx_fh_get(struct fsx_mount *m, struct fsx_fh *fh,
+                          uint64_t off, size_t len, void *buf)
+{
+  struct s3_req *r = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
+                                       fsx_inode_key(m->tab, fh->in), off,
+                                       len, buf);
+
+  if (r && fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag)) {
+    s3_req_destroy(r);
+    r = NULL;
+  }
+  return r;
+}
+
 void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh)
 {
   if (fh)
@@ -194,13 +208,10 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
     iov[i].iov_len = f->want[i];
     total += f->want[i];
   }
-  f->req = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
-                             fsx_inode_key(m->tab, fh->in), first * cs, total,
-                             fsx_chunk_data(chunks[0]));
+  f->req = fsx_fh_get(m, fh, first * cs, total, fsx_chunk_data(chunks[0]));
   if (!f->req)
     goto fail;
   if (s3_req_set_sink_iov(f->req, iov, n) ||
-      (fh->etag[0] && s3_req_add_header(f->req, "if-match", fh->etag)) ||
       fsx_rdma_get(m, f->req, chunks[0], total))
     goto fail;
   atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
@@ -295,16 +306,9 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     fsx_cache_put(m->cache, ctx->chunks[i]);
   ctx->n = 0;
   ctx->tmp = fsx_bufs_get(m->bufs, len);
-  r = ctx->tmp ? s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
-                                   fsx_inode_key(m->tab, fh->in), off, len,
-                                   ctx->tmp)
-               : NULL;
+  r = ctx->tmp ? fsx_fh_get(m, fh, off, len, ctx->tmp) : NULL;
   if (!r)
     return -ENOMEM;
-  if (fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag)) {
-    s3_req_destroy(r);
-    return -ENOMEM;
-  }
   atomic_fetch_add(&m->st.gets, 1);
   /* waits, when the token was left in doubt, until no server can write
      into tmp any more */
@@ -395,12 +399,8 @@ static void fetch_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
                         .reserved = group,
                         .commits = fsx_inode_commits(m->tab, fh->in)};
     a->buf = fsx_bufs_get(m->bufs, a->len);
-    r = a->buf ? s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
-                                   fsx_inode_key(m->tab, fh->in), from,
-                                   a->len, a->buf)
-               : NULL;
-    if (!r || (fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag))) {
-      s3_req_destroy(r);
+    r = a->buf ? fsx_fh_get(m, fh, from, a->len, a->buf) : NULL;
+    if (!r) {
       fsx_bufs_put(m->bufs, a->buf);
       free(a);
       atomic_fetch_sub(&m->ahead_bytes, group);

@@ -54,6 +54,12 @@ struct fsx_fh {
 /* A file handle for inode in (a reference is taken), with attributes a. */
 struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
                              const struct fsx_attr *a);
+/*
+ * A ranged GET of [off, off + len) of fh's object into buf, If-Match the
+ * version fh opened (a read never mixes versions); NULL: no memory.
+ */
+struct s3_req *fsx_fh_get(struct fsx_mount *m, struct fsx_fh *fh,
+                          uint64_t off, size_t len, void *buf);
 /* Drop a reference (the open file's at release); freed with the last. */
 void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh);
 /*

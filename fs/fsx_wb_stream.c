@@ -38,16 +38,6 @@ static const char *stage_name(const struct fsx_wb *wb)
   return s ? s + 1 : wb->path;
 }
 
-static char *part_run(struct fsx_wb *wb, unsigned k)
-{
-  char *run;
-
-  pthread_mutex_lock(&wb->plock);
-  run = k < wb->nparts ? wb->parts[k].run : NULL;
-  pthread_mutex_unlock(&wb->plock);
-  return run;
-}
-
 /* Part k is passed: on the wire from its run (the upload begun first). */
 static void send_passed(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
 {
@@ -104,12 +94,12 @@ ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
     char *run;
     /* the writer has gone past a part its run holds: sent (a part
        without a run is the base's, copied there at commit) */
-    if (k && !part_run(wb, k) && part_run(wb, k - 1) &&
+    if (k && !fsx_wb_part(wb, k).run && fsx_wb_part(wb, k - 1).run &&
         fsx_wb_part(wb, k - 1).state == PART_NONE)
       send_passed(m, wb, k - 1);
     if ((rc = fsx_wb_grow_parts(wb, k + 1)))
       break;
-    if (!(run = part_run(wb, k))) {
+    if (!(run = fsx_wb_part(wb, k).run)) {
       void *p;
       rc = fsx_pool_get(m->pool, (size_t)l, stage_name(wb), s, &p);
       if (rc) /* no run to lend: the rest through the staging file */
@@ -269,7 +259,7 @@ int fsx_wb_unstream(struct fsx_mount *m, struct fsx_wb *wb, bool materialize_,
     return -errno;
   for (unsigned k = 0; k < wb->nparts; k++) { /* (failed ones below too) */
     uint64_t ps, pl;
-    char *run = part_run(wb, k);
+    char *run = fsx_wb_part(wb, k).run;
     fsx_wb_part_span(wb->psize, k, &ps, &pl);
     if (!run || ps >= wb->size)
       continue;

@@ -160,7 +160,8 @@ static void lbuf_free(struct lbuf *b)
   free(b);
 }
 
-void *s3rdmafs_buf_alloc(int fd, size_t size)
+/* lbuf_make for the API: its memory, or NULL with errno set. */
+static void *alloc_buf(int fd, size_t size)
 {
   struct lbuf *b;
   int rc;
@@ -170,11 +171,14 @@ void *s3rdmafs_buf_alloc(int fd, size_t size)
     return NULL;
   }
   b = lbuf_make(fd, size, &rc);
-  if (!b) {
+  if (!b)
     errno = -rc;
-    return NULL;
-  }
-  return b->ptr;
+  return b ? b->ptr : NULL;
+}
+
+void *s3rdmafs_buf_alloc(int fd, size_t size)
+{
+  return alloc_buf(fd, size);
 }
 
 /* The buffer starting at ptr, unlinked from the list (the caller frees
@@ -196,17 +200,7 @@ static struct lbuf *lbuf_take(const void *ptr)
 
 void *s3r_buf_alloc_lazy(size_t size)
 {
-  struct lbuf *b;
-  int rc;
-
-  if (!size || size > SIZE_MAX / 2) {
-    errno = EINVAL;
-    return NULL;
-  }
-  b = lbuf_make(-1, size, &rc);
-  if (!b)
-    errno = -rc;
-  return b ? b->ptr : NULL;
+  return alloc_buf(-1, size);
 }
 
 void s3rdmafs_buf_free(void *buf)

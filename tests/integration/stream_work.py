@@ -52,6 +52,15 @@ def write_all(fd, buf):
         os.write(fd, buf[i:i + MiB])
 
 
+def outcome(call, fd):
+    """call(fd)'s result as the test reads it: "0", or the errno's name."""
+    try:
+        call(fd)
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+    return "0"
+
+
 def main():
     pat, path, ref, part = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     arg = sys.argv[5] if len(sys.argv) > 5 else ""
@@ -114,13 +123,8 @@ def main():
         put(data(2 * part + part // 2, 12))
         open(os.path.join(ctl, "written"), "w").close()
         wait_for(os.path.join(ctl, "go"))
-        res = "0"
-        try:
-            os.fsync(fd)
-        except OSError as e:
-            res = errno.errorcode.get(e.errno, str(e.errno))
         with open(os.path.join(ctl, "fsync"), "w") as f:
-            f.write(res)
+            f.write(outcome(os.fsync, fd))
         wait_for(os.path.join(ctl, "go2"))
         put(data(part, 13))
     elif pat == "hold":
@@ -130,13 +134,8 @@ def main():
             f.write(want)
         open(os.path.join(ctl, "written"), "w").close()
         wait_for(os.path.join(ctl, "go"))
-        res = "0"
-        try:
-            os.close(fd)
-        except OSError as e:
-            res = errno.errorcode.get(e.errno, str(e.errno))
         with open(os.path.join(ctl, "result"), "w") as f:
-            f.write(res)
+            f.write(outcome(os.close, fd))
         return
     else:
         raise SystemExit("unknown pattern " + pat)
