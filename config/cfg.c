@@ -27,14 +27,18 @@ static const struct {
   const char *alias;
   const char *key;
   bool invert;
+  const char *value;          /* a flag that sets key to this */
 } aliases[] = {
-    {"ro", "mount.ro", false},
-    {"rw", "mount.ro", true},
-    {"allow_other", "mount.allow_other", false},
-    {"uid", "mount.uid", false},
-    {"gid", "mount.gid", false},
-    {"umask", "mount.umask", false},
-    {"profile", "credentials.profile", false},
+    {"ro", "mount.ro", false, NULL},
+    {"rw", "mount.ro", true, NULL},
+    {"allow_other", "mount.allow_other", false, NULL},
+    {"uid", "mount.uid", false, NULL},
+    {"gid", "mount.gid", false, NULL},
+    {"umask", "mount.umask", false, NULL},
+    {"profile", "credentials.profile", false, NULL},
+    {"noatime", "mount.atime", false, "noatime"},
+    {"relatime", "mount.atime", false, "relatime"},
+    {"strictatime", "mount.atime", false, "strictatime"},
 };
 
 #define N_ALIASES (sizeof(aliases) / sizeof(aliases[0]))
@@ -355,6 +359,10 @@ int cfg_set(struct cfg *c, const char *key, const char *value, char *err,
     if (strcmp(key, aliases[i].alias) == 0) {
       name = aliases[i].key;
       invert = aliases[i].invert;
+      if (aliases[i].value && value)
+        return fail(&e, -EINVAL, key, "takes no value");
+      if (aliases[i].value)
+        value = aliases[i].value;
       break;
     }
   }
@@ -604,8 +612,10 @@ void cfg_help(FILE *f)
   }
   fprintf(f, "Short forms for -o:");
   for (size_t i = 0; i < N_ALIASES; i++)
-    fprintf(f, "%s %s = %s%s", i ? "," : "", aliases[i].alias,
-            aliases[i].key, aliases[i].invert ? "=false" : "");
+    fprintf(f, "%s %s = %s%s%s%s", i ? "," : "", aliases[i].alias,
+            aliases[i].key, aliases[i].invert ? "=false" : "",
+            aliases[i].value ? "=" : "",
+            aliases[i].value ? aliases[i].value : "");
   fprintf(f, ".\nA bare -o KEY sets a bool key to true; config=FILE loads "
              "FILE first.\n");
 }

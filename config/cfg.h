@@ -59,6 +59,13 @@ enum cfg_rdma_transport {
   CFG_RDMA_DC,
 };
 
+/* mount.atime: when a read stores the time (x-amz-meta-atime). */
+enum cfg_atime {
+  CFG_ATIME_NO = 0,           /* never: reads write nothing */
+  CFG_ATIME_REL,              /* as Linux's relatime */
+  CFG_ATIME_STRICT,           /* every time a file read is closed */
+};
+
 /* mount.file_mode / mount.dir_mode when not given. */
 #define CFG_MODE_UNSET 0xffffffffu
 
@@ -135,6 +142,8 @@ struct cfg_mount {
   bool allow_other;
   bool ro;
   bool all_buckets;
+  int atime;                  /* enum cfg_atime */
+  bool listing_attrs;         /* show a listing's attributes unasked */
 };
 
 struct cfg_log {

@@ -64,6 +64,12 @@ static const struct cfg_enum_val level_vals[] = {
     {"error", LOG_ERR}, {"warning", LOG_WARNING}, {"notice", LOG_NOTICE},
     {"info", LOG_INFO}, {"debug", LOG_DEBUG},     {NULL, 0}};
 
+static const struct cfg_enum_val atime_vals[] = {
+    {"noatime", CFG_ATIME_NO},
+    {"relatime", CFG_ATIME_REL},
+    {"strictatime", CFG_ATIME_STRICT},
+    {NULL, 0}};
+
 static const struct cfg_enum_val transport_vals[] = {
     {"off", CFG_RDMA_OFF}, {"auto", CFG_RDMA_AUTO}, {"cma", CFG_RDMA_CMA},
     {"rc", CFG_RDMA_RC},   {"dc", CFG_RDMA_DC},     {NULL, 0}};
@@ -337,6 +343,19 @@ const struct cfg_key cfg_keys[] = {
     {K_BOOL("mount.ro", mount.ro, false), .doc = "mount read-only"},
     {K_BOOL("mount.all_buckets", mount.all_buckets, false),
      .doc = "every bucket is a top-level directory"},
+    {K_BOOL("mount.listing_attrs", mount.listing_attrs, true),
+     .doc = "show the attributes a listing gives (no HEAD per entry: `ls -l` "
+            "is one LIST per 1000 names, but modes and owners are the "
+            "mount's defaults until a file is looked up); false: every name "
+            "shown has its x-amz-meta-* asked for first (a HEAD each, as "
+            "s3fs does); always false with allow_other, where the kernel "
+            "checks other users' access against what is shown"},
+    {K_ENUM("mount.atime", mount.atime, atime_vals, CFG_ATIME_NO),
+     .doc = "when reading a file stores its atime (x-amz-meta-atime, a copy "
+            "of the object onto itself), at the close of a file read with no "
+            "other handle open: relatime (once its atime is not newer than "
+            "its mtime or ctime, or is a day old) or strictatime (every "
+            "time); also -o noatime|relatime|strictatime"},
 
     {K_ENUM("log.level", log.level, level_vals, LOG_NOTICE),
      .doc = "least important message logged"},

@@ -48,9 +48,8 @@ static bool fuse_opt_known(const char *k)
   static const char *const list[] = {
       "default_permissions", "allow_root", "auto_unmount", "fsname",
       "subtype", "blkdev", "blksize", "dev", "nodev", "suid", "nosuid",
-      "exec", "noexec", "atime", "noatime", "relatime", "norelatime",
-      "strictatime", "nostrictatime", "diratime", "nodiratime", "lazytime",
-      "nolazytime", "sync", "async", "dirsync", "context", "fscontext",
+      "exec", "noexec", "atime", "norelatime", "nostrictatime", "diratime",
+      "nodiratime", "lazytime", "nolazytime", "sync", "async", "dirsync", "context", "fscontext",
       "defcontext", "rootcontext", "max_read", NULL};
   for (int i = 0; list[i]; i++)
     if (!strcmp(k, list[i]))

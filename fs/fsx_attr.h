@@ -9,7 +9,9 @@
 
 #define FSX_ETAG_MAX 80
 
-enum fsx_kind { FSX_DIR = 1, FSX_FILE, FSX_SYMLINK, FSX_SPECIAL };
+/* FSX_NODE: a FIFO, socket or device node (mknod), an empty object whose
+   x-amz-meta-mode carries the type; FSX_SPECIAL: the stats file */
+enum fsx_kind { FSX_DIR = 1, FSX_FILE, FSX_SYMLINK, FSX_SPECIAL, FSX_NODE };
 
 struct fsx_attr {
   enum fsx_kind kind;
@@ -24,6 +26,11 @@ struct fsx_attr {
   mode_t mode;
   uid_t uid;
   gid_t gid;
+  /* x-amz-meta-ctime|atime when has_*; else (a HEAD) when the server
+     stored the object, as s3fs shows them; 0 (a listing): the mtime */
+  bool has_ctime, has_atime;
+  struct timespec ctime, atime;
+  dev_t rdev;                        /* x-amz-meta-rdev (device nodes) */
 };
 
 /* 64-bit FNV-1a of an ETag (or any string): the page-cache generation. */

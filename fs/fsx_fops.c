@@ -264,14 +264,18 @@ void fsx_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 void fsx_op_release(fuse_req_t req, fuse_ino_t ino,
                     struct fuse_file_info *fi)
 {
+  struct fsx_mount *m = M(req); /* (req is gone after the reply) */
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+  bool read = fh->readable && !fh->writer && !fh->special;
 
-  fsx_direct_release(M(req), fh); /* its registered buffers */
+  fsx_direct_release(m, fh); /* its registered buffers */
   /* written after the last flush (a shared mapping's pages): upload now;
      if that fails the file stays dirty and is retried in the background
      (as is one whose flush failed: that was reported to close()) */
   if (fh->writer && fsx_wb_unflushed(fh->wb))
-    fsx_wb_commit(M(req), fh->wb);
-  fsx_fh_destroy(M(req), fh);
+    fsx_wb_commit(m, fh->wb);
+  fsx_fh_destroy(m, fh);
   fsx_reply_err(req, 0);
+  if (read) /* after the reply: the closing process does not wait */
+    fsx_atime_closed(m, ino);
 }

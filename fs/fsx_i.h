@@ -37,6 +37,9 @@ struct fsx_opts {
   mode_t dir_mode;            /* 0: 0777 & ~umask */
   bool ro;
   bool all_buckets;
+  int atime;                  /* enum cfg_atime */
+  bool listing_attrs;         /* mount.listing_attrs, false with
+                                 allow_other */
   uint64_t readahead_min;
   uint64_t readahead_max;
   uint64_t dense_block;       /* read.dense_block */

@@ -380,7 +380,8 @@ struct fsx_inode *fsx_inode_child(struct fsx_table *t, struct fsx_inode *parent,
   pthread_mutex_lock(&t->lock);
   in = fsx_tab_find_name(t, parent->ino, name);
   /* a listing cannot tell a symlink (known from a HEAD) from a file */
-  if (in && in->attr.kind == FSX_SYMLINK && a->kind == FSX_FILE &&
+  if (in && (in->attr.kind == FSX_SYMLINK || in->attr.kind == FSX_NODE) &&
+      a->kind == FSX_FILE &&
       !a->from_head && !strcmp(in->attr.etag, a->etag))
     ;
   else if (in && in->attr.kind != a->kind) {

@@ -215,6 +215,10 @@ static void opts_from(const struct cfg *c, struct fsx_opts *o)
   o->dir_mode = c->mount.dir_mode == CFG_MODE_UNSET ? 0 : c->mount.dir_mode;
   o->ro = c->mount.ro;
   o->all_buckets = c->mount.all_buckets;
+  o->atime = c->mount.atime;
+  /* other users' access is checked against what the kernel is shown: never
+     a listing's guess */
+  o->listing_attrs = c->mount.listing_attrs && !c->mount.allow_other;
   o->readahead_min = c->read.readahead_min;
   o->readahead_max = c->read.readahead_max;
   o->dense_block = c->read.dense_block;

@@ -1,6 +1,9 @@
 /*
  * fsx_meta: a file's metadata as s3fs stores it on the object,
- * x-amz-meta-mode|uid|gid|mtime (decimal), both ways: the pairs a write
+ * x-amz-meta-mode|uid|gid|mtime|ctime|atime (decimal; times in seconds,
+ * read with an optional ".nnnnnnnnn" of nanoseconds, as s3fs writes
+ * them) and x-amz-meta-rdev (ours: s3fs keeps no device number), both
+ * ways: the pairs a write
  * sends (and the options that carry them, keeping what other tools
  * stored), and what a HEAD's pairs say. Below write-back: it knows
  * objects and attributes, not staging files.
@@ -14,7 +17,7 @@
 
 #include "fs/fsx_i.h"
 
-/* Metadata stored as s3fs's x-amz-meta-mode|uid|gid|mtime. */
+/* Metadata stored as s3fs's x-amz-meta-*. */
 struct fsx_wmeta {
   mode_t mode;                /* with the type bits */
   uid_t uid;
@@ -22,12 +25,21 @@ struct fsx_wmeta {
   bool has_mtime;             /* set explicitly (utimens) since the last
                                  write; else the upload's time is it */
   struct timespec mtime;
+  bool has_ctime;             /* a metadata change since the last write;
+                                 else the ctime is the mtime */
+  struct timespec ctime;
+  bool has_atime;             /* stored on the object or set; else none
+                                 is written (shown: when it was stored) */
+  struct timespec atime;
+  dev_t rdev;                 /* written for character and block devices */
 };
 
-/* mt as x-amz-meta-* pairs (values in v); returns how many (3 or 4). */
-size_t fsx_wmeta_kv(const struct fsx_wmeta *mt, struct s3_kv kv[4],
-                    char v[4][32]);
-/* Do a and b store the same pairs (mtime in whole seconds)? */
+#define FSX_META_MAX 7        /* pairs fsx_wmeta_kv writes at most */
+
+/* mt as x-amz-meta-* pairs (values in v); returns how many (3 to 7). */
+size_t fsx_wmeta_kv(const struct fsx_wmeta *mt,
+                    struct s3_kv kv[FSX_META_MAX], char v[FSX_META_MAX][32]);
+/* Do a and b store the same pairs (times in whole seconds)? */
 bool fsx_meta_same(const struct fsx_wmeta *a, const struct fsx_wmeta *b);
 /* Does the object (a HEAD) carry the pairs mt stores? */
 bool fsx_meta_matches(const struct s3_object_meta *cur,
@@ -35,11 +47,15 @@ bool fsx_meta_matches(const struct s3_object_meta *cur,
 
 /*
  * What a HEAD's pairs say, into a: has_mode/has_uid/has_gid and mode, uid,
- * gid for each pair present and valid, and the mtime (whole seconds) when
- * x-amz-meta-mtime is; the rest of a is left as it was.
+ * gid for each pair present and valid, the mtime when x-amz-meta-mtime
+ * is, has_ctime/has_atime and the times when theirs are, rdev; the rest
+ * of a is left as it was.
  */
 void fsx_meta_decode(const struct s3_object_meta *o, struct fsx_attr *a);
-/* mt into a: mode, uid and gid (all known), and its mtime if it has one. */
+/*
+ * mt into a: mode, uid and gid (all known), its mtime if it has one, its
+ * ctime and atime (or 0, shown as the mtime, where it has none), rdev.
+ */
 void fsx_meta_to_attr(struct fsx_attr *a, const struct fsx_wmeta *mt);
 
 /*
@@ -51,7 +67,7 @@ void fsx_meta_to_attr(struct fsx_attr *a, const struct fsx_wmeta *mt);
 struct fsx_wopts {
   struct s3_put_opts o;
   struct s3_kv *kv;
-  char v[4][32];
+  char v[FSX_META_MAX][32];
   struct s3_object_meta cur;
   bool have_cur;
 };
@@ -63,5 +79,14 @@ void fsx_wopts_cleanup(struct fsx_wopts *w);
    keeping what fsx_wopts_make keeps. */
 int fsx_copy_meta(struct fsx_mount *m, const char *bucket, const char *key,
                   const struct fsx_wmeta *mt, char etag[S3_ETAG_MAX]);
+/*
+ * A rename's copy of src to dst (one CopyObject: at most 5 GiB) carrying
+ * everything src carries but x-amz-meta-ctime, which becomes now (s3fs
+ * does so): a HEAD of src, then the copy with REPLACE, conditional on the
+ * version the HEAD saw (a change meanwhile fails it: 412, an error for
+ * the caller like any other). *ctime: the one stored.
+ */
+int fsx_copy_renamed(struct fsx_mount *m, const char *bucket, const char *src,
+                     const char *dst, char etag[S3_ETAG_MAX], time_t *ctime);
 
 #endif

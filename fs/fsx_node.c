@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/slog.h"
+#include "config/cfg.h"
 #include "fs/fsx_node.h"
 
 void fsx_stats_attr(struct fsx_attr *a)
@@ -65,6 +66,9 @@ void fsx_shown_meta(struct fsx_mount *m, uint64_t ino,
   mt->mode = st.st_mode;
   mt->uid = st.st_uid;
   mt->gid = st.st_gid;
+  mt->has_atime = a->has_atime; /* kept as it is; ctime: the caller's */
+  mt->atime = a->atime;
+  mt->rdev = a->rdev;
 }
 
 int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
@@ -101,6 +105,7 @@ void fsx_new_meta(fuse_req_t req, enum fsx_kind kind, mode_t mode,
   struct timespec now;
 
   clock_gettime(CLOCK_REALTIME, &now);
+  now.tv_nsec = 0; /* stored in whole seconds: shown as stored */
   memset(mt, 0, sizeof(*mt));
   mt->mode = mode;
   mt->uid = ctx->uid;
@@ -108,6 +113,10 @@ void fsx_new_meta(fuse_req_t req, enum fsx_kind kind, mode_t mode,
   mt->has_mtime = with_mtime;
   if (with_mtime)
     mt->mtime = now;
+  mt->has_ctime = with_mtime; /* a file's ctime: its upload's */
+  mt->ctime = now;
+  mt->has_atime = true;
+  mt->atime = now;
   memset(a, 0, sizeof(*a));
   a->kind = kind;
   a->mtime = now;
@@ -121,11 +130,84 @@ int fsx_put_with_meta(struct fsx_mount *m, const char *bucket,
                       const char *key, const char *body,
                       const struct fsx_wmeta *mt, char *etag)
 {
-  char v[4][32];
-  struct s3_kv kv[4];
+  char v[FSX_META_MAX][32];
+  struct s3_kv kv[FSX_META_MAX];
   struct s3_put_opts o = {.meta = kv};
 
   o.n_meta = fsx_wmeta_kv(mt, kv, v);
   return s3_put_object(m->s3, bucket, key, body, body ? strlen(body) : 0, &o,
                        etag);
+}
+
+/* ---- metadata stored ---- */
+
+int fsx_store_meta(struct fsx_mount *m, struct fsx_inode *in,
+                   struct fsx_attr *a, const struct fsx_wmeta *mt)
+{
+  const char *key = fsx_inode_key(m->tab, in);
+  char etag[S3_ETAG_MAX];
+  int rc;
+
+  if (!fsx_inode_bucket(in) || !key[0])
+    return 0; /* a bucket or the mount's root: nothing to store it in */
+  if (a->kind == FSX_DIR) {
+    /* the marker keeps it (created for an implicit directory) */
+    rc = fsx_put_with_meta(m, fsx_inode_bucket(in), key, NULL, mt, etag);
+  } else {
+    rc = fsx_copy_meta(m, fsx_inode_bucket(in), key, mt, etag);
+  }
+  if (rc)
+    return rc;
+  fsx_meta_to_attr(a, mt);
+  a->as_of_ms = clock_mono_ms();
+  a->from_head = true;
+  if (a->kind != FSX_DIR)
+    snprintf(a->etag, sizeof(a->etag), "%s", etag);
+  fsx_inode_set_attr(m->tab, in, a, true, m->o.attr_ttl_ms);
+  return 0;
+}
+
+/* Stored only when nothing else has the file open or holds its writes: a
+   copy changes the object a reader's If-Match names, and a writer's
+   upload stores its own metadata. */
+void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino)
+{
+  struct fsx_inode *in;
+  struct fsx_wmeta mt;
+  struct fsx_wb *wb;
+  struct fsx_attr a;
+  struct timespec now;
+  struct stat st;
+  int rc;
+
+  if (m->o.atime == CFG_ATIME_NO || m->o.ro ||
+      !(in = fsx_inode_get(m->tab, ino)))
+    return;
+  wb = fsx_wb_get(m, in);
+  fsx_attr_of(m, in, &a);
+  if (wb || fsx_inode_in_use(m->tab, in) || a.kind != FSX_FILE ||
+      !fsx_inode_bucket(in))
+    goto put;
+  fsx_ns_stat(m, ino, &a, &st);
+  clock_gettime(CLOCK_REALTIME, &now);
+  now.tv_nsec = 0;
+  /* relatime: not newer than the last change, or a day old */
+  if (m->o.atime == CFG_ATIME_REL && st.st_atime > st.st_mtime &&
+      st.st_atime > st.st_ctime && now.tv_sec - st.st_atime < 24 * 3600)
+    goto put;
+  fsx_shown_meta(m, ino, &a, &mt);
+  mt.has_mtime = mt.has_ctime = true; /* kept as shown: the copy makes a
+                                          new Last-Modified */
+  mt.mtime = st.st_mtim;
+  mt.ctime = st.st_ctim;
+  mt.has_atime = true;
+  mt.atime = now;
+  rc = fsx_store_meta(m, in, &a, &mt);
+  if (rc)
+    log_info("%s: storing its atime: %s", fsx_inode_key(m->tab, in),
+             strerror(-rc));
+put:
+  if (wb)
+    fsx_wb_put(m, wb);
+  fsx_inode_put(m->tab, in);
 }

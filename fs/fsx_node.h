@@ -50,9 +50,9 @@ int fsx_check_new_name(struct fsx_mount *m, struct fsx_inode *dir,
                        const char *name);
 /*
  * What an object req's caller creates now as kind with mode (type bits
- * included) carries: its s3fs metadata (*mt; with_mtime: the time too, for
- * markers and symlinks; a file's comes from its write-back state) and its
- * attributes (*a).
+ * included) carries: its s3fs metadata (*mt; atime now; with_mtime: mtime
+ * and ctime now too, for markers, symlinks and nodes; a file's come from
+ * its write-back state) and its attributes (*a).
  */
 void fsx_new_meta(fuse_req_t req, enum fsx_kind kind, mode_t mode,
                   bool with_mtime, struct fsx_wmeta *mt, struct fsx_attr *a);
@@ -63,6 +63,15 @@ void fsx_shown_meta(struct fsx_mount *m, uint64_t ino,
 int fsx_put_with_meta(struct fsx_mount *m, const char *bucket,
                       const char *key, const char *body,
                       const struct fsx_wmeta *mt, char *etag);
+/*
+ * New metadata mt for in (attributes a, updated) with no write-back
+ * state: a directory's marker rewritten, an object copied onto itself.
+ */
+int fsx_store_meta(struct fsx_mount *m, struct fsx_inode *in,
+                   struct fsx_attr *a, const struct fsx_wmeta *mt);
+/* After the release of a handle that could read ino: its atime stored if
+   the mount's atime policy (mount.atime) says so. */
+void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino);
 /* Open for writing: the write-back state for fh (O_TRUNC: emptied). */
 int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
                        const struct fsx_attr *a, int flags,

@@ -195,7 +195,7 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
   return 0;
 }
 
-/* s3fs-compatible x-amz-meta-mode|uid|gid|mtime into attributes. */
+/* s3fs-compatible x-amz-meta-* into attributes. */
 static void attr_from_meta(const struct s3_object_meta *mt, struct fsx_attr *a)
 {
   memset(a, 0, sizeof(*a));
@@ -205,9 +205,13 @@ static void attr_from_meta(const struct s3_object_meta *mt, struct fsx_attr *a)
   a->size = mt->size;
   snprintf(a->etag, sizeof(a->etag), "%s", mt->etag);
   attr_from_time(a, mt->mtime);
-  fsx_meta_decode(mt, a); /* over it: x-amz-meta-mtime */
+  a->ctime = a->atime = a->mtime; /* s3fs: Last-Modified where none is kept */
+  fsx_meta_decode(mt, a); /* over them: x-amz-meta-mtime|ctime|atime */
   if (a->has_mode && S_ISLNK(a->mode))
     a->kind = FSX_SYMLINK;
+  else if (a->has_mode && (S_ISFIFO(a->mode) || S_ISSOCK(a->mode) ||
+                           S_ISCHR(a->mode) || S_ISBLK(a->mode)))
+    a->kind = FSX_NODE;
 }
 
 int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
@@ -252,6 +256,10 @@ int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
   attr_from_meta(&mt, &x);
   s3_object_meta_cleanup(&mt);
   a->mtime = x.mtime;
+  a->has_ctime = x.has_ctime;
+  a->ctime = x.ctime;
+  a->has_atime = x.has_atime;
+  a->atime = x.atime;
   a->has_mode = x.has_mode; /* s3fs writes it with or without S_IFDIR */
   a->mode = x.mode;
   a->has_uid = x.has_uid;
@@ -363,6 +371,11 @@ void fsx_ns_stat(const struct fsx_mount *m, uint64_t ino,
     st->st_nlink = 1;
     st->st_size = (off_t)a->size;
     break;
+  case FSX_NODE: /* a->has_mode: only a HEAD (or mknod) says it is one */
+    st->st_mode = a->mode & (S_IFMT | 07777);
+    st->st_nlink = 1;
+    st->st_rdev = a->rdev;
+    break;
   case FSX_SPECIAL:
     st->st_mode = S_IFREG | 0444;
     st->st_nlink = 1;
@@ -389,6 +402,6 @@ void fsx_ns_stat(const struct fsx_mount *m, uint64_t ino,
   st->st_mtim = a->mtime;
   if (!st->st_mtim.tv_sec)
     st->st_mtim.tv_sec = m->o.mount_time;
-  st->st_ctim = st->st_mtim;
-  st->st_atim = st->st_mtim;
+  st->st_ctim = a->ctime.tv_sec ? a->ctime : st->st_mtim;
+  st->st_atim = a->atime.tv_sec ? a->atime : st->st_mtim;
 }

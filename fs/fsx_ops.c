@@ -85,6 +85,7 @@ const struct fuse_lowlevel_ops fsx_ops = {
     .unlink = fsx_op_unlink,
     .rmdir = fsx_op_rmdir,
     .mkdir = fsx_op_mkdir,
+    .mknod = fsx_op_mknod,
     .symlink = fsx_op_symlink,
     .rename = fsx_op_rename,
     .ioctl = fsx_op_ioctl,

@@ -25,32 +25,49 @@ struct fsx_dirh {
 #define M fsx_req_mount
 #define secs fsx_secs
 
-/* Has the directory name in dir been asked for its marker's metadata? */
-static bool dir_meta_known(struct fsx_mount *m, struct fsx_inode *dir,
-                           const char *name)
+/* Is the metadata of in, listed as a, known (a HEAD of the same object,
+   or made here)? */
+static bool inode_meta_known(struct fsx_mount *m, struct fsx_inode *in,
+                             const struct fsx_attr *a)
+{
+  struct fsx_inode_view v;
+
+  fsx_inode_view(m->tab, in, &v);
+  /* a listing cannot tell a symlink or node from a file */
+  return v.meta_known &&
+         (v.attr.kind == a->kind ||
+          (a->kind == FSX_FILE && v.attr.kind != FSX_DIR)) &&
+         (a->kind == FSX_DIR || !strcmp(v.attr.etag, a->etag));
+}
+
+/* Has name in dir, listed as a, had its metadata asked for? */
+static bool meta_known(struct fsx_mount *m, struct fsx_inode *dir,
+                       const char *name, const struct fsx_attr *a)
 {
   struct fsx_inode *in = fsx_inode_find(m->tab, fsx_inode_ino(dir), name);
   bool known = false;
 
   if (in) {
-    struct fsx_inode_view v;
-    fsx_inode_view(m->tab, in, &v);
-    known = v.meta_known && v.attr.kind == FSX_DIR;
+    known = inode_meta_known(m, in, a);
     fsx_inode_put(m->tab, in);
   }
   return known;
 }
 
-/* A listed directory's attributes from its marker. */
-static int dir_meta(struct fsx_mount *m, struct fsx_inode *dir,
-                    const char *name, struct fsx_attr *a)
+/* A listed entry's metadata: a directory's from its marker, an object's
+   from a HEAD (which may find it changed or gone since the listing). */
+static int entry_meta(struct fsx_mount *m, struct fsx_inode *dir,
+                      const char *name, struct fsx_attr *a)
 {
-  char *key = fsx_inode_key_of(m->tab, dir, name, FSX_DIR);
+  char *key = fsx_inode_key_of(m->tab, dir, name, a->kind);
   int rc;
 
   if (!key)
     return -ENOMEM;
-  rc = fsx_ns_head_dir(m, fsx_inode_bucket(dir), key, a);
+  if (a->kind == FSX_DIR)
+    rc = fsx_ns_head_dir(m, fsx_inode_bucket(dir), key, a);
+  else
+    rc = fsx_ns_head_key(m, fsx_inode_bucket(dir), key, a);
   free(key);
   return rc;
 }
@@ -88,9 +105,12 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     fsx_inode_put(m->tab, in);
   }
   rc = writing ? 0 : fsx_ns_lookup(m, dir, name, &a);
-  if (!rc && !writing && a.kind == FSX_DIR && !a.from_head &&
-      fsx_inode_bucket(dir) && !dir_meta_known(m, dir, name))
-    rc = dir_meta(m, dir, name, &a);
+  /* a listing's attributes: a directory's marker is always asked for; an
+     object's too unless the mount shows what listings say */
+  if (!rc && !writing && !a.from_head && fsx_inode_bucket(dir) &&
+      (a.kind == FSX_DIR || !m->o.listing_attrs) &&
+      !meta_known(m, dir, name, &a))
+    rc = entry_meta(m, dir, name, &a);
   if (rc == -ENOENT) {
     memset(&e, 0, sizeof(e)); /* a negative entry the kernel caches */
     e.entry_timeout = secs(m->o.neg_ttl_ms);
@@ -262,8 +282,13 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         break;
       }
       fsx_entry_of(m, in, &e);
-      if (!plus) {
+      /* attributes only a listing gave (mode, owner: the mount's
+         defaults) go to the kernel only where the mount shows them;
+         else the name alone, and the kernel's lookup asks for them */
+      if (!plus || (!m->o.listing_attrs &&
+                    !inode_meta_known(m, in, &dh->snap->ents[i - 2].attr))) {
         e.attr.st_ino = fsx_inode_ino(in);
+        e.ino = 0; /* (the kernel takes no reference) */
         fsx_inode_forget(m->tab, fsx_inode_ino(in),
                          1); /* no lookup for plain */
       }

@@ -57,8 +57,8 @@ struct fsx_stage_rec {
                                  the base; the map says which blocks */
   uint64_t part_size;
   unsigned mode, uid, gid;
-  bool has_mtime;
-  int64_t mtime;
+  bool has_mtime, has_ctime, has_atime;
+  int64_t mtime, ctime, atime;
   bool partial;               /* written since its last close or fsync */
   bool map_ok;                /* the block map beside it is reliable */
   const struct fsx_stage_parts *resume; /* read, not written: the upload

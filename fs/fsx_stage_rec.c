@@ -90,6 +90,10 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
   put_num(&sb, "gid", r->gid);
   if (r->has_mtime)
     put_num(&sb, "mtime", (uint64_t)r->mtime);
+  if (r->has_ctime)
+    put_num(&sb, "ctime", (uint64_t)r->ctime);
+  if (r->has_atime)
+    put_num(&sb, "atime", (uint64_t)r->atime);
   put_num(&sb, "partial", r->partial);
   put_num(&sb, "map_ok", r->map_ok);
   if (r->sent) { /* last, fixed width: fsx_stage_rec_set_sent */
@@ -239,6 +243,12 @@ int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt)
       else if (!strcmp(line, "mtime")) {
         rt->r.has_mtime = true;
         rt->r.mtime = (int64_t)v;
+      } else if (!strcmp(line, "ctime")) {
+        rt->r.has_ctime = true;
+        rt->r.ctime = (int64_t)v;
+      } else if (!strcmp(line, "atime")) {
+        rt->r.has_atime = true;
+        rt->r.atime = (int64_t)v;
       }
     } else {
       goto bad;

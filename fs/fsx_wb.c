@@ -122,6 +122,10 @@ int fsx_wb_journal(struct fsx_wb *wb, bool force)
   r.gid = (unsigned)wb->meta.gid;
   r.has_mtime = wb->meta.has_mtime;
   r.mtime = (int64_t)wb->meta.mtime.tv_sec;
+  r.has_ctime = wb->meta.has_ctime;
+  r.ctime = (int64_t)wb->meta.ctime.tv_sec;
+  r.has_atime = wb->meta.has_atime;
+  r.atime = (int64_t)wb->meta.atime.tv_sec;
   r.partial = wb->unflushed;
   r.map_ok = !wb->map_bad;
   r.sent = wb->stream_sent;
@@ -191,6 +195,7 @@ void fsx_wb_set_dirty(struct fsx_wb *wb)
   clock_gettime(CLOCK_REALTIME, &wb->mtime);
   wb->mtime.tv_nsec = 0; /* stored in whole seconds: shown as stored */
   wb->meta.has_mtime = false;
+  wb->meta.has_ctime = false; /* a data change: the ctime is the mtime */
   pthread_mutex_unlock(&wb->plock);
   fsx_wb_journal(wb, !was); /* rewritten as it becomes partial */
   hold_dirty_ref(wb);
@@ -234,6 +239,10 @@ static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
       wb->meta.uid = base->uid;
     if (base->has_gid)
       wb->meta.gid = base->gid;
+    if (base->has_atime && !wb->meta.has_atime) {
+      wb->meta.has_atime = true;
+      wb->meta.atime = base->atime;
+    }
     wb->mtime = base->mtime;
   }
   if (base && !trunc && base->size) {

@@ -17,8 +17,9 @@
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb_i.h"
 
-/* What the object should carry now: the mtime always (s3fs does), the
-   last change's when none was set explicitly, in whole seconds. */
+/* What the object should carry now: the mtime and ctime always (s3fs
+   does), the last change's when none was set explicitly, in whole
+   seconds. */
 void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out)
 {
   *out = wb->meta;
@@ -27,6 +28,11 @@ void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out)
     out->mtime = wb->mtime;
   }
   out->mtime.tv_nsec = 0;
+  if (!out->has_ctime) {
+    out->has_ctime = true;
+    out->ctime = wb->mtime;
+  }
+  out->ctime.tv_nsec = 0;
 }
 
 /* After an upload: the server's object is now the file. */

@@ -192,9 +192,11 @@ out:
   fsx_reply_err(req, -rc);
 }
 
-/* Create name in dir as kind: a marker, a symlink or a bucket. */
+/* Create name in dir as kind: a marker, a symlink, a bucket, or an empty
+   file, FIFO, socket or device node (mknod). */
 static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
-                       enum fsx_kind kind, mode_t mode, const char *body)
+                       enum fsx_kind kind, mode_t mode, const char *body,
+                       dev_t rdev)
 {
   struct fsx_mount *m = M(req);
   struct fsx_inode *dir = fsx_inode_get(m->tab, parent), *in;
@@ -209,6 +211,7 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
     return;
   }
   fsx_new_meta(req, kind, mode, true, &mt, &a);
+  mt.rdev = a.rdev = rdev;
   rc = fsx_check_new_name(m, dir, name);
   if (rc == -EPERM && kind == FSX_DIR) /* the root of all buckets */
     rc = s3_create_bucket(m->s3, name);
@@ -239,13 +242,41 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
 void fsx_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
                   mode_t mode)
 {
-  make_entry(req, parent, name, FSX_DIR, S_IFDIR | (mode & 07777), NULL);
+  make_entry(req, parent, name, FSX_DIR, S_IFDIR | (mode & 07777), NULL, 0);
+}
+
+/*
+ * An empty object whose x-amz-meta-mode has the type, as s3fs makes them;
+ * a device's number goes in x-amz-meta-rdev (s3fs keeps none). Who may
+ * make a device node the kernel decided before asking (CAP_MKNOD); a
+ * mount without allow_other and dev (FUSE's default: nodev) never opens
+ * one as a device.
+ */
+void fsx_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+                  mode_t mode, dev_t rdev)
+{
+  switch (mode & S_IFMT) {
+  case S_IFREG:
+    make_entry(req, parent, name, FSX_FILE, mode & (S_IFMT | 07777), NULL, 0);
+    break;
+  case S_IFIFO:
+  case S_IFSOCK:
+    make_entry(req, parent, name, FSX_NODE, mode & (S_IFMT | 07777), NULL, 0);
+    break;
+  case S_IFCHR:
+  case S_IFBLK:
+    make_entry(req, parent, name, FSX_NODE, mode & (S_IFMT | 07777), NULL,
+               rdev);
+    break;
+  default:
+    fsx_reply_err(req, EINVAL);
+  }
 }
 
 void fsx_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
                     const char *name)
 {
-  make_entry(req, parent, name, FSX_SYMLINK, S_IFLNK | 0777, link);
+  make_entry(req, parent, name, FSX_SYMLINK, S_IFLNK | 0777, link, 0);
 }
 
 /* ---- rename ---- */
@@ -369,7 +400,7 @@ static int delete_firmly(struct fsx_mount *m, const char *bucket,
  */
 static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
                       const char *dstpfx, struct fsx_wb ***held,
-                      size_t *nheld)
+                      size_t *nheld, time_t *ctime)
 {
   const char *srcpfx = fsx_inode_key(m->tab, src);
   size_t sl = strlen(srcpfx);
@@ -404,8 +435,14 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
     }
     memcpy(dst, dstpfx, dl);
     memcpy(dst + dl, l.keys[i] + sl, rl + 1);
-    rc = copy_object(m, fsx_inode_bucket(src), l.keys[i], dst, l.sizes[i],
-                     etags[i]);
+    /* the directory's own marker: its ctime moves (s3fs's does; what is
+       below keeps its own) */
+    if (!l.keys[i][sl])
+      rc = fsx_copy_renamed(m, fsx_inode_bucket(src), l.keys[i], dst,
+                            etags[i], ctime);
+    else
+      rc = copy_object(m, fsx_inode_bucket(src), l.keys[i], dst, l.sizes[i],
+                       etags[i]);
     if (rc) {
       free(dst);
       break;
@@ -446,7 +483,8 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
    commit until the caller has moved the inode (fsx_wb_ungate, put). */
 static int rename_file(struct fsx_mount *m, struct fsx_inode *src,
                        const struct fsx_attr *a, const char *dstkey,
-                       char etag[S3_ETAG_MAX], struct fsx_wb **gated)
+                       char etag[S3_ETAG_MAX], struct fsx_wb **gated,
+                       time_t *ctime)
 {
   struct fsx_wb *wb = fsx_wb_get(m, src);
   const char *srckey = fsx_inode_key(m->tab, src);
@@ -457,7 +495,13 @@ static int rename_file(struct fsx_mount *m, struct fsx_inode *src,
     fsx_wb_put(m, wb);
     return rc;
   }
-  rc = copy_object(m, fsx_inode_bucket(src), srckey, dstkey, a->size, etag);
+  if (a->size > COPY_MAX_SINGLE) { /* the parts' copy keeps the ctime */
+    rc = copy_object(m, fsx_inode_bucket(src), srckey, dstkey, a->size, etag);
+  } else { /* the ctime moves, as s3fs's does */
+    atomic_fetch_add(&m->st.objects_copied, 1);
+    rc = fsx_copy_renamed(m, fsx_inode_bucket(src), srckey, dstkey, etag,
+                          ctime);
+  }
   if (!rc)
     rc = s3_delete_object(m->s3, fsx_inode_bucket(src), srckey);
   if (!rc && wb)
@@ -479,6 +523,7 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   bool locked = false;
   struct fsx_attr sa, da;
   char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
+  time_t ctime = 0;             /* the ctime a copy stored, if one did */
   bool dst_exists;
   int rc;
 
@@ -546,9 +591,9 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     if (rc == -ENOENT)
       rc = 0;
     if (!rc)
-      rc = rename_dir(m, src, dstkey, &held, &nheld);
+      rc = rename_dir(m, src, dstkey, &held, &nheld, &ctime);
   } else if (!rc) {
-    rc = rename_file(m, src, &sa, dstkey, etag, &swb);
+    rc = rename_file(m, src, &sa, dstkey, etag, &swb, &ctime);
   }
   if (!rc)
     gone(m, dst, dwb); /* replaced: never uploaded again */
@@ -561,9 +606,14 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_wb_put(m, swb);
   }
   fsx_wb_ungate_all(m, held, nheld); /* (children's keys follow src's) */
-  if (!rc && sa.kind != FSX_DIR && etag[0]) {
+  if (!rc && ((sa.kind != FSX_DIR && etag[0]) || ctime)) {
     sa.as_of_ms = clock_mono_ms();
-    snprintf(sa.etag, sizeof(sa.etag), "%s", etag);
+    if (sa.kind != FSX_DIR && etag[0])
+      snprintf(sa.etag, sizeof(sa.etag), "%s", etag);
+    if (ctime) { /* what the copy stored */
+      sa.has_ctime = true;
+      sa.ctime = (struct timespec){.tv_sec = ctime};
+    }
     fsx_inode_set_attr(m->tab, src, &sa, false, m->o.attr_ttl_ms);
   }
   if (!rc) {

@@ -1,5 +1,5 @@
 /* fsx_wns: the FUSE operations that change the namespace (unlink, rmdir,
-   mkdir, symlink, rename). */
+   mkdir, mknod, symlink, rename). */
 #ifndef S3R_FSX_WNS_H
 #define S3R_FSX_WNS_H
 
@@ -9,6 +9,8 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
 void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
 void fsx_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
                   mode_t mode);
+void fsx_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+                  mode_t mode, dev_t rdev);
 void fsx_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
                     const char *name);
 void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,

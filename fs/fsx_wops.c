@@ -158,33 +158,6 @@ void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
   fsx_reply_err(req, fh->wb ? -fsx_wb_commit(M(req), fh->wb) : 0);
 }
 
-/* chmod/chown/utimens of something with no write-back state. */
-static int set_meta_object(struct fsx_mount *m, struct fsx_inode *in,
-                           struct fsx_attr *a, const struct fsx_wmeta *mt)
-{
-  const char *key = fsx_inode_key(m->tab, in);
-  char etag[S3_ETAG_MAX];
-  int rc;
-
-  if (!fsx_inode_bucket(in) || !key[0])
-    return 0; /* a bucket or the mount's root: nothing to store it in */
-  if (a->kind == FSX_DIR) {
-    /* the marker keeps it (created for an implicit directory) */
-    rc = fsx_put_with_meta(m, fsx_inode_bucket(in), key, NULL, mt, etag);
-  } else {
-    rc = fsx_copy_meta(m, fsx_inode_bucket(in), key, mt, etag);
-  }
-  if (rc)
-    return rc;
-  fsx_meta_to_attr(a, mt);
-  a->as_of_ms = clock_mono_ms();
-  a->from_head = true;
-  if (a->kind != FSX_DIR)
-    snprintf(a->etag, sizeof(a->etag), "%s", etag);
-  fsx_inode_set_attr(m->tab, in, a, true, m->o.attr_ttl_ms);
-  return 0;
-}
-
 static int setattr_size(struct fsx_mount *m, struct fsx_inode *in,
                         struct fsx_fh *fh, uint64_t size)
 {
@@ -240,8 +213,12 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
   }
   if (!rc && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
                         FUSE_SET_ATTR_GID | FUSE_SET_ATTR_MTIME |
-                        FUSE_SET_ATTR_MTIME_NOW))) {
+                        FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_ATIME |
+                        FUSE_SET_ATTR_ATIME_NOW))) {
     struct fsx_wmeta mt;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    now.tv_nsec = 0; /* stored in whole seconds: shown as stored */
     fsx_attr_of(m, in, &a);
     fsx_shown_meta(m, ino, &a, &mt);
     if (to_set & FUSE_SET_ATTR_MODE)
@@ -253,10 +230,19 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
     mt.has_mtime = true;
     mt.mtime = a.mtime;
     if (to_set & FUSE_SET_ATTR_MTIME_NOW)
-      clock_gettime(CLOCK_REALTIME, &mt.mtime);
+      mt.mtime = now;
     else if (to_set & FUSE_SET_ATTR_MTIME)
       mt.mtime = attr->st_mtim;
-    mt.mtime.tv_nsec = 0; /* stored in whole seconds: shown as stored */
+    mt.mtime.tv_nsec = 0;
+    if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)) {
+      mt.has_atime = true;
+      mt.atime = to_set & FUSE_SET_ATTR_ATIME_NOW ? now : attr->st_atim;
+      mt.atime.tv_nsec = 0;
+    }
+    /* a change of metadata moves the ctime, and only it (s3fs's utimens
+       stores the new atime as the ctime; POSIX says now) */
+    mt.has_ctime = true;
+    mt.ctime = now;
     wb = fsx_wb_get(m, in);
     if (wb) {
       /* bytes already on the server: store the metadata now, else
@@ -265,7 +251,7 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
         rc = fsx_wb_commit(m, wb);
       fsx_wb_put(m, wb);
     } else {
-      rc = set_meta_object(m, in, &a, &mt);
+      rc = fsx_store_meta(m, in, &a, &mt);
     }
   }
   if (rc) {

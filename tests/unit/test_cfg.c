@@ -197,6 +197,8 @@ static void test_defaults(void **state)
   assert_false(c.mount.allow_other);
   assert_false(c.mount.ro);
   assert_false(c.mount.all_buckets);
+  assert_true(c.mount.listing_attrs);
+  assert_int_equal(c.mount.atime, CFG_ATIME_NO);
   assert_int_equal(c.log.level, LOG_NOTICE);
   assert_false(c.log.syslog);
   assert_int_equal(c.rdma.transport, CFG_RDMA_AUTO);
@@ -541,6 +543,8 @@ static const struct set_case {
     {"rdma.transport", "dc", 0, "dc"},
     {"rdma.transport", "cma", 0, "cma"},
     {"rdma.transport", "ib", -EINVAL, "is not one of off|auto|cma|rc|dc"},
+    {"mount.atime", "strictatime", 0, "strictatime"},
+    {"mount.listing_attrs", "false", 0, "false"},
     /* mode */
     {"mount.umask", "027", 0, "027"},
     {"mount.umask", "0", 0, "0"},
@@ -913,7 +917,8 @@ static const char full_file[] =
     "    \"staging_wait\": \"90s\", \"stream\": false, \"pool_dir\": \"\"},\n"
     "  \"mount\": {\"uid\": 4242, \"gid\": 4343, \"umask\": \"027\",\n"
     "    \"file_mode\": \"0640\", \"dir_mode\": 750, \"allow_other\": true,\n"
-    "    \"ro\": true, \"all_buckets\": true},\n"
+    "    \"ro\": true, \"all_buckets\": true, \"atime\": \"relatime\",\n"
+    "    \"listing_attrs\": false},\n"
     "  \"log\": {\"level\": \"debug\", \"syslog\": true},\n"
     "  \"rdma\": {\"transport\": \"cma\", \"token_header\": \"x-scal-rdma\",\n"
     "    \"dc_access_key\": \"0x12345678\", \"timeout\": \"45s\",\n"
@@ -994,6 +999,8 @@ static void test_full_file(void **state)
   assert_true(c.mount.allow_other);
   assert_true(c.mount.ro);
   assert_true(c.mount.all_buckets);
+  assert_int_equal(c.mount.atime, CFG_ATIME_REL);
+  assert_false(c.mount.listing_attrs);
   assert_int_equal(c.log.level, LOG_DEBUG);
   assert_true(c.log.syslog);
   assert_int_equal(c.rdma.transport, CFG_RDMA_CMA);
@@ -1045,8 +1052,23 @@ static void test_overrides(void **state)
   assert_int_equal(cfg_set(&c, "mount.all_buckets", "1", err, sizeof(err)),
                    0);
   assert_true(c.mount.all_buckets);
+  assert_int_equal(c.mount.atime, CFG_ATIME_NO); /* the default */
+  assert_int_equal(cfg_set(&c, "relatime", NULL, err, sizeof(err)), 0);
+  assert_int_equal(c.mount.atime, CFG_ATIME_REL);
+  assert_int_equal(cfg_set(&c, "strictatime", NULL, err, sizeof(err)), 0);
+  assert_int_equal(c.mount.atime, CFG_ATIME_STRICT);
+  assert_int_equal(cfg_set(&c, "noatime", NULL, err, sizeof(err)), 0);
+  assert_int_equal(c.mount.atime, CFG_ATIME_NO);
+  assert_int_equal(cfg_set(&c, "mount.atime", "relatime", err, sizeof(err)),
+                   0);
+  assert_int_equal(c.mount.atime, CFG_ATIME_REL);
 
   /* errors name the key the alias stands for */
+  assert_int_equal(cfg_set(&c, "relatime", "1", err, sizeof(err)), -EINVAL);
+  assert_string_equal(err, "relatime: takes no value");
+  assert_int_equal(cfg_set(&c, "mount.atime", "lazy", err, sizeof(err)),
+                   -EINVAL);
+  assert_contains(err, "is not one of noatime|relatime|strictatime");
   assert_int_equal(cfg_set(&c, "uid", "abc", err, sizeof(err)), -EINVAL);
   assert_string_equal(err, "mount.uid: \"abc\" is not a whole number");
   assert_int_equal(cfg_set(&c, "ro", "maybe", err, sizeof(err)), -EINVAL);
@@ -1365,6 +1387,7 @@ static void test_help_and_docs(void **state)
   assert_contains(help, "ro = mount.ro");
   assert_contains(help, "rw = mount.ro=false");
   assert_contains(help, "profile = credentials.profile");
+  assert_contains(help, "relatime = mount.atime=relatime");
   free(help);
   free(doc);
 }
