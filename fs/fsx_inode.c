@@ -277,6 +277,11 @@ static void set_attr_locked(struct fsx_inode *in, const struct fsx_attr *a,
     in->attr.gid = old.gid;
     if (old.mtime.tv_sec)
       in->attr.mtime = old.mtime;
+    in->attr.has_ctime = old.has_ctime;
+    in->attr.ctime = old.ctime;
+    in->attr.has_atime = old.has_atime;
+    in->attr.atime = old.atime;
+    in->attr.rdev = old.rdev;
   } else {
     in->meta_known = meta;
   }

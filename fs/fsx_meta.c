@@ -249,31 +249,51 @@ int fsx_copy_meta(struct fsx_mount *m, const char *bucket, const char *key,
   return rc;
 }
 
-int fsx_copy_renamed(struct fsx_mount *m, const char *bucket, const char *src,
-                     const char *dst, char etag[S3_ETAG_MAX], time_t *ctime)
+int fsx_copy_stamped(struct fsx_mount *m, const char *bucket, const char *src,
+                     const char *dst, const char *name, const char *if_match,
+                     char etag[S3_ETAG_MAX], time_t *t)
 {
+  static const char *const times[3] = {"mtime", "ctime", "atime"};
   struct s3_object_meta cur;
   struct s3_put_opts o = {0};
   struct s3_kv *kv, cond;
-  char now[32];
+  char now[32], lastmod[32];
   size_t n = 0;
   int rc;
 
   rc = s3_head_object(m->s3, bucket, src, &cur);
   if (rc)
     return rc;
-  kv = calloc(cur.n_meta + 1, sizeof(*kv));
+  if (if_match && strcmp(if_match, cur.etag)) {
+    s3_object_meta_cleanup(&cur);
+    return -ESTALE; /* not the object the caller knows */
+  }
+  if (cur.size > (5ull << 30)) { /* one CopyObject cannot: the caller's */
+    s3_object_meta_cleanup(&cur);
+    return -EFBIG;
+  }
+  kv = calloc(cur.n_meta + 4, sizeof(*kv));
   if (!kv) {
     s3_object_meta_cleanup(&cur);
     return -ENOMEM;
   }
   for (size_t i = 0; i < cur.n_meta; i++)
-    if (strcasecmp(cur.meta[i].key, "ctime"))
+    if (strcasecmp(cur.meta[i].key, name))
       kv[n++] = (struct s3_kv){cur.meta[i].key, cur.meta[i].val};
-  *ctime = time(NULL);
-  snprintf(now, sizeof(now), "%lld", (long long)*ctime);
-  kv[n++] = (struct s3_kv){"ctime", now};
-  /* the version the HEAD saw, or none (the caller copies again) */
+  /* times shown as Last-Modified (none stored) are pinned: the copy has a
+     Last-Modified of its own */
+  snprintf(lastmod, sizeof(lastmod), "%lld", (long long)cur.mtime);
+  for (size_t i = 0; i < 3; i++) {
+    bool has = !strcmp(times[i], name);
+    for (size_t j = 0; j < cur.n_meta && !has; j++)
+      has = !strcasecmp(cur.meta[j].key, times[i]);
+    if (!has)
+      kv[n++] = (struct s3_kv){times[i], lastmod};
+  }
+  *t = time(NULL);
+  snprintf(now, sizeof(now), "%lld", (long long)*t);
+  kv[n++] = (struct s3_kv){name, now};
+  /* the version the HEAD saw, or none */
   cond = (struct s3_kv){"x-amz-copy-source-if-match", cur.etag};
   o.meta = kv;
   o.n_meta = n;

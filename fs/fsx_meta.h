@@ -80,13 +80,18 @@ void fsx_wopts_cleanup(struct fsx_wopts *w);
 int fsx_copy_meta(struct fsx_mount *m, const char *bucket, const char *key,
                   const struct fsx_wmeta *mt, char etag[S3_ETAG_MAX]);
 /*
- * A rename's copy of src to dst (one CopyObject: at most 5 GiB) carrying
- * everything src carries but x-amz-meta-ctime, which becomes now (s3fs
- * does so): a HEAD of src, then the copy with REPLACE, conditional on the
- * version the HEAD saw (a change meanwhile fails it: 412, an error for
- * the caller like any other). *ctime: the one stored.
+ * A copy of src to dst (dst may be src) carrying everything src carries
+ * (its x-amz-meta-* and Content-Type, from a HEAD) but the pair name,
+ * which becomes now (*t): a rename's ctime, a read's atime, as s3fs
+ * stores them. The other times src shows as its Last-Modified (none
+ * stored) are stored so, to stay as they were. One CopyObject with REPLACE, conditional on the version
+ * the HEAD saw (a change meanwhile fails it: 412); if_match: only if the
+ * HEAD finds that ETag (else -ESTALE). -EFBIG above 5 GiB (the caller
+ * copies otherwise). Content-Encoding, Cache-Control and the like are not
+ * carried (s3_object_meta holds none).
  */
-int fsx_copy_renamed(struct fsx_mount *m, const char *bucket, const char *src,
-                     const char *dst, char etag[S3_ETAG_MAX], time_t *ctime);
+int fsx_copy_stamped(struct fsx_mount *m, const char *bucket, const char *src,
+                     const char *dst, const char *name, const char *if_match,
+                     char etag[S3_ETAG_MAX], time_t *t);
 
 #endif

@@ -172,40 +172,46 @@ int fsx_store_meta(struct fsx_mount *m, struct fsx_inode *in,
    upload stores its own metadata. */
 void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino)
 {
+  char etag[S3_ETAG_MAX];
+  struct fsx_inode_view v;
   struct fsx_inode *in;
-  struct fsx_wmeta mt;
   struct fsx_wb *wb;
   struct fsx_attr a;
-  struct timespec now;
   struct stat st;
+  time_t now;
   int rc;
 
   if (m->o.atime == CFG_ATIME_NO || m->o.ro ||
       !(in = fsx_inode_get(m->tab, ino)))
     return;
   wb = fsx_wb_get(m, in);
+  fsx_inode_view(m->tab, in, &v);
   fsx_attr_of(m, in, &a);
+  /* a file of this name (not one unlinked or replaced), a regular one */
   if (wb || fsx_inode_in_use(m->tab, in) || a.kind != FSX_FILE ||
+      (a.has_mode && !S_ISREG(a.mode)) || !v.named || !a.etag[0] ||
       !fsx_inode_bucket(in))
     goto put;
   fsx_ns_stat(m, ino, &a, &st);
-  clock_gettime(CLOCK_REALTIME, &now);
-  now.tv_nsec = 0;
+  now = time(NULL);
   /* relatime: not newer than the last change, or a day old */
   if (m->o.atime == CFG_ATIME_REL && st.st_atime > st.st_mtime &&
-      st.st_atime > st.st_ctime && now.tv_sec - st.st_atime < 24 * 3600)
+      st.st_atime > st.st_ctime && now - st.st_atime < 24 * 3600)
     goto put;
-  fsx_shown_meta(m, ino, &a, &mt);
-  mt.has_mtime = mt.has_ctime = true; /* kept as shown: the copy makes a
-                                          new Last-Modified */
-  mt.mtime = st.st_mtim;
-  mt.ctime = st.st_ctim;
-  mt.has_atime = true;
-  mt.atime = now;
-  rc = fsx_store_meta(m, in, &a, &mt);
-  if (rc)
+  /* only the atime replaced, on the object the inode knows */
+  rc = fsx_copy_stamped(m, fsx_inode_bucket(in), fsx_inode_key(m->tab, in),
+                        fsx_inode_key(m->tab, in), "atime", a.etag, etag,
+                        &now);
+  if (rc) {
     log_info("%s: storing its atime: %s", fsx_inode_key(m->tab, in),
              strerror(-rc));
+    goto put;
+  }
+  a.has_atime = true;
+  a.atime = (struct timespec){.tv_sec = now};
+  snprintf(a.etag, sizeof(a.etag), "%s", etag);
+  a.as_of_ms = clock_mono_ms();
+  fsx_inode_set_attr(m->tab, in, &a, false, m->o.attr_ttl_ms);
 put:
   if (wb)
     fsx_wb_put(m, wb);

@@ -167,7 +167,8 @@ void fsx_op_getattr(fuse_req_t req, fuse_ino_t ino,
     return;
   }
   fsx_inode_view(m->tab, in, &v);
-  stale = v.stale && !v.writing;
+  /* a listing's guess is never shown where the mount shows no guesses */
+  stale = (v.stale || (!m->o.listing_attrs && !v.meta_known)) && !v.writing;
   fsx_attr_of(m, in, &a);
   if (stale && a.kind != FSX_DIR && fsx_inode_bucket(in)) {
     rc = fsx_ns_head(m, in, &a);

@@ -239,6 +239,10 @@ static struct fsx_wb *wb_new(struct fsx_mount *m, struct fsx_inode *in,
       wb->meta.uid = base->uid;
     if (base->has_gid)
       wb->meta.gid = base->gid;
+    if (base->has_ctime && !wb->meta.has_ctime) { /* until a write */
+      wb->meta.has_ctime = true;
+      wb->meta.ctime = base->ctime;
+    }
     if (base->has_atime && !wb->meta.has_atime) {
       wb->meta.has_atime = true;
       wb->meta.atime = base->atime;

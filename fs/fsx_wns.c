@@ -438,8 +438,8 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
     /* the directory's own marker: its ctime moves (s3fs's does; what is
        below keeps its own) */
     if (!l.keys[i][sl])
-      rc = fsx_copy_renamed(m, fsx_inode_bucket(src), l.keys[i], dst,
-                            etags[i], ctime);
+      rc = fsx_copy_stamped(m, fsx_inode_bucket(src), l.keys[i], dst,
+                            "ctime", NULL, etags[i], ctime);
     else
       rc = copy_object(m, fsx_inode_bucket(src), l.keys[i], dst, l.sizes[i],
                        etags[i]);
@@ -495,13 +495,14 @@ static int rename_file(struct fsx_mount *m, struct fsx_inode *src,
     fsx_wb_put(m, wb);
     return rc;
   }
-  if (a->size > COPY_MAX_SINGLE) { /* the parts' copy keeps the ctime */
-    rc = copy_object(m, fsx_inode_bucket(src), srckey, dstkey, a->size, etag);
-  } else { /* the ctime moves, as s3fs's does */
+  rc = -EFBIG; /* above 5 GiB the parts' copy keeps the ctime, as s3fs */
+  if (a->size <= COPY_MAX_SINGLE) { /* the ctime moves, as s3fs's does */
     atomic_fetch_add(&m->st.objects_copied, 1);
-    rc = fsx_copy_renamed(m, fsx_inode_bucket(src), srckey, dstkey, etag,
-                          ctime);
+    rc = fsx_copy_stamped(m, fsx_inode_bucket(src), srckey, dstkey, "ctime",
+                          NULL, etag, ctime);
   }
+  if (rc == -EFBIG)
+    rc = copy_object(m, fsx_inode_bucket(src), srckey, dstkey, a->size, etag);
   if (!rc)
     rc = s3_delete_object(m->s3, fsx_inode_bucket(src), srckey);
   if (!rc && wb)

@@ -104,6 +104,9 @@ fs_umount "$mnt"
 mount_ours
 check "a new mount shows the same times, mode and owner" eq stat \
   "$(stat -c '%Y %Z %X %a %u:%g' "$mnt/g")" "$want"
+sleep 1.2 # (the listing's time to live)
+ls -l "$mnt" >/dev/null # a listing refreshes what a HEAD told: kept
+check "  ... and after a listing" eq stat "$(stat -c '%Y %Z %X %a %u:%g' "$mnt/g")" "$want"
 
 # ---- s3fs's times shown by s3rdmafs ----
 echo theirs >"$smnt/t"
