@@ -5,10 +5,7 @@
 #include <stdio.h>
 
 /* printf at off; the new length, at most len - 1. */
-static size_t append(char *buf, size_t len, size_t off, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static size_t append(char *buf, size_t len, size_t off, const char *fmt, ...)
+size_t stats_fmt_line(char *buf, size_t len, size_t off, const char *fmt, ...)
 {
   va_list ap;
   int w;
@@ -31,7 +28,7 @@ size_t stats_fmt_rows(char *buf, size_t len, size_t off, const char *prefix,
   if (off < len)
     buf[off] = '\0'; /* terminated even with no rows */
   for (size_t i = 0; i < n; i++)
-    off = append(buf, len, off, "%s%s %llu\n", prefix ? prefix : "",
+    off = stats_fmt_line(buf, len, off, "%s%s %llu\n", prefix ? prefix : "",
                  rows[i].name, (unsigned long long)rows[i].value);
   return off < len ? off : (len ? len - 1 : 0);
 }
@@ -39,5 +36,5 @@ size_t stats_fmt_rows(char *buf, size_t len, size_t off, const char *prefix,
 size_t stats_fmt_text(char *buf, size_t len, size_t off, const char *name,
                       const char *text)
 {
-  return append(buf, len, off, "%s %s\n", name, text);
+  return stats_fmt_line(buf, len, off, "%s %s\n", name, text);
 }

@@ -22,6 +22,9 @@ struct stats_row {
    the new length, at most len - 1: what does not fit is cut off. */
 size_t stats_fmt_rows(char *buf, size_t len, size_t off, const char *prefix,
                       const struct stats_row *rows, size_t n);
+/* A line of any form (printf), appended the same way. */
+size_t stats_fmt_line(char *buf, size_t len, size_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* The same for one line whose value is text: "<name> <text>\n". */
 size_t stats_fmt_text(char *buf, size_t len, size_t off, const char *name,
                       const char *text);

@@ -3,7 +3,7 @@
  *
  *   s3rdmafs [options] BUCKET[:/PREFIX] MOUNTPOINT
  *   s3rdmafs [options] --all-buckets MOUNTPOINT
- *   s3rdmafs stats MOUNTPOINT
+ *   s3rdmafs stats [--format text|prometheus] MOUNTPOINT
  *
  * Start-up order matters: the configuration is validated and the bucket is
  * checked with a short-lived S3 client while we still have a terminal (so
@@ -31,6 +31,7 @@
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_recover_thread.h"
 #include "fs/fsx_space.h"
+#include "fs/fsx_stats.h"
 #include "fs/fsx_pool.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb_geo.h"
@@ -38,25 +39,6 @@
 
 #define PROG FSX_PROG
 
-
-static int stats_cmd(const char *mnt)
-{
-  char path[4096], buf[65536];
-  ssize_t n;
-  int fd;
-
-  snprintf(path, sizeof(path), "%s/%s", mnt, FSX_STATS_NAME);
-  fd = open(path, O_RDONLY);
-  if (fd < 0) {
-    fprintf(stderr, PROG ": %s: %s (is it an s3rdmafs mount?)\n", mnt,
-            strerror(errno));
-    return 1;
-  }
-  while ((n = read(fd, buf, sizeof(buf))) > 0)
-    fwrite(buf, 1, (size_t)n, stdout);
-  close(fd);
-  return n < 0 ? 1 : 0;
-}
 
 static void s3_config_from(const struct cfg *c, struct s3_client_config *s)
 {
@@ -248,8 +230,10 @@ int main(int argc, char **argv)
   int nol = 0, rc = 1;
   bool kstore_stuck = false;
 
-  if (argc == 3 && !strcmp(argv[1], "stats"))
-    return stats_cmd(argv[2]);
+  /* (a bucket named "stats" mounts: BUCKET DIR -o ... is not these) */
+  if (!strcmp(argc >= 2 ? argv[1] : "", "stats") &&
+      (argc == 3 || (argc == 5 && !strcmp(argv[2], "--format"))))
+    return fsx_stats_cmd(argc - 2, argv + 2);
   /* buffers of 128 KiB and more (read replies, base fetches) come from
      mmap and go back at free: glibc would otherwise raise the threshold
      after the first such free and keep them in per-thread arenas that

@@ -82,7 +82,8 @@ static void usage(FILE *f)
 "a regular file owned by this user or root with mode 0600 or stricter (no\n"
 "group or other bits), else the gateway refuses to start. A key given on\n"
 "the command line is scrubbed from it at start, with a warning.\n"
-"GET /_s3rdma/stats (loopback peers, no auth) shows the counters.\n");
+"GET /_s3rdma/stats (loopback peers, no auth) shows the counters;\n"
+"?format=prometheus in Prometheus's text format.\n");
 }
 
 static int parse_uint(const char *flag, const char *v, unsigned long long min,

@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/slog.h"
+#include "common/stats_prom.h"
 #include "gateway/gw_http_i.h"
 #include "gateway/gw_peer.h"
 #include "gateway/gw_rc.h"
@@ -255,25 +256,61 @@ enum MHD_Result gw_http_answer(struct creq *q, struct MHD_Connection *con)
   return queue(con, (unsigned)r->status, resp);
 }
 
+/* The stats page's format=: 0 text, 1 prometheus, -1 another. */
+static int stats_format(const char *query)
+{
+  int f = 0;
+
+  for (const char *p = query; p && *p;) {
+    const char *e = strchr(p, '&');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n > 7 && !strncmp(p, "format=", 7)) {
+      if (n == 17 && !strncmp(p + 7, "prometheus", 10))
+        f = 1;
+      else if (n == 11 && !strncmp(p + 7, "text", 4))
+        f = 0;
+      else
+        return -1;
+    }
+    p = e ? e + 1 : NULL;
+  }
+  return f;
+}
+
 enum MHD_Result gw_http_answer_stats(struct creq *q, struct MHD_Connection *con)
 {
+  static const char *const gauges[] = {"rc_sessions", NULL};
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  int format = stats_format(q->r.query);
   struct MHD_Response *resp;
-  char buf[2048];
+  char buf[2048], prom[8192];
+  long pn = 0;
   size_t n;
 
   if (!ci || !gw_addr_is_loopback(ci->client_addr))
     return gw_http_answer_error(q, con, 403, "AccessDenied",
                                 "stats are for loopback peers only", false);
+  if (format < 0)
+    return gw_http_answer_error(q, con, 400, "InvalidArgument",
+                                "format is text or prometheus", false);
   atomic_store_explicit(&q->h->stats->rc_sessions,
                         rdx_rc_server_sessions(q->h->rdx),
                         memory_order_relaxed);
   n = gw_stats_format(q->h->stats, buf, sizeof(buf));
-  resp = MHD_create_response_from_buffer(n, buf, MHD_RESPMEM_MUST_COPY);
+  if (format == 1 &&
+      (pn = stats_prom(buf, "s3rdma_gateway", gauges, prom, sizeof(prom))) < 0)
+    return gw_http_answer_error(q, con, 500, "InternalError",
+                                "the stats do not fit", false);
+  resp = format == 1 ? MHD_create_response_from_buffer(
+                           (size_t)pn, prom, MHD_RESPMEM_MUST_COPY)
+                     : MHD_create_response_from_buffer(n, buf,
+                                                       MHD_RESPMEM_MUST_COPY);
   if (!resp)
     return MHD_NO;
-  MHD_add_response_header(resp, "Content-Type", "text/plain");
+  MHD_add_response_header(resp, "Content-Type",
+                          format == 1 ? "text/plain; version=0.0.4"
+                                      : "text/plain");
   q->phase = 2;
   return queue(con, 200, resp);
 }

@@ -186,7 +186,7 @@ static int check_request(const struct rdx_server *s,
 int rdx_serve_check(const struct rdx_server *s, const struct rdx_token *tok,
                     const struct rdx_req *req, char *why, size_t whylen)
 {
-  struct rdx_server_kind *k;
+  struct rdx_server_kind *k = NULL; /* (set when check_request is 0) */
   uint64_t until;
   int rc = check_request(s, tok, req, &k, why, whylen);
 
@@ -201,7 +201,7 @@ int rdx_serve(const struct rdx_server *s, const struct rdx_token *tok,
               const struct rdx_req *req, uint64_t token_off, void *local,
               size_t len, char *why, size_t whylen)
 {
-  struct rdx_server_kind *k;
+  struct rdx_server_kind *k = NULL;
   uint64_t until;
   int rc = check_request(s, tok, req, &k, why, whylen);
 

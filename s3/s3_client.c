@@ -180,6 +180,24 @@ void s3_client_stats(const struct s3_client *c, struct s3_stats *out)
     out->errors[i] = atomic_load(&c->st_errors[i]);
 }
 
+size_t s3_client_latency_format(struct s3_client *c, char *buf, size_t len,
+                                size_t off)
+{
+  char labels[64];
+
+  for (int op = 0; op < S3_OP_COUNT; op++) {
+    if (!atomic_load(&c->lat_total[op].count))
+      continue; /* an operation never asked: no rows */
+    snprintf(labels, sizeof(labels), "op=%s,phase=ttfb", s3_op_names[op]);
+    off = stats_hist_format(&c->lat_ttfb[op], "s3.request_seconds", labels,
+                            buf, len, off);
+    snprintf(labels, sizeof(labels), "op=%s,phase=total", s3_op_names[op]);
+    off = stats_hist_format(&c->lat_total[op], "s3.request_seconds", labels,
+                            buf, len, off);
+  }
+  return off;
+}
+
 size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len)
 {
   const struct stats_row rows[] = {

@@ -102,6 +102,15 @@ struct s3_stats {
 void s3_client_stats(const struct s3_client *c, struct s3_stats *out);
 /* Human-readable, one "name value" per line, into buf; returns length. */
 size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len);
+/*
+ * The latency histograms (common/stats_hist.h) appended at buf+off:
+ * s3.request_seconds{op=OP,phase=ttfb|total}, per HTTP exchange the
+ * server answered (retries each count), for each operation seen (get,
+ * put, head, list, delete, part, copy, multipart, other). Returns the new
+ * offset.
+ */
+size_t s3_client_latency_format(struct s3_client *c, char *buf, size_t len,
+                                size_t off);
 
 /* ---- generic requests (the asynchronous interface) ---- */
 

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,6 +191,63 @@ static void requeue(struct s3_engine *e, struct s3_req *r,
   pthread_mutex_unlock(&e->lock);
 }
 
+const char *const s3_op_names[S3_OP_COUNT] = {
+    "get", "put", "head", "list", "delete", "part", "copy", "multipart",
+    "other"};
+
+static bool has_query(const struct s3_req *r, const char *name)
+{
+  for (size_t i = 0; i < r->n_query; i++)
+    if (!strcmp(r->query[i].key, name))
+      return true;
+  return false;
+}
+
+enum s3_op s3_op_of(const struct s3_req *r)
+{
+  bool copy = false;
+
+  for (size_t i = 0; i < r->n_headers; i++)
+    copy = copy || !strcasecmp(r->headers[i].key, "x-amz-copy-source");
+  if (!strcmp(r->method, "HEAD"))
+    return S3_OP_HEAD;
+  if (!strcmp(r->method, "DELETE"))
+    return has_query(r, "uploadId") ? S3_OP_MULTIPART
+           : !r->key || !r->key[0]  ? S3_OP_OTHER
+                                    : S3_OP_DELETE;
+  if (!strcmp(r->method, "GET"))
+    return !r->key || !r->key[0] || has_query(r, "list-type") ||
+                   has_query(r, "uploads")
+               ? S3_OP_LIST
+               : S3_OP_GET;
+  if (!strcmp(r->method, "PUT")) /* (a part copied: a copy) */
+    return copy                         ? S3_OP_COPY
+           : has_query(r, "partNumber") ? S3_OP_PART
+           : !r->key || !r->key[0]      ? S3_OP_OTHER /* a bucket */
+                                        : S3_OP_PUT;
+  if (!strcmp(r->method, "POST"))
+    return has_query(r, "delete") ? S3_OP_DELETE /* DeleteObjects */
+           : has_query(r, "uploads") || has_query(r, "uploadId")
+               ? S3_OP_MULTIPART
+               : S3_OP_OTHER;
+  return S3_OP_OTHER;
+}
+
+/* An exchange the server answered: its times into the histograms. */
+static void note_latency(struct s3_client *c, const struct s3_req *r)
+{
+  curl_off_t ttfb = 0, total = 0;
+  enum s3_op op = s3_op_of(r);
+
+  if (!r->status ||
+      curl_easy_getinfo(r->easy, CURLINFO_STARTTRANSFER_TIME_T, &ttfb) !=
+          CURLE_OK ||
+      curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total) != CURLE_OK)
+    return;
+  stats_hist_add(&c->lat_ttfb[op], ttfb > 0 ? (uint64_t)ttfb : 0);
+  stats_hist_add(&c->lat_total[op], total > 0 ? (uint64_t)total : 0);
+}
+
 static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
 {
   struct s3_engine *e = &c->eng;
@@ -201,6 +259,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
 
   curl_multi_remove_handle(e->multi, r->easy);
   s3_attempt_classify(r, cc, &m, &rc);
+  note_latency(c, r);
   sent = s3_attempt_sent(r->easy);
   put_handle(c, r->easy, cc != CURLE_OK || r->status >= 500);
   r->easy = NULL;

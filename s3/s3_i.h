@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <sys/uio.h>
 
+#include "common/stats_hist.h"
 #include "s3/s3_client.h"
 #include "s3/s3_err.h"
 
@@ -137,6 +138,12 @@ struct s3_engine {
   uint64_t rng;                   /* engine thread only */
 };
 
+/* What a request does, for the latency histograms. */
+enum s3_op {
+  S3_OP_GET, S3_OP_PUT, S3_OP_HEAD, S3_OP_LIST, S3_OP_DELETE,
+  S3_OP_PART, S3_OP_COPY, S3_OP_MULTIPART, S3_OP_OTHER, S3_OP_COUNT
+};
+
 struct s3_client {
   struct s3_client_config cfg;    /* strings below are our copies */
   char *endpoint;                 /* without trailing '/' */
@@ -161,7 +168,13 @@ struct s3_client {
   _Atomic uint64_t st_rdma_requests, st_rdma_bytes, st_rdma_declined,
       st_rdma_ignored, st_rdma_resent, st_rdma_put_etag;
   _Atomic uint64_t st_errors[S3_EC_COUNT];
+  /* per HTTP exchange answered, by operation (s3_op_of): the time to the
+     first byte of the answer and to its end */
+  struct stats_hist lat_ttfb[S3_OP_COUNT], lat_total[S3_OP_COUNT];
 };
+
+enum s3_op s3_op_of(const struct s3_req *r);
+extern const char *const s3_op_names[S3_OP_COUNT];
 
 /* s3_req.c: engine helpers */
 /* Run r's release hook if it has not run yet (engine: before done). */

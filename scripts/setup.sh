@@ -30,6 +30,8 @@ PKGS=(
   ceph-mon ceph-osd radosgw ceph-common awscli curl python3 openssl
   # tests: the tools the write tests drive, and s3fs for metadata interop
   rsync vim s3fs
+  # tests: Prometheus's own parser for the metrics (test_metrics)
+  python3-prometheus-client
   # tests/rdma-vm: a QEMU guest (TCG) with soft-RoCE, Debian's kernel
   # unpacked into a busybox initramfs, perftest as the RC reference
   qemu-system-x86 busybox-static cpio kmod xz-utils iproute2

@@ -40,6 +40,14 @@ def wait_for(path, limit=120.0):
         time.sleep(0.05)
 
 
+def say(path, text):
+    """text into path whole: written aside, then renamed (the test waits
+    for path to appear, and must never read it half written)"""
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+
+
 def data(n, seed):
     """n incompressible bytes (seed: which call, for the reader of a
     failure; the bytes themselves are random and written to REF)."""
@@ -123,8 +131,7 @@ def main():
         put(data(2 * part + part // 2, 12))
         open(os.path.join(ctl, "written"), "w").close()
         wait_for(os.path.join(ctl, "go"))
-        with open(os.path.join(ctl, "fsync"), "w") as f:
-            f.write(outcome(os.fsync, fd))
+        say(os.path.join(ctl, "fsync"), outcome(os.fsync, fd))
         wait_for(os.path.join(ctl, "go2"))
         put(data(part, 13))
     elif pat == "hold":
@@ -134,8 +141,7 @@ def main():
             f.write(want)
         open(os.path.join(ctl, "written"), "w").close()
         wait_for(os.path.join(ctl, "go"))
-        with open(os.path.join(ctl, "result"), "w") as f:
-            f.write(outcome(os.close, fd))
+        say(os.path.join(ctl, "result"), outcome(os.close, fd))
         return
     else:
         raise SystemExit("unknown pattern " + pat)

@@ -19,15 +19,7 @@ set -euo pipefail
 # shellcheck source=tests/lib/test.sh
 . "$(dirname "$0")/../lib/test.sh" # and tests/lib/gw.sh: gw_start, gw_stop, ...
 fs_test_setup "$1" gwsecrets
-cleanup() {
-  local rc=$?
-  set +e
-  gw_log_on_failure "$rc" 40
-  gw_stop
-  (exit "$rc")
-  fs_cleanup
-}
-trap cleanup EXIT
+trap gw_fs_cleanup EXIT
 
 up_sk=$AWS_SECRET_ACCESS_KEY                       # RGW's, for upstream
 S3R_TEST_AK=$AWS_ACCESS_KEY_ID

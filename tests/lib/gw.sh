@@ -57,6 +57,18 @@ gw_cleanup() {
   rm -rf "$tmp"
 }
 
+# gw_fs_cleanup: the EXIT trap of a suite with a gateway and mounts: the
+# gateway's log after a failure, the gateway stopped, then fs_cleanup (with
+# the suite's exit status)
+gw_fs_cleanup() {
+  local rc=$?
+  set +e
+  gw_log_on_failure "$rc" 40
+  gw_stop
+  (exit "$rc")
+  fs_cleanup
+}
+
 # gw_stop: SIGTERM, bounded wait; succeeds when it exited 0 and its log
 # holds no sanitizer report (shown when there is one).
 gw_stop() {

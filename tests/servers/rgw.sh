@@ -274,6 +274,12 @@ rgw dns name = localhost
 rgw gc obj min wait = 0
 rgw gc processor period = 60
 rgw enable usage log = false
+# A CompleteMultipartUpload cut short by a kill of radosgw (the chaos
+# suite's) leaves RGW's lock on that upload for rgw_mp_lock_max_time
+# (600 s): until then every retry of it is answered 500 "This multipart
+# completion is already in progress", and the daemon keeps the file for
+# later. 10 s here, so that its retries finish such an upload within a test.
+rgw mp lock max time = 10
 log file = $DIR/log/radosgw.log
 EOF
 }
