@@ -38,6 +38,13 @@ __attribute__((format(printf, 2, 3))) static void put(struct out *o,
   o->off += (size_t)w;
 }
 
+/* A character a metric name (colon: yes) or a label name may hold. */
+static bool name_char(char c, bool colon)
+{
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '_' || (colon && c == ':');
+}
+
 /* prefix_name with what a metric name cannot hold as '_'. */
 static void metric_name(const char *prefix, const char *name, size_t n,
                         char out[NAME_MAX_])
@@ -45,12 +52,8 @@ static void metric_name(const char *prefix, const char *name, size_t n,
   int w = snprintf(out, NAME_MAX_, "%s_", prefix);
   size_t k = w < 0 ? 0 : (size_t)w < NAME_MAX_ ? (size_t)w : NAME_MAX_ - 1;
 
-  for (size_t i = 0; i < n && k + 1 < NAME_MAX_; i++) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '_' || c == ':';
-    out[k++] = ok ? c : '_';
-  }
+  for (size_t i = 0; i < n && k + 1 < NAME_MAX_; i++)
+    out[k++] = name_char(name[i], true) ? name[i] : '_';
   out[k] = '\0';
 }
 
@@ -63,12 +66,8 @@ static void prom_labels(const char *in, size_t n, char out[LABELS_MAX])
   while (i < n && k + 8 < LABELS_MAX) {
     if (k)
       out[k++] = ',';
-    for (; i < n && in[i] != '=' && k + 8 < LABELS_MAX; i++) {
-      char c = in[i];
-      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                (c >= '0' && c <= '9') || c == '_';
-      out[k++] = ok ? c : '_';
-    }
+    for (; i < n && in[i] != '=' && k + 8 < LABELS_MAX; i++)
+      out[k++] = name_char(in[i], false) ? in[i] : '_';
     out[k++] = '=';
     out[k++] = '"';
     for (i++; i < n && in[i] != ',' && k + 5 < LABELS_MAX; i++) {
