@@ -12,7 +12,7 @@ void fsx_args_usage(FILE *f)
   fprintf(f,
           "usage: " FSX_PROG " [options] BUCKET[:/PREFIX] MOUNTPOINT\n"
           "       " FSX_PROG " [options] --all-buckets MOUNTPOINT\n"
-          "       " FSX_PROG " stats MOUNTPOINT\n\n"
+          "       " FSX_PROG " stats [--format text|prometheus] MOUNTPOINT\n\n"
           "options:\n"
           "  -o KEY[=VALUE][,...]  configuration keys (below), config=FILE,\n"
           "                        and libfuse mount options (fsname=,\n"

@@ -118,6 +118,16 @@ static const char *const gauges[] = {
     "write.pool_slots",  "write.pool_slots_used", "write.pool_on_wire",
     "read.bufs_kept",    "rdma.rc_usable",    NULL};
 
+/* The usage of `s3rdmafs stats`: on stdout for -h, stderr for a mistake. */
+static void stats_usage(FILE *f)
+{
+  fprintf(f,
+          "usage: " FSX_PROG " stats [--format text|prometheus] MOUNTPOINT\n"
+          "  the counters of the mount at MOUNTPOINT (its file\n"
+          "  " FSX_STATS_NAME "): \"name value\" lines (text, the default),\n"
+          "  or Prometheus's text format (metrics " FSX_PROG "_*)\n");
+}
+
 int fsx_stats_cmd(int argc, char **argv)
 {
   const char *mnt = argc ? argv[argc - 1] : NULL;
@@ -128,12 +138,15 @@ int fsx_stats_cmd(int argc, char **argv)
   long pn;
   int fd;
 
+  if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+    stats_usage(stdout);
+    return 0;
+  }
   if (argc == 3 && !strcmp(argv[0], "--format") &&
       (!strcmp(argv[1], "text") || !strcmp(argv[1], "prometheus"))) {
     prom = !strcmp(argv[1], "prometheus");
-  } else if (argc != 1) {
-    fprintf(stderr, "usage: " FSX_PROG " stats [--format text|prometheus] "
-                    "MOUNTPOINT\n");
+  } else if (argc != 1 || argv[0][0] == '-') { /* (a mountpoint -x: ./-x) */
+    stats_usage(stderr);
     return 2;
   }
   snprintf(path, sizeof(path), "%s/%s", mnt, FSX_STATS_NAME);

@@ -12,8 +12,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len);
 /*
  * `s3rdmafs stats [--format text|prometheus] MOUNTPOINT` (argv without the
  * program and "stats"): the mount's stats file to stdout as it is, or in
- * Prometheus's text format (common/stats_prom.h; metrics s3rdmafs_*). The
- * exit status.
+ * Prometheus's text format (common/stats_prom.h; metrics s3rdmafs_*);
+ * -h or --help: the usage on stdout. The exit status.
  */
 int fsx_stats_cmd(int argc, char **argv);
 

@@ -36,6 +36,9 @@ PKGS=(
   # unpacked into a busybox initramfs, perftest as the RC reference
   qemu-system-x86 busybox-static cpio kmod xz-utils iproute2
   rdma-core ibverbs-utils rdmacm-utils perftest librdmacm-dev
+  # packages (scripts/package.sh, tests/package): man pages from markdown,
+  # the Debian build, its checker, and a Debian 12 root to install into
+  go-md2man debhelper dpkg-dev fakeroot lintian debootstrap man-db systemd
 )
 
 missing=()

@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# The Debian packages for real (issue 16):
+#   - scripts/package.sh builds them, lintian reports no error; the files
+#     and modes each package must carry (the mount helper in /sbin, the
+#     unit, the gateway's settings root-only);
+#   - a fresh Debian 12 root (debootstrap minbase, its downloads cached in
+#     $S3R_DEBOOTSTRAP_CACHE) gets them with apt, which fetches their
+#     dependencies; entered with chroot, /proc, /sys and /dev bound in;
+#   - every installed man page renders with `man --warnings -l` silently;
+#     `systemd-analyze verify` accepts the unit;
+#   - from inside: two fstab lines for the same bucket (`s3rdmafs` through
+#     mount.s3rdmafs, `fuse.s3rdmafs` through fuse3's mount.fuse3), keys
+#     in a 0600 /etc/s3rdmafs.json, mounted by `mount -a`; a file written
+#     through one is read through the other and by the packaged CLI; the
+#     stats in Prometheus's format;
+#   - the packaged gateway started as its unit starts it (its settings
+#     file), a mount through it with rdma.transport=cma: bytes by cma;
+#   - a program compiled against the packaged header and library, found by
+#     pkg-config, reads a file of the mount with libs3rdmafs;
+#   - umount, then apt purges the packages cleanly.
+#
+#   test_package.sh BUILD_BIN_DIR   (root: chroot, mounts)
+set -euo pipefail
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" package debs
+src=$(cd "$here/../.." && pwd)
+root=$tmp/root
+cache=${S3R_DEBOOTSTRAP_CACHE:-/var/cache/s3rdmafs-debootstrap}
+# the Debian mirror: $S3R_DEBIAN_MIRROR, else the first one this host's apt
+# uses (deb822 URIs: or a one-line "deb URI bookworm" source)
+host_mirror() {
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f"
+  done | head -n 1
+  [ -f /etc/apt/sources.list ] &&
+    awk '$1 == "deb" && $0 ~ /bookworm/ && $0 !~ /security/ {
+           for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:/) { print $i; exit } }' /etc/apt/sources.list
+  return 0
+}
+mirror=${S3R_DEBIAN_MIRROR:-$(host_mirror | head -n 1)}
+gw_pid=""
+
+[ "$(id -u)" -eq 0 ] || { echo "# skip: needs root (chroot, mounts)"; exit 77; }
+[ -n "$mirror" ] || {
+  echo "not ok - a Debian mirror: none in /etc/apt/sources* (set S3R_DEBIAN_MIRROR)"
+  exit 1
+}
+for t in debootstrap dpkg-buildpackage lintian go-md2man man systemd-analyze; do
+  command -v "$t" >/dev/null || {
+    echo "not ok - $t installed (scripts/setup.sh installs it)"
+    exit 1
+  }
+done
+
+# in the root: a command with a clean environment (and the S3 keys)
+in_root() {
+  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/root LANG=C.UTF-8 "$@"
+}
+# every mount under the root, deepest first
+root_mounts() { awk -v r="$root" 'index($2, r "/") == 1 { print $2 }' /proc/self/mounts | sort -r; }
+package_cleanup() {
+  local rc=$? m
+  set +e
+  [ -z "$gw_pid" ] || kill "$gw_pid" 2>/dev/null
+  for m in $(root_mounts); do umount "$m" 2>/dev/null || umount -l "$m"; done
+  if [ -n "$(root_mounts)" ]; then
+    # never delete a tree that still holds the host's /dev or /proc
+    echo "# still mounted under $root: $(root_mounts | tr '\n' ' '); left in place"
+    tmp=/nonexistent-s3r-package-kept
+    rc=1
+  fi
+  (exit "$rc")
+  fs_cleanup
+}
+trap package_cleanup EXIT
+t0=$SECONDS
+
+# ---- build ----
+debs=$tmp/debs
+check "scripts/package.sh builds the packages, lintian finds no error" \
+  "$src/scripts/package.sh" "$debs" --no-check
+[ "$fail" -eq 0 ] || exit 1
+ver=$(dpkg-parsechangelog -l "$src/packaging/debian/changelog" -S Version)
+arch=$(dpkg --print-architecture)
+deb() { echo "$debs/${1}_${ver}_$arch.deb"; }
+# has PACKAGE MODE PATH: the package holds PATH with permissions MODE (a
+# page that only sources another, .so, is a symlink: dh_installman)
+has() {
+  dpkg-deb -c "$(deb "$1")" | awk -v p="./$3" -v m="$2" \
+    '$6 == p && substr($1, 1, length(m)) == m { f = 1 } END { exit !f }' ||
+    { echo "# $1 lacks $3 ($2)"; return 1; }
+}
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+files_fs() {
+  has s3rdmafs -rwxr-xr-x usr/bin/s3rdmafs &&
+    has s3rdmafs -rwxr-xr-x usr/bin/s3rdma-cli &&
+    has s3rdmafs -rwxr-xr-x sbin/mount.s3rdmafs &&
+    has s3rdmafs -rw-r--r-- usr/share/man/man1/s3rdmafs.1.gz &&
+    has s3rdmafs -rw-r--r-- usr/share/man/man5/s3rdmafs.json.5.gz &&
+    has s3rdmafs -rw-r--r-- usr/share/man/man8/mount.s3rdmafs.8.gz &&
+    has s3rdmafs -rw-r--r-- usr/share/doc/s3rdmafs/examples/s3rdmafs.example.json
+}
+files_gw() {
+  has s3rdma-gateway -rwxr-xr-x usr/sbin/s3rdma-gateway &&
+    has s3rdma-gateway -rw-r--r-- lib/systemd/system/s3rdma-gateway.service &&
+    has s3rdma-gateway -rw------- etc/s3rdma-gateway/gateway.env &&
+    has s3rdma-gateway -rw-r--r-- usr/share/man/man8/s3rdma-gateway.8.gz
+}
+files_lib() {
+  has libs3rdmafs0 -rw-r--r-- "usr/lib/$ma/libs3rdmafs.so.$ver" &&
+    has libs3rdmafs-dev -rw-r--r-- usr/include/s3rdmafs.h &&
+    has libs3rdmafs-dev -rw-r--r-- "usr/lib/$ma/pkgconfig/s3rdmafs.pc" &&
+    has libs3rdmafs-dev -rw-r--r-- usr/share/man/man3/s3rdmafs.3.gz &&
+    has libs3rdmafs-dev lrwxrwxrwx usr/share/man/man3/s3rdmafs_gpu_read.3.gz
+}
+check "s3rdmafs: daemon, CLI, mount helper in /sbin, man pages, example" files_fs
+check "s3rdma-gateway: gateway in sbin, unit, settings file 0600" files_gw
+check "libs3rdmafs0 and -dev: library, header, pkg-config file, man pages" files_lib
+echo "# built in $((SECONDS - t0)) s"
+
+# ---- a fresh Debian 12 root ----
+t1=$SECONDS
+mkdir -p "$cache"
+# (systemd and man-db: what a Debian system has, for systemctl, the unit's
+# check and man inside)
+if ! debootstrap --variant=minbase --include=systemd,man-db \
+       --cache-dir="$cache" bookworm "$root" \
+       "$mirror" >"$tmp/debootstrap.log" 2>&1; then
+  tail -n 20 "$tmp/debootstrap.log"
+  echo "not ok - debootstrap bookworm from $mirror"
+  exit 1
+fi
+echo "# debootstrap: $((SECONDS - t1)) s"
+mount -t proc proc "$root/proc"
+mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"
+mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
+mkdir -p "$root/var/cache/apt/archives"
+mkdir -p "$cache/apt"
+mount --bind "$cache/apt" "$root/var/cache/apt/archives"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+# the host's sources (its updates), so what was built here installs there
+if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+  cp /etc/apt/sources.list.d/debian.sources "$root/etc/apt/sources.list.d/"
+  : >"$root/etc/apt/sources.list"
+fi
+mkdir -p "$root/tmp/debs"
+for p in s3rdmafs s3rdma-gateway libs3rdmafs0 libs3rdmafs-dev; do cp "$(deb $p)" "$root/tmp/debs/"; done
+t1=$SECONDS
+in_root apt-get update -qq >"$tmp/apt.log" 2>&1 || true
+apt_install() {
+  in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    --no-install-recommends /tmp/debs/s3rdmafs_"$ver"_"$arch".deb \
+    /tmp/debs/s3rdma-gateway_"$ver"_"$arch".deb \
+    /tmp/debs/libs3rdmafs0_"$ver"_"$arch".deb \
+    /tmp/debs/libs3rdmafs-dev_"$ver"_"$arch".deb >>"$tmp/apt.log" 2>&1 ||
+    { tail -n 20 "$tmp/apt.log"; return 1; }
+}
+check "apt installs the four packages and their dependencies in the root" apt_install
+echo "# apt: $((SECONDS - t1)) s"
+check_eq "the unit is installed disabled" \
+  "$(in_root systemctl is-enabled s3rdma-gateway 2>/dev/null || true)" disabled
+
+# ---- man pages and the unit ----
+man_ok() {
+  local p err n=0
+  for p in "$root"/usr/share/man/man[1-8]/s3rdma*.[1-8].gz \
+           "$root"/usr/share/man/man[1-8]/mount.s3rdmafs.8.gz; do
+    [ -f "$p" ] || continue
+    n=$((n + 1))
+    err=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$p" 2>&1 >/dev/null) || {
+      echo "# man -l $p failed"; return 1; }
+    [ -z "$err" ] || { echo "# $p: $err"; return 1; }
+  done
+  echo "# $n pages rendered"
+  [ "$n" -ge 6 ]
+}
+check "every installed man page renders without a warning" man_ok
+# the unit, and a mount unit as the README shows it
+cat >"$root/etc/systemd/system/mnt-data.mount" <<EOF
+[Unit]
+Description=a bucket at /mnt/data
+Wants=network-online.target
+After=network-online.target
+
+[Mount]
+What=mybucket
+Where=/mnt/data
+Type=s3rdmafs
+Options=_netdev,config=/etc/s3rdmafs.json
+
+[Install]
+WantedBy=remote-fs.target
+EOF
+# (inside the root, where its Documentation= man page and ExecStart are)
+verify=$(in_root env SYSTEMD_LOG_COLOR=0 systemd-analyze verify \
+  /lib/systemd/system/s3rdma-gateway.service \
+  /etc/systemd/system/mnt-data.mount 2>&1) || true
+check_eq "systemd-analyze verify: the units, no complaint" "$verify" ""
+rm "$root/etc/systemd/system/mnt-data.mount"
+
+# ---- fstab mounts from inside ----
+"$CLI" mb "$bucket"
+install -m 0600 /dev/null "$root/etc/s3rdmafs.json"
+cat >"$root/etc/s3rdmafs.json" <<EOF
+{"endpoint": "$S3R_ENDPOINT",
+ "credentials": {"access_key": "$AWS_ACCESS_KEY_ID",
+                 "secret_key": "$AWS_SECRET_ACCESS_KEY"},
+ "cache": {"mlock": false}}
+EOF
+mkdir -p "$root/mnt/a" "$root/mnt/b" "$root/mnt/c" "$root/mnt/all"
+cat >>"$root/etc/fstab" <<EOF
+$bucket /mnt/a s3rdmafs _netdev,config=/etc/s3rdmafs.json 0 0
+$bucket /mnt/b fuse.s3rdmafs _netdev,config=/etc/s3rdmafs.json 0 0
+all-buckets /mnt/all s3rdmafs _netdev,ro,config=/etc/s3rdmafs.json 0 0
+EOF
+check "mount -a mounts the three fstab lines" in_root mount -a
+fuse_mounts() {
+  [ "$(awk -v r="$root" 'index($2, r "/mnt/") == 1 && $3 == "fuse.s3rdmafs"' \
+        /proc/self/mounts | wc -l)" = 3 ]
+}
+check "all three are s3rdmafs mounts" fuse_mounts
+check "the all-buckets line shows the bucket as a directory" test -d "$root/mnt/all/$bucket"
+gen pk1 $((9 * 1048576 + 77)) >"$tmp/f"
+cp "$tmp/f" "$root/tmp/f"
+check "a file written through the s3rdmafs line" in_root cp /tmp/f /mnt/a/f
+check_eq "read through the fuse.s3rdmafs line" "$(md5 "$root/mnt/b/f")" "$(md5 "$tmp/f")"
+cli_lists() {
+  in_root AWS_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" \
+    AWS_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" \
+    s3rdma-cli --endpoint "$S3R_ENDPOINT" ls "$bucket" >"$tmp/ls.out" &&
+    grep -w f "$tmp/ls.out" >/dev/null
+}
+check "the packaged CLI lists it" cli_lists
+prom_inside() {
+  in_root s3rdmafs stats --format prometheus /mnt/a >"$tmp/prom.out" &&
+    grep '^s3rdmafs_' "$tmp/prom.out" >/dev/null
+}
+check "s3rdmafs stats --format prometheus inside the root" prom_inside
+
+# ---- libs3rdmafs-dev: a program built against the packaged files ----
+pc=$(PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$root/usr/lib/$ma/pkgconfig" \
+  PKG_CONFIG_SYSROOT_DIR="$root" pkg-config --cflags --libs s3rdmafs) || pc=""
+check "pkg-config finds the packaged s3rdmafs.pc" test -n "$pc"
+# shellcheck disable=SC2086 # (pkg-config's words)
+check "direct_probe builds against the packaged header and library" \
+  cc -o "$root/tmp/direct_probe" "$here/direct_probe.c" $pc
+check "libs3rdmafs reads a file of the mount (direct, bounce; gpu: ENODEV)" \
+  in_root /tmp/direct_probe /mnt/b/f
+
+# ---- the packaged gateway, started as its unit starts it ----
+gwenv=$root/etc/s3rdma-gateway/gateway.env
+sed -i -e "s|^S3RDMA_GATEWAY_OPTS=.*|S3RDMA_GATEWAY_OPTS=\"--listen 127.0.0.1:0 --upstream $S3R_ENDPOINT\"|" \
+  -e "s|^AWS_ACCESS_KEY_ID=.*|AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID|" \
+  -e "s|^AWS_SECRET_ACCESS_KEY=.*|AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY|" "$gwenv"
+exec_start=$(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/s3rdma-gateway.service")
+in_root sh -c "set -a; . /etc/s3rdma-gateway/gateway.env; exec $exec_start" \
+  >"$tmp/gw.log" 2>&1 &
+gw_pid=$!
+gw_port=""
+for _ in $(seq 1 100); do
+  gw_port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$tmp/gw.log" | head -n 1)
+  [ -z "$gw_port" ] || break
+  kill -0 "$gw_pid" 2>/dev/null || break
+  sleep 0.1
+done
+check "the packaged gateway starts from its settings file" test -n "$gw_port"
+[ -n "$gw_port" ] || cat "$tmp/gw.log"
+check "a mount through it with rdma.transport=cma" \
+  in_root s3rdmafs "$bucket" /mnt/c -o config=/etc/s3rdmafs.json \
+    -o endpoint=http://127.0.0.1:"${gw_port:-1}",rdma.transport=cma,cache.dir=/var/cache/s3rdmafs-c
+check_eq "read through the gateway" "$(md5 "$root/mnt/c/f" 2>/dev/null)" "$(md5 "$tmp/f")"
+rdma_bytes=$(stat_of s3.rdma_bytes "$root/mnt/c" || true)
+check "its bytes came by cma (s3.rdma_bytes $rdma_bytes)" in_range "${rdma_bytes:-0}" 1 $((1 << 40))
+
+# ---- out again ----
+check "umount of the four mounts" in_root umount /mnt/a /mnt/b /mnt/all /mnt/c
+kill "$gw_pid" 2>/dev/null || true
+wait "$gw_pid" 2>/dev/null || true
+gw_pid=""
+apt_purge() {
+  in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q s3rdmafs \
+    s3rdma-gateway libs3rdmafs0 libs3rdmafs-dev >>"$tmp/apt.log" 2>&1 ||
+    { tail -n 20 "$tmp/apt.log"; return 1; }
+}
+check "apt purges the packages" apt_purge
+check "nothing of them left in /etc" test ! -e "$root/etc/s3rdma-gateway"
+echo "# the whole test: $((SECONDS - t0)) s"
+summary
