@@ -73,14 +73,16 @@ static enum MHD_Result refuse_token(struct creq *q, struct MHD_Connection *con,
 
 /*
  * Decline the token (x-amz-rdma-reply: 501): a GET goes on over HTTP, a
- * PUT is answered 501 at once (the client sends it again with its body).
+ * PUT is answered at once, 200 RDMANotSupported with nothing stored (the
+ * client sends it again with its body).
  */
 static enum MHD_Result decline(struct creq *q, struct MHD_Connection *con,
                                bool get, const char *why)
 {
   gw_req_note_declined(&q->r, q->h->stats, why);
   if (!get)
-    return gw_http_answer_error(q, con, 501, "NotImplemented", why, true);
+    return gw_http_answer_error(q, con, GW_STATUS_DECLINED, GW_CODE_DECLINED,
+                                why, true);
   q->r.decline = true;
   return MHD_YES;
 }

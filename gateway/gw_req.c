@@ -24,7 +24,7 @@ void gw_rdx_error(enum rdx_kind kind, int rc, int *status, const char **code,
     case -EIO:        /* another completion error */
     case -ETIMEDOUT:  /* a chunk's 30 s, or the client's deadline */
       *status = 500;
-      *code = "InternalError";
+      *code = GW_CODE_FAILED;
       *reply = 500;
       return;
     }
@@ -39,7 +39,7 @@ void gw_rdx_error(enum rdx_kind kind, int rc, int *status, const char **code,
   case -ESRCH:
   case -EFAULT:
     *status = 400;
-    *code = "InvalidArgument";
+    *code = GW_CODE_BAD_TOKEN;
     break;
   case -EOPNOTSUPP:
     *status = 501;
@@ -51,11 +51,11 @@ void gw_rdx_error(enum rdx_kind kind, int rc, int *status, const char **code,
     break;
   default:
     *status = 500;
-    *code = "InternalError";
+    *code = GW_CODE_FAILED;
     break;
   }
-  if (kind == RDX_RC && *status == 500)
-    *reply = 500;
+  if (*status == 500)
+    *reply = 500; /* done with the token: the client resends over HTTP */
 }
 
 void gw_req_note_declined(const struct gw_req *r, struct gw_stats *stats,

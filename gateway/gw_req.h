@@ -102,11 +102,20 @@ void gw_req_wait_done(struct gw_req *r);
 
 /*
  * The RDMA error mapping: an rdx errno for a token of this kind to an HTTP
- * status, S3 code and x-amz-rdma-reply (0: none). rc follows its dialect
- * (rdx_rc_server.h): -ENOTCONN, -EFAULT, -ECONNRESET, -EIO, -ETIMEDOUT and
- * any other 500 are HTTP 500 InternalError with reply 500; the other
- * kinds never get a reply on an error.
+ * status, S3 code and x-amz-rdma-reply (0: none), with the codes of
+ * NVIDIA's RDMA protocol for S3: a token that cannot be used is 400
+ * InvalidRDMAToken (no reply), a transfer that failed 500
+ * RDMATransferFailed, and a declined PUT 200 RDMANotSupported with reply
+ * 501 (GW_*_DECLINED). Every 500 carries reply 500 (the gateway is done
+ * with the token; the client sends the bytes again over HTTP). rc follows
+ * its dialect (rdx_rc_server.h): -ENOTCONN, -EFAULT, -ECONNRESET, -EIO and
+ * -ETIMEDOUT are 500 (its session is gone); for the other kinds -EFAULT
+ * and -EINVAL are 400, -EPERM 403, -ETIMEDOUT 400 RequestTimeout.
  */
+#define GW_CODE_BAD_TOKEN "InvalidRDMAToken"
+#define GW_CODE_FAILED "RDMATransferFailed"
+#define GW_STATUS_DECLINED 200
+#define GW_CODE_DECLINED "RDMANotSupported"
 void gw_rdx_error(enum rdx_kind kind, int rc, int *status, const char **code,
                   unsigned *reply);
 /* r's token is declined (answered 501, x-amz-rdma-reply): count it and log

@@ -50,8 +50,6 @@ void gw_serve_fail(struct gw_run *w, int rc, const char *why, bool midway)
     /* the client left: counted once, by the connection */
   } else if (midway) {
     gw_stat_add(w->stats, token_failures, 1);
-    if (status == 500 && !reply)
-      status = 502; /* rc's dialect keeps 500 with reply 500 */
   } else {
     gw_stat_add(w->stats, refused, 1);
   }
@@ -172,7 +170,7 @@ static int put_fill(struct gw_run *w)
     gw_req_note_declined(r, w->stats, why);
     pthread_mutex_lock(&r->mu);
     r->decline = true;
-    gw_req_set_error_locked(r, 501, "NotImplemented", why);
+    gw_req_set_error_locked(r, GW_STATUS_DECLINED, GW_CODE_DECLINED, why);
     pthread_mutex_unlock(&r->mu);
     return -1;
   }

@@ -113,6 +113,13 @@ static const struct err_row s3_codes[] = {
   {0, "MissingContentLength", EINVAL, S3_EC_CLIENT, N, N, N, NULL},
   {0, "MethodNotAllowed", EPERM,  S3_EC_CLIENT, N, N, N, NULL},
   {0, "NotImplemented",   EOPNOTSUPP, S3_EC_CLIENT, N, N, N, NULL},
+  /* NVIDIA's RDMA protocol for S3 (x-amz-rdma-reply decides first, see
+     s3_rdma.c: a declined PUT or a failed transfer is sent again over HTTP
+     before its status is judged here) */
+  {0, "InvalidRDMAToken", EINVAL, S3_EC_CLIENT, N, N, H,
+   "the server refused the RDMA token (rdma.transport)"},
+  {0, "RDMANotSupported", EOPNOTSUPP, S3_EC_CLIENT, N, N, N, NULL},
+  {0, "RDMATransferFailed", EIO,  S3_EC_SERVER, R, N, N, NULL},
   {0, "InvalidObjectState", EIO,  S3_EC_CLIENT, N, N, H,
    "the object is archived (restore it before reading)"},
   /* Not where we asked: we do not follow redirects across regions. */

@@ -270,7 +270,7 @@ if victim_start thread "${as_nobody[@]}" "$PROBE" --victim-thread; then
   check "the token names a thread ($tid) of the victim ($victim_pid)" \
     test "$tid" != "$victim_pid" -a -d "/proc/$victim_pid/task/$tid"
 fi
-token_case "a thread id instead of a pid" 400 InvalidArgument
+token_case "a thread id instead of a pid" 400 InvalidRDMAToken
 
 check "nothing stored in the bucket but ours" hostile only good pipelined
 

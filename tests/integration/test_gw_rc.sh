@@ -116,8 +116,13 @@ tr -d '\r' <"$tmp/h.raw" | tr 'A-Z' 'a-z' >"$tmp/h"
 check "rc token GET, no device: 200 over HTTP" eq status "$st" 200
 check "  ... x-amz-rdma-reply: 501" grep -q '^x-amz-rdma-reply: 501$' "$tmp/h"
 check "  ... the bytes in the body" cmp -s "$tmp/obj" "$tmp/obj.rc"
-check "rc token PUT, no device: 501" eq status "$(gw_curl -X PUT -o /dev/null \
-  -w '%{http_code}' -H "x-amz-rdma-token: $rctok" "$GW_ENDPOINT/$bucket/rcput" || true)" 501
+check "rc token PUT, no device: declined, 200" eq status "$(gw_curl -X PUT \
+  -o "$tmp/put.out" -D "$tmp/h.raw" -w '%{http_code}' \
+  -H "x-amz-rdma-token: $rctok" "$GW_ENDPOINT/$bucket/rcput" || true)" 200
+tr -d '\r' <"$tmp/h.raw" | tr 'A-Z' 'a-z' >"$tmp/h"
+check "  ... x-amz-rdma-reply: 501, RDMANotSupported" \
+  bash -c "grep -q '^x-amz-rdma-reply: 501\$' '$tmp/h' &&
+           grep -q '<Code>RDMANotSupported</Code>' '$tmp/put.out'"
 check "  ... not stored" eq status "$(gw_curl -o /dev/null -w '%{http_code}' \
   "$GW_ENDPOINT/$bucket/rcput" || true)" 404
 check "no rc token in the log" bash -c "! grep -q '$rctok' '$gw_log'"

@@ -76,6 +76,10 @@ static const struct http_case {
     {501, "NotImplemented", EOPNOTSUPP, S3_EC_CLIENT, 0},
     {501, NULL, EOPNOTSUPP, S3_EC_CLIENT, 0},
     {400, "InvalidArgument", EINVAL, S3_EC_CLIENT, 0},
+    /* NVIDIA's RDMA protocol for S3 */
+    {400, "InvalidRDMAToken", EINVAL, S3_EC_CLIENT, H},
+    {200, "RDMANotSupported", EOPNOTSUPP, S3_EC_CLIENT, 0},
+    {500, "RDMATransferFailed", EIO, S3_EC_SERVER, R},
     {400, "MalformedXML", EINVAL, S3_EC_CLIENT, 0},
     {411, "MissingContentLength", EINVAL, S3_EC_CLIENT, 0},
     {403, "InvalidObjectState", EIO, S3_EC_CLIENT, H},

@@ -165,24 +165,31 @@ static void test_rdx_error(void **state)
   for (size_t i = 0; i < sizeof(rc_500) / sizeof(rc_500[0]); i++) {
     gw_rdx_error(RDX_RC, rc_500[i], &status, &code, &reply);
     assert_int_equal(status, 500);
-    assert_string_equal(code, "InternalError");
+    assert_string_equal(code, "RDMATransferFailed");
     assert_int_equal(reply, 500);
   }
   gw_rdx_error(RDX_RC, -EINVAL, &status, &code, &reply);
   assert_int_equal(status, 400);
+  assert_string_equal(code, "InvalidRDMAToken");
   assert_int_equal(reply, 0);
   gw_rdx_error(RDX_RC, -EPERM, &status, &code, &reply);
   assert_int_equal(status, 403);
   assert_int_equal(reply, 0);
-  /* cma as before: no reply on errors */
+  /* cma: a bad address is the token's fault (no reply); a transfer that
+     failed is 500 RDMATransferFailed with reply 500, as for rc */
   gw_rdx_error(RDX_CMA, -EFAULT, &status, &code, &reply);
   assert_int_equal(status, 400);
+  assert_string_equal(code, "InvalidRDMAToken");
   assert_int_equal(reply, 0);
   gw_rdx_error(RDX_CMA, -ETIMEDOUT, &status, &code, &reply);
   assert_int_equal(status, 400);
   assert_string_equal(code, "RequestTimeout");
   gw_rdx_error(RDX_CMA, -EIO, &status, &code, &reply);
   assert_int_equal(status, 500);
+  assert_string_equal(code, "RDMATransferFailed");
+  assert_int_equal(reply, 500);
+  gw_rdx_error(RDX_CMA, -EOPNOTSUPP, &status, &code, &reply);
+  assert_int_equal(status, 501);
   assert_int_equal(reply, 0);
 }
 

@@ -209,6 +209,14 @@ static void test_put(void **state)
   assert_false(s3_req_rdma_carried(f->r));
   assert_int_equal(atomic_load(&f->c.st_rdma_resent), 1);
   done(f);
+  /* NVIDIA's form: HTTP 200 with reply 501 and an RDMANotSupported body
+     (nothing stored): resent over HTTP too, never taken as stored */
+  f = fix("PUT", 32);
+  rc = 0;
+  assert_int_equal(judge(f, &rc, 180, REPLY, "501", NULL), S3_RDMA_RESEND);
+  assert_int_not_equal(s3_req_rdma_path(f->r), S3_RDMA_DONE);
+  assert_int_equal(atomic_load(&f->c.st_rdma_resent), 1);
+  done(f);
   /* ignored: the server stored an empty object; resent, and no more tokens */
   f = fix("PUT", 32);
   rc = 0;
