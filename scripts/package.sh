@@ -8,16 +8,18 @@
 # (tracked, and untracked ones not ignored), copied into a fresh directory
 # with packaging/debian as its debian/, so nothing of a local build leaks
 # in. --no-check: skip the unit tests dh runs (DEB_BUILD_OPTIONS=nocheck).
-# Exits non-zero when the build fails or lintian reports an error (its
-# warnings are printed; the ones we accept are overridden, with reasons,
-# in packaging/debian/*.lintian-overrides).
+# Exits non-zero when the build fails or lintian reports an error or a
+# warning (the ones we accept are overridden, with reasons, in
+# packaging/debian/*.lintian-overrides).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 usage() { echo "usage: $0 OUTDIR [--no-check] [--no-lintian]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 out=$1
 shift
+mkdir -p "$out"
+out=$(cd "$out" && pwd) # (the caller's directory, before the cd below)
+cd "$(dirname "$0")/.."
 check=1 lint=1
 for a in "$@"; do
   case $a in
@@ -26,8 +28,6 @@ for a in "$@"; do
     *) usage ;;
   esac
 done
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 
 version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version)
 cmake_version=$(sed -n 's/^project(s3rdmafs VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
@@ -41,7 +41,8 @@ work=$(mktemp -d /tmp/s3rdmafs-pkg.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src=$work/s3rdmafs-$version
 mkdir "$src"
-git ls-files -z --cached --others --exclude-standard |
+# (safe.directory: root building a checkout that another user owns)
+git -c safe.directory="$PWD" ls-files -z --cached --others --exclude-standard |
   while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
   tar -cf - --null -T - | tar -xf - -C "$src"
 cp -r packaging/debian "$src/debian"
@@ -63,6 +64,7 @@ cp "$changes" "$out/"
 ls -l "$out"
 
 if [ $lint -eq 1 ]; then
-  # errors fail; warnings and info are shown (overrides carry the reasons)
-  lintian --fail-on error --display-info "$out/$(basename "$changes")"
+  # errors and warnings fail (the ones we accept are overridden, each with
+  # its reason); info is shown
+  lintian --fail-on error,warning --display-info "$out/$(basename "$changes")"
 fi

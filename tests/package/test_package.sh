@@ -8,15 +8,18 @@
 #     dependencies; entered with chroot, /proc, /sys and /dev bound in;
 #   - every installed man page renders with `man --warnings -l` silently;
 #     `systemd-analyze verify` accepts the unit;
-#   - from inside: two fstab lines for the same bucket (`s3rdmafs` through
-#     mount.s3rdmafs, `fuse.s3rdmafs` through fuse3's mount.fuse3), keys
-#     in a 0600 /etc/s3rdmafs.json, mounted by `mount -a`; a file written
-#     through one is read through the other and by the packaged CLI; the
-#     stats in Prometheus's format;
-#   - the packaged gateway started as its unit starts it (its settings
-#     file), a mount through it with rdma.transport=cma: bytes by cma;
-#   - a program compiled against the packaged header and library, found by
-#     pkg-config, reads a file of the mount with libs3rdmafs;
+#   - from inside: three fstab lines, two for the same bucket (`s3rdmafs`
+#     through mount.s3rdmafs, `fuse.s3rdmafs` through fuse3's mount.fuse3)
+#     and one for every bucket (all-buckets), keys in a 0600
+#     /etc/s3rdmafs.json, mounted by `mount -a`; a file written through
+#     one is read through the other and by the packaged CLI; the stats in
+#     Prometheus's format;
+#   - the packaged gateway started with its unit's ExecStart and settings
+#     file, without CAP_SYS_PTRACE and with no_new_privs as the unit has
+#     it; a root mount through it with rdma.transport=cma: bytes by cma;
+#   - a program compiled (on the host) against the packaged header and
+#     library, found by pkg-config, reads a file of the mount with
+#     libs3rdmafs inside the root;
 #   - umount, then apt purges the packages cleanly.
 #
 #   test_package.sh BUILD_BIN_DIR   (root: chroot, mounts)
@@ -25,7 +28,10 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/test.sh"
 fs_test_setup "$1" package debs
 src=$(cd "$here/../.." && pwd)
-root=$tmp/root
+# (canonical, so that it matches /proc/self/mounts, which has resolved
+# paths and escapes blanks)
+root=$(realpath "$tmp")/root
+case $root in *[[:space:]\\]*) echo "not ok - a plain path for the root: $root"; exit 1 ;; esac
 cache=${S3R_DEBOOTSTRAP_CACHE:-/var/cache/s3rdmafs-debootstrap}
 # the Debian mirror: $S3R_DEBIAN_MIRROR, else the first one this host's apt
 # uses (deb822 URIs: or a one-line "deb URI bookworm" source)
@@ -72,6 +78,9 @@ package_cleanup() {
     echo "# still mounted under $root: $(root_mounts | tr '\n' ' '); left in place"
     tmp=/nonexistent-s3r-package-kept
     rc=1
+  else
+    # (and never cross into a file system mounted there meanwhile)
+    rm -rf --one-file-system "$root"
   fi
   (exit "$rc")
   fs_cleanup
@@ -136,8 +145,9 @@ if ! debootstrap --variant=minbase --include=systemd,man-db \
 fi
 echo "# debootstrap: $((SECONDS - t1)) s"
 mount -t proc proc "$root/proc"
-mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys"
-mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev"
+# (slaves from the start: an unmount in the root never reaches the host's)
+mount --rbind --make-rslave /sys "$root/sys"
+mount --rbind --make-rslave /dev "$root/dev"
 mkdir -p "$root/var/cache/apt/archives"
 mkdir -p "$cache/apt"
 mount --bind "$cache/apt" "$root/var/cache/apt/archives"
@@ -211,7 +221,7 @@ cat >"$root/etc/s3rdmafs.json" <<EOF
                  "secret_key": "$AWS_SECRET_ACCESS_KEY"},
  "cache": {"mlock": false}}
 EOF
-mkdir -p "$root/mnt/a" "$root/mnt/b" "$root/mnt/c" "$root/mnt/all"
+mkdir -p "$root/mnt/a" "$root/mnt/b" "$root/mnt/c" "$root/mnt/d" "$root/mnt/all"
 cat >>"$root/etc/fstab" <<EOF
 $bucket /mnt/a s3rdmafs _netdev,config=/etc/s3rdmafs.json 0 0
 $bucket /mnt/b fuse.s3rdmafs _netdev,config=/etc/s3rdmafs.json 0 0
@@ -242,6 +252,8 @@ prom_inside() {
 check "s3rdmafs stats --format prometheus inside the root" prom_inside
 
 # ---- libs3rdmafs-dev: a program built against the packaged files ----
+# (compiled on the host, with the root as pkg-config's sysroot: the root
+# has no compiler; run inside the root)
 pc=$(PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$root/usr/lib/$ma/pkgconfig" \
   PKG_CONFIG_SYSROOT_DIR="$root" pkg-config --cflags --libs s3rdmafs) || pc=""
 check "pkg-config finds the packaged s3rdmafs.pc" test -n "$pc"
@@ -252,35 +264,80 @@ check "libs3rdmafs reads a file of the mount (direct, bounce; gpu: ENODEV)" \
   in_root /tmp/direct_probe /mnt/b/f
 
 # ---- the packaged gateway, started as its unit starts it ----
+# Its ExecStart line with its settings file, under the two restrictions of
+# the unit that bear on cma (PID 1 here is not systemd, so the rest of its
+# sandbox cannot be applied): no CAP_SYS_PTRACE in the bounding set
+# (CapabilityBoundingSet=~CAP_SYS_PTRACE) and no_new_privs
+# (NoNewPrivileges=yes). The mount that reads through it runs as root, as
+# an fstab mount does. (chroot in the foreground of the background job, so
+# that $! is the gateway itself: chroot, env, setpriv and sh all exec.)
 gwenv=$root/etc/s3rdma-gateway/gateway.env
 sed -i -e "s|^S3RDMA_GATEWAY_OPTS=.*|S3RDMA_GATEWAY_OPTS=\"--listen 127.0.0.1:0 --upstream $S3R_ENDPOINT\"|" \
   -e "s|^AWS_ACCESS_KEY_ID=.*|AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID|" \
   -e "s|^AWS_SECRET_ACCESS_KEY=.*|AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY|" "$gwenv"
 exec_start=$(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/s3rdma-gateway.service")
-in_root sh -c "set -a; . /etc/s3rdma-gateway/gateway.env; exec $exec_start" \
-  >"$tmp/gw.log" 2>&1 &
-gw_pid=$!
-gw_port=""
-for _ in $(seq 1 100); do
-  gw_port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$tmp/gw.log" | head -n 1)
-  [ -z "$gw_port" ] || break
-  kill -0 "$gw_pid" 2>/dev/null || break
-  sleep 0.1
-done
+# start_gw BOUNDING_SET: the gateway in the background (gw_pid; its port in
+# gw_port, empty when it did not start)
+start_gw() {
+  chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME=/root LANG=C.UTF-8 \
+    setpriv --no-new-privs --bounding-set="$1" \
+    sh -c "set -a; . /etc/s3rdma-gateway/gateway.env; exec $exec_start" \
+    >"$tmp/gw.log" 2>&1 &
+  gw_pid=$!
+  gw_port=""
+  for _ in $(seq 1 100); do
+    gw_port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$tmp/gw.log" | head -n 1)
+    [ -z "$gw_port" ] || break
+    kill -0 "$gw_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$gw_port" ] || cat "$tmp/gw.log"
+}
+stop_gw() {
+  kill "$gw_pid" 2>/dev/null || true
+  wait "$gw_pid" 2>/dev/null || true
+  gw_pid=""
+}
+# mount_gw DIR: a root mount through the gateway with rdma.transport=cma
+mount_gw() {
+  in_root s3rdmafs "$bucket" "$1" -o config=/etc/s3rdmafs.json \
+    -o endpoint=http://127.0.0.1:"${gw_port:-1}",rdma.transport=cma,cache.dir=/var/cache/s3rdmafs-"${1##*/}"
+}
+start_gw -sys_ptrace
 check "the packaged gateway starts from its settings file" test -n "$gw_port"
-[ -n "$gw_port" ] || cat "$tmp/gw.log"
-check "a mount through it with rdma.transport=cma" \
-  in_root s3rdmafs "$bucket" /mnt/c -o config=/etc/s3rdmafs.json \
-    -o endpoint=http://127.0.0.1:"${gw_port:-1}",rdma.transport=cma,cache.dir=/var/cache/s3rdmafs-c
+gw_caps() { # the gateway process runs without CAP_SYS_PTRACE, no_new_privs
+  local bnd nnp
+  bnd=$(awk '/^CapBnd:/ { print $2 }' "/proc/$gw_pid/status")
+  nnp=$(awk '/^NoNewPrivs:/ { print $2 }' "/proc/$gw_pid/status")
+  grep -q s3rdma-gateway "/proc/$gw_pid/cmdline" &&
+    [ $(((0x$bnd >> 19) & 1)) -eq 0 ] && [ "$nnp" = 1 ]
+}
+check "  ... as itself (pid $gw_pid), without CAP_SYS_PTRACE, no_new_privs" gw_caps
+check "a mount through it with rdma.transport=cma" mount_gw /mnt/c
 check_eq "read through the gateway" "$(md5 "$root/mnt/c/f" 2>/dev/null)" "$(md5 "$tmp/f")"
 rdma_bytes=$(stat_of s3.rdma_bytes "$root/mnt/c" || true)
 check "its bytes came by cma (s3.rdma_bytes $rdma_bytes)" in_range "${rdma_bytes:-0}" 1 $((1 << 40))
+check "umount of it" in_root umount /mnt/c
+stop_gw
+# Why the unit keeps root's other capabilities: with the narrower set its
+# comment offers for sites without root clients, a root mount's cma reads
+# are refused (its helper cannot hold all of a root client's capabilities)
+start_gw -all,+setuid,+setgid,+kill,+ipc_lock
+narrow_refuses() {
+  local out
+  mount_gw /mnt/d || return 1
+  out=$(in_root cat /mnt/d/f 2>&1 >/dev/null)
+  rdma_bytes=$(stat_of s3.rdma_bytes "$root/mnt/d" || true)
+  in_root umount /mnt/d
+  echo "# the read: ${out:-no error}; s3.rdma_bytes ${rdma_bytes:-?}"
+  [ "${rdma_bytes:-0}" = 0 ]
+}
+check "the narrower capability set serves a root mount no byte by cma" narrow_refuses
+stop_gw
 
 # ---- out again ----
-check "umount of the four mounts" in_root umount /mnt/a /mnt/b /mnt/all /mnt/c
-kill "$gw_pid" 2>/dev/null || true
-wait "$gw_pid" 2>/dev/null || true
-gw_pid=""
+check "umount of the fstab mounts" in_root umount /mnt/a /mnt/b /mnt/all
 apt_purge() {
   in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q s3rdmafs \
     s3rdma-gateway libs3rdmafs0 libs3rdmafs-dev >>"$tmp/apt.log" 2>&1 ||
