@@ -39,11 +39,16 @@ struct fsx_dreg {
   bool gone;                  /* fh->lock: unregistered, unmapped by the
                                  last user */
   bool kept;                  /* a server may still write into it */
+  void *dmabuf;               /* a dma-buf's registration (GPUDirect):
+                                 device memory, map is NULL */
 };
 
 static void dreg_free(struct fsx_mount *m, struct fsx_dreg *d)
 {
-  if (!d->kept)
+  /* (deregistering a dma-buf revokes what a server could still do) */
+  if (d->dmabuf)
+    fsx_rdma_unreg_dmabuf(m, d->dmabuf);
+  else if (!d->kept)
     munmap(d->map, d->len);
   atomic_fetch_sub(&m->st.direct_regs_now, 1);
   free(d);
@@ -111,10 +116,15 @@ static void close_later(int fd)
   pthread_attr_destroy(&at);
 }
 
-/* Is the caller's fd number a memfd? Asked before it is taken: closing a
-   taken descriptor of anything else could block (a FUSE file's flush).
-   0: yes; -EBADF: no such descriptor; -EINVAL: something else. */
-static int names_memfd(pid_t tgid, int fd)
+/* What a descriptor's /proc link starts with: a memfd's, a dma-buf's. */
+#define MEMFD "/memfd:"
+#define DMABUF "/dmabuf:"
+
+/* Is process tgid's fd number a kind (MEMFD, DMABUF)? Asked before it is
+   taken: closing a taken descriptor of anything else could block (a FUSE
+   file's flush). 0: yes; -EBADF: no such descriptor; -EINVAL: something
+   else. */
+static int names_kind(pid_t tgid, int fd, const char *kind)
 {
   char path[64], target[64];
   ssize_t n;
@@ -125,14 +135,14 @@ static int names_memfd(pid_t tgid, int fd)
     return errno == ENOENT ? -EBADF
            : errno == EACCES || errno == EPERM ? -EPERM : -EINVAL;
   target[n] = '\0';
-  return strncmp(target, "/memfd:", 7) ? -EINVAL : 0;
+  return strncmp(target, kind, strlen(kind)) ? -EINVAL : 0;
 }
 
-/* The caller's fd as one of ours, if it is a memfd: the kernel decides
-   whether we may. */
-static int take_fd_here(pid_t tgid, int fd)
+/* The caller's fd as one of ours, if it is of the kind asked: the kernel
+   decides whether we may. */
+static int take_fd_here(pid_t tgid, int fd, const char *kind)
 {
-  int pidfd, ours, rc = names_memfd(tgid, fd);
+  int pidfd, ours, rc = names_kind(tgid, fd, kind);
 
   if (rc)
     return rc;
@@ -155,6 +165,7 @@ struct fsx_direct {
   bool busy;                    /* lock: a job is posted and not taken */
   pid_t tgid;                   /* lock: the job */
   int fd;
+  const char *kind;
   int result;                   /* lock: the job's answer */
   unsigned long posted, done;   /* lock: jobs posted, and answered */
 };
@@ -171,8 +182,9 @@ static void *taker_main(void *arg)
     }
     pid_t tgid = t->tgid;
     int fd = t->fd;
+    const char *kind = t->kind;
     pthread_mutex_unlock(&t->lock);
-    int rc = take_fd_here(tgid, fd);
+    int rc = take_fd_here(tgid, fd, kind);
     pthread_mutex_lock(&t->lock);
     t->result = rc;
     t->done++;
@@ -218,14 +230,14 @@ void fsx_direct_stop(struct fsx_mount *m)
 }
 
 /* take_fd_here on the taker thread (one job at a time). */
-static int take_fd(struct fsx_mount *m, pid_t tgid, int fd)
+static int take_fd(struct fsx_mount *m, pid_t tgid, int fd, const char *kind)
 {
   struct fsx_direct *t = m->direct;
   unsigned long mine;
   int rc;
 
   if (!t)
-    return take_fd_here(tgid, fd);
+    return take_fd_here(tgid, fd, kind);
   pthread_mutex_lock(&t->lock);
   while (t->busy && !t->stop)
     pthread_cond_wait(&t->cond, &t->lock);
@@ -236,6 +248,7 @@ static int take_fd(struct fsx_mount *m, pid_t tgid, int fd)
   t->busy = true;
   t->tgid = tgid;
   t->fd = fd;
+  t->kind = kind;
   mine = ++t->posted;
   pthread_cond_broadcast(&t->cond);
   while (t->done < mine) /* (the taker does it even when stopping) */
@@ -247,15 +260,44 @@ static int take_fd(struct fsx_mount *m, pid_t tgid, int fd)
   return rc;
 }
 
+/* Made d (mapped or registered) fh's registration of process tgid, its
+   handle in *handle; else -ENOSPC and d undone and freed. */
+static int dreg_add(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
+                    unsigned long long start, struct fsx_dreg *d,
+                    uint64_t *handle)
+{
+  static _Atomic uint64_t next_handle = 1;
+  int n = 0;
+
+  d->tgid = tgid;
+  d->start = start;
+  d->handle = atomic_fetch_add(&next_handle, 1);
+  atomic_fetch_add(&m->st.direct_regs_now, 1);
+  pthread_mutex_lock(&fh->lock);
+  for (struct fsx_dreg *e = fh->dregs; e; e = e->next)
+    n++;
+  if (n < FSX_DIRECT_REGS) {
+    d->next = fh->dregs;
+    fh->dregs = d;
+  }
+  pthread_mutex_unlock(&fh->lock);
+  if (n >= FSX_DIRECT_REGS) {
+    dreg_free(m, d);
+    return -ENOSPC;
+  }
+  atomic_fetch_add(&m->st.direct_regs, 1);
+  *handle = d->handle;
+  return 0;
+}
+
 static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
                        unsigned long long start,
                        struct s3rdmafs_ioc_register *a)
 {
-  static _Atomic uint64_t next_handle = 1;
   struct fsx_dreg *d;
   struct statfs sf;
   struct stat st;
-  int fd, seals, n = 0;
+  int fd, seals;
 
   if (a->version != S3RDMAFS_IOC_VERSION)
     return -EOPNOTSUPP;
@@ -263,7 +305,7 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     return -EINVAL;
   if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
     return -ENOSPC;
-  fd = take_fd(m, tgid, a->fd);
+  fd = take_fd(m, tgid, a->fd, MEMFD);
   if (fd < 0) {
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd; /* EPERM: we may not ptrace the caller */
@@ -299,26 +341,68 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     free(d);
     return rc;
   }
-  d->tgid = tgid;
-  d->start = start;
-  d->handle = atomic_fetch_add(&next_handle, 1);
-  pthread_mutex_lock(&fh->lock);
-  for (struct fsx_dreg *e = fh->dregs; e; e = e->next)
-    n++;
-  if (n < FSX_DIRECT_REGS) {
-    d->next = fh->dregs;
-    fh->dregs = d;
-  }
-  pthread_mutex_unlock(&fh->lock);
-  if (n >= FSX_DIRECT_REGS) {
-    munmap(d->map, d->len);
-    free(d);
+  return dreg_add(m, fh, tgid, start, d, &a->handle);
+}
+
+/* A dma-buf refused: counted, and said once (info after that). */
+static int refuse_dmabuf(struct fsx_mount *m, const char *why)
+{
+  static _Atomic bool told;
+
+  atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
+  if (!atomic_exchange(&told, true))
+    log_notice("direct: GPUDirect refused (%s): the library stages such "
+               "reads through host memory (direct.gpudirect_refused)", why);
+  else
+    log_info("direct: GPUDirect refused: %s", why);
+  return -EOPNOTSUPP;
+}
+
+/* REGISTER_DMABUF: the data plane asked first, so that a mount that
+   cannot use it takes no descriptor. */
+static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
+                              pid_t tgid, unsigned long long start,
+                              struct s3rdmafs_ioc_register *a)
+{
+  char why[256];
+  struct fsx_dreg *d;
+  void *reg;
+  int fd, rc;
+
+  if (a->version != S3RDMAFS_IOC_VERSION)
+    return -EOPNOTSUPP;
+  if (!a->len || a->len > FSX_DIRECT_LEN_MAX || a->len % 4096 || a->fd < 0)
+    return -EINVAL;
+  if (fsx_rdma_dmabuf_ok(m, why, sizeof(why)))
+    return refuse_dmabuf(m, why);
+  if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
     return -ENOSPC;
+  fd = take_fd(m, tgid, a->fd, DMABUF);
+  if (fd < 0) {
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return fd;
   }
-  atomic_fetch_add(&m->st.direct_regs, 1);
-  atomic_fetch_add(&m->st.direct_regs_now, 1);
-  a->handle = d->handle;
-  return 0;
+  /* still a dma-buf (not swapped since the check): asked of our own
+     /proc link, which reaches no filesystem's server */
+  if (names_kind(getpid(), fd, DMABUF)) {
+    close_later(fd);
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return -EINVAL;
+  }
+  rc = fsx_rdma_reg_dmabuf(m, fd, (size_t)a->len, &reg, why, sizeof(why));
+  close(fd); /* (the registration holds the dma-buf) */
+  if (rc)
+    return rc == -EOPNOTSUPP ? refuse_dmabuf(m, why) : rc;
+  if (!(d = calloc(1, sizeof(*d)))) {
+    fsx_rdma_unreg_dmabuf(m, reg);
+    return -ENOMEM;
+  }
+  d->dmabuf = reg;
+  d->len = (size_t)a->len;
+  rc = dreg_add(m, fh, tgid, start, d, &a->handle);
+  if (!rc)
+    atomic_fetch_add(&m->st.direct_gpudirect_regs, 1);
+  return rc;
 }
 
 /* The registration for handle of process tgid, marked busy; NULL: none. */
@@ -440,6 +524,78 @@ static int read_get(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d,
   return 0;
 }
 
+/*
+ * GETs whose tokens name dma-buf registration d at buf_off on (GPUDirect:
+ * the server writes into device memory), If-Match the open version, as
+ * read_get. A body (no token made, or a server that ignored it) lands in
+ * scratch memory, never touched otherwise (no pages), and ends the read:
+ * *done counts the pieces before it, -EOPNOTSUPP when there are none (the
+ * library stages the rest).
+ */
+static int read_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
+                       struct fsx_dreg *d, uint64_t buf_off, uint64_t off,
+                       size_t len, size_t *done)
+{
+  size_t seg = fsx_rdma_dmabuf_seg(d->dmabuf), scratch_len = PIECES * PIECE;
+  bool kept = false;
+  char *scratch;
+  int rc = 0;
+
+  if (off >= fh->size)
+    return 0;
+  if (len > fh->size - off)
+    len = (size_t)(fh->size - off);
+  scratch = mmap(NULL, scratch_len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (scratch == MAP_FAILED)
+    return -ENOMEM;
+  while (*done < len && !rc) {
+    struct s3_req *r[PIECES] = {NULL};
+    uint64_t at[PIECES];
+    size_t plen[PIECES], q = *done;
+    bool retired = false;
+    int n = 0;
+
+    for (; n < PIECES && q < len; n++) {
+      at[n] = buf_off + q;
+      plen[n] = len - q < PIECE ? len - q : PIECE;
+      if (at[n] / seg != (at[n] + plen[n] - 1) / seg)
+        plen[n] = seg - at[n] % seg; /* a token names one segment */
+      r[n] = fsx_fh_get(m, fh, off + q, plen[n], scratch + (size_t)n * PIECE);
+      q += plen[n];
+      if (!r[n]) {
+        rc = -ENOMEM;
+        n++;
+        break;
+      }
+    }
+    if (!rc) {
+      atomic_fetch_add(&m->st.gets, (uint64_t)n);
+      rc = fsx_rdma_run_dmabuf(m, r, n, d->dmabuf, at, plen, &retired);
+    }
+    kept |= retired;
+    for (int i = 0; i < n; i++) {
+      size_t got = 0;
+      int prc = rc || !r[i] ? rc : s3_get_object_result(r[i], &got);
+      if (!prc && got != plen[i])
+        prc = -EIO; /* shorter than the object opened: not an EOF */
+      if (!prc && s3_req_rdma_path(r[i]) != S3_RDMA_DONE)
+        prc = -EOPNOTSUPP; /* the bytes are in scratch, not the device */
+      if (!prc)
+        atomic_fetch_add(&m->st.get_bytes, got);
+      rc = rc ? rc : prc == -ESTALE ? -EIO : prc;
+      if (!rc)
+        *done += plen[i];
+      s3_req_destroy(r[i]);
+    }
+  }
+  if (!kept) /* (else a server may still write there: never unmapped) */
+    munmap(scratch, scratch_len);
+  if (rc == -EOPNOTSUPP)
+    atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
+  return rc && !(rc == -EOPNOTSUPP && *done) ? rc : 0;
+}
+
 /* Through the page cache, copied into dst, max_read at a time. */
 static int read_cached(struct fsx_mount *m, struct fsx_fh *fh, char *dst,
                        uint64_t off, size_t len, size_t *done)
@@ -466,6 +622,49 @@ static int read_cached(struct fsx_mount *m, struct fsx_fh *fh, char *dst,
   return 0;
 }
 
+/* The read's path counted: host buffers, GPU staging slots, dma-bufs. */
+static void count_read(struct fsx_mount *m, const struct fsx_dreg *d,
+                       uint32_t flags, size_t done)
+{
+  struct fsx_stats *st = &m->st;
+
+  atomic_fetch_add(&st->direct_reads, 1);
+  atomic_fetch_add(&st->direct_bytes, done);
+  if (d->dmabuf) {
+    atomic_fetch_add(&st->direct_gpudirect_reads, 1);
+    atomic_fetch_add(&st->direct_gpudirect_bytes, done);
+  } else if (flags & S3RDMAFS_READ_STAGED) {
+    atomic_fetch_add(&st->direct_staged_reads, 1);
+    atomic_fetch_add(&st->direct_staged_bytes, done);
+  } else {
+    atomic_fetch_add(&st->direct_host_reads, 1);
+    atomic_fetch_add(&st->direct_host_bytes, done);
+  }
+}
+
+/* A dma-buf's read: only the server can write into device memory, so
+   this mount's unflushed writes, or no data plane now, are EOPNOTSUPP
+   (the library stages the read). */
+static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
+                       struct fsx_wb *wb, struct fsx_dreg *d,
+                       struct s3rdmafs_ioc_read *a, size_t *done)
+{
+  struct fsx_fh *fh;
+  int rc;
+
+  if (wb || !fsx_rdma_active(m)) {
+    atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
+    return -EOPNOTSUPP;
+  }
+  a->path = S3RDMAFS_PATH_RDMA;
+  fh = fsx_fh_latest(m, fh0);
+  rc = fh->in ? read_dmabuf(m, fh, d, a->buf_off, a->file_off,
+                            (size_t)a->len, done)
+              : -EOPNOTSUPP;
+  fsx_fh_destroy(m, fh);
+  return rc;
+}
+
 static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
                    unsigned long long start, struct s3rdmafs_ioc_read *a)
 {
@@ -476,6 +675,8 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
   char *dst;
   int rc;
 
+  if (a->flags & ~S3RDMAFS_READ_FLAGS)
+    return -EINVAL;
   d = dreg_use(fh0, a->handle, tgid, start, false);
   if (!d)
     return -EBADF;
@@ -485,21 +686,22 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
     return 0;
   }
   if (a->buf_off > d->len || a->len > d->len - a->buf_off ||
-      a->file_off > INT64_MAX) {
+      a->file_off > INT64_MAX || (d->dmabuf && a->flags)) {
     dreg_done(m, fh0, d);
     return -EINVAL;
   }
-  dst = d->map + a->buf_off;
   if (fh0->wb)
     wb = fh0->wb;
   else if (fh0->in)
     wb = fsx_wb_get(m, fh0->in); /* written since the open */
-  if (wb) {
+  if (d->dmabuf) {
+    rc = read_device(m, fh0, wb, d, a, &done);
+  } else if (wb) {
+    dst = d->map + a->buf_off;
     a->path = S3RDMAFS_PATH_WRITTEN;
     rc = read_written(m, wb, dst, a->file_off, (size_t)a->len, &done);
-    if (wb != fh0->wb)
-      fsx_wb_put(m, wb);
   } else {
+    dst = d->map + a->buf_off;
     fh = fsx_fh_latest(m, fh0);
     if (fh->in && fsx_rdma_active(m)) {
       rc = read_get(m, fh, d, dst, a->file_off, (size_t)a->len, &done,
@@ -510,12 +712,13 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
     }
     fsx_fh_destroy(m, fh);
   }
+  if (wb && wb != fh0->wb)
+    fsx_wb_put(m, wb);
   dreg_done(m, fh0, d);
   if (rc)
     return rc;
   a->done = done;
-  atomic_fetch_add(&m->st.direct_reads, 1);
-  atomic_fetch_add(&m->st.direct_bytes, done);
+  count_read(m, d, a->flags, done);
   return 0;
 }
 
@@ -534,6 +737,8 @@ int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
   switch (cmd) {
   case S3RDMAFS_IOC_REGISTER:
     return do_register(m, fh, tgid, start, arg);
+  case S3RDMAFS_IOC_REGISTER_DMABUF:
+    return do_register_dmabuf(m, fh, tgid, start, arg);
   case S3RDMAFS_IOC_READ:
     return do_read(m, fh, tgid, start, arg);
   case S3RDMAFS_IOC_UNREGISTER:
@@ -551,7 +756,7 @@ int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
 bool fsx_direct_cmd(unsigned int cmd)
 {
   return cmd == S3RDMAFS_IOC_REGISTER || cmd == S3RDMAFS_IOC_UNREGISTER ||
-         cmd == S3RDMAFS_IOC_READ;
+         cmd == S3RDMAFS_IOC_READ || cmd == S3RDMAFS_IOC_REGISTER_DMABUF;
 }
 
 void fsx_direct_release(struct fsx_mount *m, struct fsx_fh *fh)

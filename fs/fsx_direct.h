@@ -23,6 +23,23 @@
  *   (a caller's truncate would otherwise turn the daemon's next write
  *   into its mapping into SIGBUS) and not against writing, and as long as
  *   the length asked.
+ * - GPUDirect: REGISTER_DMABUF hands over a dma-buf of device memory.
+ *   The data plane is asked first (fsx_rdma_dmabuf_ok: rc or dc, active):
+ *   anything else is EOPNOTSUPP before any descriptor is taken (cma, off,
+ *   a server ignoring tokens), as is a failed ibv_reg_dmabuf_mr
+ *   (soft-RoCE); counted in direct.gpudirect_refused, said once in the
+ *   log. The fd must name a dma-buf (its /proc link, before and after it
+ *   is taken); it is registered (fsx_rdma_reg_dmabuf), never mapped, and
+ *   closed at once (the registration holds the dma-buf). Its READs are
+ *   GETs whose tokens name the registration: a body (no token, a server
+ *   that ignored it) lands in scratch memory that is touched only then,
+ *   and turns the read back (EOPNOTSUPP, or the bytes before it), as do
+ *   this mount's unflushed writes: the library stages those.
+ *   Never exercised against a verbs NIC that registers dma-bufs: none is
+ *   here, and soft-RoCE has no dma-buf registration.
+ * - READ's flags name the library's path (S3RDMAFS_READ_STAGED: a GPU
+ *   staging slot, none: a host buffer): counted per path with the
+ *   dma-buf reads (direct.host_*, direct.staged_*, direct.gpudirect_*).
  * - A file opened only for writing reads nothing (EBADF): ioctls are not
  *   checked against the open's mode by the kernel.
  * - A registration belongs to the open file it was made on (struct
@@ -49,7 +66,8 @@
 struct fsx_mount;
 struct fsx_fh;
 
-/* Registrations per open file and per mount at most, and the longest. */
+/* Registrations (memfds and dma-bufs alike) per open file and per mount
+   at most, and the longest. */
 #define FSX_DIRECT_REGS 64
 #define FSX_DIRECT_MOUNT_REGS 4096
 #define FSX_DIRECT_LEN_MAX (64ull << 30)

@@ -70,6 +70,13 @@ struct fsx_stats {
   _Atomic uint64_t recovery_running, recovery_uploaded, recovery_kept;
   _Atomic uint64_t direct_reads, direct_bytes; /* fsx_direct */
   _Atomic uint64_t direct_regs, direct_regs_now, direct_refused;
+  /* direct reads by the library's path: host buffers, GPU staging ring
+     slots, device memory by dma-buf; dma-buf registrations and reads
+     turned back to the staged path */
+  _Atomic uint64_t direct_host_reads, direct_host_bytes;
+  _Atomic uint64_t direct_staged_reads, direct_staged_bytes;
+  _Atomic uint64_t direct_gpudirect_reads, direct_gpudirect_bytes;
+  _Atomic uint64_t direct_gpudirect_regs, direct_gpudirect_refused;
 };
 
 struct fsx_bufs;

@@ -556,6 +556,28 @@ static bool wait_due(const struct s3_req *r)
   return true;
 }
 
+/* After n requests finished: wait out each one's memory in doubt (see
+   fsx_rdma_run). */
+static void settle(struct fsx_mount *m, struct s3_req *const *r, int n,
+                   const size_t *len, bool *retired)
+{
+  /* an HTTP reply (any status) means the server was done with the token;
+     an attempt without one leaves it in doubt, even if a retry succeeded */
+  for (int i = 0; i < n; i++) {
+    if (!m->rdma || !s3_req_rdma_doubt(r[i]))
+      continue;
+    tell(m->rdma);
+    atomic_fetch_add(&m->rdma->retired_bufs, 1);
+    if (!wait_due(r[i])) {
+      log_warn("rdma: the wall clock is far behind a token's deadline: a "
+               "%zu-byte buffer is never reused", len[i]);
+      *retired = true;
+      continue;
+    }
+    atomic_fetch_add(&m->rdma->reclaimed_bufs, 1);
+  }
+}
+
 int fsx_rdma_run_n(struct fsx_mount *m, struct s3_req **r, int n, bool get,
                    void *const *buf, const size_t *len, bool *retired)
 {
@@ -578,21 +600,98 @@ int fsx_rdma_run_n(struct fsx_mount *m, struct s3_req **r, int n, bool get,
     s3_req_wait(r[i]);
     fsx_rdma_buf_done(m, reg[i]);
   }
-  /* an HTTP reply (any status) means the server was done with the token;
-     an attempt without one leaves it in doubt, even if a retry succeeded */
-  for (i = 0; i < n; i++) {
-    if (!m->rdma || !s3_req_rdma_doubt(r[i]))
-      continue;
-    tell(m->rdma);
-    atomic_fetch_add(&m->rdma->retired_bufs, 1);
-    if (!wait_due(r[i])) {
-      log_warn("rdma: the wall clock is far behind a token's deadline: a "
-               "%zu-byte buffer is never reused", len[i]);
-      *retired = true;
-      continue;
-    }
-    atomic_fetch_add(&m->rdma->reclaimed_bufs, 1);
+  settle(m, r, n, len, retired);
+  return 0;
+}
+
+/* ---- dma-bufs (GPUDirect) ---- */
+
+/* The I/O virtual address a dma-buf's tokens name (any nonzero one: the
+   NIC translates it; no memory of ours is there). */
+#define DMABUF_IOVA (1ull << 32)
+
+int fsx_rdma_dmabuf_ok(struct fsx_mount *m, char *why, size_t whylen)
+{
+  struct fsx_rdma *d = m->rdma;
+
+  if (!d)
+    snprintf(why, whylen, "no data plane (rdma.transport off or none found)");
+  else if (!rdx_transport_dmabuf(d->t))
+    snprintf(why, whylen, "rdma.transport %s cannot register device memory "
+             "(rc and dc can)",
+             rdx_transport_kind_name(rdx_transport_kind(d->t)));
+  else if (!fsx_rdma_active(m))
+    snprintf(why, whylen, "the server takes no tokens now");
+  else
+    return 0;
+  return -EOPNOTSUPP;
+}
+
+int fsx_rdma_reg_dmabuf(struct fsx_mount *m, int fd, size_t len, void **reg,
+                        char *why, size_t whylen)
+{
+  struct rdx_region *region = NULL;
+  int rc = fsx_rdma_dmabuf_ok(m, why, whylen);
+
+  *reg = NULL;
+  if (rc)
+    return rc;
+  rc = rdx_register_dmabuf(m->rdma->t, fd, DMABUF_IOVA, len, &region);
+  if (rc) {
+    snprintf(why, whylen, "ibv_reg_dmabuf_mr of %zu bytes: %s", len,
+             strerror(-rc));
+    return rc == -ENOMEM ? rc : -EOPNOTSUPP;
   }
+  *reg = region;
+  return 0;
+}
+
+void fsx_rdma_unreg_dmabuf(struct fsx_mount *m, void *reg)
+{
+  (void)m;
+  rdx_unregister(reg);
+}
+
+size_t fsx_rdma_dmabuf_seg(const void *reg)
+{
+  return rdx_region_seg_len(reg);
+}
+
+int fsx_rdma_run_dmabuf(struct fsx_mount *m, struct s3_req **r, int n,
+                        void *reg, const uint64_t *off, const size_t *len,
+                        bool *retired)
+{
+  struct fsx_rdma *d = m->rdma;
+  char tok[RDX_TOKEN_MAX];
+  int rc = 0, i;
+
+  *retired = false;
+  if (n < 1 || n > FSX_RDMA_RUN_MAX || !d)
+    return -EINVAL;
+  for (i = 0; i < n && !rc; i++) {
+    bool made;
+    if (d->rc) { /* the token attached, or 1: none (an HTTP body) */
+      rc = fsx_rdma_rc_attach(d->rc, r[i], reg, off[i], len[i], RDX_GET);
+      made = rc == 0;
+      if (rc == 1)
+        rc = attach(d, r[i], rc, NULL, 0);
+    } else {
+      rc = rdx_token_for(d->t, reg, off[i], len[i], RDX_GET, tok,
+                         sizeof(tok));
+      made = rc >= 0;
+      rc = made ? attach(d, r[i], rc, tok, len[i])
+                : attach(d, r[i], rc, NULL, 0);
+    }
+    if (!rc && made)
+      atomic_fetch_add(&d->get_tokens, 1);
+  }
+  if (rc) /* none submitted */
+    return rc;
+  for (i = 0; i < n; i++)
+    s3_req_submit(r[i], NULL, NULL);
+  for (i = 0; i < n; i++)
+    s3_req_wait(r[i]);
+  settle(m, r, n, len, retired);
   return 0;
 }
 

@@ -107,6 +107,36 @@ int fsx_rdma_run_n(struct fsx_mount *m, struct s3_req **r, int n, bool get,
                    void *const *buf, const size_t *len, bool *retired);
 
 /*
+ * Device memory exported as a dma-buf (GPUDirect, fsx_direct): can the
+ * data plane register it (rc or dc, active)? 0, or -EOPNOTSUPP with the
+ * reason in why.
+ */
+int fsx_rdma_dmabuf_ok(struct fsx_mount *m, char *why, size_t whylen);
+/*
+ * Register bytes [0, len) of dma-buf fd (the caller keeps and closes fd;
+ * the registration holds the dma-buf): *reg, freed with
+ * fsx_rdma_unreg_dmabuf before fsx_rdma_close. 0, -ENOMEM, or
+ * -EOPNOTSUPP with the reason in why (as fsx_rdma_dmabuf_ok, or the
+ * NIC's registration failed: soft-RoCE has none).
+ */
+int fsx_rdma_reg_dmabuf(struct fsx_mount *m, int fd, size_t len, void **reg,
+                        char *why, size_t whylen);
+void fsx_rdma_unreg_dmabuf(struct fsx_mount *m, void *reg);
+/* Its segment length: a token's range must not cross a multiple of it. */
+size_t fsx_rdma_dmabuf_seg(const void *reg);
+/*
+ * n GETs (at most FSX_RDMA_RUN_MAX) whose tokens name bytes [off[i],
+ * off[i] + len[i]) of dma-buf registration reg: the server writes there.
+ * A GET left without a token, or whose server ignores it, gets its body
+ * in its own sink buffer (the caller's, given to the request): check
+ * s3_req_rdma_path. Submitted, waited for, memory in doubt waited out as
+ * fsx_rdma_run does. 0, or -ENOMEM/-EINVAL with none submitted.
+ */
+int fsx_rdma_run_dmabuf(struct fsx_mount *m, struct s3_req **r, int n,
+                        void *reg, const uint64_t *off, const size_t *len,
+                        bool *retired);
+
+/*
  * After a request that filled chunks[0..n) finished: when its memory is in
  * doubt (s3_req_rdma_doubt), takes the caller's references to the chunks
  * (as filled: readable if the fill succeeded, not reusable) and drops them

@@ -226,14 +226,14 @@ static void bounce_init(void)
 
 /* len bytes at off into buffer handle h at buf_off: done, or -errno. */
 static ssize_t read_into(int fd, uint64_t h, size_t buf_off, size_t len,
-                         off_t off)
+                         off_t off, uint32_t flags)
 {
   size_t done = 0;
 
   while (done < len) {
     struct s3rdmafs_ioc_read a = {.handle = h, .buf_off = buf_off + done,
                                   .file_off = (uint64_t)off + done,
-                                  .len = len - done};
+                                  .len = len - done, .flags = flags};
     if (ioctl(fd, S3RDMAFS_IOC_READ, &a))
       return done ? (ssize_t)done : -errno;
     if (!a.done)
@@ -246,7 +246,7 @@ static ssize_t read_into(int fd, uint64_t h, size_t buf_off, size_t len,
 /* Into registered buffer b (which holds [p, p + len)), registering it on
    fd's file first where needed, once more on a stale handle. */
 static ssize_t read_registered(int fd, struct lbuf *b, char *p, size_t len,
-                               off_t off)
+                               off_t off, uint32_t flags)
 {
   ssize_t n = -EBADF;
   uint64_t h;
@@ -258,12 +258,18 @@ static ssize_t read_registered(int fd, struct lbuf *b, char *p, size_t len,
     pthread_mutex_unlock(&lock);
     if (rc)
       return rc;
-    n = read_into(fd, h, (size_t)(p - b->ptr), len, off);
+    n = read_into(fd, h, (size_t)(p - b->ptr), len, off, flags);
   }
   return n;
 }
 
 ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off)
+{
+  return s3r_read_flags(fd, buf, size, off, 0);
+}
+
+ssize_t s3r_read_flags(int fd, void *buf, size_t size, off_t off,
+                       uint32_t flags)
 {
   struct lbuf *b, *bounce;
   size_t done = 0;
@@ -282,7 +288,7 @@ ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off)
       break;
   pthread_mutex_unlock(&lock);
   if (b) /* buffers are freed by their owner only: b stays while in use */
-    return read_registered(fd, b, p, size, off);
+    return read_registered(fd, b, p, size, off, flags);
   pthread_once(&bounce_once, bounce_init);
   bounce = NULL;
   {
@@ -302,7 +308,7 @@ ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off)
   while (done < size) {
     size_t piece = size - done < BOUNCE ? size - done : BOUNCE;
     ssize_t n = read_registered(fd, bounce, bounce->ptr, piece,
-                                off + (off_t)done);
+                                off + (off_t)done, flags);
     if (n < 0)
       return done ? (ssize_t)done : n;
     memcpy(p + done, bounce->ptr, (size_t)n);

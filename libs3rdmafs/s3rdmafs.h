@@ -14,8 +14,10 @@
  * none. Any other buffer works too, through a registered bounce buffer.
  *
  * Device memory (s3rdmafs_gpu_read, _write) goes through a pinned host
- * ring; the CUDA driver is loaded at run time (libcuda.so.1, or the file
- * $S3RDMAFS_CUDA_LIB names).
+ * ring, or, for reads where the driver exports dma-bufs and the daemon's
+ * data plane (rc, dc) registers them, straight from the server into the
+ * device (GPUDirect; unproven on hardware); the CUDA driver is loaded at
+ * run time (libcuda.so.1, or the file $S3RDMAFS_CUDA_LIB names).
  *
  * Every call returns bytes (or 0) or a negative errno; s3rdmafs_strerror
  * says what it means here. Thread-safe. The daemon must be allowed to
@@ -47,9 +49,11 @@ ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off);
 
 /*
  * GPU memory (any pointer inside a cuMemAlloc/cudaMalloc allocation, of
- * the calling thread's device): the same as s3rdmafs_read_direct, staged
- * through a pinned host ring registered with the daemon (the bytes of one
- * slot copied to the device while the next is read). The CUDA driver is
+ * the calling thread's device): the same as s3rdmafs_read_direct, by
+ * GPUDirect where the driver and the daemon can (a refusal is remembered
+ * per device and per mount), else staged through a pinned host ring
+ * registered with the daemon (the bytes of one slot copied to the device
+ * while the next is read). The CUDA driver is
  * loaded at run time: without one, or without a device, -ENODEV at once
  * (s3rdmafs_strerror(-ENODEV) says why). A failed CUDA call fails the
  * read with -EIO (or -ENOMEM); a failed file read after some bytes

@@ -10,12 +10,15 @@
 #define S3RDMAFS_CUDA_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 typedef int s3r_CUresult;
 typedef unsigned long long s3r_CUdeviceptr;
 typedef struct s3r_CUctx *s3r_CUcontext;
 typedef struct s3r_CUstream *s3r_CUstream;
 typedef struct s3r_CUevent *s3r_CUevent;
+typedef int s3r_CUdevice;
 
 enum {
   S3R_CUDA_SUCCESS = 0,
@@ -29,6 +32,7 @@ enum {
   S3R_CU_MEMORYTYPE_DEVICE = 2,
   S3R_CU_MEMHOSTREGISTER_PORTABLE = 1,
   S3R_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD = 1,
+  S3R_CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 124,
 };
 
 struct s3r_cuda {
@@ -53,6 +57,8 @@ struct s3r_cuda {
                                   s3r_CUstream);
   s3r_CUresult (*MemGetHandleForAddressRange)(void *, s3r_CUdeviceptr, size_t,
                                               int, unsigned long long);
+  s3r_CUresult (*CtxGetDevice)(s3r_CUdevice *);
+  s3r_CUresult (*DeviceGetAttribute)(int *, int, s3r_CUdevice);
 };
 
 /* The driver, loaded and initialised once (any thread): NULL with the
@@ -64,6 +70,13 @@ S3R_HIDDEN const char *s3r_cuda_reason(void);
 S3R_HIDDEN const char *s3r_gpu_last_error(void);
 /* Forget it (each call starts afresh: an EIO of a later call is its own). */
 S3R_HIDDEN void s3r_gpu_clear_error(void);
+/* The CUDA call failed: said for this thread (s3r_gpu_last_error);
+   -ENOMEM or -EIO. */
+S3R_HIDDEN int s3r_cuda_fail(const char *call, s3r_CUresult r);
+/* s3rdmafs_read_direct with READ flags (S3RDMAFS_READ_*: the path served,
+   for the daemon's counters). */
+S3R_HIDDEN ssize_t s3r_read_flags(int fd, void *buf, size_t size, off_t off,
+                                  uint32_t flags);
 /* Memory as s3rdmafs_buf_alloc gives, registered with no file yet: each
    s3rdmafs_read_direct into it registers it on its file (the GPU ring,
    which a write-only file must not be asked to register). */

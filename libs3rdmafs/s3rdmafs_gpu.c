@@ -14,10 +14,12 @@
  *   copies of the slots before it to the device run on the ring's stream;
  *   a slot is filled again only after its copy's event has completed. A
  *   write runs the other way: copies to the slots, then write(2) of each.
- * - GPUDirect (the daemon registering a dma-buf of the device range for
- *   rc/dc, so that the server writes into GPU memory) needs a verbs NIC
- *   that can register dma-bufs; the daemon has no such path yet, so every
- *   read is staged (s3rdmafs_gpu_read never asks the driver for a dma-buf).
+ * - GPUDirect first (s3rdmafs_gdr.c): a dma-buf of the device range
+ *   registered by the daemon with a verbs NIC (rc, dc), the server
+ *   writing into device memory; where the driver or the daemon refuses
+ *   (remembered there, per device and per mount), or for the rest of a
+ *   read it turned back, the staged ring. Each ring slot's READ says it
+ *   is staged (S3RDMAFS_READ_STAGED: the daemon's direct.staged_*).
  * - Threads: the ring is the calling thread's (made on first use, for the
  *   context of the device pointer; freed at thread exit); the driver
  *   table is set once (pthread_once).
@@ -34,6 +36,8 @@
 
 #include "libs3rdmafs/s3rdmafs.h"
 #include "libs3rdmafs/s3rdmafs_cuda.h"
+#include "libs3rdmafs/s3rdmafs_gdr.h"
+#include "libs3rdmafs/s3rdmafs_ioctl.h"
 
 #define SLOT (8u << 20)
 #define NSLOTS 4
@@ -72,6 +76,8 @@ static void cuda_load(void)
       {"cuMemcpyDtoHAsync_v2", (void **)&cuda.MemcpyDtoHAsync},
       {"cuMemGetHandleForAddressRange",
        (void **)&cuda.MemGetHandleForAddressRange},
+      {"cuCtxGetDevice", (void **)&cuda.CtxGetDevice},
+      {"cuDeviceGetAttribute", (void **)&cuda.DeviceGetAttribute},
   };
   int n = 0;
   s3r_CUresult r;
@@ -123,7 +129,7 @@ static pthread_key_t ring_key;
 static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
 static __thread char last_cuda[160]; /* the last CUDA failure, said */
 
-static int cuda_fail(const char *call, s3r_CUresult r)
+int s3r_cuda_fail(const char *call, s3r_CUresult r)
 {
   const char *s = NULL;
 
@@ -195,7 +201,7 @@ static int ring_get(s3r_CUcontext ctx, struct ring **out)
                                 S3R_CU_MEMHOSTREGISTER_PORTABLE))) {
     s3rdmafs_buf_free(g->mem);
     free(g);
-    return cuda_fail("cuMemHostRegister", r);
+    return s3r_cuda_fail("cuMemHostRegister", r);
   }
   if ((r = cuda.StreamCreate(&g->stream, 0)))
     goto unregister;
@@ -214,7 +220,7 @@ unregister:
   cuda.MemHostUnregister(g->mem);
   s3rdmafs_buf_free(g->mem);
   free(g);
-  return cuda_fail("cuStreamCreate/cuEventCreate", r);
+  return s3r_cuda_fail("cuStreamCreate/cuEventCreate", r);
 }
 
 /* Device memory? Its context in *ctx. 0, -ENODEV, -EINVAL. */
@@ -248,7 +254,7 @@ static int slot_wait(struct ring *g, int s)
     return 0;
   g->pending[s] = false;
   r = cuda.EventSynchronize(g->ev[s]);
-  return r ? cuda_fail("cuEventSynchronize", r) : 0;
+  return r ? s3r_cuda_fail("cuEventSynchronize", r) : 0;
 }
 
 static int ring_drain(struct ring *g)
@@ -257,7 +263,7 @@ static int ring_drain(struct ring *g)
 
   for (int s = 0; s < NSLOTS; s++)
     g->pending[s] = false;
-  return r ? cuda_fail("cuStreamSynchronize", r) : 0;
+  return r ? s3r_cuda_fail("cuStreamSynchronize", r) : 0;
 }
 
 /* Staged: slots filled by read_direct, copied to dev on the ring's stream.
@@ -281,14 +287,15 @@ static ssize_t gpu_read_in(int fd, struct ring *g, s3r_CUdeviceptr dev,
       cuda_err = true;
       break;
     }
-    n = s3rdmafs_read_direct(fd, slot, piece, off + (off_t)queued);
+    n = s3r_read_flags(fd, slot, piece, off + (off_t)queued,
+                       S3RDMAFS_READ_STAGED);
     if (n <= 0) {
       rc = (int)n;
       break;
     }
     if ((r = cuda.MemcpyHtoDAsync(dev + queued, slot, (size_t)n, g->stream)) ||
         (r = cuda.EventRecord(g->ev[s], g->stream))) {
-      rc = cuda_fail("cuMemcpyHtoDAsync", r);
+      rc = s3r_cuda_fail("cuMemcpyHtoDAsync", r);
       cuda_err = true;
       break;
     }
@@ -341,15 +348,25 @@ static void leave(void)
 
 ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off)
 {
+  s3r_CUdeviceptr dev = (s3r_CUdeviceptr)(uintptr_t)dev_ptr;
   struct ring *g;
+  size_t done = 0;
   ssize_t n;
   int rc = enter(dev_ptr, size, off, &g);
 
   if (rc)
     return rc > 0 ? 0 : rc;
-  n = gpu_read_in(fd, g, (s3r_CUdeviceptr)(uintptr_t)dev_ptr, size, off);
+  /* GPUDirect where it can; the rest (or all) staged */
+  rc = s3r_gdr_read(fd, dev, size, off, &done);
+  if (rc != -EOPNOTSUPP) {
+    leave();
+    return rc && !done ? rc : (ssize_t)done;
+  }
+  n = gpu_read_in(fd, g, dev + done, size - done, off + (off_t)done);
   leave();
-  return n;
+  if (n < 0) /* a CUDA failure fails the read; a file's, after bytes, not */
+    return done && !s3r_gpu_last_error()[0] ? (ssize_t)done : n;
+  return (ssize_t)(done + (size_t)n);
 }
 
 ssize_t s3rdmafs_gpu_read_batch(int fd, struct s3rdmafs_gpu_io *ios, int n)
@@ -379,7 +396,7 @@ static int queue_dtoh(struct ring *g, int s, s3r_CUdeviceptr dev, size_t len)
   if (!r)
     r = cuda.EventRecord(g->ev[s], g->stream);
   g->pending[s] = !r;
-  return r ? cuda_fail("cuMemcpyDtoHAsync", r) : 0;
+  return r ? s3r_cuda_fail("cuMemcpyDtoHAsync", r) : 0;
 }
 
 ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,

@@ -14,10 +14,24 @@
  *              shared and registered with the data plane; a handle back.
  *              It lasts until UNREGISTER or until the open file (the one
  *              the ioctl was made on) is closed for good.
+ *   REGISTER_DMABUF  the same for a dma-buf of device memory (GPUDirect;
+ *              the fd from cuMemGetHandleForAddressRange, len its length,
+ *              a page multiple): registered with the data plane's NIC
+ *              (ibv_reg_dmabuf_mr), never mapped by the daemon. Only where
+ *              the transport registers dma-bufs (rc, dc); elsewhere
+ *              EOPNOTSUPP before the fd is taken, as after a failed
+ *              registration (soft-RoCE): the library then stages.
  *   READ       file bytes [file_off, file_off + len) of the open file, as
  *              the file was when opened (or as this mount wrote it), into
  *              the registered buffer at buf_off; the byte count back (less
- *              at the end of the file).
+ *              at the end of the file). flags say which of the
+ *              library's paths the read serves (counted by the daemon:
+ *              direct.host_*, direct.staged_*; a dma-buf's reads are
+ *              direct.gpudirect_*); unknown flags, or STAGED on a dma-buf
+ *              handle: EINVAL. On a dma-buf handle, a read the server
+ *              cannot write into device memory (this mount's unflushed
+ *              writes, no data plane now, a server ignoring the token)
+ *              is EOPNOTSUPP, or the bytes written into it before that.
  *   UNREGISTER drops a handle.
  */
 #ifndef S3RDMAFS_IOCTL_H
@@ -37,10 +51,16 @@ enum s3rdmafs_path {
   S3RDMAFS_PATH_HTTP = 4,    /* one GET whose body went into the buffer */
 };
 
+/* READ's flags: the path the read serves, for the daemon's counters
+   (none: a host buffer, s3rdmafs_read_direct). */
+#define S3RDMAFS_READ_STAGED 1u /* a slot of the GPU staging ring */
+#define S3RDMAFS_READ_FLAGS 1u  /* every flag there is */
+
+/* REGISTER and REGISTER_DMABUF */
 struct s3rdmafs_ioc_register {
   uint32_t version;         /* in: S3RDMAFS_IOC_VERSION */
-  int32_t fd;               /* in: the caller's memfd */
-  uint64_t len;             /* in: bytes of it to map, from offset 0 */
+  int32_t fd;               /* in: the caller's memfd, or dma-buf */
+  uint64_t len;             /* in: bytes of it to use, from offset 0 */
   uint64_t handle;          /* out */
   uint64_t reserved[5];
 };
@@ -57,7 +77,7 @@ struct s3rdmafs_ioc_read {
   uint64_t len;             /* in */
   uint64_t done;            /* out: bytes read */
   uint32_t path;            /* out: enum s3rdmafs_path */
-  uint32_t reserved0;
+  uint32_t flags;           /* in: S3RDMAFS_READ_* */
   uint64_t reserved[4];
 };
 
@@ -66,5 +86,7 @@ struct s3rdmafs_ioc_read {
 #define S3RDMAFS_IOC_UNREGISTER                                                \
   _IOW(S3RDMAFS_IOC_MAGIC, 2, struct s3rdmafs_ioc_unregister)
 #define S3RDMAFS_IOC_READ _IOWR(S3RDMAFS_IOC_MAGIC, 3, struct s3rdmafs_ioc_read)
+#define S3RDMAFS_IOC_REGISTER_DMABUF                                           \
+  _IOWR(S3RDMAFS_IOC_MAGIC, 4, struct s3rdmafs_ioc_register)
 
 #endif

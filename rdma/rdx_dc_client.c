@@ -30,6 +30,13 @@ static int dc_reg(struct rdx_transport *t, struct rdx_seg *seg)
   return rdx_rc_reg_seg(&c->dev, seg);
 }
 
+static int dc_reg_dmabuf(struct rdx_transport *t, struct rdx_seg *seg)
+{
+  struct dc_client *c = (struct dc_client *)t;
+
+  return rdx_rc_reg_dmabuf_seg(&c->dev, seg);
+}
+
 static void dc_unreg(struct rdx_transport *t, struct rdx_seg *seg)
 {
   rdx_rc_unreg_seg(seg);
@@ -60,6 +67,7 @@ static void dc_close(struct rdx_transport *t)
 
 static const struct rdx_transport_ops dc_ops = {
     .reg = dc_reg,
+    .reg_dmabuf = dc_reg_dmabuf,
     .unreg = dc_unreg,
     .token = dc_token,
     .close = dc_close,

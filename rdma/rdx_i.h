@@ -34,6 +34,10 @@ struct rdx_seg {
   uint64_t len;  /* 1..RDX_SEG_MAX */
   bool src;      /* a PUT source: servers only read it (rdx_register_src);
                     verbs kinds register it without local or remote write */
+  bool dmabuf;   /* a dma-buf's (rdx_register_dmabuf): addr is the I/O
+                    virtual address a token names, not ours */
+  int fd;        /* dmabuf: the dma-buf, and this segment's offset in it */
+  uint64_t fd_off;
   void *priv;    /* the transport's (verbs: its struct ibv_mr *) */
 };
 
@@ -58,7 +62,10 @@ struct rdx_transport_ops {
      seg->src segment needs remote read only (it may be a read-only
      mapping). */
   int (*reg)(struct rdx_transport *t, struct rdx_seg *seg);
-  /* Undo reg. */
+  /* Register one segment of a dma-buf (seg->dmabuf): 0 or a negative
+     errno. NULL: the kind cannot (rdx_register_dmabuf: -EOPNOTSUPP). */
+  int (*reg_dmabuf)(struct rdx_transport *t, struct rdx_seg *seg);
+  /* Undo reg or reg_dmabuf. */
   void (*unreg)(struct rdx_transport *t, struct rdx_seg *seg);
   /* Fill *tok for [addr, addr + len), inside seg, op RDX_GET or RDX_PUT:
      0 or a negative errno. */

@@ -47,6 +47,13 @@ static int rc_reg(struct rdx_transport *t, struct rdx_seg *seg)
   return rdx_rc_reg_seg(&c->dev, seg);
 }
 
+static int rc_reg_dmabuf(struct rdx_transport *t, struct rdx_seg *seg)
+{
+  struct rc_client *c = (struct rc_client *)t;
+
+  return rdx_rc_reg_dmabuf_seg(&c->dev, seg);
+}
+
 static void rc_unreg(struct rdx_transport *t, struct rdx_seg *seg)
 {
   rdx_rc_unreg_seg(seg);
@@ -71,6 +78,7 @@ static void rc_close(struct rdx_transport *t)
 
 static const struct rdx_transport_ops rc_ops = {
     .reg = rc_reg,
+    .reg_dmabuf = rc_reg_dmabuf,
     .unreg = rc_unreg,
     .token = rc_token,
     .close = rc_close,

@@ -418,6 +418,22 @@ int rdx_rc_reg_seg(struct rdx_rc_dev *d, struct rdx_seg *seg)
   return 0;
 }
 
+int rdx_rc_reg_dmabuf_seg(struct rdx_rc_dev *d, struct rdx_seg *seg)
+{
+  struct ibv_mr *mr;
+
+  /* device memory a server writes into (GET) or reads from (PUT) */
+  errno = 0;
+  mr = ibv_reg_dmabuf_mr(d->pd, seg->fd_off, (size_t)seg->len, seg->addr,
+                         seg->fd,
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+                             IBV_ACCESS_REMOTE_WRITE);
+  if (!mr)
+    return errno ? -errno : -EOPNOTSUPP;
+  seg->priv = mr;
+  return 0;
+}
+
 int rdx_rc_wait_wc(struct ibv_cq *cq, uint64_t until, struct ibv_wc *wc)
 {
   struct timespec nap = {0, RDX_RC_NAP_NS};

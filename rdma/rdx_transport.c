@@ -150,8 +150,9 @@ void rdx_transport_close(struct rdx_transport *t)
     t->ops->close(t);
 }
 
+/* fd >= 0: a dma-buf, base the I/O virtual address its tokens name */
 static int reg(struct rdx_transport *t, void *base, size_t len, size_t unit,
-               bool src, struct rdx_region **out)
+               bool src, int fd, struct rdx_region **out)
 {
   struct rdx_region *r;
   uint64_t b = (uint64_t)(uintptr_t)base;
@@ -182,7 +183,10 @@ static int reg(struct rdx_transport *t, void *base, size_t len, size_t unit,
     s->addr = b + off;
     s->len = len - off < seg_len ? len - off : seg_len;
     s->src = src;
-    rc = t->ops->reg(t, s);
+    s->dmabuf = fd >= 0;
+    s->fd = fd;
+    s->fd_off = off;
+    rc = s->dmabuf ? t->ops->reg_dmabuf(t, s) : t->ops->reg(t, s);
     if (rc)
       goto clean_segs;
     r->nseg = i + 1;
@@ -198,14 +202,31 @@ clean_segs:
 int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
                  struct rdx_region **out)
 {
-  return reg(t, base, len, unit, false, out);
+  return reg(t, base, len, unit, false, -1, out);
 }
 
 int rdx_register_src(struct rdx_transport *t, const void *base, size_t len,
                      size_t unit, struct rdx_region **out)
 {
   /* never written through: the kinds register it for remote read only */
-  return reg(t, (void *)(uintptr_t)base, len, unit, true, out);
+  return reg(t, (void *)(uintptr_t)base, len, unit, true, -1, out);
+}
+
+int rdx_register_dmabuf(struct rdx_transport *t, int fd, uint64_t iova,
+                        size_t len, struct rdx_region **out)
+{
+  if (out)
+    *out = NULL;
+  if (!t || !t->ops->reg_dmabuf)
+    return -EOPNOTSUPP;
+  if (fd < 0 || !iova)
+    return -EINVAL;
+  return reg(t, (void *)(uintptr_t)iova, len, 0, false, fd, out);
+}
+
+bool rdx_transport_dmabuf(const struct rdx_transport *t)
+{
+  return t && t->ops->reg_dmabuf;
 }
 
 void rdx_unregister(struct rdx_region *r)

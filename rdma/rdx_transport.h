@@ -154,6 +154,23 @@ int rdx_register_src(struct rdx_transport *t, const void *base, size_t len,
                      size_t unit, struct rdx_region **out)
     __attribute__((warn_unused_result));
 
+/*
+ * As rdx_register, for device memory exported as a dma-buf (GPUDirect:
+ * cuMemGetHandleForAddressRange): bytes [0, len) of dma-buf fd, named in
+ * tokens by the I/O virtual addresses [iova, iova + len) (any nonzero
+ * value: the NIC translates it, this process never maps the memory). fd
+ * is not kept (the registration holds the dma-buf). Verbs kinds only
+ * (ibv_reg_dmabuf_mr, for local and remote write). Returns 0 and *out, or
+ * -EOPNOTSUPP (the kind cannot: cma; rdx_transport_dmabuf says so
+ * beforehand), -EINVAL, -ENOMEM, or the registration's error (soft-RoCE
+ * has none: -EOPNOTSUPP or another errno from the provider).
+ */
+int rdx_register_dmabuf(struct rdx_transport *t, int fd, uint64_t iova,
+                        size_t len, struct rdx_region **out)
+    __attribute__((warn_unused_result));
+/* Can t's kind register dma-bufs at all (rc, dc)? */
+bool rdx_transport_dmabuf(const struct rdx_transport *t);
+
 /* Release a region; NULL does nothing. Tokens for it must be finished. */
 void rdx_unregister(struct rdx_region *r);
 

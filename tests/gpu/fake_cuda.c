@@ -16,17 +16,34 @@
  *   e.g. cuMemcpyHtoDAsync_v2) and every later one fail with
  *   CUDA_ERROR_UNKNOWN (999); for a copy, the failure also shows at the
  *   stream's next synchronization, as the driver reports async errors.
- * - cuMemGetHandleForAddressRange (dma-buf) is always refused
- *   (CUDA_ERROR_NOT_SUPPORTED).
+ * - dma-buf export (GPUDirect), chosen by $FAKECUDA_DMABUF:
+ *     unset, "none"  the device says it cannot (cuDeviceGetAttribute
+ *                    DMA_BUF_SUPPORTED 0); an export asked anyway is
+ *                    refused (CUDA_ERROR_NOT_SUPPORTED)
+ *     "refuse"       the device says it can, the export is refused
+ *                    (CUDA_ERROR_NOT_SUPPORTED), as a driver without
+ *                    the kernel's support does
+ *     "fail"         the device says it can, the export fails
+ *                    (CUDA_ERROR_UNKNOWN: not a refusal)
+ *     "export"       the export succeeds: an fd of a memfd named
+ *                    "fake-dmabuf" as long as the range. Not a dma-buf
+ *                    (nothing here makes one of "device memory"): a daemon
+ *                    with a verbs transport would reject its /proc name;
+ *                    without one it refuses before looking at it.
+ *   Allocations are page-aligned, as the driver's are, so that a range
+ *   widened to pages stays inside its allocation.
  * - Synchronous copies (cuMemcpyHtoD, cuMemcpyDtoH) and the primary
  *   context, for gpu_check.c, the real-GPU check, run against it too.
- * - Counters for the tests: fake_cuda_stats().
+ * - Counters for the tests: fake_cuda_stats(), fake_cuda_dmabuf_stats().
+ * - fake_cuda_simulated: an exported string, by which a program (bench's
+ *   gpu_bw) tells that it runs against this stand-in.
  *
  * The signatures are the driver API's; where the toolkit's cuda.h is
  * found at build time (FAKE_CUDA_HEADER), it is included, so the compiler
  * checks them against it.
  */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,6 +62,8 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef int CUpointer_attribute;
 typedef int CUmemRangeHandleType;
+typedef int CUdevice;
+typedef int CUdevice_attribute;
 #define CUDAAPI
 #endif
 
@@ -80,7 +99,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct alloc allocs[256];          /* lock */
 static int ctx_token;                     /* the one context's address */
 static __thread int pushed;               /* contexts pushed, this thread */
-static _Atomic unsigned long host_registered, copies, dmabuf_refused;
+static _Atomic unsigned long host_registered, copies, dmabuf_refused,
+    dmabuf_asked, dmabuf_exported;
 
 static const struct alloc *find(CUdeviceptr p)
 {
@@ -155,7 +175,7 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t len)
 
 EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t len)
 {
-  char *p = malloc(len ? len : 1);
+  char *p = aligned_alloc(4096, (len + 4095) / 4096 * 4096 + 4096 * !len);
 
   if (!p)
     return E_NOMEM;
@@ -430,18 +450,93 @@ EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src,
               len, s);
 }
 
+/* $FAKECUDA_DMABUF, or "none" */
+static const char *dmabuf_mode(void)
+{
+  const char *m = getenv("FAKECUDA_DMABUF");
+
+  return m && *m ? m : "none";
+}
+
+EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute attr,
+                                             CUdevice dev)
+{
+  (void)dev;
+  if (attr == 124) /* DMA_BUF_SUPPORTED */
+    *v = strcmp(dmabuf_mode(), "none") != 0;
+  else
+    *v = 0;
+  return OK;
+}
+
+EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev)
+{
+  if (!pushed)
+    return 201; /* CUDA_ERROR_INVALID_CONTEXT */
+  *dev = 0;
+  return OK;
+}
+
 EXPORT CUresult CUDAAPI cuMemGetHandleForAddressRange(
     void *handle, CUdeviceptr dptr, size_t size,
     CUmemRangeHandleType type, unsigned long long flags)
 {
-  (void)handle;
-  (void)dptr;
-  (void)size;
-  (void)type;
-  (void)flags;
-  atomic_fetch_add(&dmabuf_refused, 1);
-  return E_NOT_SUPPORTED;
+  const char *mode = dmabuf_mode();
+  const struct alloc *a;
+  int fd;
+
+  atomic_fetch_add(&dmabuf_asked, 1);
+  pthread_mutex_lock(&lock);
+  a = find(dptr);
+  pthread_mutex_unlock(&lock);
+  if (!a || type != 1 || flags || dptr % 4096 || size % 4096 || !size)
+    return E_INVALID;
+  if (!strcmp(mode, "fail"))
+    return E_UNKNOWN;
+  if (strcmp(mode, "export")) {
+    atomic_fetch_add(&dmabuf_refused, 1);
+    return E_NOT_SUPPORTED;
+  }
+  fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, (off_t)size)) {
+    if (fd >= 0)
+      close(fd);
+    return E_NOMEM;
+  }
+  *(int *)handle = fd;
+  atomic_fetch_add(&dmabuf_exported, 1);
+  return OK;
 }
+
+/* For the tests: dma-buf exports asked for, made, refused. */
+EXPORT void fake_cuda_dmabuf_stats(unsigned long *asked,
+                                   unsigned long *exported,
+                                   unsigned long *refused);
+EXPORT void fake_cuda_dmabuf_stats(unsigned long *asked,
+                                   unsigned long *exported,
+                                   unsigned long *refused)
+{
+  *asked = dmabuf_asked;
+  *exported = dmabuf_exported;
+  *refused = dmabuf_refused;
+}
+
+/* pinned host memory, for gpu_bw's reference copy */
+EXPORT CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t len)
+{
+  *pp = aligned_alloc(4096, (len + 4095) / 4096 * 4096 + 4096 * !len);
+  return *pp ? OK : E_NOMEM;
+}
+
+EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+  free(p);
+  return OK;
+}
+
+/* The marker of the stand-in: a real libcuda.so.1 has no such symbol. */
+EXPORT const char fake_cuda_simulated[] =
+    "s3rdmafs's stand-in CUDA driver (tests/gpu/fake_cuda.c): simulated";
 
 /* For the tests: host buffers pinned now, copies run, dma-bufs refused. */
 EXPORT void fake_cuda_stats(unsigned long *pinned, unsigned long *ncopies,

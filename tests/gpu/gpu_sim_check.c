@@ -17,6 +17,15 @@
  *   gpu_sim_check hostmem FILE
  *       a host pointer is not device memory: -EINVAL; past the end of an
  *       allocation: -EINVAL
+ *   gpu_sim_check dmabuf FILE REF N ASKED EXPORTED
+ *       N gpu_reads of random unaligned ranges of FILE (up to 3 ring
+ *       slots), compared with REF; then the stand-in's dma-buf counters
+ *       must be exactly ASKED exports asked for and EXPORTED made
+ *       ($FAKECUDA_DMABUF set by the caller): a refusal remembered is
+ *       asked once, whatever N
+ *   gpu_sim_check host FILE REF N
+ *       N s3rdmafs_read_direct of random unaligned ranges into host
+ *       memory, compared with REF (the daemon counts them as host reads)
  *   gpu_sim_check write FILE SIZE
  *       gpu_write of SIZE pattern bytes from device memory into a new
  *       FILE, closed, read back with read(2) and compared
@@ -164,6 +173,76 @@ static int do_hostmem(char **argv)
   return a == -EINVAL && b == -EINVAL ? 0 : 1;
 }
 
+typedef void (*dstats_fn)(unsigned long *, unsigned long *, unsigned long *);
+static dstats_fn dmabuf_stats;
+
+/* n reads of random ranges of file, into device memory (gpu) or host
+   memory, compared with ref: how many differed, or -1. */
+static int reads(const char *f, const char *r, int n, int gpu, unsigned seed)
+{
+  size_t maxlen = 3u * 8 * 1048576 + 12345;
+  int fd = open(f, O_RDONLY), rfd = open(r, O_RDONLY), bad = 0;
+  char *dst = gpu ? dalloc(maxlen + 4096) : malloc(maxlen + 4096);
+  char *want = malloc(maxlen), *back = malloc(maxlen);
+  struct stat st;
+
+  if (fd < 0 || rfd < 0 || !dst || !want || !back || fstat(rfd, &st))
+    return -1;
+  for (int i = 0; i < n; i++) {
+    size_t len = (size_t)rand_r(&seed) % maxlen + 1, at = rand_r(&seed) % 4096;
+    off_t off = (off_t)((uint64_t)rand_r(&seed) * 8191u %
+                        (uint64_t)(st.st_size + 4096));
+    ssize_t got = gpu ? s3rdmafs_gpu_read(fd, dst + at, len, off)
+                      : s3rdmafs_read_direct(fd, dst + at, len, off);
+    ssize_t w = pread(rfd, want, len, off);
+    if (w < 0)
+      w = 0;
+    /* (the stand-in's device memory is host memory: read it back as is) */
+    if (got > 0)
+      memcpy(back, dst + at, (size_t)got);
+    if (got != w || memcmp(back, want, (size_t)w)) {
+      fprintf(stderr, "%s: off %lld len %zu: got %zd (%s), want %zd\n",
+              gpu ? "dmabuf" : "host", (long long)off, len, got,
+              got < 0 ? s3rdmafs_strerror((int)got) : "", w);
+      bad++;
+    }
+  }
+  if (gpu)
+    dev_free((unsigned long long)(uintptr_t)dst);
+  else
+    free(dst);
+  free(want);
+  free(back);
+  close(fd);
+  close(rfd);
+  return bad;
+}
+
+static int do_dmabuf(char **argv)
+{
+  int n = atoi(argv[4]), bad;
+  unsigned long asked, exported, refused;
+
+  if (n < 1 || !dmabuf_stats)
+    return 2;
+  bad = reads(argv[2], argv[3], n, 1, (unsigned)getpid());
+  dmabuf_stats(&asked, &exported, &refused);
+  printf("dmabuf (simulated, FAKECUDA_DMABUF=%s): %d reads, %d differed; "
+         "exports asked %lu (want %s), made %lu (want %s), refused %lu\n",
+         getenv("FAKECUDA_DMABUF") ? getenv("FAKECUDA_DMABUF") : "", n, bad,
+         asked, argv[5], exported, argv[6], refused);
+  return bad || asked != strtoul(argv[5], NULL, 10) ||
+                 exported != strtoul(argv[6], NULL, 10);
+}
+
+static int do_host(char **argv)
+{
+  int n = atoi(argv[4]), bad = n < 1 ? -1 : reads(argv[2], argv[3], n, 0, 7);
+
+  printf("host: %d reads, %d differed\n", n, bad);
+  return bad != 0;
+}
+
 static int do_write(char **argv)
 {
   size_t size = strtoull(argv[3], NULL, 10);
@@ -207,8 +286,13 @@ int main(int argc, char **argv)
     fprintf(stderr, "gpu_sim_check: S3RDMAFS_CUDA_LIB must name the stand-in\n");
     return 2;
   }
+  dmabuf_stats = (dstats_fn)dlsym(h, "fake_cuda_dmabuf_stats");
   if (argc == 7 && !strcmp(argv[1], "read"))
     return do_read(argv);
+  if (argc == 7 && !strcmp(argv[1], "dmabuf"))
+    return do_dmabuf(argv);
+  if (argc == 5 && !strcmp(argv[1], "host"))
+    return do_host(argv);
   if (argc == 4 && !strcmp(argv[1], "fail"))
     return do_fail(argv);
   if (argc == 3 && !strcmp(argv[1], "hostmem"))

@@ -11,6 +11,14 @@
 #   - no driver, no device: -ENODEV with the reason; host memory and a
 #     range past its allocation: -EINVAL;
 #   - a checkpoint written from device memory (gpu_write), read back;
+#   - GPUDirect's control flow ($FAKECUDA_DMABUF): a device without
+#     dma-buf support never asked; a driver refusing the export asked
+#     once (remembered); an export failing asked each call; an export
+#     made but refused by the daemon (no verbs transport here: the dma-buf
+#     is never registered, so no GPUDirect read is ever done) refused once
+#     per mount, counted; every read staged, bytes exact;
+#   - the daemon's counters per path: staged reads (ring slots), host
+#     reads (read_direct), GPUDirect reads (none);
 #   - the real-GPU suite's program (gpu_check.c) against the stand-in.
 #
 #   test_gpu_sim.sh BUILD_BIN_DIR
@@ -31,6 +39,38 @@ gen 7 $((72 * MiB + 4321)) >"$tmp/local/a.bin"
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
 check "sim: staged reads, 4 threads" "$GC" read "$mnt/a.bin" "$tmp/local/a.bin" 4 10 "$RANDOM"
 check "sim: read into the ring by direct reads" test "$(stat_of direct.reads)" -gt 0
+check_eq "sim: ... each counted as staged (direct.staged_reads)" \
+  "$(stat_of direct.staged_reads)" "$(stat_of direct.reads)"
+check_eq "sim: ... none as a host buffer's or GPUDirect" \
+  "$(stat_of direct.host_reads) $(stat_of direct.gpudirect_reads)" "0 0"
+
+# GPUDirect's control flow against the stand-in: dm MODE N ASKED EXPORTED
+# (FAKECUDA_DMABUF=MODE; the stand-in's export counters, exactly)
+dm() { FAKECUDA_DMABUF=$1 "$GC" dmabuf "$mnt/a.bin" "$tmp/local/a.bin" "${@:2}"; }
+g0=$(stat_of direct.gpudirect_refused) s0=$(stat_of direct.staged_reads)
+check "sim: no dma-buf on the device: never asked; staged, bytes exact" \
+  dm none 4 0 0
+check "sim: dma-buf refused by the driver: asked once; staged, bytes exact" \
+  dm refuse 6 1 0
+check "sim: a dma-buf export failing: asked each call; staged, bytes exact" \
+  dm fail 3 3 0
+check_eq "sim: ... the daemon never asked (direct.gpudirect_refused)" \
+  "$(stat_of direct.gpudirect_refused)" "$g0"
+s1=$(stat_of direct.staged_reads)
+check "sim: dma-buf exported, refused by the daemon (no verbs transport): once; staged, bytes exact" \
+  dm export 6 1 1
+check_eq "sim: ... the refusal counted once (direct.gpudirect_refused)" \
+  "$(stat_of direct.gpudirect_refused)" $((g0 + 1))
+check "sim: ... its reads staged (direct.staged_reads)" \
+  test "$(stat_of direct.staged_reads)" -ge $((s1 + 6))
+check "sim: ... as were the others'" test "$s1" -ge $((s0 + 13))
+check_eq "sim: ... none GPUDirect, none registered" \
+  "$(stat_of direct.gpudirect_reads) $(stat_of direct.gpudirect_registrations)" "0 0"
+h0=$(stat_of direct.host_reads) s2=$(stat_of direct.staged_reads)
+check "sim: host reads (read_direct), bytes exact" "$GC" host "$mnt/a.bin" "$tmp/local/a.bin" 5
+check "sim: ... counted as host reads (direct.host_reads)" \
+  test "$(stat_of direct.host_reads)" -ge $((h0 + 5))
+check_eq "sim: ... not as staged" "$(stat_of direct.staged_reads)" "$s2"
 check "sim: a copy failing mid-transfer: EIO, said" \
   env FAKECUDA_FAIL=cuMemcpyHtoDAsync_v2:3 "$GC" fail "$mnt/a.bin" 5
 check "sim: pinning the ring failing: EIO, said" \

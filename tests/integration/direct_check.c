@@ -19,7 +19,13 @@
  *       file's fd, a memfd not sealed against shrinking, one sealed
  *       against writing, a length past the memfd, a read past the
  *       buffer, another process's handle (a forked child's), an unknown
- *       handle, an unknown version.
+ *       handle, an unknown version, a read with unknown flags, a
+ *       staged read into a dma-buf's handle; a dma-buf (here a memfd:
+ *       the daemon must refuse before looking) on a mount whose data
+ *       plane cannot register device memory, one not whole pages.
+ *   direct_check nodmabuf FILE
+ *       a dma-buf registration (a memfd standing in) is refused with
+ *       EOPNOTSUPP: the mount's data plane cannot register device memory
  *   direct_check many FILE N
  *       one registered buffer read through N opens of FILE in turn, twice
  *       over: the handles it stops remembering are given back (no ENOSPC
@@ -192,11 +198,26 @@ static int reg_raw(int fd, int memfd, uint64_t len, uint32_t version,
   return rc;
 }
 
-static int read_raw(int fd, uint64_t h, uint64_t buf_off, uint64_t len)
+static int read_flags(int fd, uint64_t h, uint64_t buf_off, uint64_t len,
+                      uint32_t flags)
 {
-  struct s3rdmafs_ioc_read a = {.handle = h, .buf_off = buf_off, .len = len};
+  struct s3rdmafs_ioc_read a = {.handle = h, .buf_off = buf_off, .len = len,
+                                .flags = flags};
 
   return ioctl(fd, S3RDMAFS_IOC_READ, &a) ? errno : 0;
+}
+
+static int read_raw(int fd, uint64_t h, uint64_t buf_off, uint64_t len)
+{
+  return read_flags(fd, h, buf_off, len, 0);
+}
+
+static int reg_dmabuf(int fd, int dbuf, uint64_t len)
+{
+  struct s3rdmafs_ioc_register a = {.version = S3RDMAFS_IOC_VERSION,
+                                    .fd = dbuf, .len = len};
+
+  return ioctl(fd, S3RDMAFS_IOC_REGISTER_DMABUF, &a) ? errno : 0;
 }
 
 static int expect(const char *what, int got, int want)
@@ -264,6 +285,14 @@ static int hostile(char **argv)
                 EINVAL);
   bad += expect("an unknown handle", read_raw(fd, good + 1000, 0, 10), EBADF);
   bad += expect("a good read", read_raw(fd, good, 0, 10), 0);
+  bad += expect("a staged read (a known flag)",
+                read_flags(fd, good, 0, 10, S3RDMAFS_READ_STAGED), 0);
+  bad += expect("a read with an unknown flag",
+                read_flags(fd, good, 0, 10, 2), EINVAL);
+  bad += expect("a dma-buf of a length not whole pages",
+                reg_dmabuf(fd, memfd_of(1 << 20, 0), 4097), EINVAL);
+  bad += expect("a dma-buf on a mount that cannot register one",
+                reg_dmabuf(fd, memfd_of(1 << 20, 0), 1 << 20), EOPNOTSUPP);
   pid = fork();
   if (pid == 0) /* the same open file, another process: not its handle */
     _exit(read_raw(fd, good, 0, 10) == EBADF ? 0 : 1);
@@ -272,6 +301,18 @@ static int hostile(char **argv)
                 WIFEXITED(st) && WEXITSTATUS(st) == 0 ? EBADF : 0, EBADF);
   close(fd);
   return bad ? 1 : 0;
+}
+
+static int nodmabuf(char **argv)
+{
+  int fd = open(argv[2], O_RDONLY), rc;
+
+  if (fd < 0)
+    return 2;
+  rc = expect("a dma-buf on this mount",
+              reg_dmabuf(fd, memfd_of(1 << 20, 0), 1 << 20), EOPNOTSUPP);
+  close(fd);
+  return rc;
 }
 
 static int many(char **argv)
@@ -331,6 +372,8 @@ int main(int argc, char **argv)
     rc = perm(argv);
   else if (argc == 3 && !strcmp(argv[1], "hostile"))
     rc = hostile(argv);
+  else if (argc == 3 && !strcmp(argv[1], "nodmabuf"))
+    rc = nodmabuf(argv);
   else if (argc == 4 && !strcmp(argv[1], "many"))
     rc = many(argv);
   else if (argc == 5 && !strcmp(argv[1], "hold"))

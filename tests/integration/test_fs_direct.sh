@@ -12,7 +12,11 @@
 #   - hostile ioctls refused (a plain file's fd, a file of the mount
 #     itself, a hugetlbfs memfd, an unsealed or write-sealed memfd, a file
 #     opened only for writing, lengths past the memfd or the buffer,
-#     unknown and foreign handles, another version);
+#     unknown and foreign handles, another version, unknown READ flags,
+#     a dma-buf not whole pages, or on a mount that cannot register one:
+#     EOPNOTSUPP, counted in direct.gpudirect_refused);
+#   - every read counted as a host buffer's (direct.host_reads), none as
+#     staged or GPUDirect;
 #   - one buffer used through 40 opens in turn: the library gives back
 #     the handles it stops remembering;
 #   - a caller the daemon may not ptrace gets EPERM: the daemon runs as
@@ -22,7 +26,8 @@
 #     with cma (which gives up CAP_SYS_PTRACE in the daemon) a root
 #     caller is served (the fd is taken on a thread that kept it);
 #   - through s3rdma-gateway with rdma.transport=cma: the server writes
-#     the bytes into the caller's registered buffer (s3.rdma_bytes moves).
+#     the bytes into the caller's registered buffer (s3.rdma_bytes moves);
+#     a dma-buf refused (cma cannot register device memory).
 #
 #   test_fs_direct.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -48,6 +53,10 @@ verify_all() { # LABEL
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
 verify_all "plain"
 check "plain: direct reads counted" test "$(stat_of direct.reads)" -gt 0
+check_eq "plain: ... all of them as host buffers' (direct.host_reads)" \
+  "$(stat_of direct.host_reads)" "$(stat_of direct.reads)"
+check_eq "plain: ... none staged, none GPUDirect" \
+  "$(stat_of direct.staged_reads) $(stat_of direct.gpudirect_reads)" "0 0"
 check_eq "plain: no registration left" "$(stat_of direct.registered)" 0
 check "a file being written, read back before close" "$DC" written "$mnt/w.bin" $((6 * MiB + 5))
 check "... and its object is those bytes after close" eq "size" \
@@ -63,7 +72,10 @@ wait "$hpid" || true
 gone() { [ "$(stat_of direct.registered)" = 0 ]; }
 check "hold: none left once the process exited" wait_for 30 0.1 gone
 
+g0=$(stat_of direct.gpudirect_refused)
 check "hostile ioctls refused" "$DC" hostile "$mnt/b.bin"
+check_eq "hostile: the dma-buf refused, counted (direct.gpudirect_refused)" \
+  "$(stat_of direct.gpudirect_refused)" $((g0 + 1))
 check "one buffer through 40 opens in turn" "$DC" many "$mnt/b.bin" 40
 gone0() { [ "$(stat_of direct.registered)" = 0 ]; }
 check "... none left registered" wait_for 30 0.1 gone0
@@ -107,6 +119,9 @@ if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma
     "$DC" verify "$mnt/a.bin" "$tmp/local/a.bin" 4 12 "$RANDOM" 24
   check "cma: the bytes moved by the server (s3.rdma_bytes)" \
     test "$(stat_of s3.rdma_bytes)" -gt "$r0"
+  check "cma: a dma-buf refused (cma cannot register device memory)" \
+    "$DC" nodmabuf "$mnt/b.bin"
+  check_eq "cma: ... counted" "$(stat_of direct.gpudirect_refused)" 1
   fs_umount "$mnt"
 else
   echo "# cma: skipped (the transport cannot run here)"

@@ -157,6 +157,24 @@ static void test_register_args(void **state)
   rdx_transport_close(t);
 }
 
+/* cma cannot register device memory (a dma-buf): refused before the fd
+   is looked at, and said beforehand (GPUDirect falls back to staging). */
+static void test_register_dmabuf_cma(void **state)
+{
+  struct rdx_transport *t = open_cma();
+  struct rdx_region *r = (struct rdx_region *)t;
+
+  assert_false(rdx_transport_dmabuf(t));
+  assert_false(rdx_transport_dmabuf(NULL));
+  assert_int_equal(rdx_register_dmabuf(t, 0, 1ull << 32, 4096, &r),
+                   -EOPNOTSUPP);
+  assert_null(r);
+  /* no transport cannot either */
+  assert_int_equal(rdx_register_dmabuf(NULL, 0, 1ull << 32, 4096, &r),
+                   -EOPNOTSUPP);
+  rdx_transport_close(t);
+}
+
 /* Parse the token text and check it names exactly [base + off, +len). */
 static void assert_token(const char *text, int n, uint64_t addr, uint64_t len,
                          enum rdx_op op)
@@ -567,6 +585,7 @@ int main(void)
       cmocka_unit_test(test_kind_names),
       cmocka_unit_test(test_open_kinds),
       cmocka_unit_test(test_register_args),
+      cmocka_unit_test(test_register_dmabuf_cma),
       cmocka_unit_test(test_segments),
       cmocka_unit_test(test_segment_unit),
       cmocka_unit_test(test_token_errors),
