@@ -17,10 +17,10 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/slog.h"
+#include "fs/fsx_fdtake.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_read.h"
@@ -84,180 +84,18 @@ static int caller_of(pid_t tid, pid_t *tgid, unsigned long long *start)
   return 0;
 }
 
-/* Rejected descriptors are closed on threads of their own, at most
-   REAPERS at once (one blocked in a flush holds only itself); past that
-   they stay open: a leak, never a blocked FUSE thread. */
-#define REAPERS 8
-static _Atomic int reapers;
-
-static void *reap(void *arg)
-{
-  close((int)(intptr_t)arg);
-  atomic_fetch_sub(&reapers, 1);
-  return NULL;
-}
-
-static void close_later(int fd)
-{
-  pthread_attr_t at;
-  pthread_t t;
-
-  if (atomic_fetch_add(&reapers, 1) >= REAPERS) {
-    atomic_fetch_sub(&reapers, 1);
-    log_warn("direct: a rejected descriptor left open (closers busy)");
-    return;
-  }
-  pthread_attr_init(&at);
-  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&t, &at, reap, (void *)(intptr_t)fd)) {
-    atomic_fetch_sub(&reapers, 1);
-    log_warn("direct: a rejected descriptor left open (no thread)");
-  }
-  pthread_attr_destroy(&at);
-}
-
-/* What a descriptor's /proc link starts with: a memfd's, a dma-buf's. */
-#define MEMFD "/memfd:"
-#define DMABUF "/dmabuf:"
-
-/* Is process tgid's fd number a kind (MEMFD, DMABUF)? Asked before it is
-   taken: closing a taken descriptor of anything else could block (a FUSE
-   file's flush). 0: yes; -EBADF: no such descriptor; -EINVAL: something
-   else. */
-static int names_kind(pid_t tgid, int fd, const char *kind)
-{
-  char path[64], target[64];
-  ssize_t n;
-
-  snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
-  n = readlink(path, target, sizeof(target) - 1);
-  if (n < 0) /* (the link needs the same access as pidfd_getfd) */
-    return errno == ENOENT ? -EBADF
-           : errno == EACCES || errno == EPERM ? -EPERM : -EINVAL;
-  target[n] = '\0';
-  return strncmp(target, kind, strlen(kind)) ? -EINVAL : 0;
-}
-
-/* The caller's fd as one of ours, if it is of the kind asked: the kernel
-   decides whether we may. */
-static int take_fd_here(pid_t tgid, int fd, const char *kind)
-{
-  int pidfd, ours, rc = names_kind(tgid, fd, kind);
-
-  if (rc)
-    return rc;
-  pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
-  if (pidfd < 0)
-    return -errno;
-  ours = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-  rc = ours < 0 ? -errno : ours;
-  close(pidfd);
-  return rc;
-}
-
-/* ---- the taker thread: it keeps the capabilities the daemon had ---- */
-
-struct fsx_direct {
-  pthread_t thread;
-  pthread_mutex_t lock;
-  pthread_cond_t cond;          /* lock: a job came, or one is done */
-  bool stop;                    /* lock */
-  bool busy;                    /* lock: a job is posted and not taken */
-  pid_t tgid;                   /* lock: the job */
-  int fd;
-  const char *kind;
-  int result;                   /* lock: the job's answer */
-  unsigned long posted, done;   /* lock: jobs posted, and answered */
-};
-
-static void *taker_main(void *arg)
-{
-  struct fsx_direct *t = arg;
-
-  pthread_mutex_lock(&t->lock);
-  while (!t->stop || t->done < t->posted) { /* a job posted is done */
-    if (t->done == t->posted) {
-      pthread_cond_wait(&t->cond, &t->lock);
-      continue;
-    }
-    pid_t tgid = t->tgid;
-    int fd = t->fd;
-    const char *kind = t->kind;
-    pthread_mutex_unlock(&t->lock);
-    int rc = take_fd_here(tgid, fd, kind);
-    pthread_mutex_lock(&t->lock);
-    t->result = rc;
-    t->done++;
-    pthread_cond_broadcast(&t->cond);
-  }
-  pthread_mutex_unlock(&t->lock);
-  return NULL;
-}
+/* (descriptors are taken by fsx_fdtake, on the thread that keeps the
+   capabilities the daemon had at start) */
 
 int fsx_direct_start(struct fsx_mount *m)
 {
-  struct fsx_direct *t = calloc(1, sizeof(*t));
-
-  if (!t)
-    return -ENOMEM;
-  pthread_mutex_init(&t->lock, NULL);
-  pthread_cond_init(&t->cond, NULL);
-  if (pthread_create(&t->thread, NULL, taker_main, t)) {
-    pthread_cond_destroy(&t->cond);
-    pthread_mutex_destroy(&t->lock);
-    free(t);
-    return -EAGAIN;
-  }
-  m->direct = t;
-  return 0;
+  return fsx_fdtake_start(&m->direct);
 }
 
 void fsx_direct_stop(struct fsx_mount *m)
 {
-  struct fsx_direct *t = m->direct;
-
-  if (!t)
-    return;
-  pthread_mutex_lock(&t->lock);
-  t->stop = true;
-  pthread_cond_broadcast(&t->cond);
-  pthread_mutex_unlock(&t->lock);
-  pthread_join(t->thread, NULL);
-  pthread_cond_destroy(&t->cond);
-  pthread_mutex_destroy(&t->lock);
-  free(t);
+  fsx_fdtake_stop(m->direct);
   m->direct = NULL;
-}
-
-/* take_fd_here on the taker thread (one job at a time). */
-static int take_fd(struct fsx_mount *m, pid_t tgid, int fd, const char *kind)
-{
-  struct fsx_direct *t = m->direct;
-  unsigned long mine;
-  int rc;
-
-  if (!t)
-    return take_fd_here(tgid, fd, kind);
-  pthread_mutex_lock(&t->lock);
-  while (t->busy && !t->stop)
-    pthread_cond_wait(&t->cond, &t->lock);
-  if (t->stop) {
-    pthread_mutex_unlock(&t->lock);
-    return -ESHUTDOWN;
-  }
-  t->busy = true;
-  t->tgid = tgid;
-  t->fd = fd;
-  t->kind = kind;
-  mine = ++t->posted;
-  pthread_cond_broadcast(&t->cond);
-  while (t->done < mine) /* (the taker does it even when stopping) */
-    pthread_cond_wait(&t->cond, &t->lock);
-  rc = t->result;
-  t->busy = false;
-  pthread_cond_broadcast(&t->cond);
-  pthread_mutex_unlock(&t->lock);
-  return rc;
 }
 
 /* Made d (mapped or registered) fh's registration of process tgid, its
@@ -305,7 +143,7 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     return -EINVAL;
   if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
     return -ENOSPC;
-  fd = take_fd(m, tgid, a->fd, MEMFD);
+  fd = fsx_fdtake(m->direct, tgid, a->fd, FSX_FD_MEMFD);
   if (fd < 0) {
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd; /* EPERM: we may not ptrace the caller */
@@ -314,7 +152,7 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
      reaches no filesystem's server (fstat of a FUSE file could block) */
   seals = fcntl(fd, F_GET_SEALS);
   if (seals < 0) {
-    close_later(fd); /* swapped for something else since the check */
+    fsx_fdtake_close_later(fd); /* swapped for something else since the check */
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EINVAL;
   }
@@ -377,20 +215,30 @@ static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
     return refuse_dmabuf(m, why);
   if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
     return -ENOSPC;
-  fd = take_fd(m, tgid, a->fd, DMABUF);
+  fd = fsx_fdtake(m->direct, tgid, a->fd, FSX_FD_DMABUF);
   if (fd < 0) {
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd;
   }
   /* still a dma-buf (not swapped since the check): asked of our own
      /proc link, which reaches no filesystem's server */
-  if (names_kind(getpid(), fd, DMABUF)) {
-    close_later(fd);
+  if (fsx_fdtake_is(getpid(), fd, FSX_FD_DMABUF)) {
+    fsx_fdtake_close_later(fd);
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EINVAL;
   }
+  /* the server writes into it: the caller must hold it for writing (the
+     NIC's registration would not ask) */
+  if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR) {
+    close(fd);
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return -EACCES;
+  }
   rc = fsx_rdma_reg_dmabuf(m, fd, (size_t)a->len, &reg, why, sizeof(why));
   close(fd); /* (the registration holds the dma-buf) */
+  if (rc == -EAGAIN)
+    log_info("direct: GPUDirect registration failed (this call staged): %s",
+             why);
   if (rc)
     return rc == -EOPNOTSUPP ? refuse_dmabuf(m, why) : rc;
   if (!(d = calloc(1, sizeof(*d)))) {
@@ -426,6 +274,19 @@ static struct fsx_dreg *dreg_use(struct fsx_fh *fh, uint64_t handle,
     }
   pthread_mutex_unlock(&fh->lock);
   return d;
+}
+
+/* d (in use) leaves fh's list: freed by its last dreg_done. */
+static void dreg_drop(struct fsx_fh *fh, struct fsx_dreg *d)
+{
+  pthread_mutex_lock(&fh->lock);
+  for (struct fsx_dreg **pp = &fh->dregs; *pp; pp = &(*pp)->next)
+    if (*pp == d) {
+      *pp = d->next;
+      break;
+    }
+  d->gone = true;
+  pthread_mutex_unlock(&fh->lock);
 }
 
 static void dreg_done(struct fsx_mount *m, struct fsx_fh *fh,
@@ -527,17 +388,19 @@ static int read_get(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d,
 /*
  * GETs whose tokens name dma-buf registration d at buf_off on (GPUDirect:
  * the server writes into device memory), If-Match the open version, as
- * read_get. A body (no token made, or a server that ignored it) lands in
- * scratch memory, never touched otherwise (no pages), and ends the read:
- * *done counts the pieces before it, -EOPNOTSUPP when there are none (the
- * library stages the rest).
+ * read_get. Nothing is sent without a token (-EAGAIN: no session now). A
+ * body (a server that ignored the token) lands in scratch memory, never
+ * touched otherwise (no pages; unmapped at the end: only curl writes
+ * there, and it is done), and ends the read: *done counts the pieces
+ * before it, -EOPNOTSUPP when there are none (the library stages the
+ * rest). *doubt: a token's transfer is in doubt (the server may still
+ * write into d): the caller must deregister d at once.
  */
 static int read_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
                        struct fsx_dreg *d, uint64_t buf_off, uint64_t off,
-                       size_t len, size_t *done)
+                       size_t len, size_t *done, bool *doubt)
 {
   size_t seg = fsx_rdma_dmabuf_seg(d->dmabuf), scratch_len = PIECES * PIECE;
-  bool kept = false;
   char *scratch;
   int rc = 0;
 
@@ -573,7 +436,7 @@ static int read_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
       atomic_fetch_add(&m->st.gets, (uint64_t)n);
       rc = fsx_rdma_run_dmabuf(m, r, n, d->dmabuf, at, plen, &retired);
     }
-    kept |= retired;
+    *doubt |= retired;
     for (int i = 0; i < n; i++) {
       size_t got = 0;
       int prc = rc || !r[i] ? rc : s3_get_object_result(r[i], &got);
@@ -589,11 +452,10 @@ static int read_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
       s3_req_destroy(r[i]);
     }
   }
-  if (!kept) /* (else a server may still write there: never unmapped) */
-    munmap(scratch, scratch_len);
-  if (rc == -EOPNOTSUPP)
+  munmap(scratch, scratch_len);
+  if (rc == -EOPNOTSUPP && !*done) /* (a partial read counts as a read) */
     atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
-  return rc && !(rc == -EOPNOTSUPP && *done) ? rc : 0;
+  return rc && !((rc == -EOPNOTSUPP || rc == -EAGAIN) && *done) ? rc : 0;
 }
 
 /* Through the page cache, copied into dst, max_read at a time. */
@@ -650,6 +512,7 @@ static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
                        struct s3rdmafs_ioc_read *a, size_t *done)
 {
   struct fsx_fh *fh;
+  bool doubt = false;
   int rc;
 
   if (wb || !fsx_rdma_active(m)) {
@@ -658,10 +521,21 @@ static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
   }
   a->path = S3RDMAFS_PATH_RDMA;
   fh = fsx_fh_latest(m, fh0);
-  rc = fh->in ? read_dmabuf(m, fh, d, a->buf_off, a->file_off,
-                            (size_t)a->len, done)
-              : -EOPNOTSUPP;
+  if (fh->in) {
+    rc = read_dmabuf(m, fh, d, a->buf_off, a->file_off, (size_t)a->len,
+                     done, &doubt);
+  } else {
+    atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
+    rc = -EOPNOTSUPP;
+  }
   fsx_fh_destroy(m, fh);
+  if (doubt) {
+    /* revoke the server's access now (deregistered when the last user
+       is done): its late writes must not land after we answered */
+    log_warn("direct: a GPUDirect transfer is in doubt: its registration "
+             "is dropped (the caller registers again)");
+    dreg_drop(fh0, d);
+  }
   return rc;
 }
 
@@ -722,6 +596,17 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
   return 0;
 }
 
+/* Are an argument's reserved words all zero (for what a later version
+   may give them a meaning)? */
+static bool zero(const uint64_t *w, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (w[i])
+      return false;
+  return true;
+}
+#define RESERVED_ZERO(a) zero((a)->reserved, sizeof((a)->reserved) / 8)
+
 int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
                      unsigned int cmd, void *arg)
 {
@@ -736,12 +621,19 @@ int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
     return -ESRCH;
   switch (cmd) {
   case S3RDMAFS_IOC_REGISTER:
-    return do_register(m, fh, tgid, start, arg);
   case S3RDMAFS_IOC_REGISTER_DMABUF:
-    return do_register_dmabuf(m, fh, tgid, start, arg);
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_register *)arg))
+      return -EINVAL;
+    return cmd == S3RDMAFS_IOC_REGISTER
+               ? do_register(m, fh, tgid, start, arg)
+               : do_register_dmabuf(m, fh, tgid, start, arg);
   case S3RDMAFS_IOC_READ:
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_read *)arg))
+      return -EINVAL;
     return do_read(m, fh, tgid, start, arg);
   case S3RDMAFS_IOC_UNREGISTER:
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_unregister *)arg))
+      return -EINVAL;
     d = dreg_use(fh, ((struct s3rdmafs_ioc_unregister *)arg)->handle, tgid,
                  start, true);
     if (!d)

@@ -10,10 +10,10 @@
  *   kernel allows that only when the daemon may ptrace the caller
  *   (PTRACE_MODE_ATTACH_REALCREDS: the same user, or CAP_SYS_PTRACE), and
  *   its EPERM goes back to the caller as it is: no other way in exists.
- *   pidfd_getfd runs on a thread of its own, started before the data plane
- *   opens: cma makes the daemon give up CAP_SYS_PTRACE (so that the
- *   gateway may reach it), and capabilities are per thread, so that
- *   thread keeps what the daemon was given (a root daemon may then take
+ *   pidfd_getfd runs on a thread of its own (fsx_fdtake), started
+ *   before the data plane opens: cma makes the daemon give up
+ *   CAP_SYS_PTRACE (so that the gateway may reach it), and capabilities
+ *   are per thread, so that thread keeps what the daemon was given (a root daemon may then take
  *   a root caller's fd; without CAP_SYS_PTRACE the kernel refuses a
  *   caller with capabilities the daemon lacks).
  *   The descriptor must name a memfd before it is taken (its /proc link:
@@ -28,13 +28,21 @@
  *   anything else is EOPNOTSUPP before any descriptor is taken (cma, off,
  *   a server ignoring tokens), as is a failed ibv_reg_dmabuf_mr
  *   (soft-RoCE); counted in direct.gpudirect_refused, said once in the
- *   log. The fd must name a dma-buf (its /proc link, before and after it
- *   is taken); it is registered (fsx_rdma_reg_dmabuf), never mapped, and
- *   closed at once (the registration holds the dma-buf). Its READs are
- *   GETs whose tokens name the registration: a body (no token, a server
- *   that ignored it) lands in scratch memory that is touched only then,
- *   and turns the read back (EOPNOTSUPP, or the bytes before it), as do
- *   this mount's unflushed writes: the library stages those.
+ *   log. The fd must be a dma-buf, before and after it is taken: its
+ *   /proc link, which anyone can fake with a file system mounted at
+ *   "/dmabuf:..." in a namespace of theirs, and its fdinfo's exp_name,
+ *   which only the kernel's dma-buf code prints (fsx_fdtake_is); and
+ *   open for reading and writing (the server writes into it; the NIC's
+ *   registration would not ask). It is registered for local and remote
+ *   write only (fsx_rdma_reg_dmabuf), never mapped, and closed at once
+ *   (the registration holds the dma-buf). Its READs are GETs whose
+ *   tokens name the registration, sent only when every one has its token
+ *   (-EAGAIN: no rc session now); a body (a server that ignored the
+ *   token) lands in scratch memory that is touched only then, and turns
+ *   the read back (EOPNOTSUPP, or the bytes before it), as do this
+ *   mount's unflushed writes: the library stages those. A transfer whose
+ *   deadline cannot be waited out drops the registration at once
+ *   (deregistering revokes the server's access).
  *   Never exercised against a verbs NIC that registers dma-bufs: none is
  *   here, and soft-RoCE has no dma-buf registration.
  * - READ's flags name the library's path (S3RDMAFS_READ_STAGED: a GPU

@@ -80,7 +80,7 @@ struct fsx_stats {
 };
 
 struct fsx_bufs;
-struct fsx_direct;
+struct fsx_fdtake;
 
 struct fsx_mount {
   struct fsx_opts o;
@@ -95,7 +95,7 @@ struct fsx_mount {
                                  none (kernel_cache off) */
   _Atomic uint64_t ahead_bytes; /* dense groups being fetched ahead */
   struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */
-  struct fsx_direct *direct;  /* fsx_direct's fd taker */
+  struct fsx_fdtake *direct;  /* fsx_direct's fd taker (fsx_fdtake) */
   struct fsx_stage *stage;    /* cache.dir: staging files, upload journal */
   struct fsx_space *space;    /* the staging files' disk use and limit;
                                  NULL when read-only */

@@ -640,7 +640,13 @@ int fsx_rdma_reg_dmabuf(struct fsx_mount *m, int fd, size_t len, void **reg,
   if (rc) {
     snprintf(why, whylen, "ibv_reg_dmabuf_mr of %zu bytes: %s", len,
              strerror(-rc));
-    return rc == -ENOMEM ? rc : -EOPNOTSUPP;
+    /* the provider cannot at all (soft-RoCE): for good (the library
+       remembers it for the mount); anything else may be this buffer's or
+       this moment's: that call only */
+    return rc == -EOPNOTSUPP || rc == -ENOSYS || rc == -EPROTONOSUPPORT
+               ? -EOPNOTSUPP
+           : rc == -ENOMEM ? rc
+                           : -EAGAIN;
   }
   *reg = region;
   return 0;
@@ -669,20 +675,18 @@ int fsx_rdma_run_dmabuf(struct fsx_mount *m, struct s3_req **r, int n,
   if (n < 1 || n > FSX_RDMA_RUN_MAX || !d)
     return -EINVAL;
   for (i = 0; i < n && !rc; i++) {
-    bool made;
-    if (d->rc) { /* the token attached, or 1: none (an HTTP body) */
+    /* the token attached, or none: nothing is sent (a body would be of
+       no use: the bytes belong in device memory) */
+    if (d->rc) {
       rc = fsx_rdma_rc_attach(d->rc, r[i], reg, off[i], len[i], RDX_GET);
-      made = rc == 0;
       if (rc == 1)
-        rc = attach(d, r[i], rc, NULL, 0);
+        rc = -EAGAIN; /* no session now */
     } else {
       rc = rdx_token_for(d->t, reg, off[i], len[i], RDX_GET, tok,
                          sizeof(tok));
-      made = rc >= 0;
-      rc = made ? attach(d, r[i], rc, tok, len[i])
-                : attach(d, r[i], rc, NULL, 0);
+      rc = rc < 0 ? rc : attach(d, r[i], rc, tok, len[i]);
     }
-    if (!rc && made)
+    if (!rc)
       atomic_fetch_add(&d->get_tokens, 1);
   }
   if (rc) /* none submitted */

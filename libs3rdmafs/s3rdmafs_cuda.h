@@ -59,7 +59,12 @@ struct s3r_cuda {
                                               int, unsigned long long);
   s3r_CUresult (*CtxGetDevice)(s3r_CUdevice *);
   s3r_CUresult (*DeviceGetAttribute)(int *, int, s3r_CUdevice);
+  /* optional (NULL where the driver lacks it): target, scope */
+  s3r_CUresult (*FlushGPUDirectRDMAWrites)(int, int);
 };
+/* cuFlushGPUDirectRDMAWrites: the current context, visible to its owner */
+#define S3R_CU_FLUSH_TARGET_CURRENT_CTX 0
+#define S3R_CU_FLUSH_TO_OWNER 100
 
 /* The driver, loaded and initialised once (any thread): NULL with the
    reason in s3r_cuda_reason() when there is none or it has no device. */

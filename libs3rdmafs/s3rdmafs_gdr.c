@@ -167,5 +167,11 @@ int s3r_gdr_read(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
   rc = read_all(fd, a.handle, at, size, off, done);
   u.handle = a.handle;
   ioctl(fd, S3RDMAFS_IOC_UNREGISTER, &u);
+  /* the NIC's writes made visible to the device's later work, where the
+     driver can say so (else the device orders them itself) */
+  if (*done && cu->FlushGPUDirectRDMAWrites &&
+      cu->FlushGPUDirectRDMAWrites(S3R_CU_FLUSH_TARGET_CURRENT_CTX,
+                                   S3R_CU_FLUSH_TO_OWNER))
+    return rc ? rc : -EIO;
   return rc;
 }

@@ -92,6 +92,8 @@ static void cuda_load(void)
                "the CUDA driver lacks %s (too old?)", syms[i].name);
       return; /* (left loaded: a library may not be unloaded safely) */
     }
+  *(void **)&cuda.FlushGPUDirectRDMAWrites =
+      dlsym(h, "cuFlushGPUDirectRDMAWrites");
   if ((r = cuda.Init(0)) || (r = cuda.DeviceGetCount(&n)) || n < 1) {
     const char *s = NULL;
     if (r)

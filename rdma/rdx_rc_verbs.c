@@ -422,12 +422,11 @@ int rdx_rc_reg_dmabuf_seg(struct rdx_rc_dev *d, struct rdx_seg *seg)
 {
   struct ibv_mr *mr;
 
-  /* device memory a server writes into (GET) or reads from (PUT) */
+  /* device memory a server writes into (GETs only: no remote read) */
   errno = 0;
   mr = ibv_reg_dmabuf_mr(d->pd, seg->fd_off, (size_t)seg->len, seg->addr,
                          seg->fd,
-                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-                             IBV_ACCESS_REMOTE_WRITE);
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   if (!mr)
     return errno ? -errno : -EOPNOTSUPP;
   seg->priv = mr;

@@ -155,8 +155,8 @@ void rdx_rc_dev_close(struct rdx_rc_dev *d);
    (seg->src). Fills seg->priv with the MR: 0 or a negative errno. */
 int rdx_rc_reg_seg(struct rdx_rc_dev *d, struct rdx_seg *seg);
 /* A client's dma-buf segment (seg->dmabuf: ibv_reg_dmabuf_mr of seg->fd
-   at seg->fd_off, I/O virtual address seg->addr), for local write and
-   remote read and write: 0 or a negative errno (a provider without
+   at seg->fd_off, I/O virtual address seg->addr), for local and remote
+   write (a server writes into it; none may read it): 0 or a negative errno (a provider without
    dma-buf registration, soft-RoCE's: -EOPNOTSUPP or its own errno). */
 int rdx_rc_reg_dmabuf_seg(struct rdx_rc_dev *d, struct rdx_seg *seg);
 /* Undo rdx_rc_reg_seg or _dmabuf_seg (nothing when seg->priv is NULL). */

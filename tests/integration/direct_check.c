@@ -220,6 +220,23 @@ static int reg_dmabuf(int fd, int dbuf, uint64_t len)
   return ioctl(fd, S3RDMAFS_IOC_REGISTER_DMABUF, &a) ? errno : 0;
 }
 
+/* Each request with a reserved word set: refused (EINVAL). */
+static int reserved_set(int fd, uint64_t h)
+{
+  struct s3rdmafs_ioc_register g = {.version = S3RDMAFS_IOC_VERSION,
+                                    .fd = memfd_of(1 << 20, F_SEAL_SHRINK),
+                                    .len = 1 << 20, .reserved = {0, 0, 7}};
+  struct s3rdmafs_ioc_read r = {.handle = h, .len = 10, .reserved = {0, 1}};
+  struct s3rdmafs_ioc_unregister u = {.handle = h, .reserved = {1}};
+  int e1 = ioctl(fd, S3RDMAFS_IOC_REGISTER, &g) ? errno : 0;
+  int e2 = ioctl(fd, S3RDMAFS_IOC_READ, &r) ? errno : 0;
+  int e3 = ioctl(fd, S3RDMAFS_IOC_UNREGISTER, &u) ? errno : 0;
+
+  close(g.fd);
+  return e1 == EINVAL && e2 == EINVAL && e3 == EINVAL ? EINVAL
+         : e1 ? e1 : e2 ? e2 : e3;
+}
+
 static int expect(const char *what, int got, int want)
 {
   printf("%s - hostile: %s: %s\n", got == want ? "ok" : "not ok", what,
@@ -289,6 +306,8 @@ static int hostile(char **argv)
                 read_flags(fd, good, 0, 10, S3RDMAFS_READ_STAGED), 0);
   bad += expect("a read with an unknown flag",
                 read_flags(fd, good, 0, 10, 2), EINVAL);
+  bad += expect("a reserved word set (register, read, unregister)",
+                reserved_set(fd, good), EINVAL);
   bad += expect("a dma-buf of a length not whole pages",
                 reg_dmabuf(fd, memfd_of(1 << 20, 0), 4097), EINVAL);
   bad += expect("a dma-buf on a mount that cannot register one",
