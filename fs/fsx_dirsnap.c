@@ -7,6 +7,12 @@
 
 #include "fs/fsx_dirsnap.h"
 
+static void side_free(struct fsx_dirsnap_side *side)
+{
+  if (side)
+    side->free(side);
+}
+
 struct fsx_dirsnap *fsx_dirsnap_new(void)
 {
   struct fsx_dirsnap *s = calloc(1, sizeof(*s));
@@ -18,6 +24,7 @@ struct fsx_dirsnap *fsx_dirsnap_new(void)
 
 static void snap_free(struct fsx_dirsnap *s)
 {
+  side_free(atomic_load(&s->side));
   for (size_t i = 0; i < s->n; i++)
     free(s->ents[i].name);
   free(s->ents);
@@ -136,6 +143,8 @@ static struct fsx_dirsnap *snap_private(struct fsx_dirsnap *s, size_t extra)
   struct fsx_dirsnap *c;
 
   if (atomic_load(&s->refs) == 1) {
+    /* (the caller's alone: nobody else reads the side table) */
+    side_free(atomic_exchange(&s->side, NULL));
     if (!reserve(s, extra))
       return s;
     fsx_dirsnap_put(s);

@@ -18,11 +18,21 @@ struct fsx_dirent {
   struct fsx_attr attr;
 };
 
+/* A table its users keep on a snapshot, by entry index (fsx_ahead's):
+   the first member of theirs, freed through it. */
+struct fsx_dirsnap_side {
+  void (*free)(struct fsx_dirsnap_side *side);
+};
+
 struct fsx_dirsnap {
   _Atomic unsigned refs;
   size_t n;
   struct fsx_dirent *ents;    /* sorted by name once sealed */
   size_t cap;                 /* while building */
+  /* a side table (fsx_ahead: metadata asked for ahead of lookups), made
+     once, freed with the snapshot, dropped when an entry is put or
+     removed in place (the indices move) */
+  struct fsx_dirsnap_side *_Atomic side;
 };
 
 /* An empty snapshot being built, one reference; NULL on ENOMEM. */

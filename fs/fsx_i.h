@@ -145,6 +145,16 @@ int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
 /* HEAD an object by key (ignoring every cache). */
 int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
                     struct fsx_attr *a);
+/*
+ * The metadata of n listed entries of dir (a[i] as listed; their names
+ * names[i]) at once: every HEAD in flight together (a directory's its
+ * marker, as fsx_ns_head_dir). out[i] is filled and ok[i] set where one
+ * answered; an entry gone or failing since the listing is left !ok (its
+ * lookup asks again). 0, or -ENOMEM with nothing asked.
+ */
+int fsx_ns_head_many(struct fsx_mount *m, struct fsx_inode *dir,
+                     const char *const *names, const struct fsx_attr *const *a,
+                     size_t n, struct fsx_attr *out, bool *ok);
 /* HEAD a file inode's object: size, ETag, mtime and s3fs metadata. */
 int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a);
 /* struct stat from attributes and the mount's defaults. */

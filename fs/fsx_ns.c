@@ -214,6 +214,22 @@ static void attr_from_meta(const struct s3_object_meta *mt, struct fsx_attr *a)
     a->kind = FSX_NODE;
 }
 
+/* A directory's times, mode and owner from its marker's attributes x. */
+static void dir_meta_from(const struct fsx_attr *x, struct fsx_attr *a)
+{
+  a->mtime = x->mtime;
+  a->has_ctime = x->has_ctime;
+  a->ctime = x->ctime;
+  a->has_atime = x->has_atime;
+  a->atime = x->atime;
+  a->has_mode = x->has_mode; /* s3fs writes it with or without S_IFDIR */
+  a->mode = x->mode;
+  a->has_uid = x->has_uid;
+  a->uid = x->uid;
+  a->has_gid = x->has_gid;
+  a->gid = x->gid;
+}
+
 int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
                     struct fsx_attr *a)
 {
@@ -227,6 +243,60 @@ int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
   attr_from_meta(&mt, a);
   s3_object_meta_cleanup(&mt);
   return 0;
+}
+
+int fsx_ns_head_many(struct fsx_mount *m, struct fsx_inode *dir,
+                     const char *const *names, const struct fsx_attr *const *a,
+                     size_t n, struct fsx_attr *out, bool *ok)
+{
+  const char *bucket = fsx_inode_bucket(dir);
+  struct s3_req **r = calloc(n ? n : 1, sizeof(*r));
+  int rc = 0;
+
+  memset(ok, 0, n * sizeof(*ok));
+  if (!r)
+    return -ENOMEM;
+  for (size_t i = 0; i < n && !rc; i++) {
+    char *key = fsx_inode_key_of(m->tab, dir, names[i], a[i]->kind);
+    if (key)
+      r[i] = s3_req_create(m->s3, "HEAD", bucket, key);
+    free(key);
+    if (!r[i])
+      rc = -ENOMEM;
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    atomic_fetch_add(&m->st.heads, 1);
+    s3_req_submit(r[i], NULL, NULL);
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    struct s3_object_meta mt;
+    int hrc;
+
+    s3_req_wait(r[i]);
+    hrc = s3_head_object_result(r[i], &mt);
+    if (a[i]->kind == FSX_DIR) {
+      struct fsx_attr x;
+      memset(&out[i], 0, sizeof(out[i]));
+      out[i].kind = FSX_DIR;
+      out[i].from_head = true;
+      out[i].as_of_ms = clock_mono_ms();
+      ok[i] = !hrc || hrc == -ENOENT; /* -ENOENT: an implicit directory */
+      if (!hrc) {
+        attr_from_meta(&mt, &x);
+        dir_meta_from(&x, &out[i]);
+      }
+    } else if (!hrc) {
+      attr_from_meta(&mt, &out[i]);
+      ok[i] = out[i].kind == a[i]->kind ||
+              (a[i]->kind == FSX_FILE && out[i].kind != FSX_DIR);
+    }
+    if (!hrc)
+      s3_object_meta_cleanup(&mt);
+  }
+  for (size_t i = 0; i < n; i++)
+    s3_req_destroy(r[i]);
+  free(r);
+  return rc;
 }
 
 int fsx_ns_head(struct fsx_mount *m, struct fsx_inode *in, struct fsx_attr *a)
@@ -255,17 +325,7 @@ int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
     return rc;
   attr_from_meta(&mt, &x);
   s3_object_meta_cleanup(&mt);
-  a->mtime = x.mtime;
-  a->has_ctime = x.has_ctime;
-  a->ctime = x.ctime;
-  a->has_atime = x.has_atime;
-  a->atime = x.atime;
-  a->has_mode = x.has_mode; /* s3fs writes it with or without S_IFDIR */
-  a->mode = x.mode;
-  a->has_uid = x.has_uid;
-  a->uid = x.uid;
-  a->has_gid = x.has_gid;
-  a->gid = x.gid;
+  dir_meta_from(&x, a);
   return 0;
 }
 

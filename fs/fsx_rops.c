@@ -13,6 +13,8 @@
 
 #include "common/clock.h"
 #include "common/slog.h"
+#include "fs/fsx_ahead.h"
+#include "fs/fsx_dirsnap.h"
 #include "fs/fsx_node.h"
 #include "fs/fsx_rops.h"
 #include "fs/fsx_space.h"
@@ -72,6 +74,24 @@ static int entry_meta(struct fsx_mount *m, struct fsx_inode *dir,
   return rc;
 }
 
+/*
+ * entry_meta, on a mount that shows no listing's attributes: from the
+ * HEADs asked ahead for a reader going through dir's listing (fsx_ahead),
+ * else its own.
+ */
+static int listed_meta(struct fsx_mount *m, struct fsx_inode *dir,
+                       const char *name, struct fsx_attr *a)
+{
+  struct fsx_dirsnap *s = fsx_dir_get_snap(m->tab, dir, true);
+  const struct fsx_dirent *e = s ? fsx_dirsnap_find(s, name) : NULL;
+  int rc = 1;
+
+  if (e && e->attr.kind == a->kind)
+    rc = fsx_ahead_meta(m, dir, s, (size_t)(e - s->ents), a);
+  fsx_dirsnap_put(s);
+  return rc == 1 ? entry_meta(m, dir, name, a) : rc;
+}
+
 void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   struct fsx_mount *m = M(req);
@@ -110,7 +130,8 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   if (!rc && !writing && !a.from_head && fsx_inode_bucket(dir) &&
       (a.kind == FSX_DIR || !m->o.listing_attrs) &&
       !meta_known(m, dir, name, &a))
-    rc = entry_meta(m, dir, name, &a);
+    rc = m->o.listing_attrs ? entry_meta(m, dir, name, &a)
+                            : listed_meta(m, dir, name, &a);
   if (rc == -ENOENT) {
     memset(&e, 0, sizeof(e)); /* a negative entry the kernel caches */
     e.entry_timeout = secs(m->o.neg_ttl_ms);

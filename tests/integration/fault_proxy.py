@@ -6,7 +6,11 @@ only.
   fault_proxy.py --upstream HOST:PORT [--listen HOST:PORT] [--admin HOST:PORT]
                  [--seed N] [--rates KIND=P,...] [--classes CLASS,...]
                  [--spare KIND:CLASS,...] [--stall-s S] [--paused]
-                 [--port-file FILE] [--log FILE] [--exit-with-parent]
+                 [--delay-ms MS] [--port-file FILE] [--log FILE]
+                 [--exit-with-parent]
+
+--delay-ms holds every response that long before relaying it: a distant
+server's round trip, for measurements (bench/), not for tests.
 
 Requests pass through unmodified: the request head is forwarded byte for
 byte (Host, path, query and every header as signed), bodies are streamed as
@@ -373,6 +377,7 @@ class Policy:
         self.classes = set(classes)
         self.stall_s = stall_s
         self.paused = paused
+        self.delay_s = 0.0
         self.seen = {}
         self.zero()
 
@@ -649,6 +654,8 @@ class Exchange:
         kept for the next request"""
         is_head = method == "HEAD"
         rf, rn = resp_framing(resp, is_head)
+        if self.pol.delay_s:
+            time.sleep(self.pol.delay_s)
         if kind == "bad_xml" and status_of(resp) == 200:
             body = read_body(up, resp)
             bad = spoil_xml(body, v)
@@ -833,6 +840,7 @@ def main():
     ap.add_argument("--classes", default="")
     ap.add_argument("--spare", default="")
     ap.add_argument("--stall-s", type=float, default=5.0)
+    ap.add_argument("--delay-ms", type=float, default=0.0)
     ap.add_argument("--paused", action="store_true")
     ap.add_argument("--port-file")
     ap.add_argument("--log")
@@ -858,6 +866,7 @@ def main():
         raise SystemExit("fault_proxy: %s" % e)
     pol = Policy(a.seed, parse_rates(a.rates), classes, spare, a.stall_s,
                  a.paused)
+    pol.delay_s = a.delay_ms / 1000.0
     logf = open(a.log, "a", buffering=1) if a.log else None
     loglock = threading.Lock()
 

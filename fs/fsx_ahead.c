@@ -1,0 +1,136 @@
+/*
+ * fsx_ahead: a listing's metadata asked for ahead of its lookups (design
+ * in fsx_ahead.h).
+ */
+#include "fs/fsx_ahead.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/fsx_dirsnap.h"
+#include "fs/fsx_i.h"
+#include "fs/fsx_inode.h"
+
+enum { NONE, ASKED, HAVE };
+
+struct fsx_ahead {
+  struct fsx_dirsnap_side side;      /* (first: the snapshot frees us) */
+  pthread_mutex_t mu;
+  size_t from, n;                    /* mu: the window [from, from + n) */
+  size_t last;                       /* mu: the previous lookup's entry,
+                                        plus one (0: none yet) */
+  uint64_t gen;                      /* mu: bumped as the window moves */
+  unsigned char state[FSX_AHEAD_N];  /* mu: NONE, ASKED, HAVE */
+  struct fsx_attr attr[FSX_AHEAD_N]; /* mu: where HAVE */
+};
+
+static void ahead_free(struct fsx_dirsnap_side *side)
+{
+  struct fsx_ahead *t = (struct fsx_ahead *)side;
+
+  pthread_mutex_destroy(&t->mu);
+  free(t);
+}
+
+/* s's table, made by the first lookup that needs it. */
+static struct fsx_ahead *table_of(struct fsx_dirsnap *s)
+{
+  struct fsx_dirsnap_side *none = NULL, *have = atomic_load(&s->side);
+  struct fsx_ahead *t;
+
+  if (have)
+    return (struct fsx_ahead *)have;
+  if (!(t = calloc(1, sizeof(*t))))
+    return NULL;
+  t->side.free = ahead_free;
+  pthread_mutex_init(&t->mu, NULL);
+  if (!atomic_compare_exchange_strong(&s->side, &none, &t->side)) {
+    ahead_free(&t->side); /* another lookup's came first */
+    return (struct fsx_ahead *)none;
+  }
+  return t;
+}
+
+/* Has a HEAD told the metadata of entry d of dir already (its inode)? */
+static bool known(struct fsx_mount *m, struct fsx_inode *dir,
+                  const struct fsx_dirent *d)
+{
+  struct fsx_inode *in = fsx_inode_find(m->tab, fsx_inode_ino(dir), d->name);
+  struct fsx_inode_view v;
+  bool k = false;
+
+  if (in) {
+    fsx_inode_view(m->tab, in, &v);
+    k = v.meta_known && v.attr.kind == d->attr.kind &&
+        (d->attr.kind == FSX_DIR || !strcmp(v.attr.etag, d->attr.etag));
+    fsx_inode_put(m->tab, in);
+  }
+  return k;
+}
+
+int fsx_ahead_meta(struct fsx_mount *m, struct fsx_inode *dir,
+                   struct fsx_dirsnap *s, size_t i, struct fsx_attr *a)
+{
+  struct fsx_ahead *t = table_of(s);
+  const struct fsx_attr *listed[FSX_AHEAD_N];
+  const char *names[FSX_AHEAD_N];
+  struct fsx_attr *got;
+  bool ok[FSX_AHEAD_N], follows;
+  size_t at[FSX_AHEAD_N], n = 0;
+  uint64_t gen;
+  int rc;
+
+  if (!t)
+    return -ENOMEM;
+  if (i >= s->n)
+    return 1;
+  pthread_mutex_lock(&t->mu);
+  follows = t->last && i >= t->last && i - t->last < FSX_AHEAD_STEP;
+  t->last = i + 1;
+  if (i >= t->from && i < t->from + t->n && t->state[i - t->from] == HAVE) {
+    *a = t->attr[i - t->from];
+    pthread_mutex_unlock(&t->mu);
+    return 0;
+  }
+  if (!follows ||
+      (i >= t->from && i < t->from + t->n && t->state[i - t->from] == ASKED)) {
+    pthread_mutex_unlock(&t->mu);
+    return 1; /* its own HEAD, alone */
+  }
+  /* a reader going through the listing: the window moves to i */
+  t->from = i;
+  t->n = s->n - i < FSX_AHEAD_N ? s->n - i : FSX_AHEAD_N;
+  gen = ++t->gen;
+  memset(t->state, NONE, sizeof(t->state));
+  for (size_t k = 0; k < t->n; k++) {
+    const struct fsx_dirent *d = &s->ents[i + k];
+    if (k && known(m, dir, d))
+      continue;
+    t->state[k] = ASKED;
+    names[n] = d->name;
+    listed[n] = &d->attr;
+    at[n++] = k;
+  }
+  pthread_mutex_unlock(&t->mu);
+
+  if (!(got = malloc(n * sizeof(*got))))
+    return -ENOMEM;
+  rc = fsx_ns_head_many(m, dir, names, listed, n, got, ok);
+  pthread_mutex_lock(&t->mu);
+  if (t->gen == gen) /* (else another window took its place: dropped) */
+    for (size_t j = 0; j < n; j++) {
+      t->state[at[j]] = !rc && ok[j] ? HAVE : NONE;
+      if (!rc && ok[j])
+        t->attr[at[j]] = got[j];
+    }
+  pthread_mutex_unlock(&t->mu);
+  if (!rc && ok[0]) /* (at[0] is i's own: always asked) */
+    *a = got[0];
+  free(got);
+  return rc ? rc : ok[0] ? 0 : 1;
+}
