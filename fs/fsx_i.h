@@ -56,6 +56,7 @@ struct fsx_opts {
 struct fsx_stats {
   _Atomic uint64_t lookups, getattrs, readdirs, opens, reads, read_bytes;
   _Atomic uint64_t lists, heads, gets, get_bytes;
+  _Atomic uint64_t heads_ahead; /* lookups answered by fsx_ahead */
   _Atomic uint64_t bytes_from_cache, bytes_direct;
   _Atomic uint64_t readahead_chunks, readahead_resets;
   _Atomic uint64_t dense_blocks, dense_exact; /* random misses: fetched a

@@ -40,6 +40,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"fs.read_bytes", m->st.read_bytes},
       {"fs.lists", m->st.lists},
       {"fs.heads", m->st.heads},
+      {"fs.heads_ahead", m->st.heads_ahead},
       {"fs.gets", m->st.gets},
       {"fs.get_bytes", m->st.get_bytes},
       {"fs.errors", m->st.errors},
