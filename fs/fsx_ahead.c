@@ -62,23 +62,6 @@ static struct fsx_ahead *table_of(struct fsx_dirsnap *s)
   return t;
 }
 
-/* Has a HEAD told the metadata of entry d of dir already (its inode)? */
-static bool known(struct fsx_mount *m, struct fsx_inode *dir,
-                  const struct fsx_dirent *d)
-{
-  struct fsx_inode *in = fsx_inode_find(m->tab, fsx_inode_ino(dir), d->name);
-  struct fsx_inode_view v;
-  bool k = false;
-
-  if (in) {
-    fsx_inode_view(m->tab, in, &v);
-    k = v.meta_known && v.attr.kind == d->attr.kind &&
-        (d->attr.kind == FSX_DIR || !strcmp(v.attr.etag, d->attr.etag));
-    fsx_inode_put(m->tab, in);
-  }
-  return k;
-}
-
 /* How old an answer may be when a lookup takes it: the time a reader
    takes to come to it, never a cache of its own (the inode's attribute
    TTL starts when the lookup hands it to the kernel). */
@@ -135,7 +118,8 @@ int fsx_ahead_meta(struct fsx_mount *m, struct fsx_inode *dir,
   memset(t->state, NONE, sizeof(t->state));
   for (size_t k = 0; k < t->n; k++) {
     const struct fsx_dirent *d = &s->ents[i + k];
-    if (k && known(m, dir, d)) /* (lock order: mu, then the table's) */
+    /* (lock order: mu, then the table's) */
+    if (k && fsx_inode_child_meta_known(m->tab, dir, d->name, &d->attr))
       continue;
     t->state[k] = ASKED;
     names[n] = d->name;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/slog.h"
+#include "fs/fsx_direct_i.h"
 #include "fs/fsx_fdtake.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_rdma.h"
@@ -27,24 +28,65 @@
 #include "fs/fsx_wb.h"
 #include "libs3rdmafs/s3rdmafs_ioctl.h"
 
-struct fsx_dreg {
-  struct fsx_dreg *next;      /* fh->lock */
-  uint64_t handle;
-  pid_t tgid;                 /* the process that registered it, and its */
-  unsigned long long start;   /* start time: a later one with the pid is
-                                 another process */
-  char *map;
-  size_t len;
-  unsigned busy;              /* fh->lock: READs using it */
-  bool gone;                  /* fh->lock: unregistered, unmapped by the
-                                 last user */
-  bool kept;                  /* a server may still write into it */
-  void *dmabuf;               /* a dma-buf's registration (GPUDirect):
-                                 device memory, map is NULL */
+/* The users with registrations at most: as many as registrations, so that
+   no user is refused for others' taking the entries */
+#define USERS FSX_DIRECT_MOUNT_REGS
+
+struct fsx_direct {
+  struct fsx_fdtake *take;
+  pthread_mutex_t lock;
+  struct {
+    uid_t uid;
+    unsigned regs;            /* 0: a free entry */
+  } users[USERS];             /* lock */
+  struct fsx_fh **fhs;        /* lock: open files that ever held a
+                                 registration, until their release */
+  size_t nfhs, cap;           /* lock */
 };
+
+/* A registration for uid counted (at most FSX_DIRECT_USER_REGS), or
+   -ENOSPC. */
+static int user_take(struct fsx_direct *x, uid_t uid)
+{
+  int rc = -ENOSPC, free_at = -1;
+
+  pthread_mutex_lock(&x->lock);
+  for (int i = 0; i < USERS; i++) {
+    if (x->users[i].regs && x->users[i].uid == uid) {
+      if (x->users[i].regs < FSX_DIRECT_USER_REGS) {
+        x->users[i].regs++;
+        rc = 0;
+      }
+      free_at = -2; /* found */
+      break;
+    }
+    if (!x->users[i].regs && free_at == -1)
+      free_at = i;
+  }
+  if (free_at >= 0) {
+    x->users[free_at].uid = uid;
+    x->users[free_at].regs = 1;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&x->lock);
+  return rc;
+}
+
+static void user_give(struct fsx_direct *x, uid_t uid)
+{
+  pthread_mutex_lock(&x->lock);
+  for (int i = 0; i < USERS; i++)
+    if (x->users[i].regs && x->users[i].uid == uid) {
+      x->users[i].regs--;
+      break;
+    }
+  pthread_mutex_unlock(&x->lock);
+}
 
 static void dreg_free(struct fsx_mount *m, struct fsx_dreg *d)
 {
+  if (d->counted)
+    user_give(m->direct, d->uid);
   /* (deregistering a dma-buf revokes what a server could still do) */
   if (d->dmabuf)
     fsx_rdma_unreg_dmabuf(m, d->dmabuf);
@@ -89,28 +131,100 @@ static int caller_of(pid_t tid, pid_t *tgid, unsigned long long *start)
 
 int fsx_direct_start(struct fsx_mount *m)
 {
-  return fsx_fdtake_start(&m->direct);
+  struct fsx_direct *x = calloc(1, sizeof(*x));
+  int rc;
+
+  if (!x)
+    return -ENOMEM;
+  if ((rc = fsx_fdtake_start(&x->take))) {
+    free(x);
+    return rc;
+  }
+  pthread_mutex_init(&x->lock, NULL);
+  m->direct = x;
+  return 0;
 }
 
 void fsx_direct_stop(struct fsx_mount *m)
 {
-  fsx_fdtake_stop(m->direct);
+  struct fsx_direct *x = m->direct;
+
+  if (!x)
+    return;
+  /* open files never released (the session ended with them open: a
+     lazy unmount, an abort): their registrations go now, before the data
+     plane closes (a dma-buf's must be deregistered first) */
+  while (x->nfhs) /* (each release takes its entry off) */
+    fsx_direct_release(m, x->fhs[x->nfhs - 1]);
+  free(x->fhs);
+  fsx_fdtake_stop(x->take);
+  pthread_mutex_destroy(&x->lock);
+  free(x);
   m->direct = NULL;
 }
 
-/* Made d (mapped or registered) fh's registration of process tgid, its
-   handle in *handle; else -ENOSPC and d undone and freed. */
+/* fh holds registrations: remembered until its release. 0 or -ENOMEM. */
+static int fh_note(struct fsx_direct *x, struct fsx_fh *fh)
+{
+  int rc = 0;
+
+  pthread_mutex_lock(&x->lock);
+  for (size_t i = 0; i < x->nfhs; i++)
+    if (x->fhs[i] == fh)
+      goto out;
+  if (x->nfhs == x->cap) {
+    size_t cap = x->cap ? x->cap * 2 : 16;
+    struct fsx_fh **v = realloc(x->fhs, cap * sizeof(*v));
+    if (!v) {
+      rc = -ENOMEM;
+      goto out;
+    }
+    x->fhs = v;
+    x->cap = cap;
+  }
+  x->fhs[x->nfhs++] = fh;
+out:
+  pthread_mutex_unlock(&x->lock);
+  return rc;
+}
+
+static void fh_forget(struct fsx_direct *x, struct fsx_fh *fh)
+{
+  pthread_mutex_lock(&x->lock);
+  for (size_t i = 0; i < x->nfhs; i++)
+    if (x->fhs[i] == fh) {
+      x->fhs[i] = x->fhs[--x->nfhs];
+      break;
+    }
+  pthread_mutex_unlock(&x->lock);
+}
+
+/* Made d (mapped or registered) fh's registration of process tgid (user
+   uid), its handle in *handle; else -ENOSPC (the file's, the user's or
+   the mount's limit) or -ENOMEM, and d undone and freed. */
 static int dreg_add(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
-                    unsigned long long start, struct fsx_dreg *d,
+                    unsigned long long start, uid_t uid, struct fsx_dreg *d,
                     uint64_t *handle)
 {
   static _Atomic uint64_t next_handle = 1;
-  int n = 0;
+  int n = 0, rc;
 
+  /* the mount's, then the user's: one user may not take them all */
+  if (atomic_fetch_add(&m->st.direct_regs_now, 1) >= FSX_DIRECT_MOUNT_REGS ||
+      (rc = user_take(m->direct, uid))) {
+    rc = rc ? rc : -ENOSPC; /* (dreg_free undoes the count) */
+    dreg_free(m, d);
+    return rc;
+  }
+  d->uid = uid;
+  d->counted = true; /* (given back by dreg_free from here on) */
+  if ((rc = fh_note(m->direct, fh))) {
+    dreg_free(m, d);
+    return rc;
+  }
   d->tgid = tgid;
   d->start = start;
   d->handle = atomic_fetch_add(&next_handle, 1);
-  atomic_fetch_add(&m->st.direct_regs_now, 1);
   pthread_mutex_lock(&fh->lock);
   for (struct fsx_dreg *e = fh->dregs; e; e = e->next)
     n++;
@@ -129,7 +243,7 @@ static int dreg_add(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
 }
 
 static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
-                       unsigned long long start,
+                       unsigned long long start, uid_t uid,
                        struct s3rdmafs_ioc_register *a)
 {
   struct fsx_dreg *d;
@@ -139,11 +253,11 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
 
   if (a->version != S3RDMAFS_IOC_VERSION)
     return -EOPNOTSUPP;
-  if (!a->len || a->len > FSX_DIRECT_LEN_MAX || a->fd < 0)
+  if (!a->len || a->len > FSX_DIRECT_LEN_MAX || a->fd < 0 || a->flags)
     return -EINVAL;
   if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
     return -ENOSPC;
-  fd = fsx_fdtake(m->direct, tgid, a->fd, FSX_FD_MEMFD);
+  fd = fsx_fdtake(m->direct->take, tgid, a->fd, FSX_FD_MEMFD);
   if (fd < 0) {
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd; /* EPERM: we may not ptrace the caller */
@@ -179,7 +293,7 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     free(d);
     return rc;
   }
-  return dreg_add(m, fh, tgid, start, d, &a->handle);
+  return dreg_add(m, fh, tgid, start, uid, d, &a->handle);
 }
 
 /* A dma-buf refused: counted, and said once (info after that). */
@@ -200,22 +314,23 @@ static int refuse_dmabuf(struct fsx_mount *m, const char *why)
    cannot use it takes no descriptor. */
 static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
                               pid_t tgid, unsigned long long start,
-                              struct s3rdmafs_ioc_register *a)
+                              uid_t uid, struct s3rdmafs_ioc_register *a)
 {
   char why[256];
   struct fsx_dreg *d;
   void *reg;
-  int fd, rc;
+  int fd, rc, acc;
 
   if (a->version != S3RDMAFS_IOC_VERSION)
     return -EOPNOTSUPP;
-  if (!a->len || a->len > FSX_DIRECT_LEN_MAX || a->len % 4096 || a->fd < 0)
+  if (!a->len || a->len > FSX_DIRECT_LEN_MAX || a->len % 4096 || a->fd < 0 ||
+      (a->flags & ~S3RDMAFS_REG_FLAGS))
     return -EINVAL;
   if (fsx_rdma_dmabuf_ok(m, why, sizeof(why)))
     return refuse_dmabuf(m, why);
   if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
     return -ENOSPC;
-  fd = fsx_fdtake(m->direct, tgid, a->fd, FSX_FD_DMABUF);
+  fd = fsx_fdtake(m->direct->take, tgid, a->fd, FSX_FD_DMABUF);
   if (fd < 0) {
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd;
@@ -227,14 +342,18 @@ static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EINVAL;
   }
-  /* the server writes into it: the caller must hold it for writing (the
-     NIC's registration would not ask) */
-  if ((fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR) {
+  /* a READ's: the server writes into it, so the caller must hold it for
+     writing; a WRITE's, that it reads from, for reading (the NIC's
+     registration would not ask) */
+  acc = fcntl(fd, F_GETFL) & O_ACCMODE;
+  if ((a->flags & S3RDMAFS_REG_SOURCE) ? acc == O_WRONLY : acc != O_RDWR) {
     close(fd);
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EACCES;
   }
-  rc = fsx_rdma_reg_dmabuf(m, fd, (size_t)a->len, &reg, why, sizeof(why));
+  rc = fsx_rdma_reg_dmabuf(m, fd, (size_t)a->len,
+                           (a->flags & S3RDMAFS_REG_SOURCE) != 0, &reg, why,
+                           sizeof(why));
   close(fd); /* (the registration holds the dma-buf) */
   if (rc == -EAGAIN)
     log_info("direct: GPUDirect registration failed (this call staged): %s",
@@ -246,17 +365,16 @@ static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
     return -ENOMEM;
   }
   d->dmabuf = reg;
+  d->source = (a->flags & S3RDMAFS_REG_SOURCE) != 0;
   d->len = (size_t)a->len;
-  rc = dreg_add(m, fh, tgid, start, d, &a->handle);
+  rc = dreg_add(m, fh, tgid, start, uid, d, &a->handle);
   if (!rc)
     atomic_fetch_add(&m->st.direct_gpudirect_regs, 1);
   return rc;
 }
 
-/* The registration for handle of process tgid, marked busy; NULL: none. */
-static struct fsx_dreg *dreg_use(struct fsx_fh *fh, uint64_t handle,
-                                 pid_t tgid, unsigned long long start,
-                                 bool unlink)
+struct fsx_dreg *fsx_dreg_use(struct fsx_fh *fh, uint64_t handle, pid_t tgid,
+                              unsigned long long start, bool unlink)
 {
   struct fsx_dreg **pp, *d = NULL;
 
@@ -276,8 +394,7 @@ static struct fsx_dreg *dreg_use(struct fsx_fh *fh, uint64_t handle,
   return d;
 }
 
-/* d (in use) leaves fh's list: freed by its last dreg_done. */
-static void dreg_drop(struct fsx_fh *fh, struct fsx_dreg *d)
+void fsx_dreg_drop(struct fsx_fh *fh, struct fsx_dreg *d)
 {
   pthread_mutex_lock(&fh->lock);
   for (struct fsx_dreg **pp = &fh->dregs; *pp; pp = &(*pp)->next)
@@ -289,8 +406,8 @@ static void dreg_drop(struct fsx_fh *fh, struct fsx_dreg *d)
   pthread_mutex_unlock(&fh->lock);
 }
 
-static void dreg_done(struct fsx_mount *m, struct fsx_fh *fh,
-                      struct fsx_dreg *d)
+void fsx_dreg_done(struct fsx_mount *m, struct fsx_fh *fh,
+                   struct fsx_dreg *d)
 {
   bool last;
 
@@ -434,7 +551,7 @@ static int read_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
     }
     if (!rc) {
       atomic_fetch_add(&m->st.gets, (uint64_t)n);
-      rc = fsx_rdma_run_dmabuf(m, r, n, d->dmabuf, at, plen, &retired);
+      rc = fsx_rdma_run_dmabuf(m, r, n, true, d->dmabuf, at, plen, &retired);
     }
     *doubt |= retired;
     for (int i = 0; i < n; i++) {
@@ -484,24 +601,27 @@ static int read_cached(struct fsx_mount *m, struct fsx_fh *fh, char *dst,
   return 0;
 }
 
-/* The read's path counted: host buffers, GPU staging slots, dma-bufs. */
-static void count_read(struct fsx_mount *m, const struct fsx_dreg *d,
-                       uint32_t flags, size_t done)
+void fsx_direct_count(struct fsx_mount *m, const struct fsx_dreg *d,
+                      uint32_t flags, size_t done, bool write)
 {
   struct fsx_stats *st = &m->st;
+  _Atomic uint64_t *n, *b;
 
-  atomic_fetch_add(&st->direct_reads, 1);
-  atomic_fetch_add(&st->direct_bytes, done);
   if (d->dmabuf) {
-    atomic_fetch_add(&st->direct_gpudirect_reads, 1);
-    atomic_fetch_add(&st->direct_gpudirect_bytes, done);
+    n = write ? &st->direct_gpudirect_writes : &st->direct_gpudirect_reads;
+    b = write ? &st->direct_gpudirect_write_bytes
+              : &st->direct_gpudirect_bytes;
   } else if (flags & S3RDMAFS_READ_STAGED) {
-    atomic_fetch_add(&st->direct_staged_reads, 1);
-    atomic_fetch_add(&st->direct_staged_bytes, done);
+    n = write ? &st->direct_staged_writes : &st->direct_staged_reads;
+    b = write ? &st->direct_staged_write_bytes : &st->direct_staged_bytes;
   } else {
-    atomic_fetch_add(&st->direct_host_reads, 1);
-    atomic_fetch_add(&st->direct_host_bytes, done);
+    n = write ? &st->direct_host_writes : &st->direct_host_reads;
+    b = write ? &st->direct_host_write_bytes : &st->direct_host_bytes;
   }
+  atomic_fetch_add(n, 1);
+  atomic_fetch_add(b, done);
+  atomic_fetch_add(write ? &st->direct_writes : &st->direct_reads, 1);
+  atomic_fetch_add(write ? &st->direct_write_bytes : &st->direct_bytes, done);
 }
 
 /* A dma-buf's read: only the server can write into device memory, so
@@ -534,7 +654,7 @@ static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
        is done): its late writes must not land after we answered */
     log_warn("direct: a GPUDirect transfer is in doubt: its registration "
              "is dropped (the caller registers again)");
-    dreg_drop(fh0, d);
+    fsx_dreg_drop(fh0, d);
   }
   return rc;
 }
@@ -551,17 +671,17 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
 
   if (a->flags & ~S3RDMAFS_READ_FLAGS)
     return -EINVAL;
-  d = dreg_use(fh0, a->handle, tgid, start, false);
+  d = fsx_dreg_use(fh0, a->handle, tgid, start, false);
   if (!d)
     return -EBADF;
   if (!a->len) {
-    dreg_done(m, fh0, d);
+    fsx_dreg_done(m, fh0, d);
     a->done = 0;
     return 0;
   }
   if (a->buf_off > d->len || a->len > d->len - a->buf_off ||
-      a->file_off > INT64_MAX || (d->dmabuf && a->flags)) {
-    dreg_done(m, fh0, d);
+      a->file_off > INT64_MAX || (d->dmabuf && (a->flags || d->source))) {
+    fsx_dreg_done(m, fh0, d);
     return -EINVAL;
   }
   if (fh0->wb)
@@ -588,11 +708,12 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
   }
   if (wb && wb != fh0->wb)
     fsx_wb_put(m, wb);
-  dreg_done(m, fh0, d);
+  if (!rc) /* before done: d may be freed by it (dropped meanwhile) */
+    fsx_direct_count(m, d, a->flags, done, false);
+  fsx_dreg_done(m, fh0, d);
   if (rc)
     return rc;
   a->done = done;
-  count_read(m, d, a->flags, done);
   return 0;
 }
 
@@ -608,37 +729,45 @@ static bool zero(const uint64_t *w, size_t n)
 #define RESERVED_ZERO(a) zero((a)->reserved, sizeof((a)->reserved) / 8)
 
 int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
-                     unsigned int cmd, void *arg)
+                     uid_t uid, unsigned int cmd, void *arg)
 {
   unsigned long long start;
   struct fsx_dreg *d;
   pid_t tgid;
 
-  /* what the open allowed: no reading through a file opened to write */
-  if (!fh->readable && cmd != S3RDMAFS_IOC_UNREGISTER)
+  /* what the open allowed: no reading through a file opened to write,
+     no writing through one opened to read */
+  if ((cmd == S3RDMAFS_IOC_READ && !fh->readable) ||
+      (cmd == S3RDMAFS_IOC_WRITE && !fh->writer) ||
+      (!fh->readable && !fh->writer))
     return -EBADF;
   if (caller_of(tid, &tgid, &start))
     return -ESRCH;
   switch (cmd) {
   case S3RDMAFS_IOC_REGISTER:
   case S3RDMAFS_IOC_REGISTER_DMABUF:
-    if (!RESERVED_ZERO((struct s3rdmafs_ioc_register *)arg))
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_register *)arg) ||
+        ((struct s3rdmafs_ioc_register *)arg)->reserved32)
       return -EINVAL;
     return cmd == S3RDMAFS_IOC_REGISTER
-               ? do_register(m, fh, tgid, start, arg)
-               : do_register_dmabuf(m, fh, tgid, start, arg);
+               ? do_register(m, fh, tgid, start, uid, arg)
+               : do_register_dmabuf(m, fh, tgid, start, uid, arg);
   case S3RDMAFS_IOC_READ:
     if (!RESERVED_ZERO((struct s3rdmafs_ioc_read *)arg))
       return -EINVAL;
     return do_read(m, fh, tgid, start, arg);
+  case S3RDMAFS_IOC_WRITE:
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_write *)arg))
+      return -EINVAL;
+    return fsx_direct_write(m, fh, tgid, start, arg);
   case S3RDMAFS_IOC_UNREGISTER:
     if (!RESERVED_ZERO((struct s3rdmafs_ioc_unregister *)arg))
       return -EINVAL;
-    d = dreg_use(fh, ((struct s3rdmafs_ioc_unregister *)arg)->handle, tgid,
+    d = fsx_dreg_use(fh, ((struct s3rdmafs_ioc_unregister *)arg)->handle, tgid,
                  start, true);
     if (!d)
       return -EBADF;
-    dreg_done(m, fh, d);
+    fsx_dreg_done(m, fh, d);
     return 0;
   default:
     return -ENOTTY;
@@ -648,12 +777,14 @@ int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
 bool fsx_direct_cmd(unsigned int cmd)
 {
   return cmd == S3RDMAFS_IOC_REGISTER || cmd == S3RDMAFS_IOC_UNREGISTER ||
-         cmd == S3RDMAFS_IOC_READ || cmd == S3RDMAFS_IOC_REGISTER_DMABUF;
+         cmd == S3RDMAFS_IOC_READ || cmd == S3RDMAFS_IOC_REGISTER_DMABUF ||
+         cmd == S3RDMAFS_IOC_WRITE;
 }
 
 void fsx_direct_release(struct fsx_mount *m, struct fsx_fh *fh)
 {
   /* the open file's release: no ioctl of it is running any more */
+  fh_forget(m->direct, fh);
   while (fh->dregs) {
     struct fsx_dreg *d = fh->dregs;
     fh->dregs = d->next;

@@ -254,7 +254,8 @@ void fsx_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
     return;
   }
   memcpy(a, in_buf, size);
-  rc = fsx_direct_ioctl(M(req), fh, fuse_req_ctx(req)->pid, cmd, a);
+  rc = fsx_direct_ioctl(M(req), fh, fuse_req_ctx(req)->pid,
+                        fuse_req_ctx(req)->uid, cmd, a);
   if (rc)
     fsx_reply_err(req, -rc);
   else

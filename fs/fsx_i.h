@@ -78,10 +78,16 @@ struct fsx_stats {
   _Atomic uint64_t direct_staged_reads, direct_staged_bytes;
   _Atomic uint64_t direct_gpudirect_reads, direct_gpudirect_bytes;
   _Atomic uint64_t direct_gpudirect_regs, direct_gpudirect_refused;
+  /* direct writes (fsx_direct_write), by path the same way, and the parts
+     sent straight from a caller's buffer */
+  _Atomic uint64_t direct_writes, direct_write_bytes, direct_write_parts;
+  _Atomic uint64_t direct_host_writes, direct_host_write_bytes;
+  _Atomic uint64_t direct_staged_writes, direct_staged_write_bytes;
+  _Atomic uint64_t direct_gpudirect_writes, direct_gpudirect_write_bytes;
 };
 
 struct fsx_bufs;
-struct fsx_fdtake;
+struct fsx_direct;
 
 struct fsx_mount {
   struct fsx_opts o;
@@ -92,11 +98,15 @@ struct fsx_mount {
   char *prefix;               /* "" or "some/prefix/" */
   struct fsx_stats st;
   struct fuse_session *se;    /* for kernel cache notifications */
+  bool single_loop;           /* one thread serves every request (-s): no
+                                 operation may wait for another's reply */
   struct fsx_kstore *kstore;  /* dense blocks into the kernel's cache; NULL:
                                  none (kernel_cache off) */
   _Atomic uint64_t ahead_bytes; /* dense groups being fetched ahead */
   struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */
-  struct fsx_fdtake *direct;  /* fsx_direct's fd taker (fsx_fdtake) */
+  struct fsx_direct *direct;  /* fsx_direct's state (its fd taker, the
+                                 registrations per user, the open files
+                                 holding some) */
   struct fsx_stage *stage;    /* cache.dir: staging files, upload journal */
   struct fsx_space *space;    /* the staging files' disk use and limit;
                                  NULL when read-only */

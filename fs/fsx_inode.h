@@ -229,4 +229,14 @@ void fsx_inode_note_entry(struct fsx_table *t, struct fsx_inode *in);
 
 uint64_t fsx_table_count(struct fsx_table *t);
 
+/* Is the metadata of in, listed as a, known (a HEAD of the same object,
+   or made here)? */
+bool fsx_inode_meta_known(struct fsx_table *t, struct fsx_inode *in,
+                          const struct fsx_attr *a);
+/* Has name in dir, listed as a, had its metadata told (a HEAD of the
+   same object, or made here)? A listing cannot tell a symlink or node
+   from a file. */
+bool fsx_inode_child_meta_known(struct fsx_table *t, struct fsx_inode *dir,
+                                const char *name, const struct fsx_attr *a);
+
 #endif

@@ -220,3 +220,29 @@ void fsx_inode_wb_reset(struct fsx_table *t, struct fsx_inode *in,
     in->wb_refs = 1;
   pthread_mutex_unlock(&t->lock);
 }
+
+bool fsx_inode_meta_known(struct fsx_table *t, struct fsx_inode *in,
+                          const struct fsx_attr *a)
+{
+  struct fsx_inode_view v;
+
+  fsx_inode_view(t, in, &v);
+  /* a listing cannot tell a symlink or node from a file */
+  return v.meta_known &&
+         (v.attr.kind == a->kind ||
+          (a->kind == FSX_FILE && v.attr.kind != FSX_DIR)) &&
+         (a->kind == FSX_DIR || !strcmp(v.attr.etag, a->etag));
+}
+
+bool fsx_inode_child_meta_known(struct fsx_table *t, struct fsx_inode *dir,
+                                const char *name, const struct fsx_attr *a)
+{
+  struct fsx_inode *in = fsx_inode_find(t, fsx_inode_ino(dir), name);
+  bool known = false;
+
+  if (in) {
+    known = fsx_inode_meta_known(t, in, a);
+    fsx_inode_put(t, in);
+  }
+  return known;
+}

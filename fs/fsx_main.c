@@ -457,6 +457,7 @@ int main(int argc, char **argv)
                                                                       : "",
              m.prefix ? m.prefix : "", a.mountpoint, c.endpoint);
   /* the loops return 0, a negative error, or the signal that ended them */
+  m.single_loop = a.single;
   if (a.single) {
     rc = fuse_session_loop(se) < 0 ? 1 : 0;
   } else {

@@ -627,8 +627,8 @@ int fsx_rdma_dmabuf_ok(struct fsx_mount *m, char *why, size_t whylen)
   return -EOPNOTSUPP;
 }
 
-int fsx_rdma_reg_dmabuf(struct fsx_mount *m, int fd, size_t len, void **reg,
-                        char *why, size_t whylen)
+int fsx_rdma_reg_dmabuf(struct fsx_mount *m, int fd, size_t len, bool src,
+                        void **reg, char *why, size_t whylen)
 {
   struct rdx_region *region = NULL;
   int rc = fsx_rdma_dmabuf_ok(m, why, whylen);
@@ -636,7 +636,7 @@ int fsx_rdma_reg_dmabuf(struct fsx_mount *m, int fd, size_t len, void **reg,
   *reg = NULL;
   if (rc)
     return rc;
-  rc = rdx_register_dmabuf(m->rdma->t, fd, DMABUF_IOVA, len, &region);
+  rc = rdx_register_dmabuf(m->rdma->t, fd, DMABUF_IOVA, len, src, &region);
   if (rc) {
     snprintf(why, whylen, "ibv_reg_dmabuf_mr of %zu bytes: %s", len,
              strerror(-rc));
@@ -664,10 +664,11 @@ size_t fsx_rdma_dmabuf_seg(const void *reg)
 }
 
 int fsx_rdma_run_dmabuf(struct fsx_mount *m, struct s3_req **r, int n,
-                        void *reg, const uint64_t *off, const size_t *len,
-                        bool *retired)
+                        bool get, void *reg, const uint64_t *off,
+                        const size_t *len, bool *retired)
 {
   struct fsx_rdma *d = m->rdma;
+  enum rdx_op dir = get ? RDX_GET : RDX_PUT;
   char tok[RDX_TOKEN_MAX];
   int rc = 0, i;
 
@@ -675,19 +676,20 @@ int fsx_rdma_run_dmabuf(struct fsx_mount *m, struct s3_req **r, int n,
   if (n < 1 || n > FSX_RDMA_RUN_MAX || !d)
     return -EINVAL;
   for (i = 0; i < n && !rc; i++) {
+    if (!get) /* never resent from its body (no hash of it made) */
+      s3_req_set_rdma_only(r[i]);
     /* the token attached, or none: nothing is sent (a body would be of
-       no use: the bytes belong in device memory) */
+       no use: the bytes belong in, or come from, device memory) */
     if (d->rc) {
-      rc = fsx_rdma_rc_attach(d->rc, r[i], reg, off[i], len[i], RDX_GET);
+      rc = fsx_rdma_rc_attach(d->rc, r[i], reg, off[i], len[i], dir);
       if (rc == 1)
         rc = -EAGAIN; /* no session now */
     } else {
-      rc = rdx_token_for(d->t, reg, off[i], len[i], RDX_GET, tok,
-                         sizeof(tok));
+      rc = rdx_token_for(d->t, reg, off[i], len[i], dir, tok, sizeof(tok));
       rc = rc < 0 ? rc : attach(d, r[i], rc, tok, len[i]);
     }
     if (!rc)
-      atomic_fetch_add(&d->get_tokens, 1);
+      atomic_fetch_add(get ? &d->get_tokens : &d->put_tokens, 1);
   }
   if (rc) /* none submitted */
     return rc;

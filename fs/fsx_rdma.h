@@ -114,30 +114,34 @@ int fsx_rdma_run_n(struct fsx_mount *m, struct s3_req **r, int n, bool get,
 int fsx_rdma_dmabuf_ok(struct fsx_mount *m, char *why, size_t whylen);
 /*
  * Register bytes [0, len) of dma-buf fd (the caller keeps and closes fd;
- * the registration holds the dma-buf): *reg, freed with
+ * the registration holds the dma-buf), for servers to write into (GETs),
+ * or with src to read from (PUTs): *reg, freed with
  * fsx_rdma_unreg_dmabuf before fsx_rdma_close. 0, -ENOMEM,
  * -EOPNOTSUPP with the reason in why (as fsx_rdma_dmabuf_ok, or the
  * provider has no dma-buf registration: soft-RoCE), or -EAGAIN with the
  * reason (the registration failed otherwise: this buffer, this moment).
  */
-int fsx_rdma_reg_dmabuf(struct fsx_mount *m, int fd, size_t len, void **reg,
-                        char *why, size_t whylen);
+int fsx_rdma_reg_dmabuf(struct fsx_mount *m, int fd, size_t len, bool src,
+                        void **reg, char *why, size_t whylen);
 void fsx_rdma_unreg_dmabuf(struct fsx_mount *m, void *reg);
 /* Its segment length: a token's range must not cross a multiple of it. */
 size_t fsx_rdma_dmabuf_seg(const void *reg);
 /*
- * n GETs (at most FSX_RDMA_RUN_MAX) whose tokens name bytes [off[i],
- * off[i] + len[i]) of dma-buf registration reg: the server writes there.
- * Sent only if every one has its token (else none is: -EAGAIN when rc
- * has no session now, or the token's error). A GET whose server ignores
- * its token gets its body in its own sink buffer (the caller's, given to
- * the request): check s3_req_rdma_path. Submitted, waited for, memory in
+ * n GETs (get), or PUTs, at most FSX_RDMA_RUN_MAX, whose tokens name
+ * bytes [off[i], off[i] + len[i]) of dma-buf registration reg: the server
+ * writes there (reads from there). Sent only if every one has its token
+ * (else none is: -EAGAIN when rc has no session now, or the token's
+ * error). A GET whose server ignores its token gets its body in its own
+ * sink buffer (the caller's, given to the request): check
+ * s3_req_rdma_path. A PUT is never sent in an HTTP body
+ * (s3_req_set_rdma_only: it fails with EOPNOTSUPP instead; its body
+ * buffer must exist, never read). Submitted, waited for, memory in
  * doubt waited out as fsx_rdma_run does; *retired when that could not be
  * (the caller deregisters reg at once). 0, or -errno with none submitted.
  */
 int fsx_rdma_run_dmabuf(struct fsx_mount *m, struct s3_req **r, int n,
-                        void *reg, const uint64_t *off, const size_t *len,
-                        bool *retired);
+                        bool get, void *reg, const uint64_t *off,
+                        const size_t *len, bool *retired);
 
 /*
  * After a request that filled chunks[0..n) finished: when its memory is in

@@ -27,35 +27,6 @@ struct fsx_dirh {
 #define M fsx_req_mount
 #define secs fsx_secs
 
-/* Is the metadata of in, listed as a, known (a HEAD of the same object,
-   or made here)? */
-static bool inode_meta_known(struct fsx_mount *m, struct fsx_inode *in,
-                             const struct fsx_attr *a)
-{
-  struct fsx_inode_view v;
-
-  fsx_inode_view(m->tab, in, &v);
-  /* a listing cannot tell a symlink or node from a file */
-  return v.meta_known &&
-         (v.attr.kind == a->kind ||
-          (a->kind == FSX_FILE && v.attr.kind != FSX_DIR)) &&
-         (a->kind == FSX_DIR || !strcmp(v.attr.etag, a->etag));
-}
-
-/* Has name in dir, listed as a, had its metadata asked for? */
-static bool meta_known(struct fsx_mount *m, struct fsx_inode *dir,
-                       const char *name, const struct fsx_attr *a)
-{
-  struct fsx_inode *in = fsx_inode_find(m->tab, fsx_inode_ino(dir), name);
-  bool known = false;
-
-  if (in) {
-    known = inode_meta_known(m, in, a);
-    fsx_inode_put(m->tab, in);
-  }
-  return known;
-}
-
 /* A listed entry's metadata: a directory's from its marker, an object's
    from a HEAD (which may find it changed or gone since the listing). */
 static int entry_meta(struct fsx_mount *m, struct fsx_inode *dir,
@@ -129,7 +100,7 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
      object's too unless the mount shows what listings say */
   if (!rc && !writing && !a.from_head && fsx_inode_bucket(dir) &&
       (a.kind == FSX_DIR || !m->o.listing_attrs) &&
-      !meta_known(m, dir, name, &a))
+      !fsx_inode_child_meta_known(m->tab, dir, name, &a))
     rc = m->o.listing_attrs ? entry_meta(m, dir, name, &a)
                             : listed_meta(m, dir, name, &a);
   if (rc == -ENOENT) {
@@ -308,7 +279,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
          defaults) go to the kernel only where the mount shows them;
          else the name alone, and the kernel's lookup asks for them */
       if (!plus || (!m->o.listing_attrs &&
-                    !inode_meta_known(m, in, &dh->snap->ents[i - 2].attr))) {
+                    !fsx_inode_meta_known(m->tab, in,
+                                          &dh->snap->ents[i - 2].attr))) {
         e.attr.st_ino = fsx_inode_ino(in);
         e.ino = 0; /* (the kernel takes no reference) */
         fsx_inode_forget(m->tab, fsx_inode_ino(in),

@@ -98,6 +98,35 @@ struct fsx_wsrc {
    -errno. */
 ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
                      struct fsx_wsrc *src, size_t len, bool append);
+
+/*
+ * Bytes a caller's registered buffer holds (fsx_direct_write), sent as
+ * whole parts straight from there: run gives n UploadParts r[i] (of
+ * len[i] bytes, the caller's bytes at[i] bytes into the write) their
+ * tokens, submits them and waits for them: 0, or -errno with none
+ * submitted. body: the same bytes, readable here (sent in the HTTP body
+ * where a server declines a token), or NULL: only the server can reach
+ * them (device memory), and a part it did not move is not taken.
+ */
+struct s3_req;
+struct fsx_wparts {
+  int (*run)(struct fsx_wparts *w, struct s3_req **r, int n,
+             const uint64_t *at, const size_t *len);
+  const char *body;
+};
+/* The most UploadParts one run is given. */
+#define FSX_WB_PARTS_AT_ONCE 8
+/*
+ * Write len bytes at off as whole parts from w: only where the file is
+ * streamed (written in order from empty), not unlinked, off its end and a
+ * part's start, and the file then longer than one part (a smaller one is
+ * one PUT). Waits for the server. The bytes taken (whole parts, fewer
+ * than len or 0 when no more can go so: the rest is the caller's to write
+ * with fsx_wb_write), or -errno when none was taken. Counts the bytes
+ * (write.bytes), not the write.
+ */
+ssize_t fsx_wb_write_parts(struct fsx_mount *m, struct fsx_wb *wb,
+                           uint64_t off, size_t len, struct fsx_wparts *w);
 /* Read up to len bytes at off into buf; bytes read (0 at the end). */
 ssize_t fsx_wb_read(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
                     void *buf, size_t len);

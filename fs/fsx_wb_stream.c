@@ -14,7 +14,9 @@
  * never sent again. The cost, stated in the README: one completion and,
  * until the file is closed, that shorter version visible under its name.
  *
- * Called with wb->lock held; a run's bytes belong to the writer until its
+ * Called with wb->lock held (fsx_wb_write_parts, whole parts straight from
+ * a caller's buffer, takes it itself); a run's bytes belong to the writer
+ * until its
  * part goes on the wire, then to the upload until part_done (engine
  * thread, wb->plock) gives it back.
  */
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/slog.h"
@@ -147,6 +150,147 @@ ssize_t fsx_wb_stream_write(struct fsx_mount *m, struct fsx_wb *wb,
   if (rc && !done)
     return rc;
   return (ssize_t)done;
+}
+
+/* How many whole parts from part k (at its start) fit in len bytes, at
+   most max, and their bytes. */
+static unsigned whole_parts(const struct fsx_wb *wb, unsigned k, size_t len,
+                            unsigned max, uint64_t *bytes)
+{
+  unsigned n = 0;
+  uint64_t s, l;
+
+  *bytes = 0;
+  while (n < max && k + n < FSX_WB_MAX_PARTS) {
+    fsx_wb_part_span(wb->psize, k + n, &s, &l);
+    if (*bytes + l > len)
+      break;
+    *bytes += l;
+    n++;
+  }
+  return n;
+}
+
+/* Parts k.. of one run of w: sent, and those the server took in order
+   recorded as done. The bytes recorded, or -errno when none was. */
+static ssize_t send_from(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
+                         unsigned n, uint64_t at0, struct fsx_wparts *w,
+                         const char *scratch)
+{
+  struct s3_req *r[FSX_WB_PARTS_AT_ONCE] = {NULL};
+  uint64_t at[FSX_WB_PARTS_AT_ONCE], s, l, taken = 0;
+  size_t len[FSX_WB_PARTS_AT_ONCE];
+  int rc = 0;
+
+  for (unsigned i = 0; i < n && !rc; i++) {
+    fsx_wb_part_span(wb->psize, k + i, &s, &l);
+    at[i] = at0 + (s - wb->size);
+    len[i] = (size_t)l;
+    r[i] = s3_upload_part_req(m->s3, fsx_wb_bucket(wb), wb->upload_key,
+                              wb->upload_id, (int)(k + i) + 1,
+                              w->body ? w->body + at[i] : scratch, len[i]);
+    if (!r[i])
+      rc = -ENOMEM;
+  }
+  if (!rc)
+    rc = w->run(w, r, (int)n, at, len);
+  for (unsigned i = 0; i < n; i++) {
+    char etag[S3_ETAG_MAX];
+    int prc = rc || !r[i] ? rc : s3_upload_part_result(r[i], etag);
+    if (!prc && !w->body && s3_req_rdma_path(r[i]) != S3_RDMA_DONE)
+      prc = -EOPNOTSUPP; /* (an rdma_only request fails before this) */
+    if (!rc && prc) {
+      rc = prc;
+      log_info("%s: part %u from the caller's buffer: %s", fsx_wb_key(wb),
+               k + i + 1, strerror(-prc));
+    }
+    if (!rc) { /* the server has it: only the upload holds its bytes */
+      pthread_mutex_lock(&wb->plock);
+      wb->parts[k + i] = (struct fsx_part){.state = PART_DONE, .len = len[i]};
+      memcpy(wb->parts[k + i].etag, etag, sizeof(etag));
+      wb->size += len[i];
+      pthread_mutex_unlock(&wb->plock);
+      taken += len[i];
+      atomic_fetch_add(&m->st.parts_sent, 1);
+      atomic_fetch_add(&m->st.direct_write_parts, 1);
+    }
+    s3_req_destroy(r[i]);
+  }
+  return taken ? (ssize_t)taken : rc;
+}
+
+ssize_t fsx_wb_write_parts(struct fsx_mount *m, struct fsx_wb *wb,
+                           uint64_t off, size_t len, struct fsx_wparts *w)
+{
+  size_t scratch_len = 0;
+  char *scratch = NULL;
+  uint64_t s, l, bytes;
+  ssize_t done = 0, n;
+  unsigned k, nk;
+  bool kept;
+  int rc = 0;
+
+  pthread_mutex_lock(&wb->lock);
+  while (wb->committing)
+    pthread_cond_wait(&wb->cond, &wb->lock);
+  pthread_mutex_lock(&wb->plock);
+  kept = wb->parts_kept; /* (a run goes back only once listed) */
+  pthread_mutex_unlock(&wb->plock);
+  k = fsx_wb_part_of(wb->psize, off, &s, &l);
+  nk = whole_parts(wb, k, len, FSX_WB_MAX_PARTS, &bytes);
+  /* streamed, at the end and a part's start, the file longer than one
+     part afterwards (a file of one part is one PUT, from its run), the
+     part not sent before */
+  if (!wb->stream || kept || wb->unlinked || off != wb->size || s != off ||
+      !nk ||
+      off + bytes <= wb->psize || off + bytes > (5ull << 40) ||
+      fsx_wb_part(wb, k).state != PART_NONE || fsx_wb_part(wb, k).run)
+    goto unlock;
+  /* the part the writer filled before this one goes first, from its run */
+  if (k && fsx_wb_part(wb, k - 1).run &&
+      fsx_wb_part(wb, k - 1).state == PART_NONE)
+    send_passed(m, wb, k - 1);
+  if ((!wb->upload_id && (rc = fsx_wb_start_upload(m, wb))) ||
+      (rc = fsx_wb_will_change(wb)) || (rc = fsx_wb_grow_parts(wb, k + nk)))
+    goto unlock;
+  if (!w->body) { /* a body for the request, never read (rdma_only) */
+    scratch_len = FSX_WB_MAX_PART; /* (address space only) */
+    scratch = mmap(NULL, scratch_len, PROT_READ,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (scratch == MAP_FAILED) {
+      rc = -ENOMEM;
+      goto unlock;
+    }
+  }
+  /* recorded before they are sent, as a run's part (start_part) */
+  if (off + bytes > wb->stream_sent) {
+    wb->stream_sent = off + bytes;
+    fsx_wb_journal_sent(wb);
+  }
+  while ((uint64_t)done < bytes) {
+    uint64_t b;
+    k = fsx_wb_part_of(wb->psize, wb->size, &s, &l);
+    nk = whole_parts(wb, k, (size_t)(bytes - (uint64_t)done),
+                     FSX_WB_PARTS_AT_ONCE, &b);
+    n = send_from(m, wb, k, nk, (uint64_t)done, w, scratch);
+    if (n <= 0) {
+      rc = (int)n;
+      break;
+    }
+    done += n;
+    if ((uint64_t)n < b)
+      break; /* a part the server did not take: the caller's to send */
+  }
+  if (scratch)
+    munmap(scratch, scratch_len);
+  if (done) {
+    fsx_wb_set_dirty(wb);
+    wb->seq_end = wb->size;
+    atomic_fetch_add(&m->st.write_bytes, (uint64_t)done);
+  }
+unlock:
+  pthread_mutex_unlock(&wb->lock);
+  return done ? done : rc;
 }
 
 bool fsx_wb_stream_read(struct fsx_wb *wb, uint64_t off, void *buf,

@@ -1,6 +1,7 @@
 /*
- * libs3rdmafs: registered buffers and direct reads (API in s3rdmafs.h, the
- * ioctls in s3rdmafs_ioctl.h, the daemon's side in fs/fsx_direct.c).
+ * libs3rdmafs: registered buffers, direct reads and writes (API in
+ * s3rdmafs.h, the ioctls in s3rdmafs_ioctl.h, the daemon's side in
+ * fs/fsx_direct.c and fs/fsx_direct_write.c).
  *
  * DESIGN
  * - A buffer is a memfd (sealed against shrinking, as the daemon demands)
@@ -10,8 +11,10 @@
  *   a descriptor closed and reused for another file registers anew; one
  *   reused for the same file gets EBADF from the daemon once, and
  *   registers anew).
- * - Any other memory reads through the calling thread's bounce buffer
- *   (BOUNCE bytes, made on first use, freed when the thread exits).
+ * - Any other memory reads (writes) through the calling thread's bounce
+ *   buffer (BOUNCE bytes, made on first use, freed when the thread
+ *   exits): a part's worth, so that a write of it can go straight to the
+ *   server as a whole part (write.part_size 8M, the default).
  * - Threads: one mutex (lock) protects the list of buffers and their
  *   handles; the ioctls that move data run outside it.
  */
@@ -224,29 +227,43 @@ static void bounce_init(void)
   pthread_key_create(&bounce_key, bounce_free);
 }
 
-/* len bytes at off into buffer handle h at buf_off: done, or -errno. */
-static ssize_t read_into(int fd, uint64_t h, size_t buf_off, size_t len,
-                         off_t off, uint32_t flags)
+int s3r_io(int fd, uint64_t h, size_t buf_off, size_t len, off_t off,
+           uint32_t flags, bool write, size_t *done)
 {
-  size_t done = 0;
-
-  while (done < len) {
-    struct s3rdmafs_ioc_read a = {.handle = h, .buf_off = buf_off + done,
-                                  .file_off = (uint64_t)off + done,
-                                  .len = len - done, .flags = flags};
-    if (ioctl(fd, S3RDMAFS_IOC_READ, &a))
-      return done ? (ssize_t)done : -errno;
-    if (!a.done)
+  *done = 0;
+  while (*done < len) {
+    struct s3rdmafs_ioc_read a = {.handle = h, .buf_off = buf_off + *done,
+                                  .file_off = (uint64_t)off + *done,
+                                  .len = len - *done, .flags = flags};
+    struct s3rdmafs_ioc_write w = {.handle = h, .buf_off = buf_off + *done,
+                                   .file_off = (uint64_t)off + *done,
+                                   .len = len - *done, .flags = flags};
+    if (write ? ioctl(fd, S3RDMAFS_IOC_WRITE, &w)
+              : ioctl(fd, S3RDMAFS_IOC_READ, &a))
+      return -errno;
+    if (write && !w.done)
+      return -EIO; /* no progress */
+    if (!write && !a.done)
       break; /* the end of the file */
-    done += a.done;
+    *done += write ? w.done : a.done;
   }
-  return (ssize_t)done;
+  return 0;
 }
 
-/* Into registered buffer b (which holds [p, p + len)), registering it on
+/* s3r_io: done, or -errno when nothing moved. */
+static ssize_t io_on(int fd, uint64_t h, size_t buf_off, size_t len,
+                     off_t off, uint32_t flags, bool write)
+{
+  size_t done;
+  int rc = s3r_io(fd, h, buf_off, len, off, flags, write, &done);
+
+  return rc && !done ? rc : (ssize_t)done;
+}
+
+/* With registered buffer b (which holds [p, p + len)), registering it on
    fd's file first where needed, once more on a stale handle. */
-static ssize_t read_registered(int fd, struct lbuf *b, char *p, size_t len,
-                               off_t off, uint32_t flags)
+static ssize_t io_registered(int fd, struct lbuf *b, char *p, size_t len,
+                             off_t off, uint32_t flags, bool write)
 {
   ssize_t n = -EBADF;
   uint64_t h;
@@ -258,22 +275,37 @@ static ssize_t read_registered(int fd, struct lbuf *b, char *p, size_t len,
     pthread_mutex_unlock(&lock);
     if (rc)
       return rc;
-    n = read_into(fd, h, (size_t)(p - b->ptr), len, off, flags);
+    n = io_on(fd, h, (size_t)(p - b->ptr), len, off, flags, write);
   }
   return n;
 }
 
-ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off)
+/* The calling thread's bounce buffer (made on first use): NULL, *rc. */
+static struct lbuf *bounce_get(int fd, int *rc)
 {
-  return s3r_read_flags(fd, buf, size, off, 0);
+  void *mine;
+  struct lbuf *b, *bounce = NULL;
+
+  pthread_once(&bounce_once, bounce_init);
+  mine = pthread_getspecific(bounce_key);
+  pthread_mutex_lock(&lock);
+  for (b = bufs; mine && b; b = b->next)
+    if (b->ptr == mine)
+      bounce = b;
+  pthread_mutex_unlock(&lock);
+  if (!bounce && (bounce = lbuf_make(fd, BOUNCE, rc)))
+    pthread_setspecific(bounce_key, bounce->ptr);
+  return bounce;
 }
 
-ssize_t s3r_read_flags(int fd, void *buf, size_t size, off_t off,
-                       uint32_t flags)
+/* read_direct and write_direct, with the ioctls' flags. */
+static ssize_t io_flags(int fd, void *buf, size_t size, off_t off,
+                        uint32_t flags, bool write)
 {
   struct lbuf *b, *bounce;
   size_t done = 0;
   char *p = buf;
+  int rc;
 
   if (off < 0 || !buf)
     return -EINVAL;
@@ -288,35 +320,47 @@ ssize_t s3r_read_flags(int fd, void *buf, size_t size, off_t off,
       break;
   pthread_mutex_unlock(&lock);
   if (b) /* buffers are freed by their owner only: b stays while in use */
-    return read_registered(fd, b, p, size, off, flags);
-  pthread_once(&bounce_once, bounce_init);
-  bounce = NULL;
-  {
-    void *mine = pthread_getspecific(bounce_key);
-    pthread_mutex_lock(&lock);
-    for (b = bufs; mine && b; b = b->next)
-      if (b->ptr == mine)
-        bounce = b;
-    pthread_mutex_unlock(&lock);
-  }
-  if (!bounce) {
-    int rc;
-    if (!(bounce = lbuf_make(fd, BOUNCE, &rc)))
-      return rc;
-    pthread_setspecific(bounce_key, bounce->ptr);
-  }
+    return io_registered(fd, b, p, size, off, flags, write);
+  if (!(bounce = bounce_get(fd, &rc)))
+    return rc;
   while (done < size) {
     size_t piece = size - done < BOUNCE ? size - done : BOUNCE;
-    ssize_t n = read_registered(fd, bounce, bounce->ptr, piece,
-                                off + (off_t)done, flags);
+    ssize_t n;
+    if (write)
+      memcpy(bounce->ptr, p + done, piece);
+    n = io_registered(fd, bounce, bounce->ptr, piece, off + (off_t)done,
+                      flags, write);
     if (n < 0)
       return done ? (ssize_t)done : n;
-    memcpy(p + done, bounce->ptr, (size_t)n);
+    if (!write)
+      memcpy(p + done, bounce->ptr, (size_t)n);
     done += (size_t)n;
     if ((size_t)n < piece)
       break;
   }
   return (ssize_t)done;
+}
+
+ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off)
+{
+  return io_flags(fd, buf, size, off, 0, false);
+}
+
+ssize_t s3r_read_flags(int fd, void *buf, size_t size, off_t off,
+                       uint32_t flags)
+{
+  return io_flags(fd, buf, size, off, flags, false);
+}
+
+ssize_t s3rdmafs_write_direct(int fd, const void *buf, size_t size, off_t off)
+{
+  return io_flags(fd, (void *)(uintptr_t)buf, size, off, 0, true);
+}
+
+ssize_t s3r_write_flags(int fd, const void *buf, size_t size, off_t off,
+                        uint32_t flags)
+{
+  return io_flags(fd, (void *)(uintptr_t)buf, size, off, flags, true);
 }
 
 const char *s3rdmafs_strerror(int err)
@@ -330,7 +374,7 @@ const char *s3rdmafs_strerror(int err)
     return s3r_cuda_reason()[0] ? s3r_cuda_reason() : "no such device";
   case -ENOTTY:
     return "not a file on an s3rdmafs mount (or its daemon predates "
-           "direct reads)";
+           "direct reads or writes)";
   case -EPERM:
     return "the daemon may not take the caller's file descriptor "
            "(pidfd_getfd): run it as the caller's user, or as root";

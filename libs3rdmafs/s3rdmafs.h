@@ -1,6 +1,7 @@
 /*
  * libs3rdmafs: reads from a file on an s3rdmafs mount straight into the
- * caller's memory, skipping the copies of read(2) through FUSE.
+ * caller's memory, and writes from it, skipping the copies of read(2) and
+ * write(2) through FUSE.
  *
  *   int fd = open("/mnt/bucket/data.bin", O_RDONLY);
  *   void *buf = s3rdmafs_buf_alloc(fd, 64 << 20);
@@ -14,10 +15,10 @@
  * none. Any other buffer works too, through a registered bounce buffer.
  *
  * Device memory (s3rdmafs_gpu_read, _write) goes through a pinned host
- * ring, or, for reads where the driver exports dma-bufs and the daemon's
- * data plane (rc, dc) registers them, straight from the server into the
- * device (GPUDirect; unproven on hardware); the CUDA driver is loaded at
- * run time (libcuda.so.1, or the file $S3RDMAFS_CUDA_LIB names).
+ * ring, or, where the driver exports dma-bufs and the daemon's data plane
+ * (rc, dc) registers them, straight between the server and the device
+ * (GPUDirect; unproven on hardware); the CUDA driver is loaded at run
+ * time (libcuda.so.1, or the file $S3RDMAFS_CUDA_LIB names).
  *
  * Every call returns bytes (or 0) or a negative errno; s3rdmafs_strerror
  * says what it means here. Thread-safe. The daemon must be allowed to
@@ -48,13 +49,27 @@ void s3rdmafs_buf_free(void *buf);
 ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off);
 
 /*
+ * size bytes of buf into fd's file (open for writing) at off, as
+ * pwrite(2) would. A new file written in order sends each whole part
+ * (write.part_size) straight from registered memory: with an RDMA data
+ * plane the S3 server reads the caller's pages itself, and the call
+ * returns once the server has the part (so buf may be reused at once).
+ * The rest is copied into the daemon's write-back (sent at close, fsync,
+ * or as the file goes on), as write(2) would be, one copy instead of
+ * two. Bytes written, or a negative errno; upload failures are reported
+ * by close() or fsync(), as for write(2).
+ */
+ssize_t s3rdmafs_write_direct(int fd, const void *buf, size_t size,
+                              off_t off);
+
+/*
  * GPU memory (any pointer inside a cuMemAlloc/cudaMalloc allocation, of
  * the calling thread's device): the same as s3rdmafs_read_direct, by
  * GPUDirect where the driver and the daemon can (a refusal is remembered
- * per device and per mount), else staged through a pinned host ring
- * registered with the daemon (the bytes of one slot copied to the device
- * while the next is read). The CUDA driver is
- * loaded at run time: without one, or without a device, -ENODEV at once
+ * per device or allocation, and per mount), else staged through a pinned
+ * host ring registered with the daemon (the bytes of one slot copied to
+ * the device while the next is read). The CUDA driver is loaded at run
+ * time: without one, or without a device, -ENODEV at once
  * (s3rdmafs_strerror(-ENODEV) says why). A failed CUDA call fails the
  * read with -EIO (or -ENOMEM); a failed file read after some bytes
  * returns those bytes, as read(2) does.
@@ -72,8 +87,11 @@ struct s3rdmafs_gpu_io {
 ssize_t s3rdmafs_gpu_read_batch(int fd, struct s3rdmafs_gpu_io *ios, int n);
 
 /* size bytes of device memory into fd's file at off (a checkpoint: a new
-   file written in order takes the streamed upload path), staged through
-   the same ring; bytes written or a negative errno. */
+   file written in order takes the streamed upload path): whole parts by
+   GPUDirect where the driver and the daemon can (the server reads the
+   device's memory), the rest (or all) staged through the same ring and
+   written as s3rdmafs_write_direct does; bytes written or a negative
+   errno. */
 ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
                            off_t off);
 

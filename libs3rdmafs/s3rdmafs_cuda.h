@@ -9,6 +9,7 @@
 #ifndef S3RDMAFS_CUDA_H
 #define S3RDMAFS_CUDA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -82,9 +83,17 @@ S3R_HIDDEN int s3r_cuda_fail(const char *call, s3r_CUresult r);
    for the daemon's counters). */
 S3R_HIDDEN ssize_t s3r_read_flags(int fd, void *buf, size_t size, off_t off,
                                   uint32_t flags);
+/* READs (WRITEs, with write) of len bytes between fd's file at off and
+   buffer handle h at buf_off: 0 (*done: fewer only at the end of the
+   file), or -errno after *done bytes. */
+S3R_HIDDEN int s3r_io(int fd, uint64_t h, size_t buf_off, size_t len,
+                      off_t off, uint32_t flags, bool write, size_t *done);
+/* s3rdmafs_write_direct with WRITE flags. */
+S3R_HIDDEN ssize_t s3r_write_flags(int fd, const void *buf, size_t size,
+                                   off_t off, uint32_t flags);
 /* Memory as s3rdmafs_buf_alloc gives, registered with no file yet: each
-   s3rdmafs_read_direct into it registers it on its file (the GPU ring,
-   which a write-only file must not be asked to register). */
+   read or write with it registers it on its file (the GPU ring, made
+   before it is known which files it will serve). */
 S3R_HIDDEN void *s3r_buf_alloc_lazy(size_t size);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * libs3rdmafs, GPUDirect (s3rdmafs_gdr.h; the daemon's side: fs/fsx_direct.c
- * and fsx_rdma_reg_dmabuf).
+ * libs3rdmafs, GPUDirect (s3rdmafs_gdr.h; the daemon's side: fs/fsx_direct.c,
+ * fs/fsx_direct_write.c and fsx_rdma_reg_dmabuf).
  *
  * DESIGN
  * - Per call: the device range, widened to whole pages (within its
@@ -8,18 +8,23 @@
  *   (cuMemGetHandleForAddressRange, DMA_BUF_FD), where the device says it
  *   can (cuDeviceGetAttribute DMA_BUF_SUPPORTED); its fd handed to the
  *   daemon (REGISTER_DMABUF: taken with pidfd_getfd as a memfd is, and
- *   registered with ibv_reg_dmabuf_mr), READs on that handle, then
- *   UNREGISTER and our fd closed. Nothing is kept across calls: an
- *   allocation freed and another made at its address would leave a
- *   registration naming the old memory (the cost: a registration per
- *   call, which a caller amortises with large reads).
+ *   registered with ibv_reg_dmabuf_mr: for a write, as a source the
+ *   server only reads), READs (WRITEs) on that handle, then UNREGISTER
+ *   and our fd closed. A WRITE takes whole parts at the end of a file
+ *   written in order only; what it does not take is staged. Nothing is
+ *   kept across calls: an allocation freed and another made at its
+ *   address would leave a registration naming the old memory (the cost:
+ *   a registration per call and per GiB, which a caller amortises with
+ *   large reads).
  * - Refusals are remembered so that they are not asked again by any
- *   thread: the driver's per device (the attribute says no, or the export
- *   answers NOT_SUPPORTED), the daemon's per mount (its st_dev: EOPNOTSUPP,
+ *   thread: the driver's per device (the attribute says no) or per
+ *   allocation (the export answers NOT_SUPPORTED: that allocation cannot,
+ *   others may), the daemon's per mount (its st_dev: EOPNOTSUPP,
  *   the data plane cannot register device memory; ENOTTY, a daemon older
  *   than this ioctl). Anything else (a failed export, EPERM, ENOSPC, a
  *   READ turned back for this mount's unflushed writes or a server that
- *   ignored the token) stages that call only: it may not last.
+ *   ignored the token, a WRITE not at a part's start) stages that call
+ *   only: it may not last.
  * - Never proven on hardware here: exercised only against the tests'
  *   stand-in driver, where the daemon refuses (no verbs NIC).
  * - Threads: any; one mutex (lock) protects the two tables.
@@ -39,11 +44,19 @@
 #define MAX_DEVS 64   /* devices whose answer is remembered */
 #define MAX_MOUNTS 64 /* mounts whose refusal is remembered (then the oldest
                          is forgotten: asked once more) */
+#define MAX_ALLOCS 64 /* allocations whose export the driver refused (the
+                         same: the oldest forgotten) */
+#define CHUNK ((size_t)1 << 30) /* bytes one registration covers at most */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static signed char dev_can[MAX_DEVS]; /* lock: 0 not asked, 1 yes, -1 no */
 static dev_t refused[MAX_MOUNTS];     /* lock: mounts whose daemon refused */
 static unsigned nrefused;             /* lock: entries ever added */
+/* lock: allocations (their start) the driver would not export, and how
+   many were ever added: one allocated without dma-buf support (managed
+   memory, a VMM allocation without the flag) says nothing of others */
+static s3r_CUdeviceptr no_export[MAX_ALLOCS];
+static unsigned nno_export;
 
 static void remember_device(s3r_CUdevice d, bool can)
 {
@@ -90,11 +103,25 @@ static void remember_mount(dev_t mnt)
   pthread_mutex_unlock(&lock);
 }
 
+/* Was the allocation at start refused (remember: it is now)? */
+static bool alloc_refused(s3r_CUdeviceptr start, bool remember)
+{
+  bool found = false;
+
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < nno_export && i < MAX_ALLOCS && !found; i++)
+    found = no_export[i] == start;
+  if (remember && !found)
+    no_export[nno_export++ % MAX_ALLOCS] = start;
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
 /* The dma-buf of [dev, dev + size) widened to pages: *fd, its length, and
-   dev's offset in it. 0, or -EOPNOTSUPP (the driver or the range cannot). */
-static int export(const struct s3r_cuda *cu, s3r_CUdevice d,
-                  s3r_CUdeviceptr dev, size_t size, int *fd, size_t *len,
-                  size_t *at)
+   dev's offset in it. 0, or -EOPNOTSUPP (the driver, this allocation or
+   the range cannot). */
+static int export(const struct s3r_cuda *cu, s3r_CUdeviceptr dev,
+                  size_t size, int *fd, size_t *len, size_t *at)
 {
   s3r_CUdeviceptr page = (s3r_CUdeviceptr)sysconf(_SC_PAGESIZE), start = 0;
   s3r_CUdeviceptr a0, a1, end;
@@ -105,6 +132,8 @@ static int export(const struct s3r_cuda *cu, s3r_CUdevice d,
                               dev) ||
       cu->PointerGetAttribute(&range, S3R_CU_POINTER_ATTRIBUTE_RANGE_SIZE, dev))
     return -EOPNOTSUPP;
+  if (alloc_refused(start, false))
+    return -EOPNOTSUPP; /* refused before: not asked again */
   a0 = dev / page * page;
   a1 = (dev + size + page - 1) / page * page;
   end = (start + range + page - 1) / page * page;
@@ -114,7 +143,7 @@ static int export(const struct s3r_cuda *cu, s3r_CUdevice d,
                                       S3R_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
                                       0);
   if (r == S3R_CUDA_ERROR_NOT_SUPPORTED)
-    remember_device(d, false);
+    alloc_refused(start, true);
   if (r)
     return -EOPNOTSUPP;
   *len = (size_t)(a1 - a0);
@@ -122,26 +151,9 @@ static int export(const struct s3r_cuda *cu, s3r_CUdevice d,
   return 0;
 }
 
-/* READs into handle h from buf_off: 0 (*done: fewer at the end of the
-   file) or -errno after *done bytes. */
-static int read_all(int fd, uint64_t h, size_t buf_off, size_t size,
-                    off_t off, size_t *done)
-{
-  while (*done < size) {
-    struct s3rdmafs_ioc_read a = {.handle = h, .buf_off = buf_off + *done,
-                                  .file_off = (uint64_t)off + *done,
-                                  .len = size - *done};
-    if (ioctl(fd, S3RDMAFS_IOC_READ, &a))
-      return errno == EINTR ? -EINTR : -errno;
-    if (!a.done)
-      break; /* the end of the file */
-    *done += a.done;
-  }
-  return 0;
-}
-
-int s3r_gdr_read(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
-                 size_t *done)
+/* One registration's worth of gdr_io (at most CHUNK bytes). */
+static int gdr_chunk(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
+                     size_t *done, bool write)
 {
   const struct s3r_cuda *cu = s3r_cuda_get();
   struct s3rdmafs_ioc_register a = {.version = S3RDMAFS_IOC_VERSION};
@@ -154,24 +166,56 @@ int s3r_gdr_read(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
   *done = 0;
   if (!cu || fstat(fd, &st) || mount_refused(st.st_dev) ||
       cu->CtxGetDevice(&d) || !device_can(cu, d) ||
-      export(cu, d, dev, size, &dbuf, &len, &at))
+      export(cu, dev, size, &dbuf, &len, &at))
     return -EOPNOTSUPP;
   a.fd = dbuf;
   a.len = len;
+  a.flags = write ? S3RDMAFS_REG_SOURCE : 0;
   rc = ioctl(fd, S3RDMAFS_IOC_REGISTER_DMABUF, &a) ? -errno : 0;
   close(dbuf); /* the daemon took its own (the registration holds it) */
   if (rc == -EOPNOTSUPP || rc == -ENOTTY)
     remember_mount(st.st_dev);
   if (rc)
     return -EOPNOTSUPP;
-  rc = read_all(fd, a.handle, at, size, off, done);
+  rc = s3r_io(fd, a.handle, at, size, off, 0, write, done);
   u.handle = a.handle;
   ioctl(fd, S3RDMAFS_IOC_UNREGISTER, &u);
   /* the NIC's writes made visible to the device's later work, where the
      driver can say so (else the device orders them itself) */
-  if (*done && cu->FlushGPUDirectRDMAWrites &&
+  if (!write && *done && cu->FlushGPUDirectRDMAWrites &&
       cu->FlushGPUDirectRDMAWrites(S3R_CU_FLUSH_TARGET_CURRENT_CTX,
                                    S3R_CU_FLUSH_TO_OWNER))
     return rc ? rc : -EIO;
   return rc;
+}
+
+/* s3r_gdr_read, or with write s3r_gdr_write: a registration per CHUNK
+   bytes, so that a token's range never crosses a registration's segments
+   (about 4 GiB) and the daemon's registrations stay small. */
+static int gdr_io(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
+                  size_t *done, bool write)
+{
+  int rc = 0;
+
+  *done = 0;
+  while (*done < size && !rc) {
+    size_t piece = size - *done < CHUNK ? size - *done : CHUNK, got = 0;
+    rc = gdr_chunk(fd, dev + *done, piece, off + (off_t)*done, &got, write);
+    *done += got;
+    if (!rc && got < piece)
+      break; /* the end of the file */
+  }
+  return rc;
+}
+
+int s3r_gdr_read(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
+                 size_t *done)
+{
+  return gdr_io(fd, dev, size, off, done, false);
+}
+
+int s3r_gdr_write(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
+                  size_t *done)
+{
+  return gdr_io(fd, dev, size, off, done, true);
 }

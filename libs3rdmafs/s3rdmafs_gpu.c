@@ -8,18 +8,24 @@
  *   -ENODEV at once, s3rdmafs_strerror saying why.
  * - Staged: each thread has a ring of NSLOTS slots of SLOT bytes, memory
  *   like s3rdmafs_buf_alloc's, registered with the daemon on the first
- *   read of each file (a slot is filled by read_direct with one copy in
- *   the daemon, or none with RDMA; a write-only file registers nothing),
- *   pinned for the GPU (cuMemHostRegister). A read fills slot i while the
- *   copies of the slots before it to the device run on the ring's stream;
- *   a slot is filled again only after its copy's event has completed. A
- *   write runs the other way: copies to the slots, then write(2) of each.
+ *   read or write of each file (a slot is filled by read_direct with one
+ *   copy in the daemon, or none with RDMA), pinned for the GPU
+ *   (cuMemHostRegister). A read fills slot i while the copies of the
+ *   slots before it to the device run on the ring's stream; a slot is
+ *   filled again only after its copy's event has completed. A write runs
+ *   the other way, by halves of the ring: one half copied from the device
+ *   while the other is written (write_direct: its whole parts go to the
+ *   server at once, from the slots themselves where RDMA is on; a daemon
+ *   without WRITE: pwrite(2)).
  * - GPUDirect first (s3rdmafs_gdr.c): a dma-buf of the device range
  *   registered by the daemon with a verbs NIC (rc, dc), the server
  *   writing into device memory; where the driver or the daemon refuses
- *   (remembered there, per device and per mount), or for the rest of a
- *   read it turned back, the staged ring. Each ring slot's READ says it
- *   is staged (S3RDMAFS_READ_STAGED: the daemon's direct.staged_*).
+ *   (remembered there, per device or allocation and per mount), or for
+ *   the rest of a
+ *   read (write) it turned back, the staged ring. Each ring slot's READ
+ *   and WRITE says it is staged (S3RDMAFS_READ_STAGED: the daemon's
+ *   direct.staged_*). Writes by GPUDirect go as whole parts only (the
+ *   dma-buf registered as a source the server reads).
  * - Threads: the ring is the calling thread's (made on first use, for the
  *   context of the device pointer; freed at thread exit); the driver
  *   table is set once (pthread_once).
@@ -348,29 +354,6 @@ static void leave(void)
   cuda.CtxPopCurrent(&prev);
 }
 
-ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off)
-{
-  s3r_CUdeviceptr dev = (s3r_CUdeviceptr)(uintptr_t)dev_ptr;
-  struct ring *g;
-  size_t done = 0;
-  ssize_t n;
-  int rc = enter(dev_ptr, size, off, &g);
-
-  if (rc)
-    return rc > 0 ? 0 : rc;
-  /* GPUDirect where it can; the rest (or all) staged */
-  rc = s3r_gdr_read(fd, dev, size, off, &done);
-  if (rc != -EOPNOTSUPP) {
-    leave();
-    return rc && !done ? rc : (ssize_t)done;
-  }
-  n = gpu_read_in(fd, g, dev + done, size - done, off + (off_t)done);
-  leave();
-  if (n < 0) /* a CUDA failure fails the read; a file's, after bytes, not */
-    return done && !s3r_gpu_last_error()[0] ? (ssize_t)done : n;
-  return (ssize_t)(done + (size_t)n);
-}
-
 ssize_t s3rdmafs_gpu_read_batch(int fd, struct s3rdmafs_gpu_io *ios, int n)
 {
   ssize_t total = 0;
@@ -401,49 +384,127 @@ static int queue_dtoh(struct ring *g, int s, s3r_CUdeviceptr dev, size_t len)
   return r ? s3r_cuda_fail("cuMemcpyDtoHAsync", r) : 0;
 }
 
-ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
-                           off_t off)
-{
-  s3r_CUdeviceptr dev = (s3r_CUdeviceptr)(uintptr_t)dev_ptr;
-  size_t copied = 0, written = 0;
-  struct ring *g;
-  int rc = enter(dev_ptr, size, off, &g), s;
+/* The ring's two halves: one is written while the other is copied into. */
+#define HALF_SLOTS (NSLOTS / 2)
+#define HALF ((size_t)HALF_SLOTS * SLOT)
 
-  if (rc)
-    return rc > 0 ? 0 : rc;
-  /* copies run up to NSLOTS slots ahead of the writes */
-  for (s = 0; s < NSLOTS && copied < size && !rc; s++) {
-    size_t piece = size - copied < SLOT ? size - copied : SLOT;
-    rc = queue_dtoh(g, s, dev + copied, piece);
-    copied += piece;
+/* Queue the copies of len (at most HALF) bytes at dev into half h. */
+static int queue_half(struct ring *g, int h, s3r_CUdeviceptr dev, size_t len)
+{
+  int rc = 0;
+
+  for (int i = 0; i < HALF_SLOTS && len && !rc; i++) {
+    size_t piece = len < SLOT ? len : SLOT;
+    rc = queue_dtoh(g, h * HALF_SLOTS + i, dev, piece);
+    dev += piece;
+    len -= piece;
   }
-  for (s = 0; written < size && !rc; s = (s + 1) % NSLOTS) {
-    size_t piece = size - written < SLOT ? size - written : SLOT;
-    char *slot = g->mem + (size_t)s * SLOT;
-    if ((rc = slot_wait(g, s)))
+  return rc;
+}
+
+static int half_wait(struct ring *g, int h)
+{
+  int rc = 0;
+
+  for (int i = 0; i < HALF_SLOTS && !rc; i++)
+    rc = slot_wait(g, h * HALF_SLOTS + i);
+  return rc;
+}
+
+/* len bytes of p into fd at off: write_direct, or pwrite(2) where the
+   daemon predates WRITE (ENOTTY; EBADF: it will not register buffers on
+   a file open only for writing). Bytes written, or -errno. */
+static ssize_t write_slot(int fd, const char *p, size_t len, off_t off)
+{
+  ssize_t n = s3r_write_flags(fd, p, len, off, S3RDMAFS_WRITE_STAGED);
+  size_t w = 0;
+
+  if (n != -ENOTTY && n != -EBADF)
+    return n;
+  while (w < len) {
+    ssize_t k = pwrite(fd, p + w, len - w, off + (off_t)w);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0)
+      return w ? (ssize_t)w : k < 0 ? -errno : -EIO;
+    w += (size_t)k;
+  }
+  return (ssize_t)w;
+}
+
+/* Staged: half the ring (two parts' worth: they go to the server at once)
+   written while the other half is filled from dev. Bytes written, or
+   -errno; a failed CUDA call fails the write. */
+static ssize_t gpu_write_out(int fd, struct ring *g, s3r_CUdeviceptr dev,
+                             size_t size, off_t off)
+{
+  size_t copied = 0, written = 0;
+  int h = 0, rc;
+
+  rc = queue_half(g, 0, dev, size < HALF ? size : HALF);
+  copied = size < HALF ? size : HALF;
+  while (written < size && !rc) {
+    size_t piece = size - written < HALF ? size - written : HALF;
+    ssize_t n;
+    if ((rc = half_wait(g, h)))
       break;
-    for (size_t w = 0; w < piece && !rc;) {
-      ssize_t k = pwrite(fd, slot + w, piece - w, off + (off_t)(written + w));
-      if (k < 0 && errno != EINTR)
-        rc = -errno;
-      else if (k == 0)
-        rc = -EIO; /* no progress */
-      else if (k > 0)
-        w += (size_t)k;
-    }
-    if (rc)
-      break;
-    written += piece;
-    if (copied < size) { /* this slot takes the next piece */
-      size_t next = size - copied < SLOT ? size - copied : SLOT;
-      rc = queue_dtoh(g, s, dev + copied, next);
+    if (copied < size) { /* the other half fills meanwhile */
+      size_t next = size - copied < HALF ? size - copied : HALF;
+      if ((rc = queue_half(g, 1 - h, dev + copied, next)))
+        break;
       copied += next;
     }
+    n = write_slot(fd, g->mem + (size_t)h * HALF, piece, off + (off_t)written);
+    if (n < 0) {
+      rc = (int)n;
+      break;
+    }
+    written += (size_t)n;
+    if ((size_t)n < piece)
+      rc = -EIO; /* (a host buffer's WRITE takes all, or fails) */
+    h = 1 - h;
   }
   if (ring_drain(g) && !rc)
     rc = -EIO;
-  leave();
+  return rc && (!written || s3r_gpu_last_error()[0]) ? rc
+                                                     : (ssize_t)written;
+}
+
+/* gpu_read, or with write gpu_write. */
+static ssize_t gpu_io(int fd, const void *dev_ptr, size_t size, off_t off,
+                      bool write)
+{
+  s3r_CUdeviceptr dev = (s3r_CUdeviceptr)(uintptr_t)dev_ptr;
+  struct ring *g = NULL;
+  size_t done = 0;
+  ssize_t n;
+  int rc = enter(dev_ptr, size, off, &g);
+
   if (rc)
-    return written ? (ssize_t)written : rc;
-  return (ssize_t)written;
+    return rc > 0 ? 0 : rc;
+  /* GPUDirect where it can (a write: whole parts); the rest (or all)
+     staged */
+  rc = write ? s3r_gdr_write(fd, dev, size, off, &done)
+             : s3r_gdr_read(fd, dev, size, off, &done);
+  if (rc != -EOPNOTSUPP) {
+    leave();
+    return rc && !done ? rc : (ssize_t)done;
+  }
+  n = write ? gpu_write_out(fd, g, dev + done, size - done, off + (off_t)done)
+            : gpu_read_in(fd, g, dev + done, size - done, off + (off_t)done);
+  leave();
+  if (n < 0) /* a CUDA failure fails the call; a file's, after bytes, not */
+    return done && !s3r_gpu_last_error()[0] ? (ssize_t)done : n;
+  return (ssize_t)(done + (size_t)n);
+}
+
+ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off)
+{
+  return gpu_io(fd, dev_ptr, size, off, false);
+}
+
+ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
+                           off_t off)
+{
+  return gpu_io(fd, dev_ptr, size, off, true);
 }

@@ -15,6 +15,7 @@
  *              It lasts until UNREGISTER or until the open file (the one
  *              the ioctl was made on) is closed for good.
  *   REGISTER_DMABUF  the same for a dma-buf of device memory (GPUDirect;
+ *              flags: S3RDMAFS_REG_SOURCE for WRITEs' buffers, else READs';
  *              the fd from cuMemGetHandleForAddressRange, len its length,
  *              a page multiple): registered with the data plane's NIC
  *              (ibv_reg_dmabuf_mr), never mapped by the daemon. Only where
@@ -32,6 +33,19 @@
  *              cannot write into device memory (this mount's unflushed
  *              writes, no data plane now, a server ignoring the token)
  *              is EOPNOTSUPP, or the bytes written into it before that.
+ *   WRITE      the registered buffer's bytes at buf_off into the file
+ *              at file_off (the open file must be open for writing); the
+ *              byte count back. Where the file is written in order from
+ *              empty and file_off is its end, at a part's start, whole
+ *              parts go to the server at once from the buffer itself
+ *              (tokens naming it: the server reads it; zero copy), the
+ *              call waiting for them. The rest of a host buffer is copied
+ *              into the write-back as write(2) would (sent at close or
+ *              fsync, or as the stream goes on). A dma-buf registered
+ *              with S3RDMAFS_REG_SOURCE can only go as whole parts: the
+ *              count is then what went so (fewer than len, or
+ *              EOPNOTSUPP for none): the library stages the rest.
+ *              flags: as READ's (direct.*_writes counters).
  *   UNREGISTER drops a handle.
  */
 #ifndef S3RDMAFS_IOCTL_H
@@ -51,10 +65,19 @@ enum s3rdmafs_path {
   S3RDMAFS_PATH_HTTP = 4,    /* one GET whose body went into the buffer */
 };
 
-/* READ's flags: the path the read serves, for the daemon's counters
-   (none: a host buffer, s3rdmafs_read_direct). */
+/* READ's and WRITE's flags: the path the call serves, for the daemon's
+   counters (none: a host buffer, s3rdmafs_read_direct/_write_direct). */
 #define S3RDMAFS_READ_STAGED 1u /* a slot of the GPU staging ring */
 #define S3RDMAFS_READ_FLAGS 1u  /* every flag there is */
+#define S3RDMAFS_WRITE_STAGED S3RDMAFS_READ_STAGED
+#define S3RDMAFS_WRITE_FLAGS S3RDMAFS_READ_FLAGS
+
+/* REGISTER_DMABUF's flags (REGISTER's must be 0) */
+#define S3RDMAFS_REG_SOURCE 1u  /* the source of WRITEs, never READ into:
+                                   registered for remote read only (any
+                                   open mode); without it, for READs only
+                                   (remote write: opened for writing) */
+#define S3RDMAFS_REG_FLAGS 1u   /* every flag there is */
 
 /* REGISTER and REGISTER_DMABUF */
 struct s3rdmafs_ioc_register {
@@ -62,7 +85,9 @@ struct s3rdmafs_ioc_register {
   int32_t fd;               /* in: the caller's memfd, or dma-buf */
   uint64_t len;             /* in: bytes of it to use, from offset 0 */
   uint64_t handle;          /* out */
-  uint64_t reserved[5];
+  uint32_t flags;           /* in: S3RDMAFS_REG_* */
+  uint32_t reserved32;
+  uint64_t reserved[4];
 };
 
 struct s3rdmafs_ioc_unregister {
@@ -81,6 +106,19 @@ struct s3rdmafs_ioc_read {
   uint64_t reserved[4];
 };
 
+struct s3rdmafs_ioc_write {
+  uint64_t handle;          /* in */
+  uint64_t buf_off;         /* in: where in the buffer */
+  uint64_t file_off;        /* in (an O_APPEND open: the end, whatever) */
+  uint64_t len;             /* in */
+  uint64_t done;            /* out: bytes written */
+  uint32_t path;            /* out: enum s3rdmafs_path (RDMA, HTTP: sent
+                               as parts; WRITTEN: in the write-back, sent
+                               at close or fsync) */
+  uint32_t flags;           /* in: S3RDMAFS_WRITE_* */
+  uint64_t reserved[4];
+};
+
 #define S3RDMAFS_IOC_REGISTER                                                  \
   _IOWR(S3RDMAFS_IOC_MAGIC, 1, struct s3rdmafs_ioc_register)
 #define S3RDMAFS_IOC_UNREGISTER                                                \
@@ -88,5 +126,7 @@ struct s3rdmafs_ioc_read {
 #define S3RDMAFS_IOC_READ _IOWR(S3RDMAFS_IOC_MAGIC, 3, struct s3rdmafs_ioc_read)
 #define S3RDMAFS_IOC_REGISTER_DMABUF                                           \
   _IOWR(S3RDMAFS_IOC_MAGIC, 4, struct s3rdmafs_ioc_register)
+#define S3RDMAFS_IOC_WRITE                                                     \
+  _IOWR(S3RDMAFS_IOC_MAGIC, 5, struct s3rdmafs_ioc_write)
 
 #endif

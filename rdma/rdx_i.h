@@ -43,7 +43,9 @@ struct rdx_seg {
 
 struct rdx_region {
   struct rdx_transport *t;
-  bool src;      /* rdx_register_src: tokens for RDX_PUT only */
+  bool src;      /* rdx_register_src, or a dma-buf a server reads:
+                    tokens for RDX_PUT only */
+  bool dst;      /* a dma-buf a server writes: tokens for RDX_GET only */
   uint64_t base;
   uint64_t len;
   uint64_t seg_len;

@@ -314,7 +314,7 @@ int rdx_rc_token_for(const struct rdx_rc_session *s, const struct rdx_region *r,
   if (!s || !r || r->t != &s->ep->c->base || len == 0 ||
       (op != RDX_GET && op != RDX_PUT))
     return -EINVAL;
-  if (r->src && op != RDX_PUT)
+  if ((r->src && op != RDX_PUT) || (r->dst && op != RDX_GET))
     return -EACCES;
   if (!s->connected)
     return -ENOTCONN;

@@ -420,13 +420,15 @@ int rdx_rc_reg_seg(struct rdx_rc_dev *d, struct rdx_seg *seg)
 
 int rdx_rc_reg_dmabuf_seg(struct rdx_rc_dev *d, struct rdx_seg *seg)
 {
+  /* device memory a server writes into (GETs: no remote read), or reads
+     from (a PUT's source: remote read only) */
+  int access = seg->src ? IBV_ACCESS_REMOTE_READ
+                        : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
   struct ibv_mr *mr;
 
-  /* device memory a server writes into (GETs only: no remote read) */
   errno = 0;
   mr = ibv_reg_dmabuf_mr(d->pd, seg->fd_off, (size_t)seg->len, seg->addr,
-                         seg->fd,
-                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+                         seg->fd, access);
   if (!mr)
     return errno ? -errno : -EOPNOTSUPP;
   seg->priv = mr;

@@ -156,8 +156,9 @@ void rdx_rc_dev_close(struct rdx_rc_dev *d);
 int rdx_rc_reg_seg(struct rdx_rc_dev *d, struct rdx_seg *seg);
 /* A client's dma-buf segment (seg->dmabuf: ibv_reg_dmabuf_mr of seg->fd
    at seg->fd_off, I/O virtual address seg->addr), for local and remote
-   write (a server writes into it; none may read it): 0 or a negative errno (a provider without
-   dma-buf registration, soft-RoCE's: -EOPNOTSUPP or its own errno). */
+   write (a server writes into it; none may read it), or with seg->src for
+   remote read only (a PUT's source): 0 or a negative errno (a provider
+   without dma-buf registration, soft-RoCE's: -EOPNOTSUPP or its own). */
 int rdx_rc_reg_dmabuf_seg(struct rdx_rc_dev *d, struct rdx_seg *seg);
 /* Undo rdx_rc_reg_seg or _dmabuf_seg (nothing when seg->priv is NULL). */
 void rdx_rc_unreg_seg(struct rdx_seg *seg);

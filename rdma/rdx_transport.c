@@ -173,6 +173,7 @@ static int reg(struct rdx_transport *t, void *base, size_t len, size_t unit,
     return -ENOMEM;
   r->t = t;
   r->src = src;
+  r->dst = fd >= 0 && !src; /* (registered without remote read) */
   r->base = b;
   r->len = len;
   r->seg_len = seg_len;
@@ -213,7 +214,7 @@ int rdx_register_src(struct rdx_transport *t, const void *base, size_t len,
 }
 
 int rdx_register_dmabuf(struct rdx_transport *t, int fd, uint64_t iova,
-                        size_t len, struct rdx_region **out)
+                        size_t len, bool src, struct rdx_region **out)
 {
   if (out)
     *out = NULL;
@@ -221,7 +222,7 @@ int rdx_register_dmabuf(struct rdx_transport *t, int fd, uint64_t iova,
     return -EOPNOTSUPP;
   if (fd < 0 || !iova)
     return -EINVAL;
-  return reg(t, (void *)(uintptr_t)iova, len, 0, false, fd, out);
+  return reg(t, (void *)(uintptr_t)iova, len, 0, src, fd, out);
 }
 
 bool rdx_transport_dmabuf(const struct rdx_transport *t)
@@ -283,7 +284,7 @@ int rdx_token_for(struct rdx_transport *t, const struct rdx_region *r,
     buf[0] = '\0';
   if (!t || !r || r->t != t || len == 0 || (op != RDX_GET && op != RDX_PUT))
     return -EINVAL;
-  if (r->src && op != RDX_PUT)
+  if ((r->src && op != RDX_PUT) || (r->dst && op != RDX_GET))
     return -EACCES;
   rc = rdx_region_seg_of(r, off, len, &seg);
   if (rc)

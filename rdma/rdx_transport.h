@@ -160,13 +160,15 @@ int rdx_register_src(struct rdx_transport *t, const void *base, size_t len,
  * tokens by the I/O virtual addresses [iova, iova + len) (any nonzero
  * value: the NIC translates it, this process never maps the memory). fd
  * is not kept (the registration holds the dma-buf). Verbs kinds only
- * (ibv_reg_dmabuf_mr, for local and remote write). Returns 0 and *out, or
+ * (ibv_reg_dmabuf_mr): for local and remote write, tokens RDX_GET only;
+ * with src, for remote read only (a PUT's source), tokens RDX_PUT only
+ * (either way the other is -EACCES). Returns 0 and *out, or
  * -EOPNOTSUPP (the kind cannot: cma; rdx_transport_dmabuf says so
  * beforehand), -EINVAL, -ENOMEM, or the registration's error (soft-RoCE
  * has none: -EOPNOTSUPP or another errno from the provider).
  */
 int rdx_register_dmabuf(struct rdx_transport *t, int fd, uint64_t iova,
-                        size_t len, struct rdx_region **out)
+                        size_t len, bool src, struct rdx_region **out)
     __attribute__((warn_unused_result));
 /* Can t's kind register dma-bufs at all (rc, dc)? */
 bool rdx_transport_dmabuf(const struct rdx_transport *t);

@@ -194,6 +194,24 @@ void s3_req_destroy(struct s3_req *r);
  */
 int s3_req_set_rdma(struct s3_req *r, const char *token, uint64_t len);
 
+/*
+ * After s3_req_set_rdma on a PUT: the token names memory the client cannot
+ * read (device memory: GPUDirect), so the body is never sent nor hashed.
+ * Where a PUT would be resent over HTTP (declined, ignored, reply 500) it
+ * fails instead with -EOPNOTSUPP, not retried: whatever a server that
+ * ignored the token stored is its to overwrite (an UploadPart sent again).
+ */
+void s3_req_set_rdma_only(struct s3_req *r);
+/*
+ * The token names memory another process owns and may change while the
+ * server reads it (a caller's registered buffer): a PUT reply without
+ * x-amz-rdma-reply is not judged by the body's MD5 (it is taken as not
+ * served: resent over HTTP), and it never turns tokens off for the client
+ * (s3_client_rdma_usable stays as it is). Implied by s3_req_set_rdma_only.
+ * Call before or after s3_req_set_rdma.
+ */
+void s3_req_set_rdma_foreign(struct s3_req *r);
+
 enum s3_rdma_path {
   S3_RDMA_NONE = 0, /* no token, or the request failed */
   S3_RDMA_DONE,     /* the server moved the bytes */

@@ -72,6 +72,10 @@ struct s3_req {
                                      in doubt, monotonic (0: none) */
   uint64_t rdma_doubt_wall_ms;    /* the same, CLOCK_REALTIME */
   bool rdma_failed;               /* x-amz-rdma-reply 500 was answered */
+  bool rdma_only;                 /* no HTTP resend: the token's memory is
+                                     not ours to read (s3_req_set_rdma_only) */
+  bool rdma_foreign;              /* the token's memory is another process's
+                                     (s3_req_set_rdma_foreign) */
   bool rdma_md5_set;              /* rdma_md5 holds the body's MD5: made on
                                      the submitter's thread when the server
                                      omits PUT replies (rdma_put_quiet) */

@@ -53,10 +53,23 @@ int s3_req_set_rdma(struct s3_req *r, const char *token, uint64_t len)
      ETag: hash the body here, on the submitter's thread, rather than on
      the engine's, where it would stall every transfer */
   r->rdma_md5_set = strcmp(r->method, "PUT") == 0 && r->body &&
+                    !r->rdma_foreign &&
                     r->body_len == len &&
                     atomic_load(&r->client->rdma_put_quiet) &&
                     md5_of(r->body, r->body_len, r->rdma_md5) == 0;
   return 0;
+}
+
+void s3_req_set_rdma_only(struct s3_req *r)
+{
+  r->rdma_only = true;
+  s3_req_set_rdma_foreign(r);
+}
+
+void s3_req_set_rdma_foreign(struct s3_req *r)
+{
+  r->rdma_foreign = true;
+  r->rdma_md5_set = false;
 }
 
 enum s3_rdma_path s3_req_rdma_path(const struct s3_req *r)
@@ -136,7 +149,7 @@ static bool etag_is_body(const struct s3_req *r)
   char hex[33];
   size_t el;
 
-  if (!e || !r->body || r->body_len != r->rdma_len)
+  if (!e || !r->body || r->body_len != r->rdma_len || r->rdma_foreign)
     return false;
   el = strlen(e);
   if (el >= 2 && e[0] == '"' && e[el - 1] == '"') {
@@ -169,8 +182,16 @@ static bool etag_is_empty(const char *e)
   return el == 32 && strncasecmp(e, EMPTY_MD5, 32) == 0;
 }
 
-static enum s3_rdma_verdict resend(struct s3_client *c, struct s3_req *r)
+/* The bytes over HTTP, now; or, when the token's memory is not ours to
+   read (rdma_only), the request fails (EOPNOTSUPP, never retried). */
+static enum s3_rdma_verdict resend(struct s3_client *c, struct s3_req *r,
+                                   int *rc, struct s3_err_map *m)
 {
+  if (r->rdma_only) {
+    *rc = -EOPNOTSUPP;
+    *m = (struct s3_err_map){.err = EOPNOTSUPP, .cls = S3_EC_CLIENT};
+    return S3_RDMA_KEEP;
+  }
   r->rdma_on = false;
   atomic_fetch_add(&c->st_rdma_resent, 1);
   return S3_RDMA_RESEND;
@@ -210,7 +231,9 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
       return S3_RDMA_KEEP;
     }
     atomic_fetch_add(&c->st_rdma_ignored, 1);
-    if (!atomic_exchange(&c->rdma_ignored, true))
+    /* (memory another process may change under the transfer proves
+       nothing of the server: this request only) */
+    if (!r->rdma_foreign && !atomic_exchange(&c->rdma_ignored, true))
       log_notice("the S3 server ignores %s (no x-amz-rdma-reply): file data "
                "goes in HTTP bodies from now on",
                c->rdma_header);
@@ -222,13 +245,13 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
        writer's object, and is not refused for it */
     if (etag_is_empty(s3_req_header(r, "etag")))
       s3_req_recondition(r, EMPTY_MD5); /* unquoted: RGW refuses quotes */
-    return resend(c, r);
+    return resend(c, r, rc, m);
   }
   atomic_store(&c->rdma_seen, true);
   if (strcmp(v, "501") == 0) {
     atomic_fetch_add(&c->st_rdma_declined, 1);
     if (put)
-      return resend(c, r); /* nothing was stored: send the body */
+      return resend(c, r, rc, m); /* nothing was stored: send the body */
     if (!*rc)
       r->rdma_path = S3_RDMA_DECLINED; /* the bytes came in the body */
     return S3_RDMA_KEEP;
@@ -239,7 +262,7 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
     r->rdma_failed = true;
     r->rdma_path = S3_RDMA_FAILED;
     *rc = 0;
-    return resend(c, r);
+    return resend(c, r, rc, m);
   }
   if (strcmp(v, "200") != 0 && strcmp(v, "204") != 0 &&
       strcmp(v, "206") != 0) {

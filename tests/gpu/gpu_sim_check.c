@@ -17,12 +17,13 @@
  *   gpu_sim_check hostmem FILE
  *       a host pointer is not device memory: -EINVAL; past the end of an
  *       allocation: -EINVAL
- *   gpu_sim_check dmabuf FILE REF N ASKED EXPORTED
+ *   gpu_sim_check dmabuf FILE REF N ASKED EXPORTED [two]
  *       N gpu_reads of random unaligned ranges of FILE (up to 3 ring
  *       slots), compared with REF; then the stand-in's dma-buf counters
  *       must be exactly ASKED exports asked for and EXPORTED made
  *       ($FAKECUDA_DMABUF set by the caller): a refusal remembered is
- *       asked once, whatever N
+ *       asked once, whatever N. With "two": into two allocations alive
+ *       together, half of the reads each
  *   gpu_sim_check host FILE REF N
  *       N s3rdmafs_read_direct of random unaligned ranges into host
  *       memory, compared with REF (the daemon counts them as host reads)
@@ -178,11 +179,18 @@ static dstats_fn dmabuf_stats;
 
 /* n reads of random ranges of file, into device memory (gpu) or host
    memory, compared with ref: how many differed, or -1. */
-static int reads(const char *f, const char *r, int n, int gpu, unsigned seed)
+#define READS_MAX (3u * 8 * 1048576 + 12345)
+
+/* n random reads of f into device (gpu) or host memory, compared with r;
+   into dst0 when given (READS_MAX + 4096 bytes of device memory). */
+static int reads(const char *f, const char *r, int n, int gpu, unsigned seed,
+                 char *dst0)
 {
-  size_t maxlen = 3u * 8 * 1048576 + 12345;
+  size_t maxlen = READS_MAX;
   int fd = open(f, O_RDONLY), rfd = open(r, O_RDONLY), bad = 0;
-  char *dst = gpu ? dalloc(maxlen + 4096) : malloc(maxlen + 4096);
+  char *dst = dst0    ? dst0
+              : gpu ? dalloc(maxlen + 4096)
+                    : malloc(maxlen + 4096);
   char *want = malloc(maxlen), *back = malloc(maxlen);
   struct stat st;
 
@@ -207,9 +215,9 @@ static int reads(const char *f, const char *r, int n, int gpu, unsigned seed)
       bad++;
     }
   }
-  if (gpu)
+  if (gpu && !dst0)
     dev_free((unsigned long long)(uintptr_t)dst);
-  else
+  else if (!dst0)
     free(dst);
   free(want);
   free(back);
@@ -225,7 +233,17 @@ static int do_dmabuf(char **argv)
 
   if (n < 1 || !dmabuf_stats)
     return 2;
-  bad = reads(argv[2], argv[3], n, 1, (unsigned)getpid());
+  if (argv[7]) { /* into two allocations, both alive: each asked */
+    char *d1 = dalloc(READS_MAX + 4096), *d2 = dalloc(READS_MAX + 4096);
+    if (!d1 || !d2)
+      return 2;
+    bad = reads(argv[2], argv[3], n / 2, 1, (unsigned)getpid(), d1) +
+          reads(argv[2], argv[3], n - n / 2, 1, (unsigned)getpid(), d2);
+    dev_free((unsigned long long)(uintptr_t)d1);
+    dev_free((unsigned long long)(uintptr_t)d2);
+  } else {
+    bad = reads(argv[2], argv[3], n, 1, (unsigned)getpid(), NULL);
+  }
   dmabuf_stats(&asked, &exported, &refused);
   printf("dmabuf (simulated, FAKECUDA_DMABUF=%s): %d reads, %d differed; "
          "exports asked %lu (want %s), made %lu (want %s), refused %lu\n",
@@ -237,7 +255,8 @@ static int do_dmabuf(char **argv)
 
 static int do_host(char **argv)
 {
-  int n = atoi(argv[4]), bad = n < 1 ? -1 : reads(argv[2], argv[3], n, 0, 7);
+  int n = atoi(argv[4]);
+  int bad = n < 1 ? -1 : reads(argv[2], argv[3], n, 0, 7, NULL);
 
   printf("host: %d reads, %d differed\n", n, bad);
   return bad != 0;
@@ -289,7 +308,7 @@ int main(int argc, char **argv)
   dmabuf_stats = (dstats_fn)dlsym(h, "fake_cuda_dmabuf_stats");
   if (argc == 7 && !strcmp(argv[1], "read"))
     return do_read(argv);
-  if (argc == 7 && !strcmp(argv[1], "dmabuf"))
+  if ((argc == 7 || argc == 8) && !strcmp(argv[1], "dmabuf"))
     return do_dmabuf(argv);
   if (argc == 5 && !strcmp(argv[1], "host"))
     return do_host(argv);

@@ -10,7 +10,10 @@
 #     failing: -EIO, the failed call named;
 #   - no driver, no device: -ENODEV with the reason; host memory and a
 #     range past its allocation: -EINVAL;
-#   - a checkpoint written from device memory (gpu_write), read back;
+#   - a checkpoint written from device memory (gpu_write), read back: the
+#     ring's halves written with write_direct (direct.staged_writes), with
+#     cma their whole parts sent from the ring's pages (direct.write_parts);
+#     a dma-buf exported for it and refused by the daemon: staged;
 #   - GPUDirect's control flow ($FAKECUDA_DMABUF): a device without
 #     dma-buf support never asked; a driver refusing the export asked
 #     once (remembered); an export failing asked each call; an export
@@ -52,6 +55,8 @@ check "sim: no dma-buf on the device: never asked; staged, bytes exact" \
   dm none 4 0 0
 check "sim: dma-buf refused by the driver: asked once; staged, bytes exact" \
   dm refuse 6 1 0
+check "sim: ... once per allocation (another may be exportable)" \
+  dm refuse 6 2 0 two
 check "sim: a dma-buf export failing: asked each call; staged, bytes exact" \
   dm fail 3 3 0
 check_eq "sim: ... the daemon never asked (direct.gpudirect_refused)" \
@@ -78,7 +83,17 @@ check "sim: pinning the ring failing: EIO, said" \
 check "sim: no device: ENODEV" env FAKECUDA_DEVICES=0 "$GC" nodev "$mnt/a.bin"
 check "sim: no driver: ENODEV" env S3RDMAFS_CUDA_LIB=/nonexistent/libcuda.so.1 "$GC" nodev "$mnt/a.bin"
 check "sim: host memory, and past an allocation: EINVAL" "$GC" hostmem "$mnt/a.bin"
+w0=$(stat_of direct.staged_writes)
 check "sim: a checkpoint from device memory" "$GC" write "$mnt/ckpt.bin" $((30 * MiB + 5))
+check "sim: ... its ring written by direct writes, counted as staged (direct.staged_writes)" \
+  test "$(stat_of direct.staged_writes)" -gt "$w0"
+check_eq "sim: ... none as a host buffer's or GPUDirect" \
+  "$(stat_of direct.host_writes) $(stat_of direct.gpudirect_writes)" "0 0"
+g0=$(stat_of direct.gpudirect_refused)
+check "sim: a checkpoint, a dma-buf exported, refused by the daemon: staged, bytes exact" \
+  env FAKECUDA_DMABUF=export "$GC" write "$mnt/ckpt3.bin" $((20 * MiB + 3))
+check_eq "sim: ... the refusal counted (direct.gpudirect_refused)" \
+  "$(stat_of direct.gpudirect_refused)" $((g0 + 1))
 check "sim: the real-GPU suite's checks (gpu_check), simulated" \
   "$BIN/gpu_check" "$mnt/a.bin" "$tmp/local/a.bin" "$mnt/ckpt2.bin"
 check "sim: ... on the server" eq size \
@@ -90,6 +105,13 @@ if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma
   r0=$(stat_of s3.rdma_bytes)
   check "sim+cma: staged reads, 4 threads" "$GC" read "$mnt/a.bin" "$tmp/local/a.bin" 4 6 "$RANDOM"
   check "sim+cma: the ring filled by the server (s3.rdma_bytes)" test "$(stat_of s3.rdma_bytes)" -gt "$r0"
+  # halves of the ring (16 MiB: two whole parts) written at once, straight
+  # from the ring's pages: 2 + 2 + 1 parts, and 5 bytes copied
+  p0=$(stat_of direct.write_parts)
+  check "sim+cma: a checkpoint from device memory, read back" \
+    "$GC" write "$mnt/ckpt4.bin" $((40 * MiB + 5))
+  check_eq "sim+cma: ... its whole parts sent from the ring's pages (direct.write_parts)" \
+    "$(stat_of direct.write_parts)" $((p0 + 5))
   fs_umount "$mnt"
 else
   echo "# sim+cma: skipped (the transport cannot run here)"

@@ -27,7 +27,17 @@
 #     caller is served (the fd is taken on a thread that kept it);
 #   - through s3rdma-gateway with rdma.transport=cma: the server writes
 #     the bytes into the caller's registered buffer (s3.rdma_bytes moves);
-#     a dma-buf refused (cma cannot register device memory).
+#     a dma-buf refused (cma cannot register device memory);
+#   - direct writes (dwrite_check.c): 4 threads each writing a new file
+#     with write_direct from registered buffers (16 MiB calls, then at
+#     unaligned places) and from plain memory (5 MiB + 7 calls), read
+#     back after close and again after a remount; a file whose sent parts
+#     are rewritten with pwrite (the move to the staging file), then
+#     appended with write_direct and fsync'ed; hostile WRITEs refused.
+#     Plain RGW: everything copied into the write-back
+#     (direct.write_parts 0); with cma, the whole parts go straight from
+#     the caller's pages (direct.write_parts, s3.rdma_bytes), and the
+#     rest copied.
 #
 #   test_fs_direct.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -79,10 +89,41 @@ check_eq "hostile: the dma-buf refused, counted (direct.gpudirect_refused)" \
 check "one buffer through 40 opens in turn" "$DC" many "$mnt/b.bin" 40
 gone0() { [ "$(stat_of direct.registered)" = 0 ]; }
 check "... none left registered" wait_for 30 0.1 gone0
+
+# direct writes: NAME SIZE (files NAME.reg.N from registered buffers,
+# NAME.plain.N from plain memory; NAME.back)
+DW=$BIN/dwrite_check
+dwrites() { # LABEL NAME SIZE
+  check "$1: write_direct, registered, 4 threads" \
+    "$DW" write "$mnt/$2.reg" "$3" $((16 * MiB)) reg 4
+  check "$1: write_direct, plain memory, 4 threads" \
+    "$DW" write "$mnt/$2.plain" "$3" $((5 * MiB + 7)) plain 4
+  check "$1: parts sent, then rewritten with pwrite, appended, fsync" \
+    "$DW" back "$mnt/$2.back" "$3" $((9 * MiB + 5))
+}
+dwcheck() { # LABEL NAME SIZE: what the server holds, after a remount
+  local t
+  for t in 0 1 2 3; do
+    check "$1: $2.reg.$t as written" "$DW" check "$mnt/$2.reg.$t" "$3" "$t"
+    check "$1: $2.plain.$t as written" "$DW" check "$mnt/$2.plain.$t" "$3" "$t"
+  done
+}
+w0=$(stat_of direct.writes)
+dwrites "plain" dwp $((20 * MiB + 12345))
+check "plain: hostile WRITEs refused" "$DW" hostile "$mnt/dwh.bin"
+check "plain: one user may make 512 registrations, not more (ENOSPC)" \
+  "$DW" user "$mnt/b.bin"
+check "plain: ... none left once closed" wait_for 30 0.1 gone0
+check "plain: direct writes counted" test "$(stat_of direct.writes)" -gt "$w0"
+check_eq "plain: ... as host buffers' (direct.host_writes)" \
+  "$(stat_of direct.host_writes)" "$(stat_of direct.writes)"
+check_eq "plain: ... no part straight from a caller's buffer (no data plane)" \
+  "$(stat_of direct.write_parts)" 0
 fs_umount "$mnt"
 
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
 verify_all "remounted"
+dwcheck "remounted" dwp $((20 * MiB + 12345))
 fs_umount "$mnt"
 
 # ---- who may: the kernel's ptrace check, through pidfd_getfd ----
@@ -122,6 +163,17 @@ if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma
   check "cma: a dma-buf refused (cma cannot register device memory)" \
     "$DC" nodmabuf "$mnt/b.bin"
   check_eq "cma: ... counted" "$(stat_of direct.gpudirect_refused)" 1
+  r0=$(stat_of s3.rdma_bytes)
+  dwrites "cma" dwc $((40 * MiB + 4097))
+  # 4 files x 5 whole 8 MiB parts from registered buffers; from plain
+  # memory (the 8 MiB bounce buffer) only calls at a part's start
+  check "cma: whole parts sent straight from the callers' pages (direct.write_parts >= 20)" \
+    test "$(stat_of direct.write_parts)" -ge 20
+  check "cma: ... the server read them (s3.rdma_bytes grew by 160 MiB or more)" \
+    test "$(( $(stat_of s3.rdma_bytes) - r0 ))" -ge $((160 * MiB))
+  fs_umount "$mnt"
+  fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
+  dwcheck "cma, remounted" dwc $((40 * MiB + 4097))
   fs_umount "$mnt"
 else
   echo "# cma: skipped (the transport cannot run here)"

@@ -166,11 +166,11 @@ static void test_register_dmabuf_cma(void **state)
 
   assert_false(rdx_transport_dmabuf(t));
   assert_false(rdx_transport_dmabuf(NULL));
-  assert_int_equal(rdx_register_dmabuf(t, 0, 1ull << 32, 4096, &r),
+  assert_int_equal(rdx_register_dmabuf(t, 0, 1ull << 32, 4096, false, &r),
                    -EOPNOTSUPP);
   assert_null(r);
   /* no transport cannot either */
-  assert_int_equal(rdx_register_dmabuf(NULL, 0, 1ull << 32, 4096, &r),
+  assert_int_equal(rdx_register_dmabuf(NULL, 0, 1ull << 32, 4096, true, &r),
                    -EOPNOTSUPP);
   rdx_transport_close(t);
 }

@@ -294,6 +294,87 @@ static void test_put_no_reply(void **state)
   done(f);
 }
 
+/* A PUT whose token names memory the client cannot read (device memory):
+   never resent over HTTP nor taken as stored by its ETag; it fails with
+   EOPNOTSUPP, not retried. */
+static void test_put_rdma_only(void **state)
+{
+  static const char md5_32a[] = "5eca9bd3eb07c006cd43ae48dfde7fd3";
+  struct {
+    const char *h1, *v1, *h2, *v2;
+  } replies[] = {
+      {REPLY, "501", NULL, NULL},          /* declined */
+      {REPLY, "500", NULL, NULL},          /* the transfer failed */
+      {"etag", "\"empty\"", NULL, NULL},   /* ignored */
+      {"etag", md5_32a, NULL, NULL},       /* the body's MD5: not ours */
+  };
+
+  (void)state;
+  for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+    struct fixture *f = fix("PUT", 32);
+    struct s3_err_map m = {0};
+    int rc = 0;
+
+    memset(f->buf, 'a', 32);
+    atomic_store(&f->c.rdma_put_quiet, true);
+    s3_req_set_rdma_only(f->r);
+    assert_false(f->r->rdma_md5_set);
+    assert_int_equal(judge(f, &rc, 0, replies[i].h1, replies[i].v1, NULL),
+                     S3_RDMA_KEEP);
+    assert_int_equal(rc, -EOPNOTSUPP);
+    assert_int_not_equal(s3_req_rdma_path(f->r), S3_RDMA_DONE);
+    assert_int_equal(atomic_load(&f->c.st_rdma_resent), 0);
+    assert_true(s3_client_rdma_usable(&f->c)); /* this request only */
+    /* the map the engine decides retries with: not retryable */
+    rc = 0;
+    s3_req_reset_reply(f->r);
+    assert_int_equal(s3_rdma_attempt_end(&f->c, f->r, &rc, &m), S3_RDMA_KEEP);
+    assert_false(m.retryable);
+    done(f);
+  }
+  /* served: as any PUT */
+  {
+    struct fixture *f = fix("PUT", 32);
+    int rc = 0;
+
+    s3_req_set_rdma_only(f->r);
+    judge(f, &rc, 0, REPLY, "200", BYTES, "32", NULL);
+    assert_int_equal(rc, 0);
+    assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_DONE);
+    done(f);
+  }
+}
+
+/* A PUT from another process's memory (a caller's registered buffer): a
+   reply without the header is not taken as served by its ETag (the owner
+   may have changed the bytes), is resent over HTTP, and never turns tokens
+   off for the client. */
+static void test_put_foreign(void **state)
+{
+  static const char md5_32a[] = "5eca9bd3eb07c006cd43ae48dfde7fd3";
+  struct fixture *f = fix("PUT", 32);
+  int rc = 0;
+
+  (void)state;
+  memset(f->buf, 'a', 32);
+  atomic_store(&f->c.rdma_put_quiet, true);
+  s3_req_set_rdma_foreign(f->r);
+  assert_int_equal(s3_req_set_rdma(f->r, "tok", 32), 0);
+  assert_false(f->r->rdma_md5_set); /* not hashed: it would prove nothing */
+  assert_int_equal(judge(f, &rc, 0, "etag", md5_32a, NULL), S3_RDMA_RESEND);
+  assert_int_equal(rc, 0);
+  assert_int_equal(s3_req_rdma_path(f->r), S3_RDMA_IGNORED);
+  assert_true(s3_client_rdma_usable(&f->c));
+  done(f);
+  /* the same reply to a request of our own memory turns tokens off */
+  f = fix("PUT", 32);
+  memset(f->buf, 'b', 32);
+  rc = 0;
+  assert_int_equal(judge(f, &rc, 0, "etag", md5_32a, NULL), S3_RDMA_RESEND);
+  assert_false(s3_client_rdma_usable(&f->c));
+  done(f);
+}
+
 /* A token attempt's deadline: the client's, a second per 8 MiB, or the
    request's own timeout when shorter. */
 static void test_attempt_ms(void **state)
@@ -408,6 +489,8 @@ int main(void)
       cmocka_unit_test(test_get_declined_ignored),
       cmocka_unit_test(test_put),
       cmocka_unit_test(test_put_no_reply),
+      cmocka_unit_test(test_put_rdma_only),
+      cmocka_unit_test(test_put_foreign),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

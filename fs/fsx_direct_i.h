@@ -1,0 +1,53 @@
+/* Internals of fsx_direct shared with its write side (fsx_direct_write.c):
+   a registration and its use. */
+#ifndef S3R_FSX_DIRECT_I_H
+#define S3R_FSX_DIRECT_I_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct fsx_mount;
+struct fsx_fh;
+
+struct fsx_dreg {
+  struct fsx_dreg *next;      /* fh->lock */
+  uint64_t handle;
+  pid_t tgid;                 /* the process that registered it, and its */
+  unsigned long long start;   /* start time: a later one with the pid is
+                                 another process */
+  char *map;
+  size_t len;
+  unsigned busy;              /* fh->lock: READs and WRITEs using it */
+  bool gone;                  /* fh->lock: unregistered, unmapped by the
+                                 last user */
+  bool kept;                  /* a server may still touch it (write into
+                                 it, or read it for a WRITE) */
+  void *dmabuf;               /* a dma-buf's registration (GPUDirect):
+                                 device memory, map is NULL */
+  bool source;                /* dmabuf: for WRITEs (the server reads it),
+                                 else for READs (it writes there) */
+  uid_t uid;                  /* the user it counts against, when counted */
+  bool counted;
+};
+
+/* The registration for handle of process tgid, marked busy (with unlink,
+   also taken off fh's list); NULL: none. */
+struct fsx_dreg *fsx_dreg_use(struct fsx_fh *fh, uint64_t handle, pid_t tgid,
+                              unsigned long long start, bool unlink);
+/* d (in use) leaves fh's list: freed by its last fsx_dreg_done. */
+void fsx_dreg_drop(struct fsx_fh *fh, struct fsx_dreg *d);
+/* The end of a use (fsx_dreg_use): the last one frees a dropped d. */
+void fsx_dreg_done(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d);
+
+/* A READ's (write: a WRITE's) done bytes counted, by path: host buffers,
+   GPU staging slots (flags), dma-bufs. */
+void fsx_direct_count(struct fsx_mount *m, const struct fsx_dreg *d,
+                      uint32_t flags, size_t done, bool write);
+
+/* fsx_direct_write.c: WRITE (struct s3rdmafs_ioc_write) of tgid's. */
+struct s3rdmafs_ioc_write;
+int fsx_direct_write(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
+                     unsigned long long start, struct s3rdmafs_ioc_write *a);
+
+#endif
