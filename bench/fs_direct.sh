@@ -9,9 +9,16 @@
 #   cma   through s3rdma-gateway with rdma.transport=cma: read(2) fills
 #         the daemon's cache by rdma, read_direct has the gateway write
 #         into the caller's buffer itself (each pass goes to the server)
-# Reported: MB/s, and CPU seconds per GiB of the reader, the daemon and
-# (cma) the gateway; RATIO lines read_direct over read(2) for MB/s and for
-# the CPU of reader and daemon together.
+# and writes the other way: a new file of the same size written in chunks
+# by s3rdmafs_write_direct from a registered buffer against write(2), its
+# close (the upload's end) timed: over HTTP write_direct saves FUSE's
+# copies (its parts are copied into the write-back as write(2)'s are);
+# with cma each whole part goes from the caller's buffer, read by the
+# gateway itself.
+# Reported: MB/s, and CPU seconds per GiB of the reader (writer), the
+# daemon and (cma) the gateway; RATIO lines read_direct over read(2) and
+# write_direct over write(2) for MB/s and for the CPU of the caller and
+# the daemon together.
 #
 #   bench/fs_direct.sh [--size MiB] [--reps N] [--chunk MiB]
 set -euo pipefail
@@ -41,9 +48,13 @@ bench_gateway_setup fs_direct "$size_mib" # tmp, mnt, GW, gw_pid; the object
 # CPU s/GiB), p_rcpu, p_dcpu, p_gcpu, p_crc
 pass() {
   local out c0 c1 g0 g1 gib
-  [ "$2" = direct ] || drop_caches
+  local file=$mnt/$key extra=()
+  case $2 in
+    read) drop_caches ;;
+    write | wdirect) file=$mnt/w-$2.bin extra=("$size_mib") ;;
+  esac
   c0=$(proc_cpu_s "$ours_pid") g0=$(proc_tree_cpu_s "$gw_pid")
-  out=$("$BW" "$mnt/$key" "$chunk" "$2") || { echo "fs_direct: $1 $2 failed" >&2; exit 1; }
+  out=$("$BW" "$file" "$chunk" "$2" "${extra[@]}") || { echo "fs_direct: $1 $2 failed" >&2; exit 1; }
   c1=$(proc_cpu_s "$ours_pid") g1=$(proc_tree_cpu_s "$gw_pid")
   gib=$(awk -v b="$bytes" 'BEGIN { print b / 1073741824 }')
   read -r o_bytes o_seconds o_cpu o_crc < <(printf '%s\n' "$out" |
@@ -69,10 +80,12 @@ for row in http cma; do
   fi
   pass "$row" read >/dev/null # warm the daemon's cache (http)
   for ((i = 1; i <= reps; i++)); do
-    for mode in read direct; do
+    for mode in read direct write wdirect; do
       pass "$row" "$mode"
-      [ -n "$crc0" ] || crc0=$p_crc
-      [ "$p_crc" = "$crc0" ] || { echo "fs_direct: $row $mode read other bytes" >&2; exit 1; }
+      case $mode in read | direct)
+        [ -n "$crc0" ] || crc0=$p_crc
+        [ "$p_crc" = "$crc0" ] || { echo "fs_direct: $row $mode read other bytes" >&2; exit 1; } ;;
+      esac
       t=$row-$mode
       echo "fs_direct: rep $i $t $p_mbs MB/s, reader $p_rcpu + daemon $p_dcpu CPU s/GiB, gateway $p_gcpu" >&2
       mbs[$t]="${mbs[$t]:-} $p_mbs" cpu[$t]="${cpu[$t]:-} $p_cpu"
@@ -89,7 +102,8 @@ done
 
 printf '\n%-10s %-12s %8s %12s %12s %12s\n' "fs_direct" tool MB/s "reader CPU" "daemon CPU" "gateway CPU"
 declare -A m_mbs m_cpu
-for t in http-read http-direct cma-read cma-direct; do
+for t in http-read http-direct cma-read cma-direct http-write http-wdirect \
+  cma-write cma-wdirect; do
   # shellcheck disable=SC2086
   m_mbs[$t]=$(median ${mbs[$t]}) m_cpu[$t]=$(median ${cpu[$t]})
   # shellcheck disable=SC2086
@@ -99,6 +113,9 @@ for t in http-read http-direct cma-read cma-direct; do
   bench_line fs_direct_cpu "s3rdmafs-$t" "${m_cpu[$t]}" cpu_s_per_GiB "$reps"
 done
 for row in http cma; do
-  ratio_line fs_direct "s3rdmafs-$row-direct" "s3rdmafs-$row-read" "${m_mbs[$row-direct]}" "${m_mbs[$row-read]}"
-  ratio_line fs_direct_cpu "s3rdmafs-$row-direct" "s3rdmafs-$row-read" "${m_cpu[$row-direct]}" "${m_cpu[$row-read]}"
+  for p in direct:read wdirect:write; do
+    a=${p%%:*} b=${p##*:}
+    ratio_line fs_direct "s3rdmafs-$row-$a" "s3rdmafs-$row-$b" "${m_mbs[$row-$a]}" "${m_mbs[$row-$b]}"
+    ratio_line fs_direct_cpu "s3rdmafs-$row-$a" "s3rdmafs-$row-$b" "${m_cpu[$row-$a]}" "${m_cpu[$row-$b]}"
+  done
 done
