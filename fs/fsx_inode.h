@@ -162,6 +162,9 @@ void fsx_inode_kernel_wrote(struct fsx_table *t, struct fsx_inode *in,
 void fsx_inode_open(struct fsx_table *t, struct fsx_inode *in);
 struct fsx_wb *fsx_inode_close(struct fsx_table *t, struct fsx_inode *in);
 bool fsx_inode_in_use(struct fsx_table *t, struct fsx_inode *in);
+/* How many handles are open on in (a handle counts until its last
+   reference goes: fetches in flight hold it after its release). */
+unsigned fsx_inode_opens(struct fsx_table *t, struct fsx_inode *in);
 /* in goes away while open: its attached write-back state is kept (one
    reference more) until the last handle closes. False: not open, or
    kept already. */

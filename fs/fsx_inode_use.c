@@ -125,12 +125,17 @@ struct fsx_wb *fsx_inode_close(struct fsx_table *t, struct fsx_inode *in)
 
 bool fsx_inode_in_use(struct fsx_table *t, struct fsx_inode *in)
 {
-  bool used;
+  return fsx_inode_opens(t, in) > 0;
+}
+
+unsigned fsx_inode_opens(struct fsx_table *t, struct fsx_inode *in)
+{
+  unsigned n;
 
   pthread_mutex_lock(&t->lock);
-  used = in->opens > 0;
+  n = in->opens;
   pthread_mutex_unlock(&t->lock);
-  return used;
+  return n;
 }
 
 bool fsx_inode_keep_orphan(struct fsx_table *t, struct fsx_inode *in)

@@ -170,7 +170,7 @@ int fsx_store_meta(struct fsx_mount *m, struct fsx_inode *in,
 /* Stored only when nothing else has the file open or holds its writes: a
    copy changes the object a reader's If-Match names, and a writer's
    upload stores its own metadata. */
-void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino)
+void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino, bool others)
 {
   char etag[S3_ETAG_MAX];
   struct fsx_inode_view v;
@@ -181,14 +181,14 @@ void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino)
   time_t now;
   int rc;
 
-  if (m->o.atime == CFG_ATIME_NO || m->o.ro ||
+  if (m->o.atime == CFG_ATIME_NO || m->o.ro || others ||
       !(in = fsx_inode_get(m->tab, ino)))
     return;
   wb = fsx_wb_get(m, in);
   fsx_inode_view(m->tab, in, &v);
   fsx_attr_of(m, in, &a);
   /* a file of this name (not one unlinked or replaced), a regular one */
-  if (wb || fsx_inode_in_use(m->tab, in) || a.kind != FSX_FILE ||
+  if (wb || a.kind != FSX_FILE ||
       (a.has_mode && !S_ISREG(a.mode)) || !v.named || !a.etag[0] ||
       !fsx_inode_bucket(in))
     goto put;

@@ -70,8 +70,10 @@ int fsx_put_with_meta(struct fsx_mount *m, const char *bucket,
 int fsx_store_meta(struct fsx_mount *m, struct fsx_inode *in,
                    struct fsx_attr *a, const struct fsx_wmeta *mt);
 /* After the release of a handle that could read ino: its atime stored if
-   the mount's atime policy (mount.atime) says so. */
-void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino);
+   the mount's atime policy (mount.atime) says so, unless others: other
+   handles were open on it then (the copy would change the object under
+   them; the last one's close stores it). */
+void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino, bool others);
 /* Open for writing: the write-back state for fh (O_TRUNC: emptied). */
 int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
                        const struct fsx_attr *a, int flags,

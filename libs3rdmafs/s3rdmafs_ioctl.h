@@ -112,9 +112,11 @@ struct s3rdmafs_ioc_write {
   uint64_t file_off;        /* in (an O_APPEND open: the end, whatever) */
   uint64_t len;             /* in */
   uint64_t done;            /* out: bytes written */
-  uint32_t path;            /* out: enum s3rdmafs_path (RDMA, HTTP: sent
-                               as parts; WRITTEN: in the write-back, sent
-                               at close or fsync) */
+  uint32_t path;            /* out: enum s3rdmafs_path (RDMA, HTTP: all
+                               sent as parts, by the server or in HTTP
+                               bodies; WRITTEN: some or all bytes went
+                               into the write-back, sent at close or
+                               fsync or as the stream goes on) */
   uint32_t flags;           /* in: S3RDMAFS_WRITE_* */
   uint64_t reserved[4];
 };
