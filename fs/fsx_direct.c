@@ -207,7 +207,7 @@ static int dreg_add(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
                     uint64_t *handle)
 {
   static _Atomic uint64_t next_handle = 1;
-  int n = 0, rc;
+  int n = 0, rc = 0;
 
   /* the mount's, then the user's: one user may not take them all */
   if (atomic_fetch_add(&m->st.direct_regs_now, 1) >= FSX_DIRECT_MOUNT_REGS ||

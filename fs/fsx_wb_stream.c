@@ -225,6 +225,7 @@ ssize_t fsx_wb_write_parts(struct fsx_mount *m, struct fsx_wb *wb,
   size_t scratch_len = 0;
   char *scratch = NULL;
   uint64_t s, l, bytes;
+  struct fsx_part pk;
   ssize_t done = 0, n;
   unsigned k, nk;
   bool kept;
@@ -238,13 +239,13 @@ ssize_t fsx_wb_write_parts(struct fsx_mount *m, struct fsx_wb *wb,
   pthread_mutex_unlock(&wb->plock);
   k = fsx_wb_part_of(wb->psize, off, &s, &l);
   nk = whole_parts(wb, k, len, FSX_WB_MAX_PARTS, &bytes);
+  pk = fsx_wb_part(wb, k);
   /* streamed, at the end and a part's start, the file longer than one
      part afterwards (a file of one part is one PUT, from its run), the
      part not sent before */
   if (!wb->stream || kept || wb->unlinked || off != wb->size || s != off ||
-      !nk ||
-      off + bytes <= wb->psize || off + bytes > (5ull << 40) ||
-      fsx_wb_part(wb, k).state != PART_NONE || fsx_wb_part(wb, k).run)
+      !nk || off + bytes <= wb->psize || off + bytes > (5ull << 40) ||
+      pk.state != PART_NONE || pk.run)
     goto unlock;
   /* the part the writer filled before this one goes first, from its run */
   if (k && fsx_wb_part(wb, k - 1).run &&

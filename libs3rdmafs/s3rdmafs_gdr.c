@@ -42,21 +42,24 @@
 #include "libs3rdmafs/s3rdmafs_ioctl.h"
 
 #define MAX_DEVS 64   /* devices whose answer is remembered */
-#define MAX_MOUNTS 64 /* mounts whose refusal is remembered (then the oldest
-                         is forgotten: asked once more) */
-#define MAX_ALLOCS 64 /* allocations whose export the driver refused (the
-                         same: the oldest forgotten) */
+#define MAX_KEYS 64   /* refusals a table remembers (then the oldest is
+                         forgotten: asked once more) */
 #define CHUNK ((size_t)1 << 30) /* bytes one registration covers at most */
+
+/* Refusals remembered by key, the oldest forgotten first. */
+struct refusals {
+  uint64_t key[MAX_KEYS];
+  unsigned n;                 /* entries ever added */
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static signed char dev_can[MAX_DEVS]; /* lock: 0 not asked, 1 yes, -1 no */
-static dev_t refused[MAX_MOUNTS];     /* lock: mounts whose daemon refused */
-static unsigned nrefused;             /* lock: entries ever added */
-/* lock: allocations (their start) the driver would not export, and how
-   many were ever added: one allocated without dma-buf support (managed
-   memory, a VMM allocation without the flag) says nothing of others */
-static s3r_CUdeviceptr no_export[MAX_ALLOCS];
-static unsigned nno_export;
+static struct refusals mounts;        /* lock: mounts (st_dev) whose daemon
+                                         refused */
+/* lock: allocations (their start) the driver would not export: one
+   allocated without dma-buf support (managed memory, a VMM allocation
+   without the flag) says nothing of others */
+static struct refusals allocs;
 
 static void remember_device(s3r_CUdevice d, bool can)
 {
@@ -85,34 +88,16 @@ static bool device_can(const struct s3r_cuda *cu, s3r_CUdevice d)
   return v != 0;
 }
 
-static bool mount_refused(dev_t mnt)
+/* Is key in t (with remember, it is from now on)? */
+static bool refused(struct refusals *t, uint64_t key, bool remember)
 {
   bool found = false;
 
   pthread_mutex_lock(&lock);
-  for (unsigned i = 0; i < nrefused && i < MAX_MOUNTS && !found; i++)
-    found = refused[i] == mnt;
-  pthread_mutex_unlock(&lock);
-  return found;
-}
-
-static void remember_mount(dev_t mnt)
-{
-  pthread_mutex_lock(&lock);
-  refused[nrefused++ % MAX_MOUNTS] = mnt;
-  pthread_mutex_unlock(&lock);
-}
-
-/* Was the allocation at start refused (remember: it is now)? */
-static bool alloc_refused(s3r_CUdeviceptr start, bool remember)
-{
-  bool found = false;
-
-  pthread_mutex_lock(&lock);
-  for (unsigned i = 0; i < nno_export && i < MAX_ALLOCS && !found; i++)
-    found = no_export[i] == start;
+  for (unsigned i = 0; i < t->n && i < MAX_KEYS && !found; i++)
+    found = t->key[i] == key;
   if (remember && !found)
-    no_export[nno_export++ % MAX_ALLOCS] = start;
+    t->key[t->n++ % MAX_KEYS] = key;
   pthread_mutex_unlock(&lock);
   return found;
 }
@@ -132,7 +117,7 @@ static int export(const struct s3r_cuda *cu, s3r_CUdeviceptr dev,
                               dev) ||
       cu->PointerGetAttribute(&range, S3R_CU_POINTER_ATTRIBUTE_RANGE_SIZE, dev))
     return -EOPNOTSUPP;
-  if (alloc_refused(start, false))
+  if (refused(&allocs, start, false))
     return -EOPNOTSUPP; /* refused before: not asked again */
   a0 = dev / page * page;
   a1 = (dev + size + page - 1) / page * page;
@@ -143,7 +128,7 @@ static int export(const struct s3r_cuda *cu, s3r_CUdeviceptr dev,
                                       S3R_CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
                                       0);
   if (r == S3R_CUDA_ERROR_NOT_SUPPORTED)
-    alloc_refused(start, true);
+    refused(&allocs, start, true);
   if (r)
     return -EOPNOTSUPP;
   *len = (size_t)(a1 - a0);
@@ -164,7 +149,7 @@ static int gdr_chunk(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
   int dbuf = -1, rc;
 
   *done = 0;
-  if (!cu || fstat(fd, &st) || mount_refused(st.st_dev) ||
+  if (!cu || fstat(fd, &st) || refused(&mounts, st.st_dev, false) ||
       cu->CtxGetDevice(&d) || !device_can(cu, d) ||
       export(cu, dev, size, &dbuf, &len, &at))
     return -EOPNOTSUPP;
@@ -174,7 +159,7 @@ static int gdr_chunk(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
   rc = ioctl(fd, S3RDMAFS_IOC_REGISTER_DMABUF, &a) ? -errno : 0;
   close(dbuf); /* the daemon took its own (the registration holds it) */
   if (rc == -EOPNOTSUPP || rc == -ENOTTY)
-    remember_mount(st.st_dev);
+    refused(&mounts, st.st_dev, true);
   if (rc)
     return -EOPNOTSUPP;
   rc = s3r_io(fd, a.handle, at, size, off, 0, write, done);

@@ -74,6 +74,8 @@ static enum s3_rdma_verdict judge(struct fixture *f, int *rc, size_t body,
 
 #define REPLY "x-amz-rdma-reply"
 #define BYTES "x-amz-rdma-bytes-transferred"
+/* The MD5 of 32 bytes "a" (md5sum): the ETag of a body of them. */
+static const char md5_32a[] = "5eca9bd3eb07c006cd43ae48dfde7fd3";
 
 static void test_set_rdma_rules(void **state)
 {
@@ -229,8 +231,6 @@ static void test_put(void **state)
    bytes were stored; anything else is taken as ignored and resent. */
 static void test_put_no_reply(void **state)
 {
-  /* MD5 of 32 bytes "a" (md5sum) */
-  static const char md5_32a[] = "5eca9bd3eb07c006cd43ae48dfde7fd3";
   struct fixture *f = fix("PUT", 32);
   int rc = 0;
   char up[40];
@@ -299,7 +299,6 @@ static void test_put_no_reply(void **state)
    EOPNOTSUPP, not retried. */
 static void test_put_rdma_only(void **state)
 {
-  static const char md5_32a[] = "5eca9bd3eb07c006cd43ae48dfde7fd3";
   struct {
     const char *h1, *v1, *h2, *v2;
   } replies[] = {
@@ -351,7 +350,6 @@ static void test_put_rdma_only(void **state)
    off for the client. */
 static void test_put_foreign(void **state)
 {
-  static const char md5_32a[] = "5eca9bd3eb07c006cd43ae48dfde7fd3";
   struct fixture *f = fix("PUT", 32);
   int rc = 0;
 
