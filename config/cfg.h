@@ -117,6 +117,8 @@ struct cfg_read {
   uint64_t max_read;          /* FUSE max_read, multiple of 4096 */
   uint64_t dense_block;       /* random reads: block fetched whole once
                                  dense (fs/fsx_density.h); 0: off */
+  uint64_t idle_fetch;        /* largest file fetched with idle capacity
+                                 for a lone random reader; 0: off */
 };
 
 struct cfg_write {

@@ -292,6 +292,10 @@ const struct cfg_key cfg_keys[] = {
     {K_SIZE("read.dense_block", read.dense_block, 2 * MiB, 0, 1 * GiB, NULL),
      .doc = "random reads: a block missed three times is fetched whole, "
             "for the kernel's page cache (0: always exact)"},
+    {K_SIZE("read.idle_fetch", read.idle_fetch, 4 * GiB, 0, 1024 * GiB,
+            NULL),
+     .doc = "a file this large at most, read at random by a lone reader, "
+            "is fetched in order with the capacity it leaves idle (0: never)"},
 
     {K_SIZE("write.part_size", write.part_size, 8 * MiB, 5 * MiB, 5 * GiB,
             NULL),

@@ -5,6 +5,13 @@
 
 /* a block fetched whole (not counted again unless missed again) */
 #define FETCHED 255
+/* a block fetched whole and missed again since: AGAIN + its misses */
+#define AGAIN 128
+
+static bool fetched_once(uint8_t t)
+{
+  return t >= AGAIN;
+}
 
 void fsx_density_init(struct fsx_density *d, uint64_t size, uint64_t want,
                       uint64_t chunk)
@@ -44,12 +51,18 @@ bool fsx_density_note(struct fsx_density *d, uint64_t size, uint64_t off,
   if (last >= d->nblocks) /* the file grew since open: not counted */
     last = d->nblocks - 1;
   for (uint64_t i = first; i <= last && i >= first; i++) {
-    if (d->touches[i] == 0 && d->touched < UINT32_MAX)
+    uint8_t t = d->touches[i];
+
+    if (t == 0 && d->touched < UINT32_MAX)
       d->touched++;
-    if (d->touches[i] == FETCHED) /* evicted since: counts again */
-      d->touches[i] = 1;
-    if (!d->dense && d->touches[i] + 1 < FSX_DENSITY_TOUCHES) {
-      d->touches[i]++;
+    if (t == FETCHED) { /* holes in the kernel's copy, or evicted */
+      t = AGAIN;
+      if (d->again < UINT32_MAX)
+        d->again++;
+    }
+    if (fetched_once(t) ? t + 1 < AGAIN + FSX_DENSITY_TOUCHES
+                        : !d->dense && t + 1 < FSX_DENSITY_TOUCHES) {
+      d->touches[i] = (uint8_t)(t + 1);
       continue;
     }
     d->touches[i] = FETCHED;
@@ -69,10 +82,10 @@ bool fsx_density_note(struct fsx_density *d, uint64_t size, uint64_t off,
 
     if (g1 > d->nblocks)
       g1 = d->nblocks;
-    for (b = *from / d->block; b > g0 && d->touches[b - 1] != FETCHED; b--)
+    for (b = *from / d->block; b > g0 && !fetched_once(d->touches[b - 1]); b--)
       d->touches[b - 1] = FETCHED;
     *from = b * d->block;
-    for (b = *to / d->block; b < g1 && d->touches[b] != FETCHED; b++)
+    for (b = *to / d->block; b < g1 && !fetched_once(d->touches[b]); b++)
       d->touches[b] = FETCHED;
     *to = b * d->block;
   }
@@ -81,31 +94,39 @@ bool fsx_density_note(struct fsx_density *d, uint64_t size, uint64_t off,
   return dense;
 }
 
-bool fsx_density_ahead(struct fsx_density *d, uint64_t size, uint64_t after,
-                       uint64_t *from, uint64_t *to)
+bool fsx_density_next(struct fsx_density *d, uint64_t size, uint64_t after,
+                      unsigned scan, uint64_t *from, uint64_t *to)
 {
-  uint64_t g = after / d->block / FSX_DENSITY_GROUP;
+  uint64_t g;
 
-  if (!d->dense || !d->touches)
+  if (!d->block || !d->touches)
     return false;
-  for (unsigned n = 0; n < FSX_DENSITY_AHEAD_SCAN; n++, g++) {
+  g = after / d->block / FSX_DENSITY_GROUP;
+  for (unsigned n = 0; n < scan; n++, g++) {
     uint64_t b = g * FSX_DENSITY_GROUP, end = b + FSX_DENSITY_GROUP;
 
     if (b >= d->nblocks)
       return false;
     if (end > d->nblocks)
       end = d->nblocks;
-    while (b < end && d->touches[b] == FETCHED)
+    while (b < end && fetched_once(d->touches[b]))
       b++;
     if (b == end)
       continue;
     *from = b * d->block;
-    while (b < end && d->touches[b] != FETCHED)
+    while (b < end && !fetched_once(d->touches[b]))
       d->touches[b++] = FETCHED;
     *to = b * d->block < size ? b * d->block : size;
     return true;
   }
   return false;
+}
+
+bool fsx_density_ahead(struct fsx_density *d, uint64_t size, uint64_t after,
+                       uint64_t *from, uint64_t *to)
+{
+  return d->dense &&
+         fsx_density_next(d, size, after, FSX_DENSITY_AHEAD_SCAN, from, to);
 }
 
 void fsx_density_free(struct fsx_density *d)

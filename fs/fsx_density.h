@@ -52,6 +52,7 @@ struct fsx_density {
   uint8_t *touches;   /* nblocks counters, saturating; NULL until used */
   uint32_t touched;   /* blocks touched at least once */
   uint32_t whole;     /* blocks fetched whole */
+  uint32_t again;     /* blocks missed again after fetched whole */
   bool dense;         /* the file: every miss fetches its block */
 };
 
@@ -68,9 +69,12 @@ void fsx_density_init(struct fsx_density *d, uint64_t size, uint64_t want,
  * A random read of [off, off + len) missed the cache: count it. Returns
  * true, with the block-aligned byte range to fetch whole in [*from, *to)
  * (clipped to size), when this read makes a block it covers dense; false:
- * read exactly what was asked. A block fetched whole starts counting
- * again (it may be evicted and read again). false when off, or when the
- * counters cannot be allocated (-ENOMEM is not worth failing a read for).
+ * read exactly what was asked. A block fetched whole and missed again
+ * (pages the kernel did not keep of it, or evicted) counts again, and is
+ * fetched whole again on its FSX_DENSITY_TOUCHES-th such miss even in a
+ * dense file: a hole of a few pages is read exactly. false when off, or
+ * when the counters cannot be allocated (-ENOMEM is not worth failing a
+ * read for).
  */
 bool fsx_density_note(struct fsx_density *d, uint64_t size, uint64_t off,
                       uint64_t len, uint64_t *from, uint64_t *to);
@@ -82,6 +86,14 @@ bool fsx_density_note(struct fsx_density *d, uint64_t size, uint64_t off,
  */
 bool fsx_density_ahead(struct fsx_density *d, uint64_t size, uint64_t after,
                        uint64_t *from, uint64_t *to);
+
+/*
+ * The first group at or after byte `after` (within scan groups) with
+ * blocks not fetched yet, whether or not the file is dense: as
+ * fsx_density_ahead. false: none, or no counters yet.
+ */
+bool fsx_density_next(struct fsx_density *d, uint64_t size, uint64_t after,
+                      unsigned scan, uint64_t *from, uint64_t *to);
 
 /* Free the counters; d is then off. */
 void fsx_density_free(struct fsx_density *d);

@@ -43,6 +43,7 @@ struct fsx_opts {
   uint64_t readahead_min;
   uint64_t readahead_max;
   uint64_t dense_block;       /* read.dense_block */
+  uint64_t idle_fetch;        /* read.idle_fetch */
   unsigned max_inflight_per_file;
   size_t max_read;
   time_t mount_time;          /* the times of directories without one */
@@ -63,6 +64,9 @@ struct fsx_stats {
                                                  block whole, or exactly */
   _Atomic uint64_t kstore_bytes, kstore_dropped, kstore_undone; /* fsx_kstore */
   _Atomic uint64_t dense_ahead; /* dense groups fetched ahead */
+  _Atomic uint64_t idle_groups; /* groups fetched with idle capacity */
+  _Atomic uint64_t dense_again; /* misses in blocks fetched before */
+  _Atomic uint64_t ahead_waits; /* misses answered from a group on its way */
   _Atomic uint64_t errors, skipped_keys;
   _Atomic uint64_t writes, write_bytes, commits, commit_errors;
   _Atomic uint64_t parts_sent, parts_copied, base_fetches, base_fetch_bytes;
@@ -103,6 +107,11 @@ struct fsx_mount {
   struct fsx_kstore *kstore;  /* dense blocks into the kernel's cache; NULL:
                                  none (kernel_cache off) */
   _Atomic uint64_t ahead_bytes; /* dense groups being fetched ahead */
+  _Atomic unsigned read_gets; /* the read path's GETs in flight */
+  _Atomic unsigned idle_gets; /* groups fetched with capacity no reader
+                                 uses, in flight (fsx_read.c) */
+  _Atomic uint64_t idle_owner; /* the file of the last exact random read */
+  _Atomic uint64_t idle_since_ms; /* since when it has been that file */
   struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */
   struct fsx_direct *direct;  /* fsx_direct's state (its fd taker, the
                                  registrations per user, the open files

@@ -18,6 +18,8 @@ struct item {
   uint64_t ino, gen, commits, off, skip_off;
   void *buf;
   size_t len, skip_len;
+  void (*done)(void *arg);    /* NULL: buf given back to m->bufs */
+  void *arg;
 };
 
 struct fsx_kstore {
@@ -30,6 +32,16 @@ struct fsx_kstore {
   size_t max;                 /* fixed: bytes queued at most */
   _Atomic bool stop;          /* set under lock; read anywhere */
 };
+
+/* it is over, stored or not: its buffer back, or its owner told */
+static void item_free(struct fsx_kstore *ks, struct item *it)
+{
+  if (it->done)
+    it->done(it->arg);
+  else
+    fsx_bufs_put(ks->m->bufs, it->buf);
+  free(it);
+}
 
 /* How long a stop waits for a store blocked on a page lock. */
 #define STOP_WAIT_S 10
@@ -110,8 +122,9 @@ static void *main_loop(void *arg)
     run(ks, it);
     pthread_mutex_lock(&ks->lock);
     ks->bytes -= it->len;
-    fsx_bufs_put(ks->m->bufs, it->buf);
-    free(it);
+    pthread_mutex_unlock(&ks->lock);
+    item_free(ks, it);
+    pthread_mutex_lock(&ks->lock);
   }
   pthread_mutex_unlock(&ks->lock);
   return NULL;
@@ -157,8 +170,7 @@ bool fsx_kstore_destroy(struct fsx_kstore *ks)
   }
   while ((it = ks->head)) {
     ks->head = it->next;
-    fsx_bufs_put(ks->m->bufs, it->buf);
-    free(it);
+    item_free(ks, it);
   }
   pthread_cond_destroy(&ks->cond);
   pthread_mutex_destroy(&ks->lock);
@@ -173,7 +185,8 @@ size_t fsx_kstore_limit(const struct fsx_kstore *ks)
 
 void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
                       uint64_t commits, uint64_t off, void *buf, size_t len,
-                      uint64_t skip_off, size_t skip_len)
+                      uint64_t skip_off, size_t skip_len,
+                      void (*done)(void *arg), void *arg)
 {
   struct item *it = malloc(sizeof(*it));
 
@@ -181,7 +194,8 @@ void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
       skip_len <= len - (size_t)(skip_off - off)) {
     *it = (struct item){.ino = ino, .gen = gen, .commits = commits,
                         .off = off, .skip_off = skip_off, .buf = buf,
-                        .len = len, .skip_len = skip_len};
+                        .len = len, .skip_len = skip_len, .done = done,
+                        .arg = arg};
     pthread_mutex_lock(&ks->lock);
     if (!ks->stop && ks->bytes + len <= ks->max) {
       ks->bytes += len;
@@ -198,5 +212,8 @@ void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
   }
   atomic_fetch_add(&ks->m->st.kstore_dropped, 1);
   free(it);
-  fsx_bufs_put(ks->m->bufs, buf);
+  if (done)
+    done(arg);
+  else
+    fsx_bufs_put(ks->m->bufs, buf);
 }

@@ -39,12 +39,16 @@ bool fsx_kstore_destroy(struct fsx_kstore *ks);
  * Queue [off, off + len) of inode ino, object generation gen (what the
  * read's handle opened; commits: fsx_inode_commits before its GET), from
  * buf, leaving out [skip_off, skip_off + skip_len) (what the read answered).
- * The store owns buf, from m->bufs, from here (given back when done,
- * dropped or not). Never fails: a store that cannot be queued is dropped.
- * ks is not NULL (only dense reads queue, and only with a store).
+ * Without done, the store owns buf, from m->bufs, from here (given back
+ * when done, dropped or not); with it, buf is only read, and done(arg) is
+ * called once when the store is over, made, dropped or not (on the store
+ * thread, or on the caller's when dropped here; no lock held). Never
+ * fails: a store that cannot be queued is dropped. ks is not NULL (only
+ * dense reads queue, and only with a store).
  */
 void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
                       uint64_t commits, uint64_t off, void *buf, size_t len,
-                      uint64_t skip_off, size_t skip_len);
+                      uint64_t skip_off, size_t skip_len,
+                      void (*done)(void *arg), void *arg);
 
 #endif

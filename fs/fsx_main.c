@@ -204,6 +204,7 @@ static void opts_from(const struct cfg *c, struct fsx_opts *o)
   o->readahead_min = c->read.readahead_min;
   o->readahead_max = c->read.readahead_max;
   o->dense_block = c->read.dense_block;
+  o->idle_fetch = c->read.idle_fetch;
   o->max_inflight_per_file = c->read.max_inflight_per_file;
   o->max_read = c->read.max_read;
   o->mount_time = time(NULL);

@@ -9,6 +9,7 @@
 #include "fs/fsx_kstore.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_read.h"
+#include "fs/fsx_read_i.h"
 #include "fs/fsx_wb.h"
 
 #define MAX_CHUNKS_PER_GET 16
@@ -25,8 +26,6 @@ struct fsx_read_ctx {
   size_t store_len, store_skip_len; /* 0: nothing to store */
 };
 
-/* Dense groups fetched ahead per random miss, at most. */
-#define FSX_DENSE_AHEAD 4
 
 /* One GET filling consecutive chunks; lives until its callback. */
 struct fetch {
@@ -60,6 +59,7 @@ static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
   if (fh->succ)
     fh_unref(m, fh->succ);
   fsx_inode_put(m->tab, fh->in);
+  pthread_cond_destroy(&fh->landed);
   pthread_mutex_destroy(&fh->lock);
   fsx_density_free(&fh->dense);
   free(fh->special);
@@ -76,6 +76,11 @@ struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
     return NULL;
   fh = &b->fh;
   if (pthread_mutex_init(&fh->lock, NULL)) {
+    free(b);
+    return NULL;
+  }
+  if (pthread_cond_init(&fh->landed, NULL)) {
+    pthread_mutex_destroy(&fh->lock);
     free(b);
     return NULL;
   }
@@ -181,6 +186,7 @@ static void fetch_done(struct s3_req *r, void *arg)
   if (rc)
     atomic_fetch_add(&m->st.errors, 1);
   atomic_fetch_sub(&f->fh->inflight, 1);
+  atomic_fetch_sub(&m->read_gets, 1);
   fh_unref(m, f->fh);
   s3_req_destroy(r);
   free(f);
@@ -216,6 +222,7 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
     goto fail;
   atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
   atomic_fetch_add(&fh->inflight, 1);
+  atomic_fetch_add(&m->read_gets, 1);
   atomic_fetch_add(&m->st.gets, 1);
   s3_req_submit(f->req, fetch_done, f);
   return 0;
@@ -290,6 +297,14 @@ static uint64_t ensure(struct fsx_mount *m, struct fsx_fh *fh, uint64_t from,
   return idx;
 }
 
+/* Drop the chunk references ctx holds. */
+static void drop_chunks(struct fsx_mount *m, struct fsx_read_ctx *ctx)
+{
+  for (int i = 0; i < ctx->n; i++)
+    fsx_cache_put(m->cache, ctx->chunks[i]);
+  ctx->n = 0;
+}
+
 /*
  * A read that bypasses the cache: exactly [off, off+len), into ctx->tmp.
  * Drops the chunk references ctx holds first.
@@ -302,17 +317,17 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   bool retired;
   int rc;
 
-  for (int i = 0; i < ctx->n; i++)
-    fsx_cache_put(m->cache, ctx->chunks[i]);
-  ctx->n = 0;
+  drop_chunks(m, ctx);
   ctx->tmp = fsx_bufs_get(m->bufs, len);
   r = ctx->tmp ? fsx_fh_get(m, fh, off, len, ctx->tmp) : NULL;
   if (!r)
     return -ENOMEM;
   atomic_fetch_add(&m->st.gets, 1);
+  atomic_fetch_add(&m->read_gets, 1);
   /* waits, when the token was left in doubt, until no server can write
      into tmp any more */
   rc = fsx_rdma_run(m, r, true, ctx->tmp, len, &retired);
+  atomic_fetch_sub(&m->read_gets, 1);
   if (!rc)
     rc = s3_get_object_result(r, &got);
   s3_req_destroy(r);
@@ -331,90 +346,6 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   return 0;
 }
 
-/* A dense group fetched ahead for the kernel's cache (in an HTTP body). */
-struct ahead {
-  struct fsx_mount *m;
-  struct fsx_fh *fh;
-  uint64_t commits, from, reserved;
-  size_t len;
-  void *buf;
-};
-
-static void ahead_done(struct s3_req *r, void *arg)
-{
-  struct ahead *a = arg;
-  struct fsx_mount *m = a->m;
-  size_t got = 0;
-  int rc = s3_get_object_result(r, &got);
-
-  atomic_fetch_add(&m->st.get_bytes, got);
-  if (!rc && got == a->len) { /* the store frees buf */
-    fsx_kstore_queue(m->kstore, fsx_inode_ino(a->fh->in), a->fh->gen,
-                     a->commits, a->from, a->buf, a->len, a->from, 0);
-    a->buf = NULL;
-  } /* else its blocks are fetched again when missed (fsx_density) */
-  fsx_bufs_put(m->bufs, a->buf);
-  atomic_fetch_sub(&m->ahead_bytes, a->reserved);
-  atomic_fetch_sub(&a->fh->inflight, 1);
-  fh_unref(m, a->fh);
-  s3_req_destroy(r);
-  free(a);
-}
-
-/*
- * A dense file: the groups after byte `after` not fetched yet, fetched
- * ahead (FSX_DENSE_AHEAD at most, within the file's fetch budget and
- * fsx_kstore_limit in all), so that several GETs of one reader's
- * random reads are on the way at once. They go in HTTP bodies: a token
- * would need a registered buffer per group.
- */
-static void fetch_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
-{
-  uint64_t cap = fsx_kstore_limit(m->kstore), group;
-
-  pthread_mutex_lock(&fh->lock);
-  group = fh->dense.block * FSX_DENSITY_GROUP; /* the most one fetch takes */
-  pthread_mutex_unlock(&fh->lock);
-  for (int i = 0; i < FSX_DENSE_AHEAD; i++) {
-    uint64_t from, to;
-    struct ahead *a;
-    struct s3_req *r;
-    bool ok;
-
-    if (atomic_load(&fh->inflight) >= m->o.max_inflight_per_file)
-      return;
-    /* reserved before it is known: no overshoot by racing readers */
-    if (atomic_fetch_add(&m->ahead_bytes, group) + group > cap) {
-      atomic_fetch_sub(&m->ahead_bytes, group);
-      return;
-    }
-    pthread_mutex_lock(&fh->lock);
-    ok = fsx_density_ahead(&fh->dense, fh->size, after, &from, &to);
-    pthread_mutex_unlock(&fh->lock);
-    if (!ok || !(a = calloc(1, sizeof(*a)))) {
-      atomic_fetch_sub(&m->ahead_bytes, group);
-      return;
-    }
-    *a = (struct ahead){.m = m, .fh = fh, .from = from, .len = to - from,
-                        .reserved = group,
-                        .commits = fsx_inode_commits(m->tab, fh->in)};
-    a->buf = fsx_bufs_get(m->bufs, a->len);
-    r = a->buf ? fsx_fh_get(m, fh, from, a->len, a->buf) : NULL;
-    if (!r) {
-      fsx_bufs_put(m->bufs, a->buf);
-      free(a);
-      atomic_fetch_sub(&m->ahead_bytes, group);
-      return;
-    }
-    atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
-    atomic_fetch_add(&fh->inflight, 1);
-    atomic_fetch_add(&m->st.gets, 1);
-    atomic_fetch_add(&m->st.dense_ahead, 1);
-    s3_req_submit(r, ahead_done, a);
-    after = to;
-  }
-}
-
 /*
  * A random read [off, off + len) that missed the cache, in a block that has
  * become dense (fsx_density.h): the block fetched whole in one GET (as
@@ -427,16 +358,29 @@ static int dense_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
                       size_t len, struct fsx_read_ctx *ctx, int *niov)
 {
   uint64_t from, to, commits;
+  uint32_t again;
+  void *copy;
   bool dense;
   int rc;
 
   if (!m->kstore)
     return 0;
+  if (fsx_group_read(m, fh, off, len, &copy)) {
+    drop_chunks(m, ctx);
+    ctx->tmp = copy;
+    ctx->iov[0] = (struct iovec){copy, len};
+    *niov = 1;
+    return 1;
+  }
   pthread_mutex_lock(&fh->lock);
+  again = fh->dense.again;
   dense = fsx_density_note(&fh->dense, fh->size, off, len, &from, &to);
+  again = fh->dense.again - again;
   pthread_mutex_unlock(&fh->lock);
+  atomic_fetch_add(&m->st.dense_again, again);
   if (!dense) {
     atomic_fetch_add(&m->st.dense_exact, 1);
+    fsx_group_idle(m, fh);
     return 0;
   }
   if (from > off)
@@ -447,7 +391,7 @@ static int dense_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     return 0;
   commits = fsx_inode_commits(m->tab, fh->in);
   /* the next groups on their way while this one is fetched */
-  fetch_ahead(m, fh, to);
+  fsx_group_ahead(m, fh, to);
   rc = read_direct(m, fh, from, (size_t)(to - from), ctx, niov);
   if (rc)
     return rc;
@@ -603,7 +547,8 @@ void fsx_read_done(struct fsx_mount *m, struct fsx_read_ctx *ctx)
   if (ctx->store_len && !ctx->tmp_kept) { /* the store frees tmp */
     fsx_kstore_queue(m->kstore, ctx->store_ino, ctx->store_gen,
                      ctx->store_commits, ctx->store_from, ctx->tmp,
-                     ctx->store_len, ctx->store_skip, ctx->store_skip_len);
+                     ctx->store_len, ctx->store_skip, ctx->store_skip_len,
+                     NULL, NULL);
     ctx->tmp = NULL;
   }
   if (!ctx->tmp_kept)

@@ -3,13 +3,20 @@
  * cache (fsx_cache); misses become ranged GETs that fill whole chunks, several
  * consecutive chunks per request; sequential access grows a readahead window
  * (from read.readahead_min, doubling up to read.readahead_max, reset on a
- * seek); a random read that misses fetches only the bytes asked for.
+ * seek); a random read that misses fetches only the bytes asked for, or,
+ * once its file is read densely, whole blocks for the kernel's cache
+ * (fsx_density.h, fsx_read_group.c).
  *
  * DESIGN
  * - fh->lock protects the sequential-detection state of one open file.
  * - Fetches run on the S3 engine thread: their callback marks the chunks
  *   filled (waking readers) and drops the fetch's chunk references.
- * - A reader never holds fh->lock while it waits for a chunk.
+ * - A reader never holds fh->lock while it waits for a chunk; it waits on
+ *   fh->landed (with fh->lock) for a group fetched ahead (fh->pends),
+ *   which the engine thread's callback wakes, whatever the GET's end.
+ * - A group fetched ahead is referenced by its fetch, then by the kernel
+ *   store (fsx_kstore's callback, on its thread), and by each reader
+ *   copying from it; the last reference frees it and its fh reference.
  * - Memory: chunks in flight per file are bounded by
  *   read.max_inflight_per_file requests; the cache bounds the total.
  */
@@ -26,6 +33,7 @@
 #include "fs/fsx_i.h"
 
 struct fsx_dreg;
+struct fsx_pend;
 
 struct fsx_fh {
   struct fsx_inode *in;       /* internal reference held while open */
@@ -38,6 +46,9 @@ struct fsx_fh {
   uint64_t window;            /* lock: readahead window, 0 = random */
   uint64_t ra_end;            /* lock: readahead issued up to here */
   struct fsx_density dense;   /* lock: random misses per block */
+  uint64_t idle_next;         /* lock: where idle capacity fetches next */
+  struct fsx_pend *pends;     /* lock: groups fetched ahead, not stored */
+  pthread_cond_t landed;      /* lock: one of them landed or failed */
   _Atomic unsigned inflight;  /* fetches in flight for this file */
   struct fsx_fh *succ;        /* lock: the handle reads go to since this
                                  mount changed the object (a reference) */

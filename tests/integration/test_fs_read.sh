@@ -36,7 +36,9 @@ for k in "bad//double.txt" "bad/./dot.txt" "bad/../dotdot.txt" "bad/$long" \
 done
 "$CLI" --parallel 32 fill "$bucket/many/f" 5000 10
 
-fs_mount "$bucket" "$mnt" "$log" -o cache.attr_ttl=1,cache.dir_ttl=1
+# (read.idle_fetch below the 128 MiB files: their random reads stay the
+# density model's alone; the idle fetch has its own files below)
+fs_mount "$bucket" "$mnt" "$log" -o cache.attr_ttl=1,cache.dir_ttl=1,read.idle_fetch=64M
 
 # ---- listings ----
 # what should be visible: every key with no unshowable component
@@ -85,16 +87,39 @@ check "random preads, 1 GiB object" python3 "$here/pread_check.py" \
 # ---- dense random reads: whole blocks fetched, handed to the kernel ----
 d128=size-$((128 * 1048576 + 12345))
 "$CLI" --parallel 8 put "$tmp/local/$d128" "$bucket/dense.bin"
-g0=$(stat_of fs.get_bytes) k0=$(stat_of read.kstore_bytes)
+g0=$(stat_of fs.get_bytes) k0=$(stat_of read.kstore_bytes) i0=$(stat_of read.idle_groups)
 check "dense random reads of 128 MiB, then in order: every byte right" \
   python3 "$here/dense_check.py" "$mnt/dense.bin" "$tmp/local/$d128" "$((seed + 2))"
 check "dense: blocks fetched whole and handed to the kernel" \
   bash -c "[ $(stat_of read.dense_blocks) -gt 0 ] && [ $(stat_of read.kstore_bytes) -gt $k0 ]"
+check "a file over read.idle_fetch: nothing fetched with idle capacity" \
+  test "$(stat_of read.idle_groups)" = "$i0"
 # exact reads until the file is known dense, then a block at a time: well
 # under twice the file (a read of 256 KiB each time would be 1.0, a block
 # for every read 8)
 check "dense: fetched less than twice the file" \
   in_range "$(($(stat_of fs.get_bytes) - g0))" 1 $((2 * 128 * 1048576))
+# ---- a lone random reader: its file fetched with the capacity it leaves ----
+gen idle $((40 * 1048576 + 777)) >"$tmp/local/idle"
+gen idlea $((48 * 1048576)) >"$tmp/local/idlea"
+gen idleb $((48 * 1048576 + 5)) >"$tmp/local/idleb"
+for f in idle idlea idleb; do "$CLI" --parallel 8 put "$tmp/local/$f" "$bucket/$f.bin"; done
+i0=$(stat_of read.idle_groups)
+# (48 reads of 192 in each: few blocks fetched whole, so nearly every read
+# of both files reaches the daemon, in turn)
+check "two files read at random in turn: every byte right" \
+  python3 "$here/pair_check.py" "$mnt/idlea.bin" "$tmp/local/idlea" \
+  "$mnt/idleb.bin" "$tmp/local/idleb" "$((seed + 3))" 48
+check "two files read at random in turn: neither read alone, nothing fetched with idle capacity" \
+  test "$(stat_of read.idle_groups)" = "$i0"
+g0=$(stat_of fs.get_bytes)
+check "a lone random reader of 40 MiB, then in order: every byte right" \
+  python3 "$here/dense_check.py" "$mnt/idle.bin" "$tmp/local/idle" "$((seed + 4))"
+check "a lone random reader: its file fetched with the capacity it left idle" \
+  bash -c "[ $(stat_of read.idle_groups) -gt $i0 ]"
+check "a lone random reader: fetched less than twice the file" \
+  in_range "$(($(stat_of fs.get_bytes) - g0))" 1 $((2 * 40 * 1048576))
+
 # what the kernel holds goes at the next open when the object changed
 gen dense2 $((8 * 1048576)) >"$tmp/local/dense2"
 "$CLI" --parallel 8 put "$tmp/local/dense2" "$bucket/dense.bin"

@@ -182,6 +182,7 @@ static void test_defaults(void **state)
   assert_int_equal(c.read.max_inflight_per_file, 16);
   assert_int_equal(c.read.max_read, 1 * MiB);
   assert_int_equal(c.read.dense_block, 2 * MiB);
+  assert_int_equal(c.read.idle_fetch, 4 * GiB);
   assert_int_equal(c.write.part_size, 8 * MiB);
   assert_int_equal(c.write.max_parts_inflight, 8);
   assert_int_equal(c.write.max_memory, 256 * MiB);
@@ -910,7 +911,7 @@ static const char full_file[] =
     "    \"negative_ttl\": \"500ms\", \"kernel_cache\": false},\n"
     "  \"read\": {\"readahead_min\": \"2M\", \"readahead_max\": \"128M\",\n"
     "    \"max_inflight_per_file\": 32, \"max_read\": \"128K\",\n"
-    "    \"dense_block\": \"4M\"},\n"
+    "    \"dense_block\": \"4M\", \"idle_fetch\": \"512M\"},\n"
     "  \"write\": {\"part_size\": \"16M\", \"max_parts_inflight\": 4,\n"
     "    \"max_memory\": \"1G\", \"rename_dir_max\": 500,\n"
     "    \"retry_interval\": \"5s\", \"staging_max\": \"20G\",\n"
@@ -982,6 +983,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.read.max_inflight_per_file, 32);
   assert_int_equal(c.read.max_read, 128 * 1024);
   assert_int_equal(c.read.dense_block, 4 * MiB);
+  assert_int_equal(c.read.idle_fetch, 512 * MiB);
   assert_int_equal(c.write.part_size, 16 * MiB);
   assert_int_equal(c.write.max_parts_inflight, 4);
   assert_int_equal(c.write.max_memory, 1 * GiB);

@@ -54,13 +54,16 @@ static void test_third_touch(void **state)
                                &from, &to));
   assert_int_equal(from, 10 * MiB);
   assert_int_equal(to, 12 * MiB);
-  /* evicted and read again: fetched again on its second miss */
+  /* missed again (a hole in the kernel's copy, or evicted): exact reads,
+     fetched whole again on the third such miss */
   assert_false(fsx_density_note(&d, GiB, 10 * MiB, 4 * KiB, &from, &to));
   assert_int_equal(from, 0);
   assert_int_equal(to, 0);
+  assert_false(fsx_density_note(&d, GiB, 10 * MiB, 4 * KiB, &from, &to));
   assert_true(fsx_density_note(&d, GiB, 10 * MiB, 4 * KiB, &from, &to));
   assert_int_equal(d.touched, 1);
   assert_int_equal(d.whole, 2);
+  assert_int_equal(d.again, 1);
   /* other blocks are their own */
   assert_false(fsx_density_note(&d, GiB, 20 * MiB, 4 * KiB, &from, &to));
   fsx_density_free(&d);
@@ -173,10 +176,19 @@ static void test_group(void **state)
   assert_true(fsx_density_note(&d, GiB, 10 * MiB, 256 * KiB, &from, &to));
   assert_int_equal(from, 8 * MiB);
   assert_int_equal(to, 16 * MiB);
-  /* block 6 missed again (evicted): alone, its neighbours are fetched */
+  /* block 6 missed again (a hole, or evicted): even in a dense file read
+     exactly twice, then fetched alone (its neighbours are fetched) */
+  assert_false(fsx_density_note(&d, GiB, 12 * MiB, 4 * KiB, &from, &to));
+  assert_false(fsx_density_note(&d, GiB, 12 * MiB, 4 * KiB, &from, &to));
   assert_true(fsx_density_note(&d, GiB, 12 * MiB, 256 * KiB, &from, &to));
   assert_int_equal(from, 12 * MiB);
   assert_int_equal(to, 14 * MiB);
+  /* a block missed again is not one to fetch ahead: not fetched yet are
+     blocks 8 on (group 2) */
+  assert_false(fsx_density_note(&d, GiB, 14 * MiB, 4 * KiB, &from, &to));
+  assert_true(fsx_density_ahead(&d, GiB, 8 * MiB, &from, &to));
+  assert_int_equal(from, 16 * MiB);
+  assert_int_equal(to, 24 * MiB);
   /* the last group of a file stops at its end */
   assert_true(fsx_density_note(&d, GiB, GiB - 1, 1, &from, &to));
   assert_int_equal(from, GiB - 8 * MiB);
