@@ -129,6 +129,15 @@ bool fsx_density_ahead(struct fsx_density *d, uint64_t size, uint64_t after,
          fsx_density_next(d, size, after, FSX_DENSITY_AHEAD_SCAN, from, to);
 }
 
+void fsx_density_forget(struct fsx_density *d, uint64_t from, uint64_t to)
+{
+  if (!d->block || !d->touches || from >= to)
+    return;
+  for (uint64_t b = from / d->block; b < d->nblocks && b * d->block < to; b++)
+    if (d->touches[b] == FETCHED)
+      d->touches[b] = 1;
+}
+
 void fsx_density_free(struct fsx_density *d)
 {
   free(d->touches);

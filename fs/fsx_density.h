@@ -95,6 +95,14 @@ bool fsx_density_ahead(struct fsx_density *d, uint64_t size, uint64_t after,
 bool fsx_density_next(struct fsx_density *d, uint64_t size, uint64_t after,
                       unsigned scan, uint64_t *from, uint64_t *to);
 
+/*
+ * The blocks of [from, to) that were counted as fetched never reached the
+ * kernel (their GET failed, or their store was dropped): counted as
+ * touched once again, so a miss there is counted as in a block never
+ * fetched (in a dense file, the next one fetches it).
+ */
+void fsx_density_forget(struct fsx_density *d, uint64_t from, uint64_t to);
+
 /* Free the counters; d is then off. */
 void fsx_density_free(struct fsx_density *d);
 

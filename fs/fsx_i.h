@@ -65,7 +65,7 @@ struct fsx_stats {
   _Atomic uint64_t kstore_bytes, kstore_dropped, kstore_undone; /* fsx_kstore */
   _Atomic uint64_t dense_ahead; /* dense groups fetched ahead */
   _Atomic uint64_t idle_groups; /* groups fetched with idle capacity */
-  _Atomic uint64_t dense_again; /* misses in blocks fetched before */
+  _Atomic uint64_t dense_again; /* blocks missed again after fetched whole */
   _Atomic uint64_t ahead_waits; /* misses answered from a group on its way */
   _Atomic uint64_t errors, skipped_keys;
   _Atomic uint64_t writes, write_bytes, commits, commit_errors;
@@ -106,10 +106,11 @@ struct fsx_mount {
                                  operation may wait for another's reply */
   struct fsx_kstore *kstore;  /* dense blocks into the kernel's cache; NULL:
                                  none (kernel_cache off) */
-  _Atomic uint64_t ahead_bytes; /* dense groups being fetched ahead */
+  _Atomic uint64_t ahead_bytes; /* groups fetched ahead (dense, idle),
+                                 until the kernel's store of them is over */
   _Atomic unsigned read_gets; /* the read path's GETs in flight */
   _Atomic unsigned idle_gets; /* groups fetched with capacity no reader
-                                 uses, in flight (fsx_read.c) */
+                                 uses, in flight (fsx_read_group.c) */
   _Atomic uint64_t idle_owner; /* the file of the last exact random read */
   _Atomic uint64_t idle_since_ms; /* since when it has been that file */
   struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */

@@ -18,7 +18,7 @@ struct item {
   uint64_t ino, gen, commits, off, skip_off;
   void *buf;
   size_t len, skip_len;
-  void (*done)(void *arg);    /* NULL: buf given back to m->bufs */
+  void (*done)(void *arg, bool stored); /* NULL: buf to m->bufs */
   void *arg;
 };
 
@@ -34,10 +34,10 @@ struct fsx_kstore {
 };
 
 /* it is over, stored or not: its buffer back, or its owner told */
-static void item_free(struct fsx_kstore *ks, struct item *it)
+static void item_free(struct fsx_kstore *ks, struct item *it, bool stored)
 {
   if (it->done)
-    it->done(it->arg);
+    it->done(it->arg, stored);
   else
     fsx_bufs_put(ks->m->bufs, it->buf);
   free(it);
@@ -72,20 +72,21 @@ static void store(struct fsx_kstore *ks, uint64_t ino, uint64_t off,
  * have met our older bytes in the kernel's pages, which are then dropped
  * again (and left unsure for the next open).
  */
-static void run(struct fsx_kstore *ks, struct item *it)
+static bool run(struct fsx_kstore *ks, struct item *it)
 {
   struct fsx_mount *m = ks->m;
   struct fsx_inode *in = fsx_inode_get(m->tab, it->ino);
   size_t head = (size_t)(it->skip_off - it->off);
   size_t tail_off = head + it->skip_len, len = it->len;
   uint64_t epoch, size;
+  bool stored = true;
 
   if (!in || !fsx_inode_kernel_store(m->tab, in, it->gen, it->commits,
                                      &epoch, &size)) {
     atomic_fetch_add(&m->st.kstore_dropped, 1);
     if (in)
       fsx_inode_put(m->tab, in);
-    return;
+    return false;
   }
   if (it->off >= size)
     len = 0;
@@ -100,14 +101,17 @@ static void run(struct fsx_kstore *ks, struct item *it)
     atomic_fetch_add(&m->st.kstore_undone, 1);
     fuse_lowlevel_notify_inval_inode(m->se, it->ino, (off_t)it->off,
                                      (off_t)len);
+    stored = false;
   }
   fsx_inode_put(m->tab, in);
+  return stored && !atomic_load(&ks->stop);
 }
 
 static void *main_loop(void *arg)
 {
   struct fsx_kstore *ks = arg;
   struct item *it;
+  bool stored;
 
   pthread_mutex_lock(&ks->lock);
   while (!ks->stop) {
@@ -119,11 +123,18 @@ static void *main_loop(void *arg)
     if (!ks->head)
       ks->tail = NULL;
     pthread_mutex_unlock(&ks->lock);
-    run(ks, it);
+    stored = run(ks, it);
     pthread_mutex_lock(&ks->lock);
+    if (ks->stop) { /* fsx_kstore_destroy calls it back, if it can */
+      it->next = ks->head;
+      ks->head = it;
+      if (!ks->tail)
+        ks->tail = it;
+      break;
+    }
     ks->bytes -= it->len;
     pthread_mutex_unlock(&ks->lock);
-    item_free(ks, it);
+    item_free(ks, it, stored);
     pthread_mutex_lock(&ks->lock);
   }
   pthread_mutex_unlock(&ks->lock);
@@ -170,7 +181,7 @@ bool fsx_kstore_destroy(struct fsx_kstore *ks)
   }
   while ((it = ks->head)) {
     ks->head = it->next;
-    item_free(ks, it);
+    item_free(ks, it, false);
   }
   pthread_cond_destroy(&ks->cond);
   pthread_mutex_destroy(&ks->lock);
@@ -186,7 +197,7 @@ size_t fsx_kstore_limit(const struct fsx_kstore *ks)
 void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
                       uint64_t commits, uint64_t off, void *buf, size_t len,
                       uint64_t skip_off, size_t skip_len,
-                      void (*done)(void *arg), void *arg)
+                      void (*done)(void *arg, bool stored), void *arg)
 {
   struct item *it = malloc(sizeof(*it));
 
@@ -213,7 +224,7 @@ void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
   atomic_fetch_add(&ks->m->st.kstore_dropped, 1);
   free(it);
   if (done)
-    done(arg);
+    done(arg, false);
   else
     fsx_bufs_put(ks->m->bufs, buf);
 }

@@ -29,10 +29,11 @@ struct fsx_kstore;
 struct fsx_kstore *fsx_kstore_create(struct fsx_mount *m, size_t max);
 /* That max (0 for NULL): also what dense reads may fetch ahead at once. */
 size_t fsx_kstore_limit(const struct fsx_kstore *ks);
-/* Stops the thread; what is still queued is dropped. NULL is fine. False:
-   a store still waits for a page lock after 10 s (a read the stopped loop
-   never answered): the thread, ks, the table and the session it uses must
-   be left to the process's exit. */
+/* Stops the thread; what is still queued is dropped (its callbacks run
+   here). NULL is fine. False: a store still waits for a page lock after
+   10 s (a read the stopped loop never answered): the thread, ks, the
+   table and the session it uses must be left to the process's exit (the
+   thread then calls nothing back). */
 bool fsx_kstore_destroy(struct fsx_kstore *ks);
 
 /*
@@ -40,15 +41,18 @@ bool fsx_kstore_destroy(struct fsx_kstore *ks);
  * read's handle opened; commits: fsx_inode_commits before its GET), from
  * buf, leaving out [skip_off, skip_off + skip_len) (what the read answered).
  * Without done, the store owns buf, from m->bufs, from here (given back
- * when done, dropped or not); with it, buf is only read, and done(arg) is
- * called once when the store is over, made, dropped or not (on the store
- * thread, or on the caller's when dropped here; no lock held). Never
- * fails: a store that cannot be queued is dropped. ks is not NULL (only
- * dense reads queue, and only with a store).
+ * when done, dropped or not); with it, buf is only read, and done(arg,
+ * stored) is called once when the store is over: stored is false when it
+ * was dropped, refused or undone (the kernel may not hold those bytes).
+ * It runs with no lock of the store held: on the store thread, on the
+ * caller's when dropped here, or on fsx_kstore_destroy's for what was
+ * still queued (and it may drop the last references to open files and
+ * inodes there). Never fails: a store that cannot be queued is dropped.
+ * ks is not NULL (only dense reads queue, and only with a store).
  */
 void fsx_kstore_queue(struct fsx_kstore *ks, uint64_t ino, uint64_t gen,
                       uint64_t commits, uint64_t off, void *buf, size_t len,
                       uint64_t skip_off, size_t skip_len,
-                      void (*done)(void *arg), void *arg);
+                      void (*done)(void *arg, bool stored), void *arg);
 
 #endif

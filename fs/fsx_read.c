@@ -365,6 +365,7 @@ static int dense_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
 
   if (!m->kstore)
     return 0;
+  fsx_group_miss(m, fh);
   if (fsx_group_read(m, fh, off, len, &copy)) {
     drop_chunks(m, ctx);
     ctx->tmp = copy;

@@ -74,9 +74,19 @@ static void pend_landed(struct fsx_pend *p, int state)
   pthread_mutex_unlock(&p->fh->lock);
 }
 
-/* the kernel store of a group is over (its reference) */
-static void pend_stored(void *arg)
+/* p's blocks never reached the kernel: fetched again when missed */
+static void pend_forget(struct fsx_pend *p)
 {
+  pthread_mutex_lock(&p->fh->lock);
+  fsx_density_forget(&p->fh->dense, p->from, p->to);
+  pthread_mutex_unlock(&p->fh->lock);
+}
+
+/* the kernel store of a group is over (its reference) */
+static void pend_stored(void *arg, bool stored)
+{
+  if (!stored)
+    pend_forget(arg);
   pend_put(arg);
 }
 
@@ -97,8 +107,10 @@ static void pend_done(struct s3_req *r, void *arg)
   if (ok) /* the fetch's reference goes to the store */
     fsx_kstore_queue(m->kstore, fsx_inode_ino(fh->in), fh->gen, p->commits,
                      p->from, p->buf, len, p->from, 0, pend_stored, p);
-  else /* its blocks are fetched again when missed (fsx_density) */
+  else {
+    pend_forget(p);
     pend_put(p);
+  }
 }
 
 /*
@@ -148,15 +160,16 @@ static bool pend_start(struct fsx_mount *m, struct fsx_fh *fh,
     pend_put(p);
     return false;
   }
-  *after = p->to;
   p->buf = fsx_bufs_get(m->bufs, (size_t)(p->to - p->from));
   r = p->buf ? fsx_fh_get(m, fh, p->from, (size_t)(p->to - p->from), p->buf)
              : NULL;
-  if (!r) { /* its readers read exactly; its blocks fetched when missed */
+  if (!r) { /* its readers read exactly */
     pend_landed(p, -ENOMEM);
+    pend_forget(p);
     pend_put(p);
     return false;
   }
+  *after = p->to;
   atomic_fetch_add(&fh->inflight, 1);
   atomic_fetch_add(idle ? &m->idle_gets : &m->read_gets, 1);
   atomic_fetch_add(&m->st.gets, 1);
@@ -173,17 +186,23 @@ void fsx_group_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
 }
 
 /* see fsx_read_i.h */
+void fsx_group_miss(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  if (atomic_exchange(&m->idle_owner, fh->file) != fh->file)
+    atomic_store(&m->idle_since_ms, clock_mono_ms());
+}
+
+/* see fsx_read_i.h */
 void fsx_group_idle(struct fsx_mount *m, struct fsx_fh *fh)
 {
-  uint64_t now = clock_mono_ms(), after;
+  uint64_t after;
   uint32_t touched;
 
-  if (atomic_exchange(&m->idle_owner, fh->file) != fh->file) {
-    atomic_store(&m->idle_since_ms, now);
-    return;
-  }
+  /* (another reader may have moved the time since: signed) */
   if (!m->o.idle_fetch || fh->size > m->o.idle_fetch ||
-      now - atomic_load(&m->idle_since_ms) < FSX_IDLE_ALONE_MS ||
+      atomic_load(&m->idle_owner) != fh->file ||
+      (int64_t)(clock_mono_ms() - atomic_load(&m->idle_since_ms)) <
+          FSX_IDLE_ALONE_MS ||
       atomic_load(&m->read_gets))
     return;
   pthread_mutex_lock(&fh->lock);

@@ -21,6 +21,10 @@ struct fsx_fh;
  */
 void fsx_group_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after);
 
+/* A random read of fh missed the cache: fh's file is the one read at
+   random on the mount now (since when, if it was not). */
+void fsx_group_miss(struct fsx_mount *m, struct fsx_fh *fh);
+
 /*
  * A random read of fh that stays exact (read.idle_fetch): when fh's file,
  * at most read.idle_fetch bytes, is the only one read at random on the

@@ -189,6 +189,16 @@ static void test_group(void **state)
   assert_true(fsx_density_ahead(&d, GiB, 8 * MiB, &from, &to));
   assert_int_equal(from, 16 * MiB);
   assert_int_equal(to, 24 * MiB);
+  /* that group never reached the kernel: forgotten, so in a dense file
+     its next miss fetches its block again, and it is fetched ahead again */
+  fsx_density_forget(&d, 16 * MiB, 24 * MiB);
+  assert_true(fsx_density_note(&d, GiB, 18 * MiB, 4 * KiB, &from, &to));
+  assert_int_equal(from, 16 * MiB);
+  assert_int_equal(to, 24 * MiB);
+  fsx_density_forget(&d, 16 * MiB, 24 * MiB);
+  assert_true(fsx_density_ahead(&d, GiB, 8 * MiB, &from, &to));
+  assert_int_equal(from, 16 * MiB);
+  assert_int_equal(to, 24 * MiB);
   /* the last group of a file stops at its end */
   assert_true(fsx_density_note(&d, GiB, GiB - 1, 1, &from, &to));
   assert_int_equal(from, GiB - 8 * MiB);
