@@ -268,10 +268,8 @@ void fsx_op_release(fuse_req_t req, fuse_ino_t ino,
   struct fsx_mount *m = M(req); /* (req is gone after the reply) */
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
   bool read = fh->readable && !fh->writer && !fh->special;
-  /* other handles open on the file: this one counts as one until its
-     last reference goes, which a fetch still in flight may hold a while
-     after the reader has its bytes (asked after the release's end, that
-     fetch would pass for another reader and no atime be stored) */
+  /* other handles open on the file (this one stops counting at
+     fsx_fh_release, though a fetch still in flight may hold it a while) */
   bool others = read && fh->in && fsx_inode_opens(m->tab, fh->in) > 1;
 
   fsx_direct_release(m, fh); /* its registered buffers */
@@ -280,7 +278,7 @@ void fsx_op_release(fuse_req_t req, fuse_ino_t ino,
      (as is one whose flush failed: that was reported to close()) */
   if (fh->writer && fsx_wb_unflushed(fh->wb))
     fsx_wb_commit(m, fh->wb);
-  fsx_fh_destroy(m, fh);
+  fsx_fh_release(m, fh);
   fsx_reply_err(req, 0);
   if (read) /* after the reply: the closing process does not wait */
     fsx_atime_closed(m, ino, others);

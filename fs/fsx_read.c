@@ -42,19 +42,24 @@ struct fetch {
 struct fh_box {
   struct fsx_fh fh;
   _Atomic unsigned refs;
+  _Atomic bool closed;        /* its open given back to the inode */
 };
+
+/* fh's open given back to its inode, once: at release, or with its last
+   reference (a successor, a handle never released) */
+static void fh_close(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  if (fh->in && !atomic_exchange(&((struct fh_box *)fh)->closed, true))
+    fsx_wb_put(m, fsx_inode_close(m->tab, fh->in));
+}
 
 static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
 {
   struct fh_box *b = (struct fh_box *)fh;
-  struct fsx_wb *orphan = NULL;
 
   if (atomic_fetch_sub(&b->refs, 1) != 1)
     return;
-  if (fh->in) {
-    orphan = fsx_inode_close(m->tab, fh->in);
-  }
-  fsx_wb_put(m, orphan);
+  fh_close(m, fh);
   fsx_wb_put(m, fh->wb);
   if (fh->succ)
     fh_unref(m, fh->succ);
@@ -111,6 +116,20 @@ struct s3_req *fsx_fh_get(struct fsx_mount *m, struct fsx_fh *fh,
     r = NULL;
   }
   return r;
+}
+
+void fsx_fh_release(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  struct fsx_fh *f = fh, *next;
+
+  /* (no op on the file is left, so no successor is added meanwhile) */
+  for (; f; f = next) {
+    fh_close(m, f);
+    pthread_mutex_lock(&fh->lock);
+    next = f->succ;
+    pthread_mutex_unlock(&fh->lock);
+  }
+  fh_unref(m, fh);
 }
 
 void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh)

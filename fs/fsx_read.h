@@ -71,8 +71,16 @@ struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
  */
 struct s3_req *fsx_fh_get(struct fsx_mount *m, struct fsx_fh *fh,
                           uint64_t off, size_t len, void *buf);
-/* Drop a reference (the open file's at release); freed with the last. */
+/* Drop a reference; freed with the last. */
 void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh);
+/*
+ * The release of the open file: fh and its successors stop counting as
+ * open on their inode now (fsx_inode_in_use), though fetches and groups
+ * fetched ahead may hold fh a while longer, and the open file's reference
+ * is dropped. (An unlink right after a close must not take a fetch still
+ * on its way for a reader: it would fetch the whole object to keep it.)
+ */
+void fsx_fh_release(struct fsx_mount *m, struct fsx_fh *fh);
 /*
  * One more reference, for an op that uses fh past its reply: the kernel
  * may deliver the release as soon as it has the reply, while the replying

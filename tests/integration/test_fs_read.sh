@@ -121,6 +121,33 @@ check "a lone random reader: its file fetched with the capacity it left idle" \
 check "a lone random reader: fetched less than twice the file" \
   in_range "$(($(stat_of fs.get_bytes) - g0))" 1 $((2 * 40 * 1048576))
 
+# a random reader closes and its file is unlinked at once: the groups
+# still on their way do not keep it open (an open file's object is
+# fetched whole at its unlink, to keep it for the open handles)
+gen idlec $((64 * 1048576)) >"$tmp/local/idlec"
+"$CLI" --parallel 8 put "$tmp/local/idlec" "$bucket/idlec.bin"
+b0=$(stat_of write.base_fetch_bytes) i0=$(stat_of read.idle_groups)
+check "a random reader's file unlinked right after its close" python3 -c '
+import os, random, sys
+p, stats, i0, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), 256 << 10
+def idle():
+    for line in open(stats):
+        if line.startswith("read.idle_groups "):
+            return int(line.split()[1])
+fd = os.open(p, os.O_RDONLY)
+slots = list(range(os.fstat(fd).st_size // n))
+random.Random(int(sys.argv[4])).shuffle(slots)
+for s in slots: # until groups are on their way for it
+    os.pread(fd, n, s * n)
+    if idle() > i0:
+        break
+os.close(fd)
+os.unlink(p)' "$mnt/idlec.bin" "$mnt/.s3rdmafs-stats" "$i0" "$((seed + 5))"
+check "... while groups were fetched for it with idle capacity" \
+  bash -c "[ $(stat_of read.idle_groups) -gt $i0 ]"
+check "... not fetched to be kept for a handle: no open handle is left" \
+  test "$(stat_of write.base_fetch_bytes)" = "$b0"
+
 # what the kernel holds goes at the next open when the object changed
 gen dense2 $((8 * 1048576)) >"$tmp/local/dense2"
 "$CLI" --parallel 8 put "$tmp/local/dense2" "$bucket/dense.bin"
