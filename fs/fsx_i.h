@@ -111,7 +111,7 @@ struct fsx_mount {
   _Atomic unsigned read_gets; /* the read path's GETs in flight */
   _Atomic unsigned idle_gets; /* groups fetched with capacity no reader
                                  uses, in flight (fsx_read_group.c) */
-  _Atomic uint64_t idle_owner; /* the file of the last exact random read */
+  _Atomic uint64_t idle_owner; /* the file of the last random miss */
   _Atomic uint64_t idle_since_ms; /* since when it has been that file */
   struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */
   struct fsx_direct *direct;  /* fsx_direct's state (its fd taker, the

@@ -26,7 +26,6 @@ struct fsx_read_ctx {
   size_t store_len, store_skip_len; /* 0: nothing to store */
 };
 
-
 /* One GET filling consecutive chunks; lives until its callback. */
 struct fetch {
   struct fsx_mount *m;
@@ -239,7 +238,7 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
   if (s3_req_set_sink_iov(f->req, iov, n) ||
       fsx_rdma_get(m, f->req, chunks[0], total))
     goto fail;
-  atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
+  fsx_fh_hold(fh);
   atomic_fetch_add(&fh->inflight, 1);
   atomic_fetch_add(&m->read_gets, 1);
   atomic_fetch_add(&m->st.gets, 1);

@@ -152,8 +152,6 @@ static bool pend_start(struct fsx_mount *m, struct fsx_fh *fh,
   if (ok) {
     p->next = fh->pends;
     fh->pends = p;
-  } else {
-    p->state = -ENOENT;
   }
   pthread_mutex_unlock(&fh->lock);
   if (!ok) {
