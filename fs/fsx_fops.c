@@ -278,6 +278,8 @@ void fsx_op_release(fuse_req_t req, fuse_ino_t ino,
      (as is one whose flush failed: that was reported to close()) */
   if (fh->writer && fsx_wb_unflushed(fh->wb))
     fsx_wb_commit(m, fh->wb);
+  if (fh->in)
+    atomic_fetch_add(&m->st.releases, 1);
   fsx_fh_release(m, fh);
   fsx_reply_err(req, 0);
   if (read) /* after the reply: the closing process does not wait */

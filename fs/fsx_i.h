@@ -72,6 +72,7 @@ struct fsx_stats {
   _Atomic uint64_t parts_sent, parts_copied, base_fetches, base_fetch_bytes;
   _Atomic uint64_t stream_bytes, unstreams; /* fsx_wb_stream.c */
   _Atomic uint64_t creates, unlinks, renames, objects_copied, setattrs;
+  _Atomic uint64_t releases; /* of files (not the stats file) */
   _Atomic uint64_t recovery_running, recovery_uploaded, recovery_kept;
   _Atomic uint64_t direct_reads, direct_bytes; /* fsx_direct */
   _Atomic uint64_t direct_regs, direct_regs_now, direct_refused;

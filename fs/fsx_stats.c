@@ -36,6 +36,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"fs.getattrs", m->st.getattrs},
       {"fs.readdirs", m->st.readdirs},
       {"fs.opens", m->st.opens},
+      {"fs.releases", m->st.releases},
       {"fs.reads", m->st.reads},
       {"fs.read_bytes", m->st.read_bytes},
       {"fs.lists", m->st.lists},

@@ -128,20 +128,27 @@ gen idlec $((64 * 1048576)) >"$tmp/local/idlec"
 "$CLI" --parallel 8 put "$tmp/local/idlec" "$bucket/idlec.bin"
 b0=$(stat_of write.base_fetch_bytes) i0=$(stat_of read.idle_groups)
 check "a random reader's file unlinked right after its close" python3 -c '
-import os, random, sys
+import os, random, sys, time
 p, stats, i0, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), 256 << 10
-def idle():
+def stat(k):
     for line in open(stats):
-        if line.startswith("read.idle_groups "):
+        if line.startswith(k + " "):
             return int(line.split()[1])
 fd = os.open(p, os.O_RDONLY)
 slots = list(range(os.fstat(fd).st_size // n))
 random.Random(int(sys.argv[4])).shuffle(slots)
 for s in slots: # until groups are on their way for it
     os.pread(fd, n, s * n)
-    if idle() > i0:
+    if stat("read.idle_groups") > i0:
         break
+r0 = stat("fs.releases")
 os.close(fd)
+# the kernel sends the release after close() returns: an unlink before
+# it lands finds the file open (and fetches it whole to keep it)
+for _ in range(1000):
+    if stat("fs.releases") > r0:
+        break
+    time.sleep(0.01)
 os.unlink(p)' "$mnt/idlec.bin" "$mnt/.s3rdmafs-stats" "$i0" "$((seed + 5))"
 check "... while groups were fetched for it with idle capacity" \
   bash -c "[ $(stat_of read.idle_groups) -gt $i0 ]"
