@@ -174,6 +174,10 @@ struct fsx_table *fsx_table_create(const char *root_bucket,
   root->nlookup = 1;
   if (pthread_mutex_init(&t->lock, NULL))
     goto free_root;
+  if (pthread_cond_init(&t->store_cond, NULL)) {
+    pthread_mutex_destroy(&t->lock);
+    goto free_root;
+  }
   t->next_ino = FSX_STATS_INO + 1;
   link_in(t, root);
   t->count = 1;
@@ -202,6 +206,7 @@ void fsx_table_destroy(struct fsx_table *t)
     }
   free(t->by_ino);
   free(t->by_name);
+  pthread_cond_destroy(&t->store_cond);
   pthread_mutex_destroy(&t->lock);
   free(t);
 }

@@ -195,6 +195,21 @@ struct fsx_wb *fsx_inode_wb_unref(struct fsx_table *t, struct fsx_inode *in);
 void fsx_inode_wb_reset(struct fsx_table *t, struct fsx_inode *in,
                         const struct fsx_wb *wb);
 
+/*
+ * Background stores (the atime copied onto the object at a reader's close)
+ * land in order with the operations on the name: a store runs between
+ * store_begin, which refuses it while in has no name, a write-back state
+ * or a blocking operation under way, and store_end. An operation that
+ * replaces or removes the object (unlink, rename, a metadata store, an
+ * upload) runs between store_block, which waits out the stores on their
+ * way, and store_unblock; attaching a write-back state waits them out too.
+ * Neither waits while holding anything a store needs.
+ */
+bool fsx_inode_store_begin(struct fsx_table *t, struct fsx_inode *in);
+void fsx_inode_store_end(struct fsx_table *t, struct fsx_inode *in);
+void fsx_inode_store_block(struct fsx_table *t, struct fsx_inode *in);
+void fsx_inode_store_unblock(struct fsx_table *t, struct fsx_inode *in);
+
 /* Unlink/rmdir: in loses its name (it lives on while referenced). */
 void fsx_inode_detach(struct fsx_table *t, struct fsx_inode *in);
 

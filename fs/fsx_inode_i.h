@@ -12,6 +12,7 @@
 
 struct fsx_table {
   pthread_mutex_t lock;
+  pthread_cond_t store_cond;   /* lock: a background store ended */
   struct fsx_inode **by_ino;   /* lock */
   struct fsx_inode **by_name;  /* lock */
   size_t nbuckets;             /* lock; power of two */
@@ -50,6 +51,10 @@ struct fsx_inode {
                                  attributes win over any listing or HEAD */
   unsigned wb_refs;           /* lock: references to wb */
   unsigned opens;             /* lock: open file handles */
+  unsigned stores;            /* lock: background stores on their way
+                                 (fsx_inode_store_begin) */
+  unsigned store_blocks;      /* lock: operations that replace or remove
+                                 the object, under way: no store begins */
   bool orphan;                /* lock: wb is kept (one of wb_refs) for the
                                  handles of an unlinked inode */
   struct fsx_inode *next_ino, *next_name; /* hash chains; lock */

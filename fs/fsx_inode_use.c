@@ -158,6 +158,8 @@ struct fsx_wb *fsx_inode_wb_attach(struct fsx_table *t, struct fsx_inode *in,
   struct fsx_wb *wb;
 
   pthread_mutex_lock(&t->lock);
+  while (!in->wb && in->stores) /* a store began before this writer */
+    pthread_cond_wait(&t->store_cond, &t->lock);
   if (in->wb) { /* another open made one first: that one */
     in->wb_refs++;
   } else {
@@ -250,4 +252,40 @@ bool fsx_inode_child_meta_known(struct fsx_table *t, struct fsx_inode *dir,
     fsx_inode_put(t, in);
   }
   return known;
+}
+
+bool fsx_inode_store_begin(struct fsx_table *t, struct fsx_inode *in)
+{
+  bool ok;
+
+  pthread_mutex_lock(&t->lock);
+  ok = in->name && !in->wb && !in->store_blocks;
+  if (ok)
+    in->stores++;
+  pthread_mutex_unlock(&t->lock);
+  return ok;
+}
+
+void fsx_inode_store_end(struct fsx_table *t, struct fsx_inode *in)
+{
+  pthread_mutex_lock(&t->lock);
+  if (!--in->stores)
+    pthread_cond_broadcast(&t->store_cond);
+  pthread_mutex_unlock(&t->lock);
+}
+
+void fsx_inode_store_block(struct fsx_table *t, struct fsx_inode *in)
+{
+  pthread_mutex_lock(&t->lock);
+  in->store_blocks++;
+  while (in->stores)
+    pthread_cond_wait(&t->store_cond, &t->lock);
+  pthread_mutex_unlock(&t->lock);
+}
+
+void fsx_inode_store_unblock(struct fsx_table *t, struct fsx_inode *in)
+{
+  pthread_mutex_lock(&t->lock);
+  in->store_blocks--;
+  pthread_mutex_unlock(&t->lock);
 }

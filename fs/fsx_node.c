@@ -153,8 +153,10 @@ int fsx_store_meta(struct fsx_mount *m, struct fsx_inode *in,
   if (a->kind == FSX_DIR) {
     /* the marker keeps it (created for an implicit directory) */
     rc = fsx_put_with_meta(m, fsx_inode_bucket(in), key, NULL, mt, etag);
-  } else {
+  } else { /* after an atime store on its way, never before it */
+    fsx_inode_store_block(m->tab, in);
     rc = fsx_copy_meta(m, fsx_inode_bucket(in), key, mt, etag);
+    fsx_inode_store_unblock(m->tab, in);
   }
   if (rc)
     return rc;
@@ -184,6 +186,12 @@ void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino, bool others)
   if (m->o.atime == CFG_ATIME_NO || m->o.ro || others ||
       !(in = fsx_inode_get(m->tab, ino)))
     return;
+  /* in order with the name's other operations: not once it is unlinked,
+     written or being replaced, and none of those lands before this */
+  if (!fsx_inode_store_begin(m->tab, in)) {
+    fsx_inode_put(m->tab, in);
+    return;
+  }
   wb = fsx_wb_get(m, in);
   fsx_inode_view(m->tab, in, &v);
   fsx_attr_of(m, in, &a);
@@ -215,5 +223,6 @@ void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino, bool others)
 put:
   if (wb)
     fsx_wb_put(m, wb);
+  fsx_inode_store_end(m->tab, in);
   fsx_inode_put(m->tab, in);
 }

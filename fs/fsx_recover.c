@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -173,33 +174,170 @@ static int fetch_missing(const struct fsx_recover_io *t,
   return rc;
 }
 
+#define LIST_PAGES_MAX 11 /* 10000 parts, 1000 a page */
+
+/* Every part the server lists for the upload, in *out (freed by the
+   caller, s3_parts_result_cleanup); -ENOENT when the upload is gone. */
+static int list_parts(const struct fsx_recover_io *t, const char *bucket,
+                      const char *key, const char *upload_id,
+                      struct s3_parts_result *out)
+{
+  int marker = 0, rc = 0;
+  bool more = true;
+
+  memset(out, 0, sizeof(*out));
+  for (int page = 0; page < LIST_PAGES_MAX && more && !rc; page++) {
+    struct s3_parts_result pr = {0};
+    struct s3_req *q = s3_req_create(t->m->s3, "GET", bucket, key);
+    struct s3_part_info *v;
+    char num[16];
+
+    snprintf(num, sizeof(num), "%d", marker);
+    rc = q ? s3_req_add_query(q, "uploadId", upload_id) : -ENOMEM;
+    if (!rc && marker)
+      rc = s3_req_add_query(q, "part-number-marker", num);
+    if (!rc) {
+      s3_req_set_sink_xml(q, S3_XML_LIST_PARTS, &pr);
+      rc = t->run(t->arg, q);
+    }
+    if (q)
+      s3_req_destroy(q);
+    if (!rc && pr.n_parts) {
+      v = realloc(out->parts, (out->n_parts + pr.n_parts) * sizeof(*v));
+      if (v) {
+        memcpy(v + out->n_parts, pr.parts, pr.n_parts * sizeof(*v));
+        out->parts = v;
+        out->n_parts += pr.n_parts;
+      } else {
+        rc = -ENOMEM;
+      }
+    }
+    more = pr.truncated && pr.next_marker > marker;
+    marker = pr.next_marker;
+    s3_parts_result_cleanup(&pr);
+  }
+  if (rc)
+    s3_parts_result_cleanup(out);
+  return rc;
+}
+
+/* Two ETags naming the same bytes: quotes aside, any case. */
+static bool same_etag(const char *a, const char *b)
+{
+  size_t la, lb;
+
+  a += *a == '"';
+  b += *b == '"';
+  la = strcspn(a, "\"");
+  lb = strcspn(b, "\"");
+  return la && la == lb && !strncasecmp(a, b, la);
+}
+
+static const struct s3_part_info *listed(const struct s3_parts_result *l,
+                                         int part)
+{
+  for (size_t i = 0; i < l->n_parts; i++)
+    if (l->parts[i].part_number == part)
+      return &l->parts[i];
+  return NULL;
+}
+
 /*
- * A streamed file's upload taken up: the parts the server holds (r->resume)
- * kept, the rest sent from the file, then the completion, conditional as
- * the file's. Frees pe and etags.
+ * A streamed file's upload checked before anything completes it: each
+ * part its record says the server acknowledged is listed with that ETag
+ * and its length, and every other part of [0, size) is held whole by the
+ * staging file (held bytes, no hole: a write buffer's bytes written back).
+ * 0, or -ENOTRECOVERABLE with why: nothing is then completed or aborted.
  */
-static int resume_parts(const struct fsx_recover_io *t,
-                        const struct fsx_stage_rec *r,
-                        const unsigned char *data, uint64_t size,
-                        const struct s3_put_opts *o, struct s3_part_etag *pe,
-                        char (*etags)[S3_ETAG_MAX], unsigned n)
+static int check_resume(const struct fsx_stage_rec *r, int fd, uint64_t held,
+                        uint64_t size, unsigned n,
+                        const struct s3_parts_result *l, char *reason,
+                        size_t reasonlen)
 {
   const struct fsx_stage_parts *pp = r->resume;
-  char etag[S3_ETAG_MAX];
-  uint64_t s, l;
-  int rc = 0;
+  uint8_t *acked = calloc(n, 1);
+  int rc = -ENOTRECOVERABLE;
+  uint64_t s, len;
 
-  for (unsigned i = 0; i < pp->n; i++)
-    if ((unsigned)pp->pe[i].part_number <= n)
-      pe[pp->pe[i].part_number - 1] = pp->pe[i];
+  if (!acked)
+    return -ENOMEM;
+  for (unsigned i = 0; i < pp->n; i++) {
+    int k = pp->pe[i].part_number;
+    const struct s3_part_info *p = (unsigned)k <= n ? listed(l, k) : NULL;
+    if ((unsigned)k > n) {
+      snprintf(reason, reasonlen, "its record names part %d of a file of %u "
+               "part(s)", k, n);
+      goto free_acked;
+    }
+    fsx_wb_part_span(r->part_size, (unsigned)k - 1, &s, &len);
+    len = s + len > size ? size - s : len;
+    if (!p || !same_etag(p->etag, pp->pe[i].etag) ||
+        (uint64_t)p->size != len) {
+      snprintf(reason, reasonlen, "part %d, acknowledged by the server, is "
+               "%s", k, !p ? "not listed in its upload any more"
+                           : "listed with another ETag or length");
+      goto free_acked;
+    }
+    acked[k - 1] = 1;
+  }
+  for (unsigned k = 0; k < n; k++) {
+    off_t hole;
+    if (acked[k])
+      continue;
+    fsx_wb_part_span(r->part_size, k, &s, &len);
+    len = s + len > size ? size - s : len;
+    hole = s < held ? lseek(fd, (off_t)s, SEEK_HOLE) : (off_t)s;
+    if (s + len > held || (hole >= 0 && (uint64_t)hole < s + len)) {
+      snprintf(reason, reasonlen, "part %u (bytes %" PRIu64 "-%" PRIu64 ") "
+               "is neither acknowledged by the server nor in the staging "
+               "file", k + 1, s, s + len - 1);
+      goto free_acked;
+    }
+  }
+  rc = 0;
+free_acked:
+  free(acked);
+  return rc;
+}
+
+/*
+ * A streamed file's upload taken up (r->resume names it): checked against
+ * the server's listing, the parts it lacks sent from the staging file
+ * (held bytes of it), then the completion, conditional as the file's.
+ * Frees pe and etags.
+ */
+static int resume_parts(const struct fsx_recover_io *t,
+                        const struct fsx_stage_rec *r, int fd,
+                        const unsigned char *data, uint64_t held,
+                        uint64_t size, const struct s3_put_opts *o,
+                        struct s3_part_etag *pe, char (*etags)[S3_ETAG_MAX],
+                        unsigned n, char *reason, size_t reasonlen)
+{
+  const struct fsx_stage_parts *pp = r->resume;
+  struct s3_parts_result l;
+  char etag[S3_ETAG_MAX];
+  uint64_t s, len;
+  int rc = list_parts(t, r->bucket, r->key, pp->upload_id, &l);
+
+  if (rc == -ENOENT) {
+    snprintf(reason, reasonlen, "its unfinished upload is gone from the "
+             "server (bytes it held up to byte %" PRIu64 " are zeros here)",
+             r->sent);
+    rc = -EIDRM;
+  } else if (!rc) {
+    rc = check_resume(r, fd, held, size, n, &l, reason, reasonlen);
+    s3_parts_result_cleanup(&l);
+  }
+  for (unsigned i = 0; !rc && i < pp->n; i++)
+    pe[pp->pe[i].part_number - 1] = pp->pe[i];
   for (unsigned k = 0; k < n && !rc; k++) {
     if (pe[k].etag)
       continue;
-    fsx_wb_part_span(r->part_size, k, &s, &l);
-    if (s + l > size)
-      l = size - s;
+    fsx_wb_part_span(r->part_size, k, &s, &len);
+    if (s + len > size)
+      len = size - s;
     rc = upload_part(t, r->bucket, r->key, pp->upload_id, (int)k + 1,
-                     data + s, (size_t)l, etags[k]);
+                     data + s, (size_t)len, etags[k]);
     pe[k] = (struct s3_part_etag){(int)k + 1, etags[k]};
   }
   if (!rc)
@@ -212,8 +350,10 @@ static int resume_parts(const struct fsx_recover_io *t,
 }
 
 static int put_parts(const struct fsx_recover_io *t,
-                     const struct fsx_stage_rec *r, const unsigned char *data,
-                     uint64_t size, const struct s3_put_opts *o)
+                     const struct fsx_stage_rec *r, int fd,
+                     const unsigned char *data, uint64_t held, uint64_t size,
+                     const struct s3_put_opts *o, char *reason,
+                     size_t reasonlen)
 {
   struct fsx_mount *m = t->m;
   struct s3_part_etag *pe = NULL;
@@ -232,7 +372,8 @@ static int put_parts(const struct fsx_recover_io *t,
     goto free_lists;
   }
   if (r->resume) /* streamed: take up its upload (the caller ends it) */
-    return resume_parts(t, r, data, size, o, pe, etags, n);
+    return resume_parts(t, r, fd, data, held, size, o, pe, etags, n,
+                        reason, reasonlen);
   since = time(NULL);
   jid = fsx_stage_note_create(m->stage, r->bucket, r->key, since);
   if (jid < 0) {
@@ -275,6 +416,62 @@ free_lists:
   return rc;
 }
 
+/*
+ * The size to upload: a streamed file's (r->sent) from its record, checked
+ * against what else the record says (its staging file lacks what only the
+ * upload holds); else the staging file's, which a record that says one
+ * must agree with. -ENOTRECOVERABLE with why: the file is set aside.
+ */
+static int check_size(const struct fsx_stage_rec *r, uint64_t held,
+                      uint64_t *size, char *reason, size_t reasonlen)
+{
+  uint64_t s, l;
+
+  if (!r->sent) {
+    if (!r->has_size || r->size == held)
+      return 0;
+    snprintf(reason, reasonlen, "its staging file holds %" PRIu64 " bytes, "
+             "its record says %" PRIu64, held, r->size);
+    return -ENOTRECOVERABLE;
+  }
+  if (!r->has_size) {
+    snprintf(reason, reasonlen, "its record, of an older version, does not "
+             "say the size of the file its upload began");
+    return -ENOTRECOVERABLE;
+  }
+  if (!r->size || r->size < r->sent || held > r->size ||
+      r->size > fsx_wb_max_size(r->part_size) ||
+      fsx_wb_part_of(r->part_size, r->size - 1, &s, &l) >= FSX_WB_MAX_PARTS) {
+    snprintf(reason, reasonlen, "its record says %" PRIu64 " bytes, %" PRIu64
+             " of them sent, and its staging file holds %" PRIu64 ": not one "
+             "file", r->size, r->sent, held);
+    return -ENOTRECOVERABLE;
+  }
+  *size = r->size;
+  return 0;
+}
+
+/* A streamed file's upload completed by the dead mount (its answer lost):
+   the object's ETag is that of the parts its record lists, all of them. */
+static bool completed_from(const struct fsx_stage_rec *r, uint64_t size,
+                           const char *etag)
+{
+  const struct fsx_stage_parts *pp = r->resume;
+  uint64_t s, l;
+  unsigned n = fsx_wb_part_of(r->part_size, size - 1, &s, &l) + 1;
+  const char **v;
+  bool same = pp->n == n;
+
+  v = same ? calloc(n, sizeof(*v)) : NULL;
+  for (unsigned i = 0; v && same && i < n; i++) {
+    same = pp->pe[i].part_number == (int)i + 1;
+    v[i] = pp->pe[i].etag;
+  }
+  same = v && same && fsx_etag_is_multipart_of(etag, v, n);
+  free(v);
+  return same;
+}
+
 int fsx_recover_file(const struct fsx_recover_io *t,
                      const struct fsx_stage_rec *r, const char *path, int fd,
                      int map_fd, char *reason, size_t reasonlen)
@@ -288,14 +485,16 @@ int fsx_recover_file(const struct fsx_recover_io *t,
   uint8_t *map = NULL;
   void *data = NULL;
   struct stat st;
-  uint64_t size, miss = 0;
+  uint64_t size, held, miss = 0;
   bool exists = false, ok;
   int rc = 0;
 
   (void)path;
   if (fstat(fd, &st))
     return -errno;
-  size = (uint64_t)st.st_size;
+  held = size = (uint64_t)st.st_size;
+  if ((rc = check_size(r, held, &size, reason, reasonlen)))
+    return rc;
   if (r->base_etag[0] && r->base_len &&
       (!r->map_ok || (rc = missing_bytes(map_fd, r->base_len, &map, &miss)))) {
     /* blocks not ours would be filled from the object over ours */
@@ -315,7 +514,7 @@ int fsx_recover_file(const struct fsx_recover_io *t,
     goto free_map;
   }
   exists = !rc;
-  if (size && (data = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd,
+  if (held && (data = mmap(NULL, (size_t)held, PROT_READ, MAP_SHARED, fd,
                            0)) == MAP_FAILED) {
     data = NULL;
     rc = -errno;
@@ -327,7 +526,8 @@ int fsx_recover_file(const struct fsx_recover_io *t,
   if (!ok) {
     /* the dead mount's own upload may have finished */
     if (exists && !miss && cur.size == size &&
-        fsx_etag_holds(cur.etag, data, size, r->part_size)) {
+        (r->resume ? completed_from(r, size, cur.etag)
+                   : fsx_etag_holds(cur.etag, data, size, r->part_size))) {
       rc = 0;
       goto unmap;
     }
@@ -381,21 +581,21 @@ int fsx_recover_file(const struct fsx_recover_io *t,
     rc = put_object(t, r->bucket, r->key, data, (size_t)size, &w.o, etag);
   else /* the completion carries the condition (RGW 16 ignores it there:
           the HEAD above was the check) */
-    rc = put_parts(t, r, data, size, &w.o);
+    rc = put_parts(t, r, fd, data, held, size, &w.o, reason, reasonlen);
   fsx_wopts_cleanup(&w);
   if (rc && transient(rc)) {
     /* the next mount asks again (and finds our bytes there, should this
        upload have landed after all) */
     say_transient(rc, "upload not finished", reason, reasonlen);
     rc = -EAGAIN;
-  } else if (rc) {
+  } else if (rc && rc != -ENOTRECOVERABLE && rc != -EIDRM) {
     snprintf(reason, reasonlen, "upload failed: %s",
              rc == -ESTALE || rc == -EBUSY ? "the object changed meanwhile"
                                            : strerror(-rc));
   }
 unmap:
   if (data)
-    munmap(data, (size_t)size);
+    munmap(data, (size_t)held);
 free_meta:
   if (exists)
     s3_object_meta_cleanup(&cur);

@@ -347,6 +347,8 @@ void fsx_stage_remove(const char *path)
   unlink(p);
   fsx_stage_rec_remove(path);
   fsx_stage_parts_remove(path);
+  fsx_stage_side_path(p, sizeof(p), path, "try");
+  unlink(p);
 }
 
 static int sync_path(const char *path, int flags)

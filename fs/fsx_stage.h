@@ -24,11 +24,17 @@
  *   and the directory (fsx_stage_sync), so they survive power loss too.
  * - A dead mount's directory (unlocked) is recovered by the next mount of
  *   the same endpoint with the same cache.dir: its multipart uploads are
- *   aborted; each staging file with a record is handed to a callback that
- *   uploads it if it can establish the key and base version, else it is
- *   moved to unsaved/; a staging file without a record held nothing the
- *   server lacked and is removed. A directory of an unknown format keeps
- *   every staging file. Nothing not confirmed on the server is deleted.
+ *   aborted, but for those a streamed file's <file>.parts names (taken up,
+ *   or kept with the file); each staging file with a record is handed to a
+ *   callback that uploads it if it can establish the key and base version,
+ *   else it is moved to unsaved/; a staging file without a record held
+ *   nothing the server lacked and is removed. A directory of an unknown
+ *   format keeps every staging file. Nothing not confirmed on the server
+ *   is deleted.
+ * - Each attempt to recover a file is counted in <file>.try (synced
+ *   before, removed after): a file whose recovery began 3 times and never
+ *   ended (the daemon died in it) is set aside in unsaved/ untried, so
+ *   that one file never keeps a mount from starting.
  * - unsaved/<mount id>-<n>-<name> (the mount id is random, the rename
  *   RENAME_NOREPLACE: unique across mounts and hosts sharing cache.dir),
  *   each with a line in unsaved/MANIFEST: time, file, size, bucket, key,
@@ -63,6 +69,12 @@ struct fsx_stage_rec {
   bool map_ok;                /* the block map beside it is reliable */
   const struct fsx_stage_parts *resume; /* read, not written: the upload
                                  to take up (<file>.parts), or NULL */
+  bool has_size;              /* size is known (records before it lack
+                                 it: read, never written false) */
+  uint64_t size;              /* the file's size when the record was
+                                 written: with partial false, the size to
+                                 upload (a streamed file's staging file
+                                 lacks what only its upload holds) */
   uint64_t sent;              /* streamed (fsx_wb_stream.c): parts up to
                                  here went to an upload straight from write
                                  buffers; what no buffer still held of
@@ -81,7 +93,11 @@ void fsx_stage_close(struct fsx_stage *s);
  * Recover a dead mount's staging file: 0 once the server holds it (it is
  * then removed); -EAGAIN when the server could not be reached (it is left
  * as it is, record and map, for the next mount); else -errno with why in
- * reason (it is then kept in unsaved/).
+ * reason (it is then kept in unsaved/; -ENOTRECOVERABLE: its record and
+ * what the server or the file holds disagree; -EIDRM: a streamed file's
+ * upload is gone from the server). A streamed file's upload
+ * that holds parts the server acknowledged is never aborted: kept with
+ * the file, named in its MANIFEST line.
  */
 typedef int (*fsx_stage_recover_fn)(void *arg, const struct fsx_stage_rec *r,
                                     const char *path, int fd, int map_fd,

@@ -96,6 +96,7 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
     put_num(&sb, "atime", (uint64_t)r->atime);
   put_num(&sb, "partial", r->partial);
   put_num(&sb, "map_ok", r->map_ok);
+  put_num(&sb, "size", r->size);
   if (r->sent) { /* last, fixed width: fsx_stage_rec_set_sent */
     char n[32];
     snprintf(n, sizeof(n), "%0*" PRIu64, SENT_DIGITS, r->sent);
@@ -240,6 +241,10 @@ int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt)
         rt->r.map_ok = v != 0;
       else if (!strcmp(line, "sent"))
         rt->r.sent = v;
+      else if (!strcmp(line, "size")) {
+        rt->r.has_size = true;
+        rt->r.size = v;
+      }
       else if (!strcmp(line, "mtime")) {
         rt->r.has_mtime = true;
         rt->r.mtime = (int64_t)v;

@@ -126,10 +126,12 @@ static int move_unique(struct fsx_stage *s, const char *src, const char *udir,
   return rc;
 }
 
-int fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
-                   const char *key, const char *reason)
+/* Keep path in unsaved/; with upload, its .parts beside it, named in the
+   MANIFEST line: the upload holding its first parts is kept too. */
+static int keep_file(struct fsx_stage *s, const char *path, const char *bucket,
+                     const char *key, const char *reason, const char *upload)
 {
-  char udir[4096], dst[4300];
+  char udir[4096], dst[4300], pp[4300], pd[4400], why[1024];
   struct stat st;
   uint64_t size = 0;
   int rc;
@@ -145,13 +147,30 @@ int fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
             "to %s: %s)", bucket, key, reason, path, udir, strerror(-rc));
     return rc;
   }
+  snprintf(why, sizeof(why), "%s", reason);
+  if (upload) { /* (a failed move leaves it: the next mount keeps it) */
+    fsx_stage_side_path(pp, sizeof(pp), path, "parts");
+    fsx_stage_side_path(pd, sizeof(pd), dst, "parts");
+    rc = renameat2(AT_FDCWD, pp, AT_FDCWD, pd, RENAME_NOREPLACE) ? -errno : 0;
+    snprintf(why + strlen(why), sizeof(why) - strlen(why), "; multipart "
+             "upload %s of the key holds the parts the server acknowledged: "
+             "kept, not aborted (%s)", upload,
+             rc ? "its list of parts could not be kept"
+                : "its parts are listed in the file's .parts beside it");
+  }
   /* the manifest line says what the record said: the record goes */
-  if (manifest_add(udir, strrchr(dst, '/') + 1, size, bucket, key, reason))
+  if (manifest_add(udir, strrchr(dst, '/') + 1, size, bucket, key, why))
     log_warn("%s/MANIFEST: could not add %s", udir, strrchr(dst, '/') + 1);
   fsx_stage_remove(path);
   log_err("%s: %s was not uploaded (%s); its %" PRIu64 " bytes are kept in "
-          "%s", bucket, key, reason, size, dst);
+          "%s", bucket, key, why, size, dst);
   return 0;
+}
+
+int fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
+                   const char *key, const char *reason)
+{
+  return keep_file(s, path, bucket, key, reason, NULL);
 }
 
 /* ---- recovery ---- */
@@ -253,20 +272,28 @@ static bool is_staging_name(const char *n)
   return !strncmp(n, "ino-", 4) && !strchr(n, '.');
 }
 
-/*
- * The unfinished upload a streamed file's <file>.parts names, once the
- * file is dealt with: forgotten (completed: ok), or aborted; its record in
- * uploads/ goes either way (an abort that fails is the next mount's).
- */
+/* What becomes of the unfinished upload a streamed file's <file>.parts
+   names, once the file is dealt with. */
+enum resumed_end {
+  RESUMED_COMPLETED,          /* forgotten: it is the object now */
+  RESUMED_ABORT,              /* aborted: it holds nothing only it has */
+  RESUMED_KEPT,               /* kept with the file in unsaved/ */
+};
+
+/* The upload's record in uploads/ goes in every case (an abort that fails
+   leaves it: the next mount's); nothing aborts an upload kept. */
 static void end_resumed(struct s3_client *c, const char *path,
                         const struct fsx_stage_rec *r,
-                        const struct fsx_stage_parts *pp, bool ok)
+                        const struct fsx_stage_parts *pp, enum resumed_end how)
 {
   char up[4200];
   const char *slash = strrchr(path, '/');
-  int rc = ok ? 0 : s3_abort_multipart(c, r->bucket, r->key, pp->upload_id);
+  int rc = how == RESUMED_ABORT
+               ? s3_abort_multipart(c, r->bucket, r->key, pp->upload_id)
+               : 0;
 
-  fsx_stage_parts_remove(path);
+  if (how != RESUMED_KEPT)
+    fsx_stage_parts_remove(path);
   if (rc && rc != -ENOENT) {
     log_warn("%s: could not abort the unfinished upload of %s: %s", r->bucket,
              r->key, strerror(-rc));
@@ -275,6 +302,42 @@ static void end_resumed(struct s3_client *c, const char *path,
   snprintf(up, sizeof(up), "%.*s/uploads/%ld", (int)(slash - path), path,
            pp->journal_id);
   unlink(up);
+}
+
+/* ---- attempts: a file whose recovery keeps killing the daemon ---- */
+
+#define ATTEMPTS_MAX 3
+
+/*
+ * Before recovering path: one attempt more in <file>.try (written and
+ * synced: the daemon may die in what follows), or false when ATTEMPTS_MAX
+ * earlier ones never ended (each killed the daemon, or its machine):
+ * the file is then set aside instead. try_end after every attempt that
+ * ended, whatever its result.
+ */
+static bool try_begin(const char *path, unsigned *n)
+{
+  char p[4200], *text = NULL, num[16];
+
+  fsx_stage_side_path(p, sizeof(p), path, "try");
+  *n = 0;
+  if (!fsx_stage_read_text(p, &text))
+    *n = (unsigned)strtoul(text, NULL, 10);
+  free(text);
+  if (*n >= ATTEMPTS_MAX)
+    return false;
+  snprintf(num, sizeof(num), "%u\n", *n + 1);
+  if (fsx_stage_write_file(p, num, true))
+    log_warn("%s: could not count this recovery attempt", p);
+  return true;
+}
+
+static void try_end(const char *path)
+{
+  char p[4200];
+
+  fsx_stage_side_path(p, sizeof(p), path, "try");
+  unlink(p);
 }
 
 /* One staging file of a dead mount: uploaded, removed, kept or left. */
@@ -287,7 +350,8 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
   struct fsx_rec_text rt;
   struct fsx_stage_parts pp;
   int rc = fsx_stage_rec_read(path, &rt), fd, map_fd;
-  bool resume;
+  unsigned tries;
+  bool resume, has_parts;
 
   if (rc == -ENOENT && known) { /* nothing the server lacked */
     fsx_stage_remove(path);
@@ -315,17 +379,12 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
   /* streamed, its upload failed: the parts the server holds are named */
   /* (not when the write buffers are lost: the staging file lacks what
      only they held, and would be completed with zeros in its place) */
-  resume = !pool_lost && !rt.r.partial && rt.r.sent &&
-           !fsx_stage_parts_read(path, &pp);
-  if (!resume && rt.r.sent && !fsx_stage_parts_read(path, &pp)) {
-    end_resumed(c, path, &rt.r, &pp, false); /* never closed: aborted */
-    fsx_stage_parts_free(&pp);
-  }
+  has_parts = rt.r.sent && !fsx_stage_parts_read(path, &pp);
+  resume = has_parts && !pool_lost && !rt.r.partial;
   if (!resume && (rt.r.partial || rt.r.sent)) {
     /* never closed: uploading it would show a part; streamed: bytes the
        unfinished upload held are missing from it */
-    char why[320];
-    snprintf(why, sizeof(why), "%s%s",
+    snprintf(reason, sizeof(reason), "%s%s",
              rt.r.partial ? "the daemon stopped while it was being written "
                             "(never closed or synced since)"
              : pool_lost && rt.r.sent
@@ -335,15 +394,17 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
              rt.r.sent ? "; bytes its upload already held (streamed, up to "
                          "byte " : "");
     if (rt.r.sent)
-      snprintf(why + strlen(why), sizeof(why) - strlen(why),
+      snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
                "%llu) read as zeros where no write buffer kept them",
                (unsigned long long)rt.r.sent);
-    if (fsx_stage_keep(s, path, rt.r.bucket, rt.r.key, why))
-      out->left++;
-    else
-      out->kept++;
-    free(rt.text);
-    return;
+    rc = -ENOTRECOVERABLE;
+    goto set_aside;
+  }
+  if (!try_begin(path, &tries)) {
+    snprintf(reason, sizeof(reason), "its recovery was begun %u times and "
+             "never ended (the daemon died during it each time)", tries);
+    rc = -ENOTRECOVERABLE;
+    goto set_aside;
   }
   rt.r.resume = resume ? &pp : NULL;
   fd = open(path, O_RDWR | O_CLOEXEC);
@@ -359,24 +420,43 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
     close(fd);
   if (map_fd >= 0)
     close(map_fd);
-  if (resume && rc != -EAGAIN) /* else the next mount takes it up again */
-    end_resumed(c, path, &rt.r, &pp, !reason[0]);
-  if (resume)
-    fsx_stage_parts_free(&pp);
+  try_end(path);
   if (!reason[0]) {
+    if (resume)
+      end_resumed(c, path, &rt.r, &pp, RESUMED_COMPLETED);
     log_notice("%s: %s, left by a dead mount, is uploaded", rt.r.bucket,
                rt.r.key);
     fsx_stage_remove(path);
     out->uploaded++;
-  } else if (rc == -EAGAIN) {
+    goto free_parts;
+  }
+  if (rc == -EAGAIN) { /* the next mount takes it up again */
     log_warn("%s: %s, left by a dead mount, is left for the next mount "
              "(%s): %s", rt.r.bucket, rt.r.key, reason, path);
     out->left++;
-  } else if (fsx_stage_keep(s, path, rt.r.bucket, rt.r.key, reason)) {
-    out->left++;
-  } else {
-    out->kept++;
+    goto free_parts;
   }
+set_aside:
+  /* an upload holding acknowledged parts is their only copy: kept with
+     the file (never aborted); one holding none goes */
+  if (has_parts && pp.n && rc != -EIDRM) {
+    if (keep_file(s, path, rt.r.bucket, rt.r.key, reason, pp.upload_id)) {
+      out->left++;
+    } else {
+      end_resumed(c, path, &rt.r, &pp, RESUMED_KEPT);
+      out->kept++;
+    }
+    goto free_parts;
+  }
+  if (has_parts)
+    end_resumed(c, path, &rt.r, &pp, RESUMED_ABORT);
+  if (fsx_stage_keep(s, path, rt.r.bucket, rt.r.key, reason))
+    out->left++;
+  else
+    out->kept++;
+free_parts:
+  if (has_parts)
+    fsx_stage_parts_free(&pp);
   free(rt.text);
 }
 
@@ -509,6 +589,8 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
       remove_orphan_side(p, 4);
     else if (p && n > 6 && !strcmp(e->d_name + n - 6, ".parts"))
       remove_orphan_side(p, 6);
+    else if (p && n > 4 && !strcmp(e->d_name + n - 4, ".try"))
+      remove_orphan_side(p, 4);
     free(p);
   }
   if (d)

@@ -129,6 +129,7 @@ int fsx_wb_journal(struct fsx_wb *wb, bool force)
   r.partial = wb->unflushed;
   r.map_ok = !wb->map_bad;
   r.sent = wb->stream_sent;
+  r.size = wb->size;
   rc = fsx_stage_rec_write(wb->m->stage, wb->path, &r);
   if (rc) /* the data is still staged; only a crash now would lose track */
     log_warn("%s: staging record for %s: %s", wb->path, r.key,

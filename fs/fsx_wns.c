@@ -133,6 +133,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     goto out;
   /* not while a directory rename moves what is below it (its key) */
   pthread_rwlock_rdlock(&m->rename_lock);
+  fsx_inode_store_block(m->tab, in); /* no store lands after the delete */
   rc = going(m, in, &a, &wb);
   if (!rc)
     rc = s3_delete_object(m->s3, fsx_inode_bucket(in),
@@ -146,6 +147,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   } else {
     kept(m, wb); /* still there: its data goes up as it would */
   }
+  fsx_inode_store_unblock(m->tab, in);
   pthread_rwlock_unlock(&m->rename_lock);
 out:
   fsx_inode_put(m->tab, in);
@@ -521,11 +523,10 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   struct fsx_inode *src = NULL, *dst = NULL;
   struct fsx_wb *dwb = NULL, *swb = NULL, **held = NULL;
   size_t nheld = 0;
-  bool locked = false;
+  bool locked = false, blocked = false, dst_exists = false;
   struct fsx_attr sa, da;
   char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
   time_t ctime = 0;             /* the ctime a copy stored, if one did */
-  bool dst_exists;
   int rc;
 
   atomic_fetch_add(&m->st.renames, 1);
@@ -581,6 +582,11 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     rc = -ENOMEM;
     goto out;
   }
+  /* no store of either name's object lands after this rename */
+  fsx_inode_store_block(m->tab, src);
+  if (dst_exists)
+    fsx_inode_store_block(m->tab, dst);
+  blocked = true;
   if (dst_exists && da.kind != FSX_DIR)
     rc = going(m, dst, &da, &dwb);
   if (!rc && sa.kind == FSX_DIR) {
@@ -622,6 +628,11 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_inode_note_entry(m->tab, src);
   }
 out:
+  if (blocked) {
+    fsx_inode_store_unblock(m->tab, src);
+    if (dst_exists)
+      fsx_inode_store_unblock(m->tab, dst);
+  }
   if (locked)
     pthread_rwlock_unlock(&m->rename_lock);
   free(dstkey);

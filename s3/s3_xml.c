@@ -62,6 +62,8 @@ enum ctx {
   X_DELERR,       /* record */
   X_UPLOADS,      /* <ListMultipartUploadsResult> */
   X_UPLOAD,       /* record */
+  X_PARTS,        /* <ListPartsResult> */
+  X_PART,         /* record */
 };
 
 enum field {
@@ -76,6 +78,7 @@ enum field {
   F_DEL_KEY,
   F_DERR_KEY, F_DERR_CODE, F_DERR_MSG,
   F_UP_KEY, F_UP_ID, F_UP_INIT, F_NEXT_KEY, F_NEXT_UPID,
+  F_PT_NUM, F_NEXT_PTM,       /* a part's Size and ETag: F_OBJ_* */
   F_COUNT
 };
 _Static_assert(F_COUNT <= 32, "->seen holds one bit per field");
@@ -86,7 +89,7 @@ _Static_assert(F_COUNT <= 32, "->seen holds one bit per field");
   (BIT(F_OBJ_KEY) | BIT(F_OBJ_SIZE) | BIT(F_OBJ_ETAG) | BIT(F_OBJ_MTIME) |     \
    BIT(F_OBJ_CLASS) | BIT(F_PREFIX) | BIT(F_BKT_NAME) | BIT(F_BKT_DATE) |      \
    BIT(F_DEL_KEY) | BIT(F_DERR_KEY) | BIT(F_DERR_CODE) | BIT(F_DERR_MSG) |   \
-   BIT(F_UP_KEY) | BIT(F_UP_ID) | BIT(F_UP_INIT))
+   BIT(F_UP_KEY) | BIT(F_UP_ID) | BIT(F_UP_INIT) | BIT(F_PT_NUM))
 
 /*
  * Longest accepted text per field. trunc: text past the buffer is dropped
@@ -112,6 +115,7 @@ static const struct {
     [F_UP_KEY] = {XML_TEXT_MAX, false}, [F_UP_ID] = {XML_TEXT_MAX, false},
     [F_UP_INIT] = {64, false},    [F_NEXT_KEY] = {XML_TEXT_MAX, false},
     [F_NEXT_UPID] = {XML_TEXT_MAX, false},
+    [F_PT_NUM] = {5, false},      [F_NEXT_PTM] = {5, false},
 };
 
 /* (parent, local name) -> child context and, for X_LEAF, the field. */
@@ -158,6 +162,12 @@ static const struct {
     {X_UPLOAD, "Key", X_LEAF, F_UP_KEY},
     {X_UPLOAD, "UploadId", X_LEAF, F_UP_ID},
     {X_UPLOAD, "Initiated", X_LEAF, F_UP_INIT},
+    {X_PARTS, "Part", X_PART, F_NONE},
+    {X_PARTS, "IsTruncated", X_LEAF, F_TRUNC},
+    {X_PARTS, "NextPartNumberMarker", X_LEAF, F_NEXT_PTM},
+    {X_PART, "PartNumber", X_LEAF, F_PT_NUM},
+    {X_PART, "ETag", X_LEAF, F_OBJ_ETAG},
+    {X_PART, "Size", X_LEAF, F_OBJ_SIZE},
 };
 
 /* Accepted root per kind; <Error> is accepted for every kind. */
@@ -174,6 +184,7 @@ static const struct {
     {S3_XML_COPY_RESULT, "CopyPartResult", X_ETAGRES},
     {S3_XML_DELETE_RESULT, "DeleteResult", X_DELETE},
     {S3_XML_LIST_UPLOADS, "ListMultipartUploadsResult", X_UPLOADS},
+    {S3_XML_LIST_PARTS, "ListPartsResult", X_PARTS},
 };
 
 struct s3_xml {
@@ -202,6 +213,7 @@ struct s3_xml {
   struct s3_bucket_info bkt;
   struct s3_delete_error derr;
   struct s3_upload_info up;
+  int part_number;                 /* of the <Part> being built */
   char *str;                       /* CommonPrefixes/Prefix, Deleted/Key */
   char text[XML_TEXT_MAX + 1];
 };
@@ -319,6 +331,7 @@ static int commit_field(struct s3_xml *x, enum field f)
   struct s3_list_result *lr = x->result;
   struct s3_etag_result *er = x->result;
   struct s3_uploads_result *ur = x->result;
+  struct s3_parts_result *pr = x->result;
   uint64_t v = 0;
   int rc = 0;
 
@@ -341,6 +354,8 @@ static int commit_field(struct s3_xml *x, enum field f)
       rc = -EBADMSG;
     else if (x->kind == S3_XML_LIST_UPLOADS)
       ur->truncated = t[0] == 't';
+    else if (x->kind == S3_XML_LIST_PARTS)
+      pr->truncated = t[0] == 't';
     else
       lr->truncated = t[0] == 't';
     break;
@@ -424,6 +439,16 @@ static int commit_field(struct s3_xml *x, enum field f)
     if (n)
       rc = dup_nonempty(t, n, &ur->next_upload_id_marker);
     break;
+  case F_PT_NUM:
+    rc = parse_u64(t, n, 10000, &v);
+    x->part_number = (int)v;
+    if (!rc && !v)
+      rc = -EBADMSG;
+    break;
+  case F_NEXT_PTM:
+    rc = parse_u64(t, n, 10000, &v);
+    pr->next_marker = (int)v;
+    break;
   case F_NONE:
   case F_COUNT:
     break;
@@ -438,6 +463,7 @@ static void open_record(struct s3_xml *x)
   memset(&x->bkt, 0, sizeof(x->bkt));
   memset(&x->derr, 0, sizeof(x->derr));
   memset(&x->up, 0, sizeof(x->up));
+  x->part_number = 0;
   x->str = NULL;
 }
 
@@ -448,6 +474,7 @@ static int close_record(struct s3_xml *x, enum ctx c)
   struct s3_buckets_result *br = x->result;
   struct s3_delete_result *dr = x->result;
   struct s3_uploads_result *ur = x->result;
+  struct s3_parts_result *pr = x->result;
   void *p = NULL;
   int rc = -EBADMSG;
 
@@ -513,6 +540,18 @@ static int close_record(struct s3_xml *x, enum ctx c)
     x->up.key = NULL;
     x->up.upload_id = NULL;
     return 0;
+  case X_PART:
+    if (!x->part_number || !(x->seen & BIT(F_OBJ_SIZE)) || !x->obj.etag[0])
+      return -EBADMSG;
+    p = grow(pr->parts, &x->cap, pr->n_parts, sizeof(*pr->parts), &rc);
+    if (!p)
+      return rc;
+    pr->parts = p;
+    pr->parts[pr->n_parts].part_number = x->part_number;
+    pr->parts[pr->n_parts].size = x->obj.size;
+    memcpy(pr->parts[pr->n_parts].etag, x->obj.etag, sizeof(x->obj.etag));
+    pr->n_parts++;
+    return 0;
   default:
     return 0;
   }
@@ -521,7 +560,7 @@ static int close_record(struct s3_xml *x, enum ctx c)
 static bool is_record(enum ctx c)
 {
   return c == X_CONTENTS || c == X_CPREFIX || c == X_BUCKET ||
-         c == X_DELETED || c == X_DELERR || c == X_UPLOAD;
+         c == X_DELETED || c == X_DELERR || c == X_UPLOAD || c == X_PART;
 }
 
 static enum ctx root_ctx(struct s3_xml *x, const char *local)
@@ -776,6 +815,7 @@ static int check_result(struct s3_xml *x)
 {
   struct s3_list_result *lr = x->result;
   struct s3_uploads_result *ur = x->result;
+  struct s3_parts_result *pr = x->result;
 
   switch (x->kind) {
   case S3_XML_ERROR:
@@ -795,6 +835,8 @@ static int check_result(struct s3_xml *x)
         (!ur->next_key_marker || !ur->next_upload_id_marker))
       return -EBADMSG;
     return x->url_encoded ? uploads_decode(ur) : 0;
+  case S3_XML_LIST_PARTS: /* the marker is needed for the next page */
+    return pr->truncated && !pr->next_marker ? -EBADMSG : 0;
   case S3_XML_LIST_BUCKETS:
   case S3_XML_DELETE_RESULT:
     return 0;
@@ -829,6 +871,10 @@ void s3_xml_result_reset(enum s3_xml_kind kind, void *result)
   case S3_XML_LIST_UPLOADS:
     s3_uploads_result_cleanup(result);
     memset(result, 0, sizeof(struct s3_uploads_result));
+    break;
+  case S3_XML_LIST_PARTS:
+    s3_parts_result_cleanup(result);
+    memset(result, 0, sizeof(struct s3_parts_result));
     break;
   case S3_XML_ERROR:
     break;
@@ -955,4 +1001,13 @@ void s3_uploads_result_cleanup(struct s3_uploads_result *r)
   r->next_key_marker = NULL;
   r->next_upload_id_marker = NULL;
   r->n_uploads = 0;
+}
+
+void s3_parts_result_cleanup(struct s3_parts_result *r)
+{
+  if (!r)
+    return;
+  free(r->parts);
+  r->parts = NULL;
+  r->n_parts = 0;
 }

@@ -81,6 +81,19 @@ struct s3_uploads_result {         /* ListMultipartUploadsResult */
   char *next_upload_id_marker;     /* NextUploadIdMarker or NULL */
 };
 
+struct s3_part_info {              /* ListPartsResult/Part */
+  int part_number;
+  int64_t size;
+  char etag[80];        /* with quotes removed */
+};
+
+struct s3_parts_result {           /* ListPartsResult */
+  struct s3_part_info *parts;
+  size_t n_parts;
+  bool truncated;                  /* IsTruncated */
+  int next_marker;                 /* NextPartNumberMarker (truncated) */
+};
+
 struct s3_delete_error {
   char *key;
   char code[64];
@@ -103,6 +116,7 @@ enum s3_xml_kind {
   S3_XML_COPY_RESULT,    /* result: struct s3_etag_result (object or part) */
   S3_XML_DELETE_RESULT,  /* result: struct s3_delete_result */
   S3_XML_LIST_UPLOADS,   /* result: struct s3_uploads_result */
+  S3_XML_LIST_PARTS,     /* result: struct s3_parts_result */
 };
 
 struct s3_xml;
@@ -152,6 +166,7 @@ void s3_buckets_result_cleanup(struct s3_buckets_result *r);
 void s3_mpu_result_cleanup(struct s3_mpu_result *r);
 void s3_delete_result_cleanup(struct s3_delete_result *r);
 void s3_uploads_result_cleanup(struct s3_uploads_result *r);
+void s3_parts_result_cleanup(struct s3_parts_result *r);
 
 /*
  * Parse an ISO 8601 "2009-10-12T17:50:30.000Z" into UTC seconds; -EINVAL.

@@ -38,6 +38,7 @@ union any_result {
   struct s3_etag_result etag;
   struct s3_delete_result del;
   struct s3_uploads_result uploads;
+  struct s3_parts_result parts;
 };
 
 static bool same_str(const char *a, const char *b)
@@ -124,6 +125,19 @@ static bool same_result(enum s3_xml_kind kind, const union any_result *a,
         return false;
     }
     return true;
+  case S3_XML_LIST_PARTS:
+    if (a->parts.n_parts != b->parts.n_parts ||
+        a->parts.truncated != b->parts.truncated ||
+        a->parts.next_marker != b->parts.next_marker)
+      return false;
+    for (size_t i = 0; i < a->parts.n_parts; i++) {
+      const struct s3_part_info *x = &a->parts.parts[i],
+                                *y = &b->parts.parts[i];
+      if (x->part_number != y->part_number || x->size != y->size ||
+          strcmp(x->etag, y->etag))
+        return false;
+    }
+    return true;
   }
   return false;
 }
@@ -193,6 +207,18 @@ static void check_result(enum s3_xml_kind kind, const union any_result *r)
                       r->uploads.uploads[i].upload_id &&
                       r->uploads.uploads[i].upload_id[0],
                   "upload %zu without key or id", i);
+    break;
+  case S3_XML_LIST_PARTS:
+    FUZZ_ASSERT(!r->parts.truncated || r->parts.next_marker,
+                "truncated parts page without a marker");
+    for (size_t i = 0; i < r->parts.n_parts; i++)
+      FUZZ_ASSERT(r->parts.parts[i].part_number >= 1 &&
+                      r->parts.parts[i].part_number <= 10000 &&
+                      r->parts.parts[i].size >= 0 &&
+                      r->parts.parts[i].etag[0] &&
+                      terminated(r->parts.parts[i].etag,
+                                 sizeof(r->parts.parts[i].etag)),
+                  "bad part %zu", i);
     break;
   case S3_XML_ERROR:
     break;
@@ -271,7 +297,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   struct fz f = {data, size};
-  enum s3_xml_kind kind = (enum s3_xml_kind)(fz_u8(&f) % 8);
+  enum s3_xml_kind kind = (enum s3_xml_kind)(fz_u8(&f) % 9);
   uint16_t split_raw = fz_u16(&f);
   const char *body = (const char *)f.p;
   size_t n = f.n, split = n ? split_raw % (n + 1) : 0;

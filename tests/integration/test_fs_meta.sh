@@ -45,6 +45,22 @@ meta() { # KEY NAME: x-amz-meta-NAME of KEY on the server
 etag() { aws_ s3api head-object --bucket "$bucket" --key "$1" --query ETag --output text; }
 tick() { sleep 1.1; } # times are whole seconds
 atime_from() { [ "$(meta r atime)" -ge "$1" ]; } # r's stored atime >= $1
+# rm_after_read PREFIX: for 20 new files, echo > f; cat f; rm -f f: none is
+# left on the mount, nor on the server 2 s later (an atime store started at
+# the reader's close must not land after the DELETE and write f back)
+rm_after_read() {
+  local i left=0 d=$mnt/$1
+  mkdir "$d"
+  for i in $(seq 1 20); do
+    echo data >"$d/f$i"
+    cat "$d/f$i" >/dev/null
+    rm -f "$d/f$i"
+    [ ! -e "$d/f$i" ] || left=$((left + 1))
+  done
+  sleep 2
+  eq "left on the mount" "$left" 0 &&
+    eq "left on the server" "$(keys "$1/f" | grep -c . || true)" 0
+}
 # both NAME: the same mtime, ctime, atime, mode and owner through both mounts
 both() {
   sleep 1.2 # (s3fs's stat cache, our attribute cache)
@@ -175,12 +191,15 @@ cat "$mnt/r" >/dev/null
 sleep 1.5
 check "relatime: a newer atime is not written again" eval \
   '[ "$(etag r)" = "$e1" ] && [ "$(meta r atime)" = "$a1" ]'
+check "relatime: cat f; rm -f f leaves no f (the atime store never lands after the rm)" \
+  rm_after_read rmr
 fs_umount "$mnt"
 mount_ours -o strictatime
 tick
 cat "$mnt/r" >/dev/null
 check "strictatime: every close of a read stores it" \
   wait_for 10 0.2 atime_from "$((a1 + 1))"
+check "strictatime: cat f; rm -f f leaves no f" rm_after_read rms
 fs_umount "$mnt"
 
 # ---- what a listing cannot say ----

@@ -193,7 +193,8 @@ done
 # beside the staging file) and sends only the rest. lost) SIGKILL, and the
 # write buffers' file gone before the next mount (a tmpfs emptied by a
 # restart): the file is kept in unsaved/, never completed with the bytes
-# only the buffers held missing.
+# only the buffers held missing, and its upload is kept (not aborted: it
+# alone holds the acknowledged parts), named in the MANIFEST line.
 rport=$((20000 + RANDOM % 20000)) rgw_port=${S3R_ENDPOINT##*:} relay_pid=
 relay_up() {
   relay_down
@@ -256,8 +257,13 @@ for how in kill umount lost; do
     check "lost: not completed without its buffers' bytes" key_absent "$name"
     check "lost: kept in unsaved/, saying why" \
       grep -qs "$name.*write buffers were lost" "$tmp/cache/unsaved/MANIFEST"
-    check_eq "lost: no upload left open" "$(fs_uploads)" ""
+    # the upload alone holds the three acknowledged parts: never aborted
+    check_eq "lost: its upload kept (the only copy of its first parts)" \
+      "$(fs_uploads | wc -l)" 1
+    check "lost: MANIFEST names the upload kept" \
+      grep -qs "$name.*upload .* kept, not aborted" "$tmp/cache/unsaved/MANIFEST"
     fs_umount "$mnt"
+    fs_abort_uploads
     continue
   fi
   check "$how: the object is the file" same "$name"

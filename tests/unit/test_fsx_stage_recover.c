@@ -2,11 +2,15 @@
  * Unit tests for the recovery walk of fsx_stage_recover.c as the recovery
  * thread (fsx_recover_thread) drives it: what dead mounts left is counted
  * (fsx_stage_leftovers), and a walk told to stop (fsx_stage_recover_until)
- * touches nothing more, leaving the rest as it was for the next mount.
+ * touches nothing more, leaving the rest as it was for the next mount; a
+ * streamed file's upload holding acknowledged parts is never aborted (the
+ * walks here have no S3 client: an abort would crash them), and a file
+ * whose recovery never ended 3 times is set aside untried.
  * Real files in a temporary directory; the callback stands in for the S3
  * side (test_fs_crash runs the whole on a real mount).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -20,6 +24,7 @@
 #include <cmocka.h>
 
 #include "fs/fsx_stage.h"
+#include "s3/s3_xml.h"
 
 #define ENDPOINT "http://e"
 
@@ -79,6 +84,182 @@ static int fake_upload(void *arg, const struct fsx_stage_rec *r,
   if (++f->calls == f->stop_after)
     atomic_store(&f->stop, true); /* as fsx_recover_thread_stop does */
   return 0;
+}
+
+/* A mount that dies with one streamed file whose completion failed: its
+   record (24 MiB, 16 MiB sent), its .parts (parts 1 and 2 acknowledged)
+   and the upload's journal record. Its staging file's path in path. */
+static void dead_stream(char *path, size_t len)
+{
+  static const struct s3_part_etag pe[2] = {{1, "aa"}, {2, "bb"}};
+  struct fsx_stage *s;
+  struct fsx_stage_rec r = {.bucket = "bkt", .key = "streamed",
+                            .base_etag = "", .part_size = 8u << 20,
+                            .mode = 0100644, .map_ok = true,
+                            .size = 24u << 20, .sent = 16u << 20};
+  char err[256] = "";
+  long jid;
+  int fd;
+
+  assert_int_equal(fsx_stage_open(root, ENDPOINT, &s, err, sizeof(err)), 0);
+  fd = fsx_stage_create(s, 7, path, len);
+  assert_true(fd >= 0);
+  close(fd);
+  jid = fsx_stage_note_upload(s, "bkt", "streamed", "upload-1");
+  assert_true(jid > 0);
+  assert_int_equal(fsx_stage_rec_write(s, path, &r), 0);
+  assert_int_equal(fsx_stage_parts_write(path, jid, "upload-1", pe, 2), 0);
+  fsx_stage_close(s);
+}
+
+static int count_files(const char *dir)
+{
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+
+  while (d && (e = readdir(d)))
+    n += e->d_name[0] != '.';
+  if (d)
+    closedir(d);
+  return n;
+}
+
+/* unsaved/MANIFEST holds a line containing what */
+static bool manifest_says(const char *what)
+{
+  char p[512], line[2048];
+  bool found = false;
+  FILE *f;
+
+  snprintf(p, sizeof(p), "%s/unsaved/MANIFEST", root);
+  f = fopen(p, "r");
+  while (f && !found && fgets(line, sizeof(line), f))
+    found = strstr(line, what) != NULL;
+  if (f)
+    fclose(f);
+  return found;
+}
+
+/* The unsaved/ file kept for the streamed file has its .parts beside it. */
+static bool parts_kept(void)
+{
+  char p[512];
+  DIR *d;
+  struct dirent *e;
+  bool found = false;
+
+  snprintf(p, sizeof(p), "%s/unsaved", root);
+  d = opendir(p);
+  while (d && (e = readdir(d)))
+    found |= strstr(e->d_name, "streamed.parts") != NULL;
+  if (d)
+    closedir(d);
+  return found;
+}
+
+static int refuse(void *arg, const struct fsx_stage_rec *r, const char *path,
+                  int fd, int map_fd, char *reason, size_t reasonlen)
+{
+  int *calls = arg;
+
+  (void)path, (void)fd, (void)map_fd;
+  (*calls)++;
+  assert_true(r->has_size);
+  assert_int_equal(r->size, 24u << 20);
+  assert_non_null(r->resume);
+  assert_int_equal(r->resume->n, 2);
+  snprintf(reason, reasonlen, "part 2 is listed with another ETag");
+  return -ENOTRECOVERABLE;
+}
+
+static void test_unrecoverable_keeps_the_upload(void **state)
+{
+  struct fsx_stage *s;
+  struct fsx_recovery rv;
+  char err[256] = "", path[4096], up[600];
+  int calls = 0, dirs;
+
+  (void)state;
+  dead_stream(path, sizeof(path));
+  assert_int_equal(fsx_stage_open(root, ENDPOINT, &s, err, sizeof(err)), 0);
+  fsx_stage_recover(s, NULL, refuse, &calls, &rv); /* no client: no abort */
+  assert_int_equal(calls, 1);
+  assert_int_equal(rv.kept, 1);
+  assert_int_equal(rv.aborted, 0);
+  assert_true(manifest_says("part 2 is listed with another ETag; multipart "
+                            "upload upload-1 of the key holds the parts"));
+  assert_true(parts_kept());
+  assert_int_equal(fsx_stage_leftovers(s, &dirs), 0);
+  assert_int_equal(dirs, 0); /* its journal record went too: nobody aborts */
+  snprintf(up, sizeof(up), "%s/unsaved", root);
+  assert_int_equal(count_files(up), 3); /* the file, its .parts, MANIFEST */
+  fsx_stage_close(s);
+}
+
+static int counted(void *arg, const struct fsx_stage_rec *r, const char *path,
+                   int fd, int map_fd, char *reason, size_t reasonlen)
+{
+  char p[4200], text[16] = "";
+  FILE *f;
+
+  (void)r, (void)fd, (void)map_fd, (void)reason, (void)reasonlen;
+  (*(int *)arg)++;
+  snprintf(p, sizeof(p), "%s.try", path);
+  f = fopen(p, "r");
+  assert_non_null(f); /* counted (and synced) before the attempt */
+  assert_non_null(fgets(text, sizeof(text), f));
+  fclose(f);
+  assert_string_equal(text, "2\n");
+  return 0;
+}
+
+static void test_attempts_counted_and_cleared(void **state)
+{
+  struct fsx_stage *s;
+  struct fsx_recovery rv;
+  char err[256] = "", path[4096], p[4200];
+  int calls = 0;
+  FILE *f;
+
+  (void)state;
+  dead_stream(path, sizeof(path));
+  snprintf(p, sizeof(p), "%s.try", path);
+  f = fopen(p, "w"); /* one attempt that never ended */
+  assert_non_null(f);
+  fputs("1\n", f);
+  fclose(f);
+  assert_int_equal(fsx_stage_open(root, ENDPOINT, &s, err, sizeof(err)), 0);
+  fsx_stage_recover(s, NULL, counted, &calls, &rv);
+  assert_int_equal(calls, 1);
+  assert_int_equal(rv.uploaded, 1);
+  assert_int_equal(access(p, F_OK), -1); /* gone with the file */
+  fsx_stage_close(s);
+}
+
+static void test_set_aside_after_three_attempts(void **state)
+{
+  struct fsx_stage *s;
+  struct fsx_recovery rv;
+  char err[256] = "", path[4096], p[4200];
+  int calls = 0;
+  FILE *f;
+
+  (void)state;
+  dead_stream(path, sizeof(path));
+  snprintf(p, sizeof(p), "%s.try", path);
+  f = fopen(p, "w");
+  assert_non_null(f);
+  fputs("3\n", f);
+  fclose(f);
+  assert_int_equal(fsx_stage_open(root, ENDPOINT, &s, err, sizeof(err)), 0);
+  fsx_stage_recover(s, NULL, refuse, &calls, &rv);
+  assert_int_equal(calls, 0); /* untried */
+  assert_int_equal(rv.kept, 1);
+  assert_true(manifest_says("its recovery was begun 3 times and never "
+                            "ended"));
+  assert_true(parts_kept()); /* its upload kept for it */
+  fsx_stage_close(s);
 }
 
 static void test_leftovers_counts_dead_mounts_only(void **state)
@@ -172,6 +353,12 @@ int main(void)
                                     setup, teardown),
     cmocka_unit_test_setup_teardown(test_stopped_before_it_starts, setup,
                                     teardown),
+    cmocka_unit_test_setup_teardown(test_unrecoverable_keeps_the_upload,
+                                    setup, teardown),
+    cmocka_unit_test_setup_teardown(test_attempts_counted_and_cleared, setup,
+                                    teardown),
+    cmocka_unit_test_setup_teardown(test_set_aside_after_three_attempts,
+                                    setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

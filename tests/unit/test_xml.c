@@ -36,6 +36,7 @@ union result {
   struct s3_etag_result etag;
   struct s3_delete_result del;
   struct s3_uploads_result ups;
+  struct s3_parts_result parts;
 };
 
 struct xml_case {
@@ -116,6 +117,13 @@ static char *dump(enum s3_xml_kind kind, int rc, const union result *r,
               r->ups.next_upload_id_marker ? r->ups.next_upload_id_marker
                                            : "(null)");
       break;
+    case S3_XML_LIST_PARTS:
+      for (size_t i = 0; i < r->parts.n_parts; i++)
+        fprintf(f, "part %d|%lld|%s\n", r->parts.parts[i].part_number,
+                (long long)r->parts.parts[i].size, r->parts.parts[i].etag);
+      fprintf(f, "trunc=%d next=%d", r->parts.truncated,
+              r->parts.next_marker);
+      break;
     case S3_XML_ERROR:
       fprintf(f, "ok");
       break;
@@ -142,6 +150,9 @@ static void result_cleanup(enum s3_xml_kind kind, union result *r)
     break;
   case S3_XML_LIST_UPLOADS:
     s3_uploads_result_cleanup(&r->ups);
+    break;
+  case S3_XML_LIST_PARTS:
+    s3_parts_result_cleanup(&r->parts);
     break;
   default:
     break;
@@ -690,6 +701,46 @@ static const struct xml_case cases[] = {
      "</Code></Error></DeleteResult>",
      BAD, NULL},
 
+    /* ---- ListPartsResult ---- */
+    {"parts aws (pretty, truncated, owner)", S3_XML_LIST_PARTS,
+     DECL "<ListPartsResult" NS ">\n  <Bucket>b</Bucket>\n  <Key>k</Key>\n"
+          "  <UploadId>XXBsb2FkIElEIGZvciBlbHZpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9h"
+          "</UploadId>\n  <Initiator><ID>i</ID></Initiator>\n"
+          "  <PartNumberMarker>1</PartNumberMarker>\n"
+          "  <NextPartNumberMarker>3</NextPartNumberMarker>\n"
+          "  <MaxParts>2</MaxParts>\n  <IsTruncated>true</IsTruncated>\n"
+          "  <Part>\n    <PartNumber>2</PartNumber>\n"
+          "    <LastModified>2010-11-10T20:48:34.000Z</LastModified>\n"
+          "    <ETag>&quot;7778aef83f66abc1fa1e8477f296d394&quot;</ETag>\n"
+          "    <Size>10485760</Size>\n  </Part>\n"
+          "  <Part><PartNumber>3</PartNumber><ETag>\"aaaa\"</ETag>"
+          "<Size>1</Size></Part>\n</ListPartsResult>\n",
+     0,
+     "part 2|10485760|7778aef83f66abc1fa1e8477f296d394\npart 3|1|aaaa\n"
+     "trunc=1 next=3"},
+    {"parts none", S3_XML_LIST_PARTS,
+     "<ListPartsResult><IsTruncated>false</IsTruncated></ListPartsResult>", 0,
+     "trunc=0 next=0"},
+    {"parts truncated without a marker", S3_XML_LIST_PARTS,
+     "<ListPartsResult><IsTruncated>true</IsTruncated></ListPartsResult>",
+     BAD, NULL},
+    {"parts part without a size", S3_XML_LIST_PARTS,
+     "<ListPartsResult><Part><PartNumber>1</PartNumber><ETag>a</ETag></Part>"
+     "</ListPartsResult>",
+     BAD, NULL},
+    {"parts part without an ETag", S3_XML_LIST_PARTS,
+     "<ListPartsResult><Part><PartNumber>1</PartNumber><Size>1</Size></Part>"
+     "</ListPartsResult>",
+     BAD, NULL},
+    {"parts part number 0", S3_XML_LIST_PARTS,
+     "<ListPartsResult><Part><PartNumber>0</PartNumber><ETag>a</ETag>"
+     "<Size>1</Size></Part></ListPartsResult>",
+     BAD, NULL},
+    {"parts part number over 10000", S3_XML_LIST_PARTS,
+     "<ListPartsResult><Part><PartNumber>10001</PartNumber><ETag>a</ETag>"
+     "<Size>1</Size></Part></ListPartsResult>",
+     BAD, NULL},
+
     /* ---- ListMultipartUploadsResult ---- */
     {"uploads aws (pretty, truncated, owner, initiator)", S3_XML_LIST_UPLOADS,
      DECL LMU ">\n  <Bucket>bucket</Bucket>\n  <KeyMarker></KeyMarker>\n"
@@ -877,7 +928,7 @@ static void test_error_every_kind(void **state)
   static const enum s3_xml_kind kinds[] = {
       S3_XML_ERROR,         S3_XML_LIST_OBJECTS, S3_XML_LIST_BUCKETS,
       S3_XML_INITIATE_MPU,  S3_XML_COMPLETE_MPU, S3_XML_COPY_RESULT,
-      S3_XML_DELETE_RESULT, S3_XML_LIST_UPLOADS,
+      S3_XML_DELETE_RESULT, S3_XML_LIST_UPLOADS, S3_XML_LIST_PARTS,
   };
   static const char *const docs[] = {
       AWS_ERR,
