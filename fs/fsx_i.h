@@ -74,6 +74,8 @@ struct fsx_stats {
   _Atomic uint64_t creates, unlinks, renames, objects_copied, setattrs;
   _Atomic uint64_t releases; /* of files (not the stats file) */
   _Atomic uint64_t recovery_running, recovery_uploaded, recovery_kept;
+  _Atomic uint64_t uploads_unknown; /* creations whose answer was lost:
+                                       never aborted (fsx_stage_unknown) */
   _Atomic uint64_t direct_reads, direct_bytes; /* fsx_direct */
   _Atomic uint64_t direct_regs, direct_regs_now, direct_refused;
   /* direct reads by the library's path: host buffers, GPU staging ring
@@ -134,7 +136,7 @@ struct fsx_mount {
   bool wb_started;
   pthread_t wb_thread;        /* background retries */
   struct fsx_leftover *leftovers; /* wb_lock: multipart uploads whose abort
-                                 or sweep failed, tried again by the retry
+                                 failed, tried again by the retry
                                  thread and at unmount (fsx_wb_upload.c) */
   _Atomic bool no_cond;       /* the server answered a conditional write
                                  with 501: uploads go without conditions */

@@ -384,8 +384,9 @@ static int put_parts(const struct fsx_recover_io *t,
   co.headers = NULL;
   co.n_headers = 0;
   if ((rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id))) {
-    if (!fsx_stage_sweep(m->s3, r->bucket, r->key, since, NULL))
-      fsx_stage_forget_upload(m->stage, jid);
+    if (fsx_stage_unknown(r->bucket, r->key, since, rc))
+      atomic_fetch_add(&m->st.uploads_unknown, 1);
+    fsx_stage_forget_upload(m->stage, jid);
     goto free_lists;
   }
   if ((rc = fsx_stage_set_upload(m->stage, jid, r->bucket, r->key, id)))

@@ -160,9 +160,11 @@ static void *recover_main(void *arg)
   fsx_stage_recover_until(m->stage, m->s3, recover_one, t, &t->stop, &rv);
   atomic_store(&m->st.recovery_uploaded, (uint64_t)rv.uploaded);
   atomic_store(&m->st.recovery_kept, (uint64_t)rv.kept);
+  atomic_fetch_add(&m->st.uploads_unknown, (uint64_t)rv.unknown);
   log_notice("earlier mounts' leftovers: %d unfinished uploads aborted, "
-             "%d files uploaded, %d kept in %s/unsaved, %d left in place",
-             rv.aborted, rv.uploaded, rv.kept, t->cache_dir, rv.left);
+             "%d files uploaded, %d kept in %s/unsaved, %d left in place, "
+             "%d unknown uploads left", rv.aborted, rv.uploaded, rv.kept,
+             t->cache_dir, rv.left, rv.unknown);
   if (atomic_load(&t->stop))
     log_notice("recovery stopped by the unmount: what it had not done "
                "is left in place for the next mount");

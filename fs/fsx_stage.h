@@ -104,6 +104,7 @@ typedef int (*fsx_stage_recover_fn)(void *arg, const struct fsx_stage_rec *r,
                                     char *reason, size_t reasonlen);
 struct fsx_recovery {
   int aborted;                /* multipart uploads aborted */
+  int unknown;                /* creations whose answer was lost (left) */
   int uploaded;               /* staging files the server now holds */
   int kept;                   /* moved to unsaved/ */
   int left;                   /* left in place (another endpoint's...) */
@@ -174,20 +175,25 @@ void fsx_stage_forget_upload(struct fsx_stage *s, long id);
  * Before a CreateMultipartUpload: a record of an upload about to be made at
  * time since (its reply may be lost, the upload made all the same and known
  * to nobody). fsx_stage_set_upload names the upload once it is known; a
- * record still unnamed is swept (fsx_stage_sweep) by whoever finds it.
+ * record still unnamed (the daemon died first) is said and counted
+ * (fsx_stage_unknown) by the recovery that finds it.
  */
 long fsx_stage_note_create(struct fsx_stage *s, const char *bucket,
                            const char *key, time_t since);
 int fsx_stage_set_upload(struct fsx_stage *s, long id, const char *bucket,
                          const char *key, const char *upload_id);
 /*
- * Abort the multipart uploads of exactly key in bucket begun around since
- * (server time: from five minutes before to fifteen after; uploads of the
- * same key by others in that window go too). 0 once the listing was read
- * and every upload found aborted (*aborted counts them), or -errno.
+ * A CreateMultipartUpload of key begun at since that failed with rc, or
+ * whose daemon died before its answer was recorded (rc 0): an upload may
+ * have been made that nothing can prove ours (a listing shows only the
+ * key and the time, the same for another writer of the key, on another
+ * mount or host). Never aborted: said in the log, for the bucket's
+ * lifecycle rule (AbortIncompleteMultipartUpload) to remove. True when
+ * such an upload may exist (the caller counts it); false when the server
+ * answered with a refusal (nothing was made).
  */
-int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
-                    time_t since, int *aborted);
+bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
+                       int rc);
 
 /*
  * Keep a staging file that could not be uploaded: moved to unsaved/ with a

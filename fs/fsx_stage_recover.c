@@ -175,56 +175,38 @@ int fsx_stage_keep(struct fsx_stage *s, const char *path, const char *bucket,
 
 /* ---- recovery ---- */
 
-/* a creation's upload was begun within [since - slack, since + after]:
-   clocks differ, and the request may have been retried for a while */
-#define SWEEP_SLACK_S 300
-#define SWEEP_AFTER_S 900
-
-int fsx_stage_sweep(struct s3_client *c, const char *bucket, const char *key,
-                    time_t since, int *aborted)
+bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
+                       int rc)
 {
-  char *km = NULL, *um = NULL;
-  int rc, arc, failed = 0, pages = 0;
+  char when[32];
+  struct tm tm;
 
-  do {
-    struct s3_uploads_result r;
-    rc = s3_list_multipart_uploads(c, bucket, key, km, um, &r);
-    free(km);
-    free(um);
-    km = um = NULL;
-    if (rc)
-      break;
-    for (size_t i = 0; i < r.n_uploads; i++) {
-      const struct s3_upload_info *u = &r.uploads[i];
-      if (strcmp(u->key, key) ||
-          (u->initiated && (u->initiated < since - SWEEP_SLACK_S ||
-                            u->initiated > since + SWEEP_AFTER_S)))
-        continue;
-      arc = s3_abort_multipart(c, bucket, key, u->upload_id);
-      if (!arc) {
-        log_warn("%s: aborted upload %s of %s, made by a request whose "
-                 "answer was lost", bucket, u->upload_id, key);
-        if (aborted)
-          (*aborted)++;
-      } else if (arc != -ENOENT && !failed) {
-        failed = arc; /* the record must stay: swept again */
-      }
-    }
-    if (r.truncated && r.next_key_marker && r.next_upload_id_marker &&
-        !strcmp(r.next_key_marker, key)) {
-      km = strdup(r.next_key_marker);
-      um = strdup(r.next_upload_id_marker);
-    }
-    s3_uploads_result_cleanup(&r);
-  } while (km && um && ++pages < 100);
-  free(km);
-  free(um);
-  return rc ? rc : failed;
+  switch (-rc) { /* the server answered: it made nothing */
+  case EACCES:
+  case EPERM:
+  case ENOENT:
+  case EINVAL:
+  case ENAMETOOLONG:
+  case EROFS:
+  case EDQUOT:
+  case ENOSPC:
+    return false;
+  default:
+    break;
+  }
+  gmtime_r(&since, &tm);
+  strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  log_warn("%s: a multipart upload of %s begun at %s may exist (%s): nothing "
+           "proves it ours, so it is not aborted; the bucket's lifecycle rule "
+           "(AbortIncompleteMultipartUpload) removes it", bucket, key, when,
+           rc ? strerror(-rc) : "the daemon died before its answer was "
+                                "recorded");
+  return true;
 }
 
 /* Abort the upload in one record; true when it is gone (or not ours). */
 static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
-                           const char *path, int *aborted)
+                           const char *path, struct fsx_recovery *out)
 {
   char *text = NULL, *f[4] = {NULL}, *save = NULL;
   int n = 0, rc;
@@ -247,8 +229,8 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
     goto out;
   }
   if (!strncmp(f[3], "?since=", 7)) { /* its creation's answer was lost */
-    done = !fsx_stage_sweep(c, f[1], f[2], (time_t)atoll(f[3] + 7),
-                            aborted);
+    fsx_stage_unknown(f[1], f[2], (time_t)atoll(f[3] + 7), 0);
+    out->unknown++;
     goto out;
   }
   rc = s3_abort_multipart(c, f[1], f[2], f[3]);
@@ -261,7 +243,7 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
   log_info("%s: aborted the unfinished upload of %s left by a dead mount",
            f[1], f[2]);
   if (!rc)
-    (*aborted)++;
+    out->aborted++;
 out:
   free(text);
   return done;
@@ -554,7 +536,7 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
     p = fsx_stage_path_join(up, e->d_name);
     if (p && e->d_name[0] == '.') /* a record never renamed into place */
       unlink(p);
-    else if (p && recover_upload(s, c, p, &out->aborted))
+    else if (p && recover_upload(s, c, p, out))
       unlink(p);
     free(p);
   }

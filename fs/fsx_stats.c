@@ -73,6 +73,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"write.bytes", m->st.write_bytes},
       {"write.commits", m->st.commits},
       {"write.commit_errors", m->st.commit_errors},
+      {"write.uploads_unknown", m->st.uploads_unknown},
       {"write.parts_sent", m->st.parts_sent},
       {"write.parts_copied", m->st.parts_copied},
       {"write.stream_bytes", m->st.stream_bytes},

@@ -172,11 +172,10 @@ void fsx_wb_stream_release(struct fsx_mount *m, struct fsx_wb *wb);
 void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out);
 
 /* fsx_wb_mount.c */
-/* An upload whose abort (upload_id) or sweep (NULL: the uploads of key
-   begun around since) failed, remembered to be tried again by the retry
+/* An upload whose abort failed, remembered to be tried again by the retry
    thread and at unmount; its record stays in cache.dir meanwhile. */
 void fsx_wb_leftover(struct fsx_mount *m, const char *bucket, const char *key,
-                     const char *upload_id, time_t since, long journal_id);
+                     const char *upload_id, long journal_id);
 
 /* wb's bucket (fixed). */
 static inline const char *fsx_wb_bucket(const struct fsx_wb *wb)

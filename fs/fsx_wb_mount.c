@@ -4,8 +4,8 @@
  * below a prefix, children of a directory) for directory renames,
  * listings and rmdir; the retry thread, which wakes every
  * write.retry_interval to commit failed files no handle holds open and to
- * try again the multipart uploads whose abort or sweep failed (the
- * leftover list); and stop at unmount: last commits, what still fails
+ * try again the multipart uploads whose abort failed (the leftover
+ * list); and stop at unmount: last commits, what still fails
  * kept in cache.dir/unsaved/. Threads: the retry thread; any FUSE thread
  * (finding); the unmounting main thread (stop). m->wb_lock protects the
  * list of states and the leftover list, and ranks after wb->lock: a
@@ -22,27 +22,26 @@
 #include "fs/fsx_stage.h"
 #include "fs/fsx_wb_i.h"
 
-/* ---- uploads left over: an abort or a sweep that failed ---- */
+/* ---- uploads left over: an abort that failed ---- */
 
 struct fsx_leftover {
   struct fsx_leftover *next;
   char *bucket, *key;
-  char *upload_id;            /* NULL: sweep the uploads begun around since */
-  time_t since;
+  char *upload_id;
   long journal_id;            /* its record in cache.dir */
 };
 
 void fsx_wb_leftover(struct fsx_mount *m, const char *bucket, const char *key,
-                     const char *upload_id, time_t since, long journal_id)
+                     const char *upload_id, long journal_id)
 {
   struct fsx_leftover *l = calloc(1, sizeof(*l));
 
   if (l) {
     l->bucket = strdup(bucket);
     l->key = strdup(key);
-    l->upload_id = upload_id ? strdup(upload_id) : NULL;
+    l->upload_id = strdup(upload_id);
   }
-  if (!l || !l->bucket || !l->key || (upload_id && !l->upload_id)) {
+  if (!l || !l->bucket || !l->key || !l->upload_id) {
     if (l) {
       free(l->bucket);
       free(l->key);
@@ -51,7 +50,6 @@ void fsx_wb_leftover(struct fsx_mount *m, const char *bucket, const char *key,
     }
     return; /* out of memory: the next mount finds its record */
   }
-  l->since = since;
   l->journal_id = journal_id;
   pthread_mutex_lock(&m->wb_lock);
   l->next = m->leftovers;
@@ -72,14 +70,11 @@ static size_t retry_leftovers(struct fsx_mount *m, bool forget)
   m->leftovers = NULL;
   pthread_mutex_unlock(&m->wb_lock);
   for (; l; l = next) {
-    int rc = l->upload_id
-                 ? s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id)
-                 : fsx_stage_sweep(m->s3, l->bucket, l->key, l->since, NULL);
+    int rc = s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id);
     next = l->next;
     if (!rc || rc == -ENOENT) {
-      log_notice("%s: upload %s of %s %s on retry", l->bucket,
-               l->upload_id ? l->upload_id : "(unnamed)", l->key,
-               l->upload_id ? "aborted" : "swept");
+      log_notice("%s: upload %s of %s aborted on retry", l->bucket,
+                 l->upload_id, l->key);
       fsx_stage_forget_upload(m->stage, l->journal_id);
     } else if (!forget) {
       l->next = keep;

@@ -2,8 +2,9 @@
  * fsx_wb_part: the upload session of a file's write-back state (design in
  * fsx_wb.h; its part geometry in fsx_wb_geo.c): the parts table; the
  * multipart upload's start and end, each journaled in cache.dir (an abort
- * or sweep that fails is left to the mount's leftover list,
- * fsx_wb_mount.c); and the part uploads, from the
+ * that fails is left to the mount's leftover list, fsx_wb_mount.c; a
+ * creation whose answer was lost is said and counted, never swept:
+ * fsx_stage_unknown); and the part uploads, from the
  * staging file or copied from the base object on the server. The part
  * callbacks run on the S3 engine thread and take only wb->plock.
  */
@@ -92,7 +93,8 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   if (rc)
     return rc;
   /* recorded before it is made: a lost answer (the upload made anyway)
-     or a crash before the next record is swept, never leaked */
+     or a crash before the next record is said and counted, never hidden
+     (nothing can prove such an upload ours: never aborted) */
   since = time(NULL);
   id = fsx_stage_note_create(m->stage, fsx_wb_bucket(wb), key, since);
   if (id < 0) {
@@ -105,10 +107,9 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
                            &wb->upload_id);
   fsx_wopts_cleanup(&w);
   if (rc) {
-    if (!fsx_stage_sweep(m->s3, fsx_wb_bucket(wb), key, since, NULL))
-      fsx_stage_forget_upload(m->stage, id);
-    else /* swept again later (and its record stays for the next mount) */
-      fsx_wb_leftover(m, fsx_wb_bucket(wb), key, NULL, since, id);
+    if (fsx_stage_unknown(fsx_wb_bucket(wb), key, since, rc))
+      atomic_fetch_add(&m->st.uploads_unknown, 1);
+    fsx_stage_forget_upload(m->stage, id);
     return rc;
   }
   wb->sent_meta = mt;
@@ -144,8 +145,8 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
   if (rc && rc != -ENOENT) {
     log_warn("%s: aborting upload %s: %s (tried again later)", fsx_wb_key(wb),
              wb->upload_id, strerror(-rc));
-    fsx_wb_leftover(m, fsx_wb_bucket(wb), wb->upload_key, wb->upload_id, 0,
-             wb->journal_id);
+    fsx_wb_leftover(m, fsx_wb_bucket(wb), wb->upload_key, wb->upload_id,
+                    wb->journal_id);
   } else {
     fsx_stage_forget_upload(m->stage, wb->journal_id);
   }

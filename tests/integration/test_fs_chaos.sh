@@ -30,9 +30,11 @@
 # "corrupt bytes".
 #
 # Scenario lost-init-reply: a CreateMultipartUpload whose reply is lost
-# after RGW made the upload (an upload the daemon never learns the id of)
-# must still be aborted (the daemon records the creation before it is
-# made and sweeps the key's uploads begun since when the answer is lost).
+# after RGW made the upload (an upload the daemon never learns the id of):
+# nothing proves that upload ours (another writer of the key makes the
+# same), so it is never aborted: the daemon says so and counts it
+# (write.uploads_unknown), and it is left for the bucket's lifecycle rule
+# (here the test aborts it, as that rule would, before the check).
 #
 # RGW: radosgw alone is killed and restarted (tests/servers/rgw.sh
 # restart-radosgw, which runs in its own session so that it always finishes);
@@ -320,7 +322,7 @@ if want daemon-kill; then
 fi
 
 # ---- 5) the reply of CreateMultipartUpload lost (the server made the
-# ---- upload): nobody aborts it ----
+# ---- upload): said and counted, never aborted ----
 if want lost-init-reply; then
   name=lost-init-reply t0=$SECONDS
   admin pause >/dev/null
@@ -338,8 +340,13 @@ if want lost-init-reply; then
   admin "set?classes=&limit=-1" >/dev/null
   check "$name: the daemon still serves" \
     python3 "$WORK" settle --state "$state" --mnt "$mnt" --wait 30
+  check "$name: the upload it may have made is counted" \
+    test "$(stat_of write.uploads_unknown)" -ge 1
   fs_umount "$mnt" || true
-  check "$name: nothing lost, no upload left behind" \
+  check "$name: ... and left on the server (nothing proves it ours)" \
+    test "$(fs_uploads "$name" | wc -l)" -ge 1
+  fs_abort_uploads "$name" # (what the bucket's lifecycle rule does)
+  check "$name: nothing lost, no other upload left behind" \
     python3 "$WORK" verify --state "$state" --cache-dir "$tmp/cache-$name" \
       --download "$tmp/dl-$name" --scenario "$name" --faults "$faults" \
       --results "$results"

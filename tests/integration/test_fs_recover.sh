@@ -17,6 +17,10 @@
 #      the reason, the mount serves
 #   d) a file whose recovery began 3 times and never ended (as if each
 #      attempt killed the daemon): set aside untried, the mount serves
+#   e) another writer's multipart upload of the same key, made while our
+#      CreateMultipartUpload fails: it survives (nothing aborts an upload
+#      it cannot prove its own; ours that a lost answer may hide is
+#      counted in write.uploads_unknown)
 #
 # The faults come from fault_proxy.py between the mount and RGW (paused
 # but when a case arms it); awscli checks go to RGW directly.
@@ -166,5 +170,24 @@ check "d: set aside untried, with the reason" \
   manifest_has d.bin "its recovery was begun 3 times and never ended"
 check_eq "d: its upload is kept for it" "$(fs_uploads d.bin | wc -l)" 1
 fs_umount "$mnt"
+
+# ---- e) another writer's upload of the same key survives ours failing ----
+echo "# e) a second writer's upload of the key, made while ours fails"
+head -c $((16 * MiB)) /dev/urandom >"$tmp/e.ref"
+other=$(aws_ s3api create-multipart-upload --bucket "$bucket" --key e.bin \
+  --query UploadId --output text)
+mount_it "$tmp/fs-e.log"
+arm internal init # every CreateMultipartUpload of ours answered 500
+check_eq "e: close() returns EIO (our upload could not begin)" \
+  "$(write_once "$tmp/e.ref" e.bin)" EIO
+check "e: an upload ours may have made is counted, not aborted" \
+  test "$(stat_of write.uploads_unknown)" -ge 1
+disarm internal
+check "e: the other writer's upload survives" \
+  grep -qF "$other" <<<"$(fs_uploads e.bin)"
+fs_umount "$mnt"
+check_eq "e: ours lands at unmount" "$(obj_md5 e.bin)" "$(md5 "$tmp/e.ref")"
+check "e: the other writer's upload still survives" \
+  grep -qF "$other" <<<"$(fs_uploads e.bin)"
 
 summary

@@ -20,7 +20,7 @@
 #   stat_of NAME [MNT]         a value of the mount's stats file ($mnt)
 #   wait_for SECONDS STEP CMD  poll CMD until it succeeds (bounded)
 #   key_absent KEY, key_md5 KEY, keys PREFIX, fs_uploads [PREFIX],
-#   fs_abort_uploads           the bucket ($bucket) seen through awscli
+#   fs_abort_uploads [PREFIX]  the bucket ($bucket) seen through awscli
 #   fault_proxy_start [ARG...] fault_proxy.py in front of RGW: proxy_pid,
 #                              PROXY, ADMIN; admin PATH (its admin API)
 #   fs_cleanup                 the EXIT trap of a suite ($tmp $mnt $log
@@ -138,11 +138,11 @@ fs_uploads() {
   fi
   [ "$out" = None ] || printf '%s\n' "$out"
 }
-# fs_abort_uploads: abort every multipart upload in the bucket (cleanup,
-# after the checks that none was left)
+# fs_abort_uploads [PREFIX]: abort every multipart upload in the bucket
+# (under PREFIX) (cleanup, after the checks that none was left)
 fs_abort_uploads() {
   local k id
-  fs_uploads "" | while IFS=$'\t' read -r k id; do
+  fs_uploads "${1:-}" | while IFS=$'\t' read -r k id; do
     [ -n "$id" ] || continue
     aws_ s3api abort-multipart-upload --bucket "$bucket" --key "$k" \
       --upload-id "$id" >/dev/null 2>&1 || true
