@@ -448,7 +448,7 @@ int main(int argc, char **argv)
       goto destroy_client;
     }
     /* dead mounts' files, while the mount serves */
-    if (fsx_recover_thread_start(&m, c.cache.dir, &recovery)) {
+    if (fsx_recover_thread_start(&m, fsx_stage_root(m.stage), &recovery)) {
       log_err("cannot start the recovery thread");
       goto destroy_client;
     }

@@ -60,12 +60,12 @@ int fsx_stage_mkdirs(const char *path)
 
 int fsx_stage_write_file(const char *path, const char *text, bool sync)
 {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = fsx_stage_open_file(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   size_t len = strlen(text), off = 0;
   int rc = 0;
 
   if (fd < 0)
-    return -errno;
+    return fd;
   while (off < len && !rc) {
     ssize_t n = write(fd, text + off, len - off);
     if (n < 0 && errno != EINTR)
@@ -136,15 +136,13 @@ int fsx_stage_open(const char *cache_dir, const char *endpoint,
     goto fail;
   s->lock_fd = -1;
   new_mount_id(s->mount_id);
-  s->root = strdup(cache_dir);
   s->endpoint = strdup(endpoint);
-  if (!s->root || !s->endpoint)
+  if (!s->endpoint)
     goto fail;
-  rc = fsx_stage_mkdirs(cache_dir);
-  if (rc) {
-    snprintf(err, errlen, "cache.dir %s: %s", cache_dir, strerror(-rc));
+  /* a directory no one else controls: the root of all that follows */
+  if ((rc = fsx_stage_safe_root(cache_dir, &s->root, err, errlen)))
     goto fail;
-  }
+  cache_dir = s->root;
   /* made whole (locked, its format written) under a name recovery never
      looks at, then renamed into place: another mount's recovery never
      sees it half-made, unlocked, and takes it for a dead mount's */
@@ -163,7 +161,8 @@ int fsx_stage_open(const char *cache_dir, const char *endpoint,
   rc = -ENOMEM;
   if (!lockp || !up || !fmt)
     goto remove_dir;
-  s->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  s->lock_fd = open(lockp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
   if (s->lock_fd < 0 || flock(s->lock_fd, LOCK_EX | LOCK_NB) ||
       mkdir(up, 0700) || (rc = fsx_stage_write_file(fmt, FORMAT, false))) {
     if (rc == -ENOMEM || !rc)
@@ -294,6 +293,11 @@ const char *fsx_stage_dir(const struct fsx_stage *s)
   return s->dir;
 }
 
+const char *fsx_stage_root(const struct fsx_stage *s)
+{
+  return s->root;
+}
+
 int fsx_stage_create(struct fsx_stage *s, uint64_t ino, char *path,
                      size_t pathlen)
 {
@@ -303,7 +307,7 @@ int fsx_stage_create(struct fsx_stage *s, uint64_t ino, char *path,
   snprintf(path, pathlen, "%s/ino-%llu-%ld", s->dir, (unsigned long long)ino,
            ++s->next_id);
   pthread_mutex_unlock(&s->lock);
-  fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   return fd < 0 ? -errno : fd;
 }
 
@@ -319,9 +323,9 @@ int fsx_stage_map_open(const char *path, uint64_t nbytes)
   int fd, rc;
 
   fsx_stage_side_path(p, sizeof(p), path, "map");
-  fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  fd = fsx_stage_open_file(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
   if (fd < 0)
-    return -errno;
+    return fd;
   /* allocated now: setting a bit later never needs disk space (where
      the file system cannot, a sparse map) */
   rc = nbytes ? posix_fallocate(fd, 0, (off_t)nbytes) : 0;
@@ -353,7 +357,7 @@ void fsx_stage_remove(const char *path)
 
 static int sync_path(const char *path, int flags)
 {
-  int fd = open(path, flags | O_CLOEXEC), rc = 0;
+  int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC), rc = 0;
 
   if (fd < 0)
     return errno == ENOENT ? 0 : -errno;

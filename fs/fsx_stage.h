@@ -4,6 +4,16 @@
  * be uploaded is kept.
  *
  * DESIGN
+ * - cache.dir, and every directory above it, must belong to the mount's
+ *   user or root and be writable by no one else, else the mount refuses,
+ *   naming the directory, its owner, its mode and the fix; a shared one
+ *   (sticky, writable by all: /tmp) holds the user's own s3rdmafs-<uid>,
+ *   mode 0700, and everything goes there (fsx_stage_safe.c). Files are
+ *   created O_EXCL|O_NOFOLLOW, and every file opened by name again
+ *   (records, maps, recovery's staging files, unsaved/ and MANIFEST) is
+ *   taken only never through a symlink and as a regular file of the
+ *   user's with one link; dead mounts' directories only when the user's
+ *   and writable by no one else.
  * - Each mount owns <cache.dir>/mount-<pid>-<n>/, locked with flock for as
  *   long as the daemon lives, marked with a format file. In it:
  *   - staging files ino-<ino>-<n>, one per written file (sparse);
@@ -86,6 +96,9 @@ int fsx_stage_open(const char *cache_dir, const char *endpoint,
                    struct fsx_stage **out, char *err, size_t errlen);
 /* The mount's own directory (cache.dir/mount-PID-N). */
 const char *fsx_stage_dir(const struct fsx_stage *s);
+/* The directory its files go under: cache.dir, or the user's own
+   subdirectory of a shared one (see below). */
+const char *fsx_stage_root(const struct fsx_stage *s);
 /* Remove the directory (unless a file is still kept in it) and unlock. */
 void fsx_stage_close(struct fsx_stage *s);
 

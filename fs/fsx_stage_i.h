@@ -11,7 +11,7 @@
 #define REC_MAGIC "s3rdmafs-staging-record 1"
 
 struct fsx_stage {
-  char *root;                 /* cache.dir */
+  char *root;                 /* cache.dir, or its s3rdmafs-<uid> (shared) */
   char *dir;                  /* root/mount-PID-N */
   char *endpoint;
   char mount_id[17];          /* random, names files in unsaved/ */
@@ -41,5 +41,20 @@ bool fsx_stage_unhex(char *v);
 int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt);
 /* rmdir a mount directory holding only what a finished mount leaves. */
 bool fsx_stage_remove_finished(const char *dir);
+
+/* fsx_stage_safe.c: cache.dir made (mkdir -p) and checked; the directory
+   the mount's files go under in *root (malloc'd: cache.dir, or the user's
+   own subdirectory of a shared sticky one), else -errno with err saying
+   which directory, its owner and mode, and the fix. */
+int fsx_stage_safe_root(const char *cache_dir, char **root, char *err,
+                        size_t errlen);
+/* A regular file of the mount's user with one link: 0 or -EPERM. */
+int fsx_stage_file_ok(int fd);
+/* A directory (not a symlink) of the mount's user, writable by no one
+   else: 0 or -EPERM. */
+int fsx_stage_dir_ok(const char *dir);
+/* open(2) never through a symlink, O_CLOEXEC, the file checked
+   (fsx_stage_file_ok) before O_TRUNC takes effect: its fd or -errno. */
+int fsx_stage_open_file(const char *path, int flags, mode_t mode);
 
 #endif

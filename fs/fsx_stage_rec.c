@@ -115,9 +115,9 @@ int fsx_stage_rec_set_sent(const char *path, uint64_t sent)
   int fd, rc = 0;
 
   fsx_stage_side_path(p, sizeof(p), path, "rec");
-  fd = open(p, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  fd = fsx_stage_open_file(p, O_RDWR, 0);
   if (fd < 0)
-    return -errno;
+    return fd;
   if (fstat(fd, &st) || st.st_size < TAIL ||
       pread(fd, tail, TAIL, st.st_size - TAIL) != TAIL) {
     rc = -ENODATA;
@@ -170,10 +170,10 @@ int fsx_stage_read_text(const char *path, char **out)
   struct strbuf sb = {0};
   char buf[4096];
   ssize_t n;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = fsx_stage_open_file(path, O_RDONLY, 0);
 
   if (fd < 0)
-    return -errno;
+    return fd;
   while ((n = read(fd, buf, sizeof(buf))) > 0 && sb.len < (1u << 20))
     strbuf_put(&sb, buf, (size_t)n);
   close(fd);

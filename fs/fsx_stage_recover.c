@@ -71,9 +71,11 @@ static int manifest_add(const char *udir, const char *name, uint64_t size,
     return -ENOMEM;
   }
   /* one write with O_APPEND: lines of concurrent mounts do not mix */
-  fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (fd < 0 || write(fd, line, strlen(line)) != (ssize_t)strlen(line) ||
-      fsync(fd))
+  fd = fsx_stage_open_file(p, O_WRONLY | O_CREAT | O_APPEND, 0600);
+  if (fd < 0)
+    rc = fd;
+  else if (write(fd, line, strlen(line)) != (ssize_t)strlen(line) ||
+           fsync(fd))
     rc = -errno;
   if (fd >= 0)
     close(fd);
@@ -136,10 +138,12 @@ static int keep_file(struct fsx_stage *s, const char *path, const char *bucket,
   uint64_t size = 0;
   int rc;
 
-  if (!stat(path, &st))
+  if (!lstat(path, &st))
     size = (uint64_t)st.st_size;
   snprintf(udir, sizeof(udir), "%s/unsaved", s->root);
   rc = fsx_stage_mkdirs(udir);
+  if (!rc) /* ours alone: no one else may read or replace what it keeps */
+    rc = fsx_stage_dir_ok(udir);
   if (!rc)
     rc = move_unique(s, path, udir, key, dst, sizeof(dst));
   if (rc) {
@@ -341,7 +345,7 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
   }
   if (rc) {
     struct stat st;
-    if (!stat(path, &st) && st.st_size == 0 && !known) {
+    if (!lstat(path, &st) && st.st_size == 0 && !known) {
       fsx_stage_remove(path);
       return;
     }
@@ -389,12 +393,15 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
     goto set_aside;
   }
   rt.r.resume = resume ? &pp : NULL;
-  fd = open(path, O_RDWR | O_CLOEXEC);
+  /* never through a symlink, only a file of ours */
+  fd = fsx_stage_open_file(path, O_RDWR, 0);
   fsx_stage_side_path(mp, sizeof(mp), path, "map");
-  map_fd = open(mp, O_RDWR | O_CLOEXEC);
+  map_fd = fsx_stage_open_file(mp, O_RDWR, 0);
   reason[0] = '\0';
   if (fd < 0)
-    snprintf(reason, sizeof(reason), "staging file: %s", strerror(errno));
+    snprintf(reason, sizeof(reason), "staging file: %s", fd == -EPERM
+             ? "not a plain file of this user's with one link (refused)"
+             : strerror(-fd));
   else if ((rc = fn(arg, &rt.r, path, fd, map_fd, reason, sizeof(reason))))
     snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason), "%s",
              reason[0] ? "" : strerror(-rc));
@@ -612,7 +619,10 @@ static void each_dead_dir(struct fsx_stage *s,
       continue;
     }
     lockp = fsx_stage_path_join(dir, "lock");
-    fd = lockp ? open(lockp, O_RDWR | O_CLOEXEC) : -1;
+    /* a directory of ours alone (no one else could have made it under
+       a cache.dir that passed; a second wall) */
+    fd = lockp && !fsx_stage_dir_ok(dir) ? fsx_stage_open_file(lockp, O_RDWR, 0)
+                                         : -1;
     if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB))
       more = visit(s, dir, arg);
     if (fd >= 0)
