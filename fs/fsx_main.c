@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "config/cfg.h"
 #include "fs/fsx_args.h"
@@ -215,6 +216,18 @@ static void opts_from(const struct cfg *c, struct fsx_opts *o)
   o->retry_interval_ms = c->write.retry_interval_ms;
 }
 
+#ifdef S3R_FAILPOINTS
+/* Every failpoint of the daemon (common/failpoint.h): armed names must be
+   among them. tests/integration/crash_matrix.py lists them too. */
+static const char *const failpoints[] = {
+    "wb.write",     "wb.journal",      "stage.rec",    "stage.parts",
+    "stage.sent",   "part.send",       "part.acked",   "commit.begin",
+    "commit.put",   "commit.complete", "commit.done",  "unstream",
+    "abort",        "leftover",        "unmount",      "pool.recover",
+    "recover.file",
+    "recover.put",  "recover.complete", "recover.done", NULL};
+#endif
+
 int main(int argc, char **argv)
 {
   struct fsx_args a = {0};
@@ -241,6 +254,15 @@ int main(int argc, char **argv)
      never shrink (RSS growing past cache.size + write.max_memory under
      load, test_fs_load) */
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#ifdef S3R_FAILPOINTS
+  {
+    const char *bad = NULL;
+    if (fp_check(failpoints, &bad)) {
+      fprintf(stderr, PROG ": S3R_FAILPOINTS names no failpoint %s\n", bad);
+      return 2;
+    }
+  }
+#endif
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       fsx_args_usage(stdout);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/fsx_etag.h"
 #include "fs/fsx_recover.h"
@@ -341,6 +342,8 @@ static int resume_parts(const struct fsx_recover_io *t,
     pe[k] = (struct s3_part_etag){(int)k + 1, etags[k]};
   }
   if (!rc)
+    rc = FP("recover.complete");
+  if (!rc)
     rc = s3_complete_multipart_if(t->m->s3, r->bucket, r->key,
                                   pp->upload_id, pe, n,
                                   o->n_headers ? o->headers : NULL, etag);
@@ -399,6 +402,8 @@ static int put_parts(const struct fsx_recover_io *t,
                      (size_t)l, etags[k]);
     pe[k] = (struct s3_part_etag){(int)k + 1, etags[k]};
   }
+  if (!rc)
+    rc = FP("recover.complete");
   if (!rc)
     rc = s3_complete_multipart_if(m->s3, r->bucket, r->key, id, pe, n,
                                   o->n_headers ? o->headers : NULL, etag);
@@ -578,7 +583,9 @@ int fsx_recover_file(const struct fsx_recover_io *t,
                 : (struct s3_kv){"If-None-Match", "*"};
   w.o.headers = &cond;
   w.o.n_headers = 1;
-  if (size <= r->part_size && !r->resume)
+  if ((rc = FP("recover.put"))) /* (as the server's failure) */
+    ;
+  else if (size <= r->part_size && !r->resume)
     rc = put_object(t, r->bucket, r->key, data, (size_t)size, &w.o, etag);
   else /* the completion carries the condition (RGW 16 ignores it there:
           the HEAD above was the check) */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "common/strbuf.h"
 #include "fs/fsx_stage_i.h"
@@ -65,6 +66,9 @@ static int write_side(const char *path, const char *ext, char *text,
   fsx_stage_side_path(p, sizeof(p), path, ext);
   fsx_stage_side_path(tmp, sizeof(tmp), path, tx);
   rc = fsx_stage_write_file(tmp, text, sync);
+  /* between the new text and its rename into place */
+  if (!rc)
+    rc = FP(!strcmp(ext, "rec") ? "stage.rec" : "stage.parts");
   if (!rc && rename(tmp, p))
     rc = -errno;
   if (rc)
@@ -131,6 +135,8 @@ int fsx_stage_rec_set_sent(const char *path, uint64_t sent)
     goto close_fd;
   }
   snprintf(n, sizeof(n), "%0*" PRIu64, SENT_DIGITS, sent);
+  if ((rc = FP("stage.sent")))
+    goto close_fd;
   /* one write of the digits, in place: a process killed any time leaves
      the old number or the new one */
   if (pwrite(fd, n, SENT_DIGITS, st.st_size - 1 - SENT_DIGITS) != SENT_DIGITS)

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "common/strbuf.h"
 #include "fs/fsx_pool.h"
@@ -393,6 +394,7 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
     goto set_aside;
   }
   rt.r.resume = resume ? &pp : NULL;
+  (void)FP("recover.file"); /* (kill only: counted, not yet tried) */
   /* never through a symlink, only a file of ours */
   fd = fsx_stage_open_file(path, O_RDWR, 0);
   fsx_stage_side_path(mp, sizeof(mp), path, "map");
@@ -411,6 +413,7 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
     close(map_fd);
   try_end(path);
   if (!reason[0]) {
+    (void)FP("recover.done"); /* uploaded, nothing here knows yet */
     if (resume)
       end_resumed(c, path, &rt.r, &pp, RESUMED_COMPLETED);
     log_notice("%s: %s, left by a dead mount, is uploaded", rt.r.bucket,
@@ -552,7 +555,9 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   free(up);
   /* the write buffers' bytes into their staging files, before those */
   if (!told_to_stop(stop)) {
-    int runs = fsx_pool_recover(dir);
+    int runs;
+    (void)FP("pool.recover"); /* (kill only) */
+    runs = fsx_pool_recover(dir);
     pool_lost = runs < 0;
     if (runs == -ENOENT)
       log_err("%s: its write buffers are gone (their file in write.pool_dir "

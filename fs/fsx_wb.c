@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/fsx_stage.h"
 #include "fs/fsx_space.h"
@@ -111,6 +112,10 @@ int fsx_wb_journal(struct fsx_wb *wb, bool force)
   }
   if (wb->rec_on_disk && !force)
     return 0;
+  if ((rc = FP("wb.journal"))) {
+    wb->rec_on_disk = false;
+    return rc;
+  }
   memset(&r, 0, sizeof(r));
   r.bucket = fsx_wb_bucket(wb);
   r.key = fsx_wb_key(wb);

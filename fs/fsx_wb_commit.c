@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/clock.h"
 #include "common/slog.h"
 #include "fs/fsx_cache.h"
@@ -103,6 +104,8 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
   int rc;
 
   fsx_wb_wait_sent(wb);
+  if ((rc = FP("commit.begin")))
+    return rc;
   if (!wb->data_dirty && wb->on_server) { /* metadata only: copy onto itself */
     fsx_wb_effective_meta(wb, &mt);
     rc = fsx_copy_meta(m, fsx_wb_bucket(wb), key, &mt, etag);
@@ -129,6 +132,9 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
       }
     }
   }
+  /* the server holds the file; its record still says otherwise */
+  if (!rc)
+    rc = FP("commit.done");
   if (rc) {
     log_err("%s: upload of %" PRIu64 " bytes failed: %s", key, wb->size,
             strerror(-rc));

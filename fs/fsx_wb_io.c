@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_space.h"
@@ -211,6 +212,8 @@ ssize_t fsx_wb_write(struct fsx_mount *m, struct fsx_wb *wb, uint64_t off,
 
   if (!len)
     return 0;
+  if ((rc = FP("wb.write")))
+    return rc;
   pthread_mutex_lock(&wb->lock);
   while (wb->committing)
     pthread_cond_wait(&wb->cond, &wb->lock);

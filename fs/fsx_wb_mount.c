@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/failpoint.h"
 #include "common/clock.h"
 #include "common/slog.h"
 #include "fs/fsx_stage.h"
@@ -70,7 +71,9 @@ static size_t retry_leftovers(struct fsx_mount *m, bool forget)
   m->leftovers = NULL;
   pthread_mutex_unlock(&m->wb_lock);
   for (; l; l = next) {
-    int rc = s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id);
+    int rc = FP("leftover");
+    if (!rc)
+      rc = s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id);
     next = l->next;
     if (!rc || rc == -ENOENT) {
       log_notice("%s: upload %s of %s aborted on retry", l->bucket,
@@ -342,6 +345,7 @@ void fsx_wb_stop(struct fsx_mount *m)
     m->wb_started = false;
   }
   /* a last try for every dirty file; what still fails is kept on disk */
+  (void)FP("unmount"); /* (kill only: an error here means nothing) */
   n = collect(m, &v, want_dirty, NULL);
   for (size_t i = 0; i < n; i++) {
     struct fsx_wb *wb = v[i];

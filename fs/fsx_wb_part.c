@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/fsx_pool.h"
 #include "fs/fsx_rdma.h"
@@ -139,7 +140,7 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
   if (!wb->upload_id)
     return;
   fsx_wb_wait_sent(wb);
-  if (abort)
+  if (abort && !(rc = FP("abort")))
     rc = s3_abort_multipart(m->s3, fsx_wb_bucket(wb), wb->upload_key,
                             wb->upload_id);
   if (rc && rc != -ENOENT) {
@@ -223,6 +224,9 @@ static void part_done(struct s3_req *r, void *arg)
   int rc = pc->copy ? s3_upload_part_copy_result(r, etag)
                     : s3_upload_part_result(r, etag);
 
+  /* the server has the part; nothing here knows yet */
+  if (!rc)
+    rc = FP("part.acked");
   fsx_rdma_buf_done(m, pc->rdma_reg);
   /* a token still outstanding: the server may yet read the map, which
      the data plane unmaps once it cannot */
@@ -285,6 +289,8 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
   fsx_wb_part_span(wb->psize, k, &s, &l);
   if (s + l > wb->size)
     l = wb->size - s;
+  if ((rc = FP("part.send")))
+    return rc;
   mem = copy || run ? 0 : l; /* a run is the pool's, not counted here */
   pthread_mutex_lock(&wb->plock);
   while (wb->sending >= m->o.max_parts_inflight)

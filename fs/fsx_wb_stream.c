@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/fsx_pool.h"
 #include "fs/fsx_wb_i.h"
@@ -400,6 +401,8 @@ int fsx_wb_unstream(struct fsx_mount *m, struct fsx_wb *wb, bool materialize_,
     *lost = s;
   }
   /* the bytes the runs hold into the staging file, at their places */
+  if ((rc = FP("unstream")))
+    return rc;
   if (ftruncate(wb->fd, (off_t)wb->size))
     return -errno;
   for (unsigned k = 0; k < wb->nparts; k++) { /* (failed ones below too) */

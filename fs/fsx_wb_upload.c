@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/fsx_etag.h"
 #include "fs/fsx_pool.h"
@@ -144,7 +145,10 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   void *run0 = NULL;
   bool plain = atomic_load(&m->no_cond), was_plain = plain;
   void *map = NULL;
-  int rc;
+  int rc = FP("commit.put");
+
+  if (rc)
+    return rc;
 
   /* streamed, but the first part's run does not hold it all (the base
      does): through the staging file */
@@ -304,6 +308,8 @@ int fsx_wb_complete_parts(struct fsx_mount *m, struct fsx_wb *wb,
     /* (stable: nothing is on the wire) */
   }
   pthread_mutex_unlock(&wb->plock);
+  if (!rc)
+    rc = FP("commit.complete");
   if (!rc)
     rc = complete(m, wb, key, pe, n, etag);
   free(pe);

@@ -70,7 +70,9 @@ configure_and_build() { # dir, target ("" for all), extra cmake args...
 }
 
 configure_and_build build "" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-[ "$asan" -eq 0 ] || configure_and_build build-asan "" -DCMAKE_BUILD_TYPE=Debug -DS3R_SANITIZE=ON
+# (the sanitizer build is a test build: the failpoints are compiled in)
+[ "$asan" -eq 0 ] || configure_and_build build-asan "" -DCMAKE_BUILD_TYPE=Debug -DS3R_SANITIZE=ON \
+  -DS3R_FAILPOINTS=ON
 # the fuzz targets only (fuzz_all), with clang (libFuzzer; a build
 # directory's compiler is fixed when it is first configured); never -Werror
 # there: clang warns where gcc does not, and the gcc builds enforce it

@@ -85,7 +85,7 @@ class S3:
         self.sk = os.environ["AWS_SECRET_ACCESS_KEY"]
         self.region = os.environ.get("AWS_REGION", "us-east-1")
 
-    def request(self, method, path, query=None):
+    def request(self, method, path, query=None, body=b""):
         query = sorted((query or {}).items())
         qs = "&".join("%s=%s" % (urllib.parse.quote(k, safe="-_.~"),
                                  urllib.parse.quote(v, safe="-_.~"))
@@ -93,7 +93,7 @@ class S3:
         now = datetime.datetime.now(datetime.timezone.utc)
         amz = now.strftime("%Y%m%dT%H%M%SZ")
         hostport = "%s:%d" % (self.host, self.port)
-        ph = hashlib.sha256(b"").hexdigest()
+        ph = hashlib.sha256(body).hexdigest()
         hdrs = {"host": hostport, "x-amz-date": amz,
                 "x-amz-content-sha256": ph}
         names = sorted(hdrs)
@@ -112,7 +112,8 @@ class S3:
             "Signature=%s" % (self.ak, scope, ";".join(names), sig))
         c = http.client.HTTPConnection(self.host, self.port, timeout=60)
         try:
-            c.request(method, path + ("?" + qs if qs else ""), headers=hdrs)
+            c.request(method, path + ("?" + qs if qs else ""), headers=hdrs,
+                      body=body if body or method in ("PUT", "POST") else None)
             r = c.getresponse()
             return r.status, r.read()
         finally:
