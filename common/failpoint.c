@@ -79,6 +79,12 @@ int fp_hit(const char *name)
   return 0;
 }
 
+void fp_disarm(void)
+{
+  pthread_once(&once, parse);
+  nfps = 0;
+}
+
 int fp_check(const char *const *names, const char **bad)
 {
   pthread_once(&once, parse);

@@ -23,9 +23,14 @@ int fp_hit(const char *name);
 /* The armed names all known (names, NULL-terminated): 0, or -EINVAL with
    the first unknown one in *bad. */
 int fp_check(const char *const *names, const char **bad);
+/* Nothing armed from here on in this process (a child that must not
+   inherit its parent's failpoints). */
+void fp_disarm(void);
 #define FP(name) fp_hit(name)
+#define FP_DISARM() fp_disarm()
 #else
 #define FP(name) 0
+#define FP_DISARM() ((void)0)
 #endif
 
 #endif

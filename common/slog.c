@@ -38,6 +38,11 @@ int slog_parse_level(const char *name)
   return -EINVAL;
 }
 
+bool slog_is_syslog(void)
+{
+  return use_syslog;
+}
+
 void slog_use_syslog(const char *ident)
 {
   openlog(ident, LOG_PID, LOG_DAEMON);

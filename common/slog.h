@@ -17,6 +17,8 @@ void slog_set_level(int level);
 int slog_parse_level(const char *name);
 /* Route messages to syslog(3) with the given ident (after daemonising). */
 void slog_use_syslog(const char *ident);
+/* Are messages going to syslog? */
+bool slog_is_syslog(void);
 
 void slog_msg(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -50,6 +50,32 @@ char *strbuf_take(struct strbuf *sb)
   return p;
 }
 
+void strbuf_put_hex(struct strbuf *sb, const char *s)
+{
+  static const char hx[] = "0123456789abcdef";
+
+  for (; *s; s++) {
+    strbuf_putc(sb, hx[(unsigned char)*s >> 4]);
+    strbuf_putc(sb, hx[(unsigned char)*s & 15]);
+  }
+}
+
+bool hex_decode_str(char *v)
+{
+  size_t n = strlen(v), j = 0;
+
+  if (n % 2)
+    return false;
+  for (size_t i = 0; i < n; i += 2) {
+    int hi = hex_digit(v[i]), lo = hex_digit(v[i + 1]);
+    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+      return false;
+    v[j++] = (char)(hi << 4 | lo);
+  }
+  v[j] = '\0';
+  return true;
+}
+
 int hex_digit(char c)
 {
   if (c >= '0' && c <= '9')

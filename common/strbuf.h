@@ -24,5 +24,10 @@ char *strbuf_take(struct strbuf *sb);
 
 /* The value of a hex digit (either case), or -1. */
 int hex_digit(char c);
+/* s as lowercase hex, two digits a byte (a key in a line-based record). */
+void strbuf_put_hex(struct strbuf *sb, const char *s);
+/* Hex decoded in place; false (v unchanged or half done) when v is not
+   hex or encodes a NUL byte. */
+bool hex_decode_str(char *v);
 
 #endif

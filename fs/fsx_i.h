@@ -145,6 +145,11 @@ struct fsx_mount {
      file renames, unlinks and new write-back states (fsx_wb_open) take it
      for reading */
   pthread_rwlock_t rename_lock;
+  /* the name recovery uploads now (fsx_recover_thread): an unlink or a
+     rename of it waits for that upload to land first */
+  pthread_mutex_t recover_lock;
+  pthread_cond_t recover_cond;  /* recover_lock: the name changed */
+  const char *recover_bucket, *recover_key; /* recover_lock; NULL: none */
 };
 
 /* fsx_ns.c: the namespace */

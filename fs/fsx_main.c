@@ -30,6 +30,7 @@
 #include "fs/fsx_kstore.h"
 #include "fs/fsx_ops.h"
 #include "fs/fsx_rdma.h"
+#include "fs/fsx_recover_proc.h"
 #include "fs/fsx_recover_thread.h"
 #include "fs/fsx_space.h"
 #include "fs/fsx_stats.h"
@@ -234,12 +235,15 @@ int main(int argc, char **argv)
   struct cfg c;
   struct fsx_mount m = {.wb_lock = PTHREAD_MUTEX_INITIALIZER,
                         .wb_cond = PTHREAD_COND_INITIALIZER,
-                        .rename_lock = PTHREAD_RWLOCK_INITIALIZER};
+                        .rename_lock = PTHREAD_RWLOCK_INITIALIZER,
+                        .recover_lock = PTHREAD_MUTEX_INITIALIZER,
+                        .recover_cond = PTHREAD_COND_INITIALIZER};
   struct s3_client_config sc;
   struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
   struct fuse_session *se = NULL;
   struct fuse_loop_config *lc = NULL;
   struct fsx_recover_thread *recovery = NULL;
+  struct fsx_recover_proc rproc = {0};
   char err[1024], **olists, *real_mnt = NULL;
   int nol = 0, rc = 1;
   bool kstore_stuck = false;
@@ -327,6 +331,11 @@ int main(int argc, char **argv)
   }
   opts_from(&c, &m.o);
   s3_config_from(&c, &sc);
+  /* recovery's processes: forked now, while no thread exists */
+  if (!c.mount.ro && fsx_recover_proc_fork(&m, &c, &sc, &rproc)) {
+    log_err("cannot fork the recovery process: %s", strerror(errno));
+    goto free_names;
+  }
 
   /* the checks, while errors still reach the terminal */
   {
@@ -470,7 +479,8 @@ int main(int argc, char **argv)
       goto destroy_client;
     }
     /* dead mounts' files, while the mount serves */
-    if (fsx_recover_thread_start(&m, fsx_stage_root(m.stage), &recovery)) {
+    if (fsx_recover_thread_start(&m, fsx_stage_root(m.stage), &rproc,
+                                 &recovery)) {
       log_err("cannot start the recovery thread");
       goto destroy_client;
     }
@@ -524,6 +534,10 @@ close_stage:
   fsx_space_destroy(m.space); /* every staging file forgotten by now */
   fsx_stage_close(m.stage);
 free_names:
+  if (rproc.pid > 0) { /* never handed to the recovery thread */
+    fsx_recover_proc_say(&rproc, "N\n");
+    fsx_recover_proc_end(&rproc);
+  }
   free(real_mnt);
   fuse_opt_free_args(&fargs);
   free(m.bucket);

@@ -1,69 +1,31 @@
-/* fsx_recover_thread: recovery in the background (see fsx_recover_thread.h). */
+/* fsx_recover_thread: recovery in the background (see fsx_recover_thread.h):
+   the daemon's side of fsx_recover_proc. */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/slog.h"
+#include "common/strbuf.h"
 #include "fs/fsx_fuse.h"
 #include "fs/fsx_i.h"
-#include "fs/fsx_recover.h"
+#include "fs/fsx_recover_proc.h"
 #include "fs/fsx_recover_thread.h"
 #include "fs/fsx_stage.h"
 
 struct fsx_recover_thread {
   struct fsx_mount *m;
+  struct fsx_recover_proc proc;
   char *cache_dir;
   pthread_t thread;
+  bool started;
   atomic_bool stop;
-  pthread_mutex_t lock;
-  pthread_cond_t cond;        /* a request waited for is done, or stop */
+  char *bucket, *key;         /* the name being uploaded (m->recover_lock) */
 };
-
-/* A request being waited for; done is protected by t->lock. */
-struct waiter {
-  struct fsx_recover_thread *t;
-  bool done;
-};
-
-static void req_done(struct s3_req *q, void *arg)
-{
-  struct waiter *w = arg;
-  struct fsx_recover_thread *t = w->t;
-
-  (void)q;
-  pthread_mutex_lock(&t->lock);
-  w->done = true; /* w is the waiter's: not touched after this */
-  pthread_cond_broadcast(&t->cond);
-  pthread_mutex_unlock(&t->lock);
-}
-
-/* fsx_recover_io.run: q submitted, waited for, cancelled if we stop. */
-static int run(void *arg, struct s3_req *q)
-{
-  struct fsx_recover_thread *t = arg;
-  struct waiter w = {t, false};
-  bool cancelled = false;
-
-  if (atomic_load(&t->stop))
-    return -ECANCELED;
-  s3_req_submit(q, req_done, &w);
-  pthread_mutex_lock(&t->lock);
-  while (!w.done) {
-    if (atomic_load(&t->stop) && !cancelled) {
-      cancelled = true;
-      pthread_mutex_unlock(&t->lock);
-      s3_req_cancel(q); /* completes it soon, with -ECANCELED */
-      pthread_mutex_lock(&t->lock);
-      continue;
-    }
-    pthread_cond_wait(&t->cond, &t->lock);
-  }
-  pthread_mutex_unlock(&t->lock);
-  return s3_req_result(q);
-}
 
 /* A file inode whose object was just replaced: its attributes anew, its
    chunks dropped, the kernel's attributes too (the next open sees the new
@@ -135,36 +97,109 @@ static void forget_key(struct fsx_recover_thread *t, const char *bucket,
   fsx_inode_put(m->tab, dir);
 }
 
-/* fsx_stage_recover's callback: fsx_recover_file, then the mount told. */
-static int recover_one(void *arg, const struct fsx_stage_rec *r,
-                       const char *path, int fd, int map_fd, char *reason,
-                       size_t reasonlen)
+/* "C bucket key": both decoded in place. */
+static bool name_of(char *line, char **bucket, char **key)
 {
-  struct fsx_recover_thread *t = arg;
-  struct fsx_recover_io io = {t->m, run, t};
-  int rc = fsx_recover_file(&io, r, path, fd, map_fd, reason, reasonlen);
+  char *sp;
 
-  if (!rc) {
-    atomic_fetch_add(&t->m->st.recovery_uploaded, 1);
-    forget_key(t, r->bucket, r->key);
+  if (strlen(line) < 3 || line[1] != ' ' || !(sp = strchr(line + 2, ' ')))
+    return false;
+  *sp = '\0';
+  *bucket = line + 2;
+  *key = sp + 1;
+  return hex_decode_str(*bucket) && hex_decode_str(*key) && **bucket &&
+         **key;
+}
+
+/* The name recovery uploads (NULL: none), for fsx_recover_name_wait. */
+static void set_name(struct fsx_recover_thread *t, const char *bucket,
+                     const char *key)
+{
+  struct fsx_mount *m = t->m;
+  char *b = bucket ? strdup(bucket) : NULL, *k = key ? strdup(key) : NULL;
+
+  pthread_mutex_lock(&m->recover_lock);
+  free(t->bucket);
+  free(t->key);
+  t->bucket = b && k ? b : NULL;
+  t->key = b && k ? k : NULL;
+  if (!t->key) {
+    free(b);
+    free(k);
   }
-  return rc;
+  m->recover_bucket = t->bucket;
+  m->recover_key = t->key;
+  pthread_cond_broadcast(&m->recover_cond);
+  pthread_mutex_unlock(&m->recover_lock);
 }
 
 static void *recover_main(void *arg)
 {
   struct fsx_recover_thread *t = arg;
   struct fsx_mount *m = t->m;
-  struct fsx_recovery rv;
+  FILE *ev = fdopen(dup(t->proc.event_fd), "r");
+  int aborted = 0, uploaded = 0, kept = 0, left = 0, unknown = 0, died = 0;
+  bool over = false;
+  char *line = NULL;
+  size_t cap = 0;
 
-  fsx_stage_recover_until(m->stage, m->s3, recover_one, t, &t->stop, &rv);
-  atomic_store(&m->st.recovery_uploaded, (uint64_t)rv.uploaded);
-  atomic_store(&m->st.recovery_kept, (uint64_t)rv.kept);
-  atomic_fetch_add(&m->st.uploads_unknown, (uint64_t)rv.unknown);
+  while (ev && getline(&line, &cap, ev) > 0) {
+    char *bucket, *key;
+    int v[5];
+    line[strcspn(line, "\n")] = '\0';
+    switch (line[0]) {
+    case 'B':
+      if (name_of(line, &bucket, &key))
+        set_name(t, bucket, key);
+      break;
+    case 'E':
+      set_name(t, NULL, NULL);
+      break;
+    case 'U':
+      if (name_of(line, &bucket, &key)) {
+        atomic_fetch_add(&m->st.recovery_uploaded, 1);
+        forget_key(t, bucket, key);
+      }
+      break;
+    case 'S':
+      if (sscanf(line + 1, "%d %d %d %d %d", &v[0], &v[1], &v[2], &v[3],
+                 &v[4]) == 5) {
+        aborted += v[0];
+        uploaded += v[1];
+        kept += v[2];
+        left = v[3]; /* (the last worker's: what is still there) */
+        unknown += v[4];
+      }
+      break;
+    case 'D':
+      died++;
+      set_name(t, NULL, NULL);
+      log_err("recovery: its process died of signal %s with a file under "
+              "way (each attempt at a file is counted: 3 and it is set "
+              "aside); going on in a new one", line + 2);
+      break;
+    case 'X':
+      over = true;
+      break;
+    default:
+      break;
+    }
+    if (over)
+      break;
+  }
+  free(line);
+  if (ev)
+    fclose(ev);
+  set_name(t, NULL, NULL);
+  atomic_store(&m->st.recovery_kept, (uint64_t)kept);
+  atomic_fetch_add(&m->st.uploads_unknown, (uint64_t)unknown);
+  if (!over)
+    log_err("recovery: its process ended without a word (what it had not "
+            "done stays for the next mount)");
   log_notice("earlier mounts' leftovers: %d unfinished uploads aborted, "
              "%d files uploaded, %d kept in %s/unsaved, %d left in place, "
-             "%d unknown uploads left", rv.aborted, rv.uploaded, rv.kept,
-             t->cache_dir, rv.left, rv.unknown);
+             "%d unknown uploads left, %d recovery process(es) died",
+             aborted, uploaded, kept, t->cache_dir, left, unknown, died);
   if (atomic_load(&t->stop))
     log_notice("recovery stopped by the unmount: what it had not done "
                "is left in place for the next mount");
@@ -173,47 +208,63 @@ static void *recover_main(void *arg)
 }
 
 int fsx_recover_thread_start(struct fsx_mount *m, const char *cache_dir,
+                             struct fsx_recover_proc *proc,
                              struct fsx_recover_thread **out)
 {
   struct fsx_recover_thread *t;
+  struct fsx_recover_proc p = *proc;
   int dirs = 0, files = fsx_stage_leftovers(m->stage, &dirs), rc;
 
   *out = NULL;
-  if (!dirs)
+  proc->pid = 0; /* ours now */
+  if (!dirs) {
+    fsx_recover_proc_say(&p, "N\n");
+    fsx_recover_proc_end(&p);
     return 0;
+  }
   t = calloc(1, sizeof(*t));
-  if (!t)
-    return -ENOMEM;
+  if (!t) {
+    rc = -ENOMEM;
+    goto end_proc;
+  }
   t->m = m;
+  t->proc = p;
   atomic_init(&t->stop, false);
   t->cache_dir = strdup(cache_dir);
   if (!t->cache_dir) {
     rc = -ENOMEM;
     goto free_t;
   }
-  if ((rc = -pthread_mutex_init(&t->lock, NULL)))
-    goto free_dir;
-  if ((rc = -pthread_cond_init(&t->cond, NULL)))
-    goto destroy_lock;
   log_notice("recovering %d staging file(s) left by %d dead mount(s) in %s, "
              "in the background", files, dirs, cache_dir);
   atomic_store(&m->st.recovery_running, 1);
-  if ((rc = -pthread_create(&t->thread, NULL, recover_main, t))) {
+  if ((rc = fsx_recover_proc_say(&t->proc, slog_is_syslog() ? "G 1\n"
+                                                           : "G 0\n")) ||
+      (rc = -pthread_create(&t->thread, NULL, recover_main, t))) {
     atomic_store(&m->st.recovery_running, 0);
-    goto destroy_cond;
+    goto free_dir;
   }
   *out = t;
   return 0;
 
-destroy_cond:
-  pthread_cond_destroy(&t->cond);
-destroy_lock:
-  pthread_mutex_destroy(&t->lock);
 free_dir:
   free(t->cache_dir);
 free_t:
   free(t);
+end_proc:
+  fsx_recover_proc_say(&p, "Q\n");
+  fsx_recover_proc_end(&p);
   return rc;
+}
+
+void fsx_recover_name_wait(struct fsx_mount *m, const char *bucket,
+                           const char *key)
+{
+  pthread_mutex_lock(&m->recover_lock);
+  while (m->recover_key && !strcmp(m->recover_key, key) &&
+         !strcmp(m->recover_bucket, bucket))
+    pthread_cond_wait(&m->recover_cond, &m->recover_lock);
+  pthread_mutex_unlock(&m->recover_lock);
 }
 
 void fsx_recover_thread_stop(struct fsx_recover_thread *t)
@@ -221,12 +272,10 @@ void fsx_recover_thread_stop(struct fsx_recover_thread *t)
   if (!t)
     return;
   atomic_store(&t->stop, true);
-  pthread_mutex_lock(&t->lock);
-  pthread_cond_broadcast(&t->cond);
-  pthread_mutex_unlock(&t->lock);
+  fsx_recover_proc_say(&t->proc, "Q\n"); /* (ignored once it is over) */
   pthread_join(t->thread, NULL);
-  pthread_cond_destroy(&t->cond);
-  pthread_mutex_destroy(&t->lock);
+  fsx_recover_proc_end(&t->proc);
+  set_name(t, NULL, NULL);
   free(t->cache_dir);
   free(t);
 }

@@ -3,31 +3,36 @@
  * background, so that the mount serves from its first moment.
  *
  * DESIGN
- * - main starts the thread once the mount is up and the inode table, page
- *   cache, client and write-back exist (before the session loop), and stops
- *   it at unmount, before the write-back and the client go. The thread
- *   walks the dead mounts' directories (fsx_stage_recover_until) and hands
- *   each staging file to fsx_recover_file, whose long requests (HEAD, GET,
- *   PUT, UploadPart) go through the thread's run() (handed in as struct
- *   fsx_recover_io).
- * - Stopping: t->stop is set and t->cond broadcast. The walk looks at it
- *   before each upload record and each file; a request the thread waits for in
- *   run() is cancelled, and the file it was for is left in place as when the
- *   server cannot be reached (-EAGAIN: the next mount retries it). What can
- *   still take time is a short blocking request (CreateMultipartUpload,
- *   Complete, Abort, the HEADs of fsx_wopts_make and of an uploaded key's
- *   refresh), each bounded by the client's own limits (s3.retry.budget_ms, the
- *   connect and low-speed timeouts).
- * - t->lock protects the done flags of the requests being waited for (set
- *   by the engine thread's callback) and goes with t->cond; it is a leaf
- *   lock, never held while calling anything. The mount's structures are
- *   used through their own locks.
+ * - The recovery itself runs in processes of their own (fsx_recover_proc:
+ *   a fault in one file's recovery ends that process, not the mount). main
+ *   forks their zygote before any thread exists, and starts this thread
+ *   once the mount is up and the inode table, page cache, client and
+ *   write-back exist (before the session loop); it tells the zygote to go
+ *   (or that there is nothing to do) and reads its events: the name being
+ *   uploaded, each key uploaded, the workers' summaries, a worker's death.
+ * - Stopping (at unmount, before the write-back and the client go):
+ *   t->stop is set and the zygote told to stop; its worker gets SIGTERM,
+ *   cancels the request it waits for and leaves the file it was at in
+ *   place as when the server cannot be reached (-EAGAIN: the next mount
+ *   retries it). What can still take time is a short blocking request
+ *   (CreateMultipartUpload, Complete, Abort, a HEAD), each bounded by the
+ *   client's own limits (s3.retry.budget_ms, the connect and low-speed
+ *   timeouts); the zygote kills a worker that has not ended a minute
+ *   after.
+ * - The thread uses the mount's structures through their own locks.
  * - A key uploaded: what the running mount holds for it (attributes, page
  *   cache chunks, the parent's listing snapshot, the kernel's dentry and
  *   attributes) is refreshed or dropped, so that it does not go on serving
  *   what was there before; the kernel's pages go at the next open (a new
  *   ETag). No notification once told to stop: the loop may have ended.
  *   A key the mount never looked at has nothing to drop.
+ * - Its uploads land in order with the live mount's operations on the
+ *   same name: while a file is recovered its name is the mount's
+ *   recover_key (m->recover_lock), and an unlink or rename of that name
+ *   waits (fsx_recover_name_wait) until the upload is over, then goes on
+ *   (and so removes or moves what recovery stored). An unlink that
+ *   returned before is seen by the upload's own check (the HEAD, and the
+ *   PUT's If-Match).
  * - Counters in the mount's stats: recovery.running (1 while the thread
  *   works), recovery.uploaded, recovery.kept.
  */
@@ -38,14 +43,23 @@ struct fsx_mount;
 struct fsx_recover_thread;
 struct s3_req;
 
+struct fsx_recover_proc;
+
 /*
  * Start recovering what dead mounts left in m->stage (cache_dir, for the
- * log lines: one when it starts, one when it ends). 0 and *out, NULL when
- * there is no dead mount's directory (no thread then); or -errno.
+ * log lines: one when it starts, one when it ends) with the zygote proc
+ * (taken over: told to go, or that there is nothing to do, and ended in
+ * either case). 0 and *out, NULL when there is no dead mount's directory
+ * (no thread then); or -errno.
  */
 int fsx_recover_thread_start(struct fsx_mount *m, const char *cache_dir,
+                             struct fsx_recover_proc *proc,
                              struct fsx_recover_thread **out);
 /* Tell the thread to stop, wait for it and free t (NULL: nothing). */
 void fsx_recover_thread_stop(struct fsx_recover_thread *t);
+/* Before an unlink or rename of bucket/key: wait while recovery uploads
+   that very name. */
+void fsx_recover_name_wait(struct fsx_mount *m, const char *bucket,
+                           const char *key);
 
 #endif

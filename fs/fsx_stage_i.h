@@ -35,12 +35,17 @@ int fsx_stage_write_file(const char *path, const char *text, bool sync);
 int fsx_stage_read_text(const char *path, char **out);
 void fsx_stage_side_path(char *out, size_t len, const char *path,
                          const char *ext);
-/* Decode a hex field in place (no NUL bytes); false if it is not one. */
-bool fsx_stage_unhex(char *v);
 /* The record beside path: 0, -ENOENT (none) or -EBADMSG (unreadable). */
 int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt);
 /* rmdir a mount directory holding only what a finished mount leaves. */
 bool fsx_stage_remove_finished(const char *dir);
+
+/* fsx_stage_unsaved.c: path kept in unsaved/ (see fsx_stage_keep); with
+   upload, its .parts goes beside it and the MANIFEST line names the
+   upload, kept too: it holds the file's first parts. */
+int fsx_stage_keep_file(struct fsx_stage *s, const char *path,
+                        const char *bucket, const char *key,
+                        const char *reason, const char *upload);
 
 /* fsx_stage_safe.c: cache.dir made (mkdir -p) and checked; the directory
    the mount's files go under in *root (malloc'd: cache.dir, or the user's

@@ -18,21 +18,11 @@
 #include "s3/s3_client.h"
 #include "s3/s3_xml.h"
 
-static void put_hex(struct strbuf *sb, const char *v)
-{
-  static const char hx[] = "0123456789abcdef";
-
-  for (; *v; v++) {
-    strbuf_putc(sb, hx[(unsigned char)*v >> 4]);
-    strbuf_putc(sb, hx[(unsigned char)*v & 15]);
-  }
-}
-
 static void put_field(struct strbuf *sb, const char *name, const char *v)
 {
   strbuf_puts(sb, name);
   strbuf_putc(sb, ' ');
-  put_hex(sb, v);
+  strbuf_put_hex(sb, v);
   strbuf_putc(sb, '\n');
 }
 
@@ -154,23 +144,6 @@ void fsx_stage_rec_remove(const char *path)
   unlink(p);
 }
 
-/* Decode hex in place; false if it is not hex. */
-bool fsx_stage_unhex(char *v)
-{
-  size_t n = strlen(v), j = 0;
-
-  if (n % 2)
-    return false;
-  for (size_t i = 0; i < n; i += 2) {
-    int hi = hex_digit(v[i]), lo = hex_digit(v[i + 1]);
-    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-      return false;
-    v[j++] = (char)(hi << 4 | lo);
-  }
-  v[j] = '\0';
-  return true;
-}
-
 int fsx_stage_read_text(const char *path, char **out)
 {
   struct strbuf sb = {0};
@@ -218,16 +191,16 @@ int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt)
     if (!val)
       goto bad;
     *val++ = '\0';
-    if (!strcmp(line, "endpoint") && fsx_stage_unhex(val)) {
+    if (!strcmp(line, "endpoint") && hex_decode_str(val)) {
       rt->r.endpoint = val;
       have[0] = true;
-    } else if (!strcmp(line, "bucket") && fsx_stage_unhex(val) && *val) {
+    } else if (!strcmp(line, "bucket") && hex_decode_str(val) && *val) {
       rt->r.bucket = val;
       have[1] = true;
-    } else if (!strcmp(line, "key") && fsx_stage_unhex(val) && *val) {
+    } else if (!strcmp(line, "key") && hex_decode_str(val) && *val) {
       rt->r.key = val;
       have[2] = true;
-    } else if (!strcmp(line, "base") && fsx_stage_unhex(val)) {
+    } else if (!strcmp(line, "base") && hex_decode_str(val)) {
       rt->r.base_etag = val;
       have[3] = true;
     } else if (parse_num(val, &v)) {
@@ -284,7 +257,7 @@ static int write_upload(struct fsx_stage *s, long id, const char *bucket,
   int rc;
 
   for (int i = 0; i < 4; i++) {
-    put_hex(&sb, v[i]);
+    strbuf_put_hex(&sb, v[i]);
     strbuf_putc(&sb, '\n');
   }
   text = strbuf_take(&sb);
@@ -357,12 +330,12 @@ int fsx_stage_parts_write(const char *path, long journal_id,
 
   snprintf(num, sizeof(num), "%ld\n", journal_id);
   strbuf_puts(&sb, num);
-  put_hex(&sb, upload_id);
+  strbuf_put_hex(&sb, upload_id);
   strbuf_putc(&sb, '\n');
   for (unsigned i = 0; i < n; i++) {
     snprintf(num, sizeof(num), "%d ", pe[i].part_number);
     strbuf_puts(&sb, num);
-    put_hex(&sb, pe[i].etag);
+    strbuf_put_hex(&sb, pe[i].etag);
     strbuf_putc(&sb, '\n');
   }
   return write_side(path, "parts", strbuf_take(&sb), true);
@@ -383,12 +356,12 @@ int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out)
   if (!l || *end || out->journal_id <= 0)
     goto bad;
   out->upload_id = strtok_r(NULL, "\n", &save);
-  if (!out->upload_id || !fsx_stage_unhex(out->upload_id) ||
+  if (!out->upload_id || !hex_decode_str(out->upload_id) ||
       !*out->upload_id)
     goto bad;
   while ((l = strtok_r(NULL, "\n", &save))) {
     long k = strtol(l, &end, 10);
-    if (k < 1 || k > 10000 || *end != ' ' || !fsx_stage_unhex(end + 1))
+    if (k < 1 || k > 10000 || *end != ' ' || !hex_decode_str(end + 1))
       goto bad;
     if (out->n == cap) {
       struct s3_part_etag *v;

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "fs/fsx_node.h"
+#include "fs/fsx_recover_thread.h"
 #include "fs/fsx_wns.h"
 #include "fs/fsx_wb.h"
 
@@ -134,6 +135,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   /* not while a directory rename moves what is below it (its key) */
   pthread_rwlock_rdlock(&m->rename_lock);
   fsx_inode_store_block(m->tab, in); /* no store lands after the delete */
+  fsx_recover_name_wait(m, fsx_inode_bucket(in), fsx_inode_key(m->tab, in));
   rc = going(m, in, &a, &wb);
   if (!rc)
     rc = s3_delete_object(m->s3, fsx_inode_bucket(in),
@@ -587,6 +589,9 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   if (dst_exists)
     fsx_inode_store_block(m->tab, dst);
   blocked = true;
+  /* (a file's names: what recovery stores under either lands first) */
+  fsx_recover_name_wait(m, fsx_inode_bucket(src), fsx_inode_key(m->tab, src));
+  fsx_recover_name_wait(m, fsx_inode_bucket(src), dstkey);
   if (dst_exists && da.kind != FSX_DIR)
     rc = going(m, dst, &da, &dwb);
   if (!rc && sa.kind == FSX_DIR) {

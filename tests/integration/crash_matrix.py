@@ -231,10 +231,10 @@ LEAVE_PUT = "commit.put=error"
 def cases():
     c = []
 
-    def add(point, arm, works, rearm=None):
+    def add(point, arm, works, rearm=None, every=False):
         for w in works:
             c.append(dict(name="%s:%s" % (point, w), point=point, arm=arm,
-                          work=w, rearm=rearm))
+                          work=w, rearm=rearm, every=every))
     mp = ["stream3", "stream3p1", "overwrite", "append", "rename", "fsync"]
     big = mp + ["truncate"]
     add("wb.write", "wb.write=kill@2", ["overwrite", "fsync", "rename"])
@@ -256,6 +256,9 @@ def cases():
     add("recover.file", LEAVE_MP, ["stream3", "overwrite"],
         "recover.file=kill")
     add("recover.file", LEAVE_PUT, ["new"], "recover.file=kill")
+    # every recovery worker dies at the file: set aside after 3 attempts,
+    # kept whole in unsaved/, and the mount serves throughout
+    add("recover.file", LEAVE_PUT, ["new"], "recover.file=kill", True)
     add("recover.put", LEAVE_PUT, ["new"], "recover.put=error")
     add("recover.complete", LEAVE_MP, ["stream3", "stream3p1", "overwrite",
                                        "fsync"], "recover.complete=kill")
@@ -282,12 +285,15 @@ class Mount:
     def log(self):
         return os.path.join(self.dir, "fs-%d.log" % self.n)
 
-    def up(self, arm=None):
+    def up(self, arm=None, every=False):
         self.n += 1
         env = dict(os.environ)
         env.pop("S3R_FAILPOINTS", None)
+        env.pop("S3R_FAILPOINTS_EVERY_WORKER", None)
         if arm:
             env["S3R_FAILPOINTS"] = arm
+        if every:  # recovery's workers all get it: a fault that comes back
+            env["S3R_FAILPOINTS_EVERY_WORKER"] = "1"
         san = os.path.join(self.dir, "san")
         os.makedirs(san, exist_ok=True)
         for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
@@ -454,10 +460,17 @@ def run_case(a, s3, c):
             m.down()  # (reached at the unmount)
         m.kill()  # every case ends the first daemon by SIGKILL
     logs = [m.log()]
-    if c["rearm"]:  # the crash lands in recovery
-        if m.up(c["rearm"]):
+    if c["rearm"]:  # the crash lands in recovery: its process, not the mount
+        if m.up(c["rearm"], c["every"]):
             m.wait_recovered(60)
-        m.kill()  # (dead already when the point was reached: reaped)
+            if m.dead() or not m.answers(10):
+                fails.append("the mount went down with its recovery (see %s)"
+                             % m.log())
+            elif c["every"] and "was begun 3 times" not in open(
+                    m.log(), errors="replace").read():
+                fails.append("a file whose recovery died 3 times was not set "
+                             "aside")
+        m.kill()
         logs.append(m.log())
     for lg in logs:
         try:

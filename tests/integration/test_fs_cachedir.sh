@@ -42,13 +42,6 @@ refused() { # NAME TEXT CACHE_DIR: the mount refuses, saying TEXT
 fault_proxy_start
 opts=(-o "endpoint=$PROXY" -o s3.retry.max_attempts=2 -o s3.retry.budget_ms=2000
       -o write.retry_interval=3600 -o rdma.transport=off)
-wait_recovered() {
-  for _ in $(seq 1 600); do
-    grep -qs "earlier mounts' leftovers" "$1" && return 0
-    sleep 0.1
-  done
-  return 1
-}
 # a dead mount under CACHE whose upload of KEY (TEXT) failed: its staging
 # file's path in $sf
 dead_file() {

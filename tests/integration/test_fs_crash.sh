@@ -32,6 +32,8 @@
 #      kept in unsaved/
 #   h) a new key looked up (not found, remembered) while recovery's PUT is
 #      held: once uploaded, the mount finds it at once
+#   i) rm of a file while recovery's completion of its upload is held: the
+#      rm waits for it, then its DELETE lands last: the name is gone
 #
 # Recovery runs in the background: after a remount, wait_recovered waits
 # for its summary line before looking at the server.
@@ -131,15 +133,6 @@ manifest_has() { # KEY REGEX: a MANIFEST line for KEY whose reason matches
 }
 mount_dirs() { find "$cache" -maxdepth 1 -name 'mount-*' | wc -l; }
 staging_files() { find "$cache" -path '*/mount-*/ino-*' ! -name '*.*' | wc -l; }
-# wait (bounded) for the recovery summary line in LOG
-wait_recovered() {
-  for _ in $(seq 1 600); do
-    grep -qs "earlier mounts' leftovers" "$1" && return 0
-    sleep 0.1
-  done
-  echo "# no recovery summary in $1" >&2
-  return 1
-}
 # wait (bounded) until the relay holds a request
 wait_held() {
   for _ in $(seq 1 600); do grep -qs held "$tmp/relay.ready" && return 0; sleep 0.1; done
@@ -342,6 +335,30 @@ check_eq "h: uploaded" "$(obj_md5 h-new.bin)" "$(md5 "$tmp/h.ref")"
 check "h: the mount finds it at once" quiet stat "$mnt/h-new.bin"
 check "h: and lists it" bash -c "ls '$mnt' | grep -qx h-new.bin"
 check_eq "h: its bytes" "$(md5 "$mnt/h-new.bin")" "$(md5 "$tmp/h.ref")"
+fs_umount "$mnt"
+relay_up
+
+# ---- i) an unlink of the name recovery is uploading: it lands after ----
+echo "# i) rm of a 24 MiB file while recovery's completion of it is held"
+head -c $((24 * MiB)) /dev/urandom >"$tmp/i.base"
+aws_ s3 cp "$tmp/i.base" "s3://$bucket/i-big.bin" >/dev/null
+head -c $MiB /dev/urandom >"$tmp/i.patch"
+dead_file "$tmp/i.patch" i-big.bin $((3 * MiB)) keep
+relay_up "POST /$bucket/i-big.bin?uploadId" "$tmp/i.gate"
+log=$tmp/fs-i2.log
+mount_it "$mnt" "$log"
+check "i: recovery's completion held" wait_held
+rm -f "$mnt/i-big.bin" &
+rmpid=$!
+sleep 1
+# (RGW 16 does not check a completion's If-Match: without the wait, the
+# DELETE would land first and the completion bring the file back)
+check "i: the rm waits for recovery's upload of the name" kill -0 "$rmpid"
+touch "$tmp/i.gate"
+check "i: then the rm returns 0" wait "$rmpid"
+wait_recovered "$log"
+check "i: and the name is gone on the server (the DELETE came last)" key_absent i-big.bin
+check "i: and on the mount" bash -c "! stat '$mnt/i-big.bin' 2>/dev/null"
 fs_umount "$mnt"
 relay_up
 

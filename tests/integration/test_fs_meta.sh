@@ -45,6 +45,23 @@ meta() { # KEY NAME: x-amz-meta-NAME of KEY on the server
 etag() { aws_ s3api head-object --bucket "$bucket" --key "$1" --query ETag --output text; }
 tick() { sleep 1.1; } # times are whole seconds
 atime_from() { [ "$(meta r atime)" -ge "$1" ]; } # r's stored atime >= $1
+# chmod_after_read PREFIX: for 20 new files, echo > f; cat f; chmod 600 f:
+# each shows 0600 on the server 2 s later (an atime store, a copy carrying
+# the mode it read, must not land after the chmod's own copy)
+chmod_after_read() {
+  local i bad=0 d=$mnt/$1
+  mkdir "$d"
+  for i in $(seq 1 20); do
+    echo data >"$d/f$i"
+    cat "$d/f$i" >/dev/null
+    chmod 600 "$d/f$i"
+  done
+  sleep 2
+  for i in $(seq 1 20); do
+    [ "$(meta "$1/f$i" mode)" = 33152 ] || bad=$((bad + 1))
+  done
+  eq "files not 0600 on the server" "$bad" 0
+}
 # rm_after_read PREFIX: for 20 new files, echo > f; cat f; rm -f f: none is
 # left on the mount, nor on the server 2 s later (an atime store started at
 # the reader's close must not land after the DELETE and write f back)
@@ -193,6 +210,8 @@ check "relatime: a newer atime is not written again" eval \
   '[ "$(etag r)" = "$e1" ] && [ "$(meta r atime)" = "$a1" ]'
 check "relatime: cat f; rm -f f leaves no f (the atime store never lands after the rm)" \
   rm_after_read rmr
+check "relatime: cat f; chmod 600 f keeps 0600 (the atime store never lands after the chmod)" \
+  chmod_after_read cmr
 fs_umount "$mnt"
 mount_ours -o strictatime
 tick

@@ -64,14 +64,6 @@ except OSError as e:
     print(errno.errorcode[e.errno])
 EOF
 }
-wait_recovered() {
-  for _ in $(seq 1 600); do
-    grep -qs "earlier mounts' leftovers" "$1" && return 0
-    sleep 0.1
-  done
-  echo "# no recovery summary in $1" >&2
-  return 1
-}
 obj_md5() {
   aws_ s3 cp "s3://$bucket/$1" "$tmp/got" >/dev/null 2>&1 || { echo absent; return 0; }
   md5 "$tmp/got"

@@ -21,6 +21,7 @@
 #   wait_for SECONDS STEP CMD  poll CMD until it succeeds (bounded)
 #   key_absent KEY, key_md5 KEY, keys PREFIX, fs_uploads [PREFIX],
 #   fs_abort_uploads [PREFIX]  the bucket ($bucket) seen through awscli
+#   wait_recovered LOG         the daemon's recovery over (its summary line)
 #   fault_proxy_start [ARG...] fault_proxy.py in front of RGW: proxy_pid,
 #                              PROXY, ADMIN; admin PATH (its admin API)
 #   fs_cleanup                 the EXIT trap of a suite ($tmp $mnt $log
@@ -137,6 +138,16 @@ fs_uploads() {
     return 1
   fi
   [ "$out" = None ] || printf '%s\n' "$out"
+}
+# wait_recovered LOG: wait (bounded) for the recovery summary line in the
+# daemon's LOG (recovery runs in the background after a mount)
+wait_recovered() {
+  for _ in $(seq 1 600); do
+    grep -qs "earlier mounts' leftovers" "$1" && return 0
+    sleep 0.1
+  done
+  echo "# no recovery summary in $1" >&2
+  return 1
 }
 # fs_abort_uploads [PREFIX]: abort every multipart upload in the bucket
 # (under PREFIX) (cleanup, after the checks that none was left)

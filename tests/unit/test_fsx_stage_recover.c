@@ -158,6 +158,18 @@ static bool parts_kept(void)
   return found;
 }
 
+/* n attempts at path's recovery begun and never ended: its .try (p) */
+static void tried(const char *path, char *p, size_t len, int n)
+{
+  FILE *f;
+
+  snprintf(p, len, "%s.try", path);
+  f = fopen(p, "w");
+  assert_non_null(f);
+  fprintf(f, "%d\n", n);
+  fclose(f);
+}
+
 static int refuse(void *arg, const struct fsx_stage_rec *r, const char *path,
                   int fd, int map_fd, char *reason, size_t reasonlen)
 {
@@ -220,15 +232,10 @@ static void test_attempts_counted_and_cleared(void **state)
   struct fsx_recovery rv;
   char err[256] = "", path[4096], p[4200];
   int calls = 0;
-  FILE *f;
 
   (void)state;
   dead_stream(path, sizeof(path));
-  snprintf(p, sizeof(p), "%s.try", path);
-  f = fopen(p, "w"); /* one attempt that never ended */
-  assert_non_null(f);
-  fputs("1\n", f);
-  fclose(f);
+  tried(path, p, sizeof(p), 1); /* one attempt that never ended */
   assert_int_equal(fsx_stage_open(root, ENDPOINT, &s, err, sizeof(err)), 0);
   fsx_stage_recover(s, NULL, counted, &calls, &rv);
   assert_int_equal(calls, 1);
@@ -243,15 +250,10 @@ static void test_set_aside_after_three_attempts(void **state)
   struct fsx_recovery rv;
   char err[256] = "", path[4096], p[4200];
   int calls = 0;
-  FILE *f;
 
   (void)state;
   dead_stream(path, sizeof(path));
-  snprintf(p, sizeof(p), "%s.try", path);
-  f = fopen(p, "w");
-  assert_non_null(f);
-  fputs("3\n", f);
-  fclose(f);
+  tried(path, p, sizeof(p), 3);
   assert_int_equal(fsx_stage_open(root, ENDPOINT, &s, err, sizeof(err)), 0);
   fsx_stage_recover(s, NULL, refuse, &calls, &rv);
   assert_int_equal(calls, 0); /* untried */
