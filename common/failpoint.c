@@ -23,7 +23,14 @@ static struct fp {
   atomic_uint hits;
 } fps[FP_MAX];
 static unsigned nfps;
+static char bad_entry[64];      /* the first entry that could not be armed */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void refuse(const char *t)
+{
+  if (!bad_entry[0])
+    snprintf(bad_entry, sizeof(bad_entry), "%s", t);
+}
 
 static void parse(void)
 {
@@ -32,12 +39,14 @@ static void parse(void)
 
   if (!env || !*env || !(copy = strdup(env)))
     return;
-  for (char *t = strtok_r(copy, ",", &save); t && nfps < FP_MAX;
+  for (char *t = strtok_r(copy, ",", &save); t;
        t = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(t, '='), *at;
     struct fp *f = &fps[nfps];
-    if (!eq || (size_t)(eq - t) >= sizeof(f->name))
+    if (nfps == FP_MAX || !eq || (size_t)(eq - t) >= sizeof(f->name)) {
+      refuse(t);
       continue;
+    }
     memcpy(f->name, t, (size_t)(eq - t));
     f->name[eq - t] = '\0';
     at = strchr(eq + 1, '@');
@@ -45,8 +54,10 @@ static void parse(void)
     if (at)
       *at = '\0';
     f->kill = !strcmp(eq + 1, "kill");
-    if (!f->kill && strcmp(eq + 1, "error"))
-      continue; /* an unknown action: never armed */
+    if (!f->kill && strcmp(eq + 1, "error")) {
+      refuse(t); /* an unknown action */
+      continue;
+    }
     if (!f->at)
       f->at = 1;
     atomic_init(&f->hits, 0);
@@ -88,6 +99,10 @@ void fp_disarm(void)
 int fp_check(const char *const *names, const char **bad)
 {
   pthread_once(&once, parse);
+  if (bad_entry[0]) {
+    *bad = bad_entry;
+    return -EINVAL;
+  }
   for (unsigned i = 0; i < nfps; i++) {
     bool known = false;
     for (const char *const *n = names; *n && !known; n++)

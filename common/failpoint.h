@@ -12,7 +12,8 @@
  * (the first by default), once. Each firing writes one line to stderr,
  * "s3rdmafs: failpoint NAME: ACTION (hit N)", before it acts: the test's
  * proof that the point was reached. Unknown names are refused at start
- * (fp_check), so a typo never passes as "not reached".
+ * (fp_check), as are entries that cannot be armed (no "=", another
+ * action, more than 16), so a typo never passes as "not reached".
  */
 #ifndef S3R_COMMON_FAILPOINT_H
 #define S3R_COMMON_FAILPOINT_H

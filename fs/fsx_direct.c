@@ -257,16 +257,19 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     return -EINVAL;
   if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
     return -ENOSPC;
-  fd = fsx_fdtake(m->direct->take, tgid, a->fd, FSX_FD_MEMFD);
+  fd = fsx_fdtake(m->direct->take, tgid, uid, a->fd, FSX_FD_MEMFD);
   if (fd < 0) {
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd; /* EPERM: we may not ptrace the caller */
   }
-  /* seals first: only shmem and hugetlbfs files have them, and asking
-     reaches no filesystem's server (fstat of a FUSE file could block) */
-  seals = fcntl(fd, F_GET_SEALS);
+  /* asked again of the descriptor taken (the number may have been
+     swapped since): our own fdinfo, then its seals (only shmem and
+     hugetlbfs files have them); neither reaches a file system's server,
+     as an fstat of a FUSE file would */
+  seals = fsx_fdtake_is(getpid(), fd, FSX_FD_MEMFD) ? -1
+                                                    : fcntl(fd, F_GET_SEALS);
   if (seals < 0) {
-    fsx_fdtake_close_later(fd); /* swapped for something else since the check */
+    fsx_fdtake_close_later(uid, fd); /* swapped for something else */
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EINVAL;
   }
@@ -330,7 +333,7 @@ static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
     return refuse_dmabuf(m, why);
   if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
     return -ENOSPC;
-  fd = fsx_fdtake(m->direct->take, tgid, a->fd, FSX_FD_DMABUF);
+  fd = fsx_fdtake(m->direct->take, tgid, uid, a->fd, FSX_FD_DMABUF);
   if (fd < 0) {
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd;
@@ -338,7 +341,7 @@ static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
   /* still a dma-buf (not swapped since the check): asked of our own
      /proc link, which reaches no filesystem's server */
   if (fsx_fdtake_is(getpid(), fd, FSX_FD_DMABUF)) {
-    fsx_fdtake_close_later(fd);
+    fsx_fdtake_close_later(uid, fd);
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EINVAL;
   }

@@ -12,41 +12,152 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/slog.h"
 
-/* Rejected descriptors are closed on threads of their own, at most
-   REAPERS at once (one blocked in a flush holds only itself); past that
-   they stay open: a leak, never a blocked FUSE thread. */
-#define REAPERS 8
-static _Atomic int reapers;
+/*
+ * Descriptors taken and turned down are closed on threads of their own
+ * (a FUSE file's close waits for its server's FLUSH, which may never
+ * come), and counted until closed: per user and in all, bounded; a user
+ * at the bound is refused before anything more of theirs is taken, so
+ * nothing piles up and nothing is left open. The table is small: the
+ * bound in all caps the users in it.
+ */
+static pthread_mutex_t closing_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  uid_t uid;
+  unsigned n;                   /* closing_lock */
+} closing[FSX_FDTAKE_CLOSING_MAX];
+static unsigned closing_all;    /* closing_lock */
+
+/* The user's slot (a free one made theirs with add); NULL: none. */
+static unsigned *closing_of(uid_t uid, bool add)
+{
+  unsigned *free_slot = NULL;
+
+  for (unsigned i = 0; i < FSX_FDTAKE_CLOSING_MAX; i++) {
+    if (closing[i].n && closing[i].uid == uid)
+      return &closing[i].n;
+    if (!closing[i].n && !free_slot) {
+      free_slot = &closing[i].n;
+      if (add)
+        closing[i].uid = uid;
+    }
+  }
+  return add ? free_slot : NULL;
+}
+
+/* May uid have one more descriptor taken? */
+static bool closing_room(uid_t uid)
+{
+  unsigned *n;
+  bool room;
+
+  pthread_mutex_lock(&closing_lock);
+  n = closing_of(uid, false);
+  room = closing_all < FSX_FDTAKE_CLOSING_MAX &&
+         (!n || *n < FSX_FDTAKE_CLOSING_UID);
+  pthread_mutex_unlock(&closing_lock);
+  return room;
+}
+
+struct closer {
+  uid_t uid;
+  int fd;
+};
 
 static void *reap(void *arg)
 {
-  close((int)(intptr_t)arg);
-  atomic_fetch_sub(&reapers, 1);
+  struct closer *c = arg;
+  unsigned *n;
+
+  close(c->fd);
+  pthread_mutex_lock(&closing_lock);
+  if ((n = closing_of(c->uid, false)))
+    (*n)--;
+  closing_all--;
+  pthread_mutex_unlock(&closing_lock);
+  free(c);
   return NULL;
 }
 
-void fsx_fdtake_close_later(int fd)
+void fsx_fdtake_close_later(uid_t uid, int fd)
 {
+  struct closer *c = malloc(sizeof(*c));
   pthread_attr_t at;
   pthread_t t;
+  unsigned *n;
 
-  if (atomic_fetch_add(&reapers, 1) >= REAPERS) {
-    atomic_fetch_sub(&reapers, 1);
-    log_warn("direct: a rejected descriptor left open (closers busy)");
+  pthread_mutex_lock(&closing_lock);
+  n = closing_of(uid, true);
+  if (c && n) {
+    (*n)++;
+    closing_all++;
+  }
+  pthread_mutex_unlock(&closing_lock);
+  if (!c || !n) { /* (never: the room was asked for before the take) */
+    free(c);
+    close(fd);
     return;
   }
+  *c = (struct closer){uid, fd};
   pthread_attr_init(&at);
   pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-  if (pthread_create(&t, &at, reap, (void *)(intptr_t)fd)) {
-    atomic_fetch_sub(&reapers, 1);
-    log_warn("direct: a rejected descriptor left open (no thread)");
+  pthread_attr_setstacksize(&at, 64 * 1024);
+  if (pthread_create(&t, &at, reap, c)) {
+    log_warn("direct: no thread to close a refused descriptor: closed "
+             "here");
+    reap(c);
   }
   pthread_attr_destroy(&at);
+}
+
+unsigned fsx_fdtake_closing(void)
+{
+  unsigned n;
+
+  pthread_mutex_lock(&closing_lock);
+  n = closing_all;
+  pthread_mutex_unlock(&closing_lock);
+  return n;
+}
+
+/* The mount id (fdinfo's mnt_id) of process tgid's descriptor fd: the
+   kernel's own answer about the open file, which no file system's server
+   is asked for; -EBADF (no such descriptor), -EPERM, or -EINVAL. */
+static long fdinfo_mnt_id(pid_t tgid, int fd)
+{
+  char path[64], line[256];
+  long id = -EINVAL;
+  FILE *f;
+
+  snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tgid, fd);
+  if (!(f = fopen(path, "re")))
+    return errno == ENOENT ? -EBADF
+           : errno == EACCES || errno == EPERM ? -EPERM : -EINVAL;
+  while (id < 0 && fgets(line, sizeof(line), f))
+    if (!strncmp(line, "mnt_id:", 7))
+      id = strtol(line + 7, NULL, 10);
+  fclose(f);
+  return id;
+}
+
+/* Every memfd lives on the kernel's one internal shmem mount: its id, as a
+   memfd of our own shows it (-1 until known). */
+static long shm_mnt_id = -1;
+static pthread_once_t shm_once = PTHREAD_ONCE_INIT;
+
+static void learn_shm_mnt(void)
+{
+  int fd = (int)syscall(SYS_memfd_create, "s3rdmafs-probe", MFD_CLOEXEC);
+
+  if (fd >= 0) {
+    shm_mnt_id = fdinfo_mnt_id(getpid(), fd);
+    close(fd);
+  }
 }
 
 /*
@@ -75,6 +186,13 @@ int fsx_fdtake_is(pid_t tgid, int fd, const char *kind)
   char path[64], target[64];
   ssize_t n;
 
+  if (!strcmp(kind, FSX_FD_MEMFD)) { /* on the kernel's shmem mount */
+    long id = fdinfo_mnt_id(tgid, fd);
+    pthread_once(&shm_once, learn_shm_mnt);
+    if (id < 0)
+      return (int)id;
+    return shm_mnt_id >= 0 && id == shm_mnt_id ? 0 : -EINVAL;
+  }
   snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
   n = readlink(path, target, sizeof(target) - 1);
   if (n < 0) /* (the link needs the same access as pidfd_getfd) */
@@ -172,11 +290,14 @@ void fsx_fdtake_stop(struct fsx_fdtake *t)
   free(t);
 }
 
-int fsx_fdtake(struct fsx_fdtake *t, pid_t tgid, int fd, const char *kind)
+int fsx_fdtake(struct fsx_fdtake *t, pid_t tgid, uid_t uid, int fd,
+               const char *kind)
 {
   unsigned long mine;
   int rc;
 
+  if (!closing_room(uid))
+    return -EAGAIN; /* refused descriptors of theirs still closing */
   if (!t)
     return take_fd_here(tgid, fd, kind);
   pthread_mutex_lock(&t->lock);

@@ -8,19 +8,30 @@
  * of their own, started before that, which keeps the capabilities the
  * daemon had then (a root daemon serves root callers). One job at a time:
  * a caller posts it under the taker's lock and waits for its answer.
- * What the caller's /proc link names is checked before the descriptor is
- * taken (closing a taken descriptor of anything else, a FUSE file's, could
- * block in its flush); descriptors turned down after that are closed on
- * short-lived threads of their own (fsx_fdtake_close_later).
+ * What the descriptor is, is asked of the kernel before it is taken (closing
+ * a taken descriptor of anything else, a FUSE file's, could block in its
+ * flush): a memfd by its fdinfo's mnt_id (the kernel's internal shmem
+ * mount, as a memfd of our own shows it), a dma-buf by its fdinfo's
+ * exp_name; never by the text of its /proc link, which a FUSE file system
+ * mounted at /memfd:x in a user namespace fakes. The caller asks again of
+ * the descriptor taken (the number may have been swapped meanwhile), and
+ * one turned down is closed on a short-lived thread of its own
+ * (fsx_fdtake_close_later), counted until closed: at most
+ * FSX_FDTAKE_CLOSING_UID per user and FSX_FDTAKE_CLOSING_MAX in all, a
+ * user at the bound refused (-EAGAIN) before anything is taken.
  */
 #ifndef FSX_FDTAKE_H
 #define FSX_FDTAKE_H
 
 #include <sys/types.h>
 
-/* What a descriptor's /proc link starts with: a memfd's, a dma-buf's. */
+/* The kinds: a memfd's, a dma-buf's (what its /proc link starts with). */
 #define FSX_FD_MEMFD "/memfd:"
 #define FSX_FD_DMABUF "/dmabuf:"
+
+/* Refused descriptors closing at once, per user and in all. */
+#define FSX_FDTAKE_CLOSING_UID 4
+#define FSX_FDTAKE_CLOSING_MAX 32
 
 struct fsx_fdtake;
 
@@ -30,21 +41,26 @@ int fsx_fdtake_start(struct fsx_fdtake **out);
 void fsx_fdtake_stop(struct fsx_fdtake *t);
 
 /*
- * Process tgid's descriptor fd as a new one of ours, if its /proc link
- * starts with kind (FSX_FD_*), taken on t's thread (t NULL: on this
- * one): the descriptor, or -EBADF (no such descriptor), -EINVAL (another
+ * Process tgid's descriptor fd as a new one of ours, if it is of kind
+ * (FSX_FD_*), taken on t's thread (t NULL: on this one) for user uid: the
+ * descriptor, or -EAGAIN (uid's refused descriptors still closing are at
+ * the bound, or all are), -EBADF (no such descriptor), -EINVAL (another
  * kind), -EPERM (the kernel says we may not), -ESHUTDOWN (stopping), or
  * pidfd_open's or pidfd_getfd's errno.
  */
-int fsx_fdtake(struct fsx_fdtake *t, pid_t tgid, int fd, const char *kind);
+int fsx_fdtake(struct fsx_fdtake *t, pid_t tgid, uid_t uid, int fd,
+               const char *kind);
 
-/* Is process tgid's fd number of kind (its /proc link; a dma-buf's fdinfo
-   too, which no file system can fake)? 0: yes; -EBADF: no such
-   descriptor; -EPERM: we may not look; -EINVAL: another kind. */
+/* Is process tgid's fd number of kind (its fdinfo, which no file system
+   can fake)? 0: yes; -EBADF: no such descriptor; -EPERM: we may not look;
+   -EINVAL: another kind. */
 int fsx_fdtake_is(pid_t tgid, int fd, const char *kind);
 
-/* Close fd on a thread of its own (at most 8 at once; past that it stays
-   open and a warning says so: a leak, never a blocked FUSE thread). */
-void fsx_fdtake_close_later(int fd);
+/* A descriptor taken for uid and turned down, closed on a thread of its
+   own and counted until it is (never left open, never a blocked FUSE
+   thread). */
+void fsx_fdtake_close_later(uid_t uid, int fd);
+/* Refused descriptors not yet closed, in all. */
+unsigned fsx_fdtake_closing(void);
 
 #endif

@@ -146,10 +146,12 @@ struct fsx_mount {
      for reading */
   pthread_rwlock_t rename_lock;
   /* the name recovery uploads now (fsx_recover_thread): an unlink or a
-     rename of it waits for that upload to land first */
+     rename of it waits for that upload to land first; the upload begins
+     only once those of it under way have ended (recover_holds) */
   pthread_mutex_t recover_lock;
-  pthread_cond_t recover_cond;  /* recover_lock: the name changed */
+  pthread_cond_t recover_cond;  /* recover_lock: the name or holds changed */
   const char *recover_bucket, *recover_key; /* recover_lock; NULL: none */
+  struct fsx_recover_hold *recover_holds; /* recover_lock */
 };
 
 /* fsx_ns.c: the namespace */

@@ -262,7 +262,8 @@ int main(int argc, char **argv)
   {
     const char *bad = NULL;
     if (fp_check(failpoints, &bad)) {
-      fprintf(stderr, PROG ": S3R_FAILPOINTS names no failpoint %s\n", bad);
+      fprintf(stderr, PROG ": S3R_FAILPOINTS: no failpoint, or an action "
+                      "other than error or kill: %s\n", bad);
       return 2;
     }
   }

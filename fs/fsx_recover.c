@@ -308,7 +308,8 @@ free_acked:
  * Frees pe and etags.
  */
 static int resume_parts(const struct fsx_recover_io *t,
-                        const struct fsx_stage_rec *r, int fd,
+                        const struct fsx_stage_rec *r, const char *path,
+                        int fd,
                         const unsigned char *data, uint64_t held,
                         uint64_t size, const struct s3_put_opts *o,
                         struct s3_part_etag *pe, char (*etags)[S3_ETAG_MAX],
@@ -341,6 +342,11 @@ static int resume_parts(const struct fsx_recover_io *t,
                      data + s, (size_t)len, etags[k]);
     pe[k] = (struct s3_part_etag){(int)k + 1, etags[k]};
   }
+  /* every part listed before the completion: a crash after it finds the
+     object made of them (completed_from), not a file to keep */
+  if (!rc && fsx_stage_parts_write(path, pp->journal_id, pp->upload_id, pe,
+                                   n))
+    log_warn("%s: the list of its parts not rewritten", path);
   if (!rc)
     rc = FP("recover.complete");
   if (!rc)
@@ -353,7 +359,7 @@ static int resume_parts(const struct fsx_recover_io *t,
 }
 
 static int put_parts(const struct fsx_recover_io *t,
-                     const struct fsx_stage_rec *r, int fd,
+                     const struct fsx_stage_rec *r, const char *path, int fd,
                      const unsigned char *data, uint64_t held, uint64_t size,
                      const struct s3_put_opts *o, char *reason,
                      size_t reasonlen)
@@ -375,7 +381,7 @@ static int put_parts(const struct fsx_recover_io *t,
     goto free_lists;
   }
   if (r->resume) /* streamed: take up its upload (the caller ends it) */
-    return resume_parts(t, r, fd, data, held, size, o, pe, etags, n,
+    return resume_parts(t, r, path, fd, data, held, size, o, pe, etags, n,
                         reason, reasonlen);
   since = time(NULL);
   jid = fsx_stage_note_create(m->stage, r->bucket, r->key, since);
@@ -495,7 +501,6 @@ int fsx_recover_file(const struct fsx_recover_io *t,
   bool exists = false, ok;
   int rc = 0;
 
-  (void)path;
   if (fstat(fd, &st))
     return -errno;
   held = size = (uint64_t)st.st_size;
@@ -589,7 +594,8 @@ int fsx_recover_file(const struct fsx_recover_io *t,
     rc = put_object(t, r->bucket, r->key, data, (size_t)size, &w.o, etag);
   else /* the completion carries the condition (RGW 16 ignores it there:
           the HEAD above was the check) */
-    rc = put_parts(t, r, fd, data, held, size, &w.o, reason, reasonlen);
+    rc = put_parts(t, r, path, fd, data, held, size, &w.o, reason,
+                   reasonlen);
   fsx_wopts_cleanup(&w);
   if (rc && transient(rc)) {
     /* the next mount asks again (and finds our bytes there, should this

@@ -64,6 +64,7 @@ static void say_name(int fd, char c, const char *bucket, const char *key)
 /* ---- the worker ---- */
 
 static atomic_bool worker_stop; /* set by SIGTERM */
+static pid_t zygote_pid;        /* a worker's parent */
 
 static void on_term(int sig)
 {
@@ -74,6 +75,7 @@ static void on_term(int sig)
 struct worker {
   struct fsx_mount *m;
   int event_fd;
+  int ack_fd;                   /* the daemon's go-ahead after a "B" */
   pthread_mutex_t lock;
   pthread_cond_t cond;        /* lock: a request waited for is done */
 };
@@ -128,6 +130,20 @@ static int run(void *arg, struct s3_req *q)
   return s3_req_result(q);
 }
 
+/* The daemon's go-ahead: true, or false once told to stop or the daemon
+   is gone (then nothing is uploaded). */
+static bool wait_go(struct worker *w)
+{
+  while (!atomic_load(&worker_stop)) {
+    struct pollfd p = {w->ack_fd, POLLIN, 0};
+    char b;
+    if (poll(&p, 1, 100) <= 0)
+      continue;
+    return read(w->ack_fd, &b, 1) == 1;
+  }
+  return false;
+}
+
 /* fsx_stage_recover's callback: the file's name told before and after. */
 static int recover_one(void *arg, const struct fsx_stage_rec *r,
                        const char *path, int fd, int map_fd, char *reason,
@@ -138,6 +154,11 @@ static int recover_one(void *arg, const struct fsx_stage_rec *r,
   int rc;
 
   say_name(w->event_fd, 'B', r->bucket, r->key);
+  if (!wait_go(w)) {
+    say(w->event_fd, "E\n");
+    snprintf(reason, reasonlen, "not asked: this mount stopped first");
+    return -EAGAIN;
+  }
   rc = fsx_recover_file(&io, r, path, fd, map_fd, reason, reasonlen);
   say(w->event_fd, "E\n");
   if (!rc)
@@ -147,16 +168,18 @@ static int recover_one(void *arg, const struct fsx_stage_rec *r,
 
 static int worker_main(struct fsx_mount *m, const struct cfg *c,
                        const struct s3_client_config *sc, int event_fd,
-                       bool use_syslog)
+                       int ack_fd, bool use_syslog)
 {
-  struct worker w = {m, event_fd, PTHREAD_MUTEX_INITIALIZER,
+  struct worker w = {m, event_fd, ack_fd, PTHREAD_MUTEX_INITIALIZER,
                      PTHREAD_COND_INITIALIZER};
   struct sigaction sa = {.sa_handler = on_term};
   struct fsx_recovery rv;
   char err[1024], line[128];
 
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
   sigaction(SIGTERM, &sa, NULL);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != zygote_pid)
+    return 1; /* the zygote went first */
   if (use_syslog)
     slog_use_syslog(PROG);
   m->s3 = s3_client_create(sc, err, sizeof(err));
@@ -211,8 +234,11 @@ static int wait_worker(pid_t pid, int cmd_fd, bool *stopping)
   for (;;) {
     struct pollfd p = {cmd_fd, POLLIN, 0};
     char buf[64];
-    if (waitpid(pid, &st, WNOHANG) == pid)
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid)
       return st;
+    if (r < 0 && errno == ECHILD)
+      return 0; /* (reaped by someone else: ended) */
     if (!*stopping && poll(&p, 1, 100) > 0) {
       char c = read_cmd(cmd_fd, buf, sizeof(buf));
       if (c == 'Q' || c == 0) {
@@ -230,7 +256,7 @@ static int wait_worker(pid_t pid, int cmd_fd, bool *stopping)
 
 static void zygote(struct fsx_mount *m, const struct cfg *c,
                    const struct s3_client_config *sc, int cmd_fd,
-                   int event_fd)
+                   int event_fd, int ack_fd)
 {
   bool stopping = false, use_syslog;
   char buf[64];
@@ -239,12 +265,21 @@ static void zygote(struct fsx_mount *m, const struct cfg *c,
   if (cmd != 'G')
     _exit(0); /* nothing to do, stopped, or the daemon is gone */
   use_syslog = buf[1] == ' ' && buf[2] == '1';
+  if (use_syslog) { /* a daemon's: nothing on the terminal it left */
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+      close(null);
+    }
+  }
+  zygote_pid = getpid();
   for (int n = 0; n < FSX_RECOVER_WORKERS && !stopping; n++) {
     pid_t pid = fork();
     int st;
     if (pid == 0) {
       close(cmd_fd);
-      _exit(worker_main(m, c, sc, event_fd, use_syslog));
+      _exit(worker_main(m, c, sc, event_fd, ack_fd, use_syslog));
     }
     if (pid < 0)
       break;
@@ -265,7 +300,7 @@ int fsx_recover_proc_fork(const struct fsx_mount *m, const struct cfg *c,
                           const struct s3_client_config *sc,
                           struct fsx_recover_proc *p)
 {
-  int cmd[2], ev[2];
+  int cmd[2], ev[2], ack[2];
   pid_t pid;
 
   if (pipe2(cmd, O_CLOEXEC))
@@ -276,34 +311,66 @@ int fsx_recover_proc_fork(const struct fsx_mount *m, const struct cfg *c,
     close(cmd[1]);
     return rc;
   }
+  if (pipe2(ack, O_CLOEXEC)) {
+    int rc = -errno;
+    close(cmd[0]);
+    close(cmd[1]);
+    close(ev[0]);
+    close(ev[1]);
+    return rc;
+  }
   fflush(NULL); /* nothing buffered is written twice */
   pid = fork();
   if (pid == 0) {
     struct fsx_mount copy = *m;
     close(cmd[1]);
     close(ev[0]);
-    /* a daemon gone: writes to it fail (EPIPE), nothing dies of them */
+    close(ack[1]);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    /* a session of its own: no terminal's ^C or hang-up reaches it; a
+       daemon gone: writes to it fail (EPIPE), nothing dies of them; its
+       workers reaped by itself whatever the daemon's starter set */
+    setsid();
     signal(SIGPIPE, SIG_IGN);
-    zygote(&copy, c, sc, cmd[0], ev[1]);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGCHLD, SIG_DFL);
+    if (null >= 0) {
+      dup2(null, STDIN_FILENO);
+      close(null);
+    }
+    zygote(&copy, c, sc, cmd[0], ev[1], ack[0]);
   }
   close(cmd[0]);
   close(ev[1]);
+  close(ack[0]);
   if (pid < 0) {
+    int rc = -errno;
     close(cmd[1]);
     close(ev[0]);
-    return -errno;
+    close(ack[1]);
+    return rc;
   }
   p->pid = (int)pid;
   p->cmd_fd = cmd[1];
   p->event_fd = ev[0];
+  p->ack_fd = ack[1];
   return 0;
 }
 
 int fsx_recover_proc_say(struct fsx_recover_proc *p, const char *cmd)
 {
   size_t n = strlen(cmd);
+  ssize_t w = write(p->cmd_fd, cmd, n);
 
-  return write(p->cmd_fd, cmd, n) == (ssize_t)n ? 0 : -errno;
+  return w == (ssize_t)n ? 0 : w < 0 ? -errno : -EIO;
+}
+
+void fsx_recover_proc_ack(struct fsx_recover_proc *p)
+{
+  if (write(p->ack_fd, "A", 1) != 1)
+    log_warn("recovery: its process did not take the go-ahead: %s",
+             strerror(errno));
 }
 
 void fsx_recover_proc_end(struct fsx_recover_proc *p)
@@ -311,6 +378,7 @@ void fsx_recover_proc_end(struct fsx_recover_proc *p)
   if (p->pid <= 0)
     return;
   close(p->cmd_fd);
+  close(p->ack_fd);
   /* (the zygote of a daemonised mount is not our child: nothing to reap) */
   waitpid(p->pid, NULL, 0);
   close(p->event_fd);

@@ -18,7 +18,8 @@
  *   started with go to the first worker only (to every one with
  *   S3R_FAILPOINTS_EVERY_WORKER set: a fault that comes back).
  * - Events, one line each, worker and zygote to the daemon: "B bucket key"
- *   (hex) a file's upload begins, "E" it ended, "U bucket key" it is on
+ *   (hex) a file's upload is about to begin (the worker then waits for
+ *   the daemon's byte on a third pipe: fsx_recover_proc_ack), "E" it ended, "U bucket key" it is on
  *   the server, "S aborted uploaded kept left unknown" a worker's summary,
  *   "D signal" a worker died, "X" recovery is over. Commands, daemon to
  *   zygote: "G syslog" go, "N" nothing to do, "Q" stop (the worker is sent
@@ -43,6 +44,7 @@ struct fsx_recover_proc {
   int pid;
   int cmd_fd;                 /* commands to the zygote */
   int event_fd;               /* events from it and its workers */
+  int ack_fd;                 /* to the worker: go on after a "B" */
 };
 
 /*
@@ -55,6 +57,9 @@ int fsx_recover_proc_fork(const struct fsx_mount *m, const struct cfg *c,
                           struct fsx_recover_proc *p);
 /* A command ("G 0", "N", "Q"): 0 or -errno. */
 int fsx_recover_proc_say(struct fsx_recover_proc *p, const char *cmd);
+/* The worker that said "B" may go on: no unlink or rename of its name is
+   under way, and none will begin before its "E". */
+void fsx_recover_proc_ack(struct fsx_recover_proc *p);
 /* The zygote waited for once it was told N or Q; the fds closed. */
 void fsx_recover_proc_end(struct fsx_recover_proc *p);
 

@@ -133,11 +133,64 @@ static void set_name(struct fsx_recover_thread *t, const char *bucket,
   pthread_mutex_unlock(&m->recover_lock);
 }
 
+static bool same_name(const char *b1, const char *k1, const char *b2,
+                      const char *k2)
+{
+  return k1 && k2 && !strcmp(k1, k2) && !strcmp(b1, b2);
+}
+
+void fsx_recover_name_hold(struct fsx_mount *m, struct fsx_recover_hold *h,
+                           const char *bucket, const char *key)
+{
+  pthread_mutex_lock(&m->recover_lock);
+  while (same_name(m->recover_bucket, m->recover_key, bucket, key))
+    pthread_cond_wait(&m->recover_cond, &m->recover_lock);
+  h->bucket = bucket;
+  h->key = key;
+  h->next = m->recover_holds;
+  m->recover_holds = h;
+  pthread_mutex_unlock(&m->recover_lock);
+}
+
+void fsx_recover_name_release(struct fsx_mount *m,
+                              struct fsx_recover_hold *h)
+{
+  pthread_mutex_lock(&m->recover_lock);
+  for (struct fsx_recover_hold **p = &m->recover_holds; *p; p = &(*p)->next)
+    if (*p == h) {
+      *p = h->next;
+      break;
+    }
+  pthread_cond_broadcast(&m->recover_cond);
+  pthread_mutex_unlock(&m->recover_lock);
+}
+
+/* The name set: once no unlink or rename holding it is under way, the
+   worker is told to go on. */
+static void name_clear_to_go(struct fsx_recover_thread *t)
+{
+  struct fsx_mount *m = t->m;
+  bool held = true;
+
+  pthread_mutex_lock(&m->recover_lock);
+  while (held) {
+    held = false;
+    for (struct fsx_recover_hold *h = m->recover_holds; h && !held;
+         h = h->next)
+      held = same_name(h->bucket, h->key, t->bucket, t->key);
+    if (held)
+      pthread_cond_wait(&m->recover_cond, &m->recover_lock);
+  }
+  pthread_mutex_unlock(&m->recover_lock);
+  fsx_recover_proc_ack(&t->proc);
+}
+
 static void *recover_main(void *arg)
 {
   struct fsx_recover_thread *t = arg;
   struct fsx_mount *m = t->m;
-  FILE *ev = fdopen(dup(t->proc.event_fd), "r");
+  int efd = dup(t->proc.event_fd);
+  FILE *ev = efd >= 0 ? fdopen(efd, "r") : NULL;
   int aborted = 0, uploaded = 0, kept = 0, left = 0, unknown = 0, died = 0;
   bool over = false;
   char *line = NULL;
@@ -151,6 +204,7 @@ static void *recover_main(void *arg)
     case 'B':
       if (name_of(line, &bucket, &key))
         set_name(t, bucket, key);
+      name_clear_to_go(t); /* (its word even for a line not understood) */
       break;
     case 'E':
       set_name(t, NULL, NULL);
@@ -190,6 +244,8 @@ static void *recover_main(void *arg)
   free(line);
   if (ev)
     fclose(ev);
+  else if (efd >= 0)
+    close(efd);
   set_name(t, NULL, NULL);
   atomic_store(&m->st.recovery_kept, (uint64_t)kept);
   atomic_fetch_add(&m->st.uploads_unknown, (uint64_t)unknown);
@@ -255,16 +311,6 @@ end_proc:
   fsx_recover_proc_say(&p, "Q\n");
   fsx_recover_proc_end(&p);
   return rc;
-}
-
-void fsx_recover_name_wait(struct fsx_mount *m, const char *bucket,
-                           const char *key)
-{
-  pthread_mutex_lock(&m->recover_lock);
-  while (m->recover_key && !strcmp(m->recover_key, key) &&
-         !strcmp(m->recover_bucket, bucket))
-    pthread_cond_wait(&m->recover_cond, &m->recover_lock);
-  pthread_mutex_unlock(&m->recover_lock);
 }
 
 void fsx_recover_thread_stop(struct fsx_recover_thread *t)

@@ -27,12 +27,15 @@
  *   ETag). No notification once told to stop: the loop may have ended.
  *   A key the mount never looked at has nothing to drop.
  * - Its uploads land in order with the live mount's operations on the
- *   same name: while a file is recovered its name is the mount's
- *   recover_key (m->recover_lock), and an unlink or rename of that name
- *   waits (fsx_recover_name_wait) until the upload is over, then goes on
- *   (and so removes or moves what recovery stored). An unlink that
- *   returned before is seen by the upload's own check (the HEAD, and the
- *   PUT's If-Match).
+ *   same name: a worker says which name it is about to upload and waits
+ *   for the daemon's word; the daemon makes it the mount's recover_key
+ *   (m->recover_lock), waits until no unlink or rename that holds that
+ *   name is under way (fsx_recover_name_hold), and answers. An unlink or
+ *   rename of the name from then on waits until the upload is over, then
+ *   goes on (and so removes or moves what recovery stored); one that
+ *   ended before the word is seen by the upload's own check (the HEAD,
+ *   and the PUT's If-Match). A directory rename holds the directory's
+ *   own key only, not those below it.
  * - Counters in the mount's stats: recovery.running (1 while the thread
  *   works), recovery.uploaded, recovery.kept.
  */
@@ -57,9 +60,17 @@ int fsx_recover_thread_start(struct fsx_mount *m, const char *cache_dir,
                              struct fsx_recover_thread **out);
 /* Tell the thread to stop, wait for it and free t (NULL: nothing). */
 void fsx_recover_thread_stop(struct fsx_recover_thread *t);
+/* An unlink's or rename's hold on a name (the caller's, on its stack). */
+struct fsx_recover_hold {
+  const char *bucket, *key;
+  struct fsx_recover_hold *next; /* m->recover_lock */
+};
 /* Before an unlink or rename of bucket/key: wait while recovery uploads
-   that very name. */
-void fsx_recover_name_wait(struct fsx_mount *m, const char *bucket,
-                           const char *key);
+   that very name, then hold it (recovery's next upload of it waits for
+   the release); release once the operation is over. */
+void fsx_recover_name_hold(struct fsx_mount *m, struct fsx_recover_hold *h,
+                           const char *bucket, const char *key);
+void fsx_recover_name_release(struct fsx_mount *m,
+                              struct fsx_recover_hold *h);
 
 #endif

@@ -367,6 +367,17 @@ static int sync_path(const char *path, int flags)
   return rc;
 }
 
+int fsx_stage_sync_dir(const char *path)
+{
+  char p[4200], *slash;
+
+  snprintf(p, sizeof(p), "%s", path);
+  slash = strrchr(p, '/');
+  if (slash)
+    *slash = '\0';
+  return sync_path(p, O_RDONLY | O_DIRECTORY);
+}
+
 int fsx_stage_sync(const char *path, int fd, int map_fd)
 {
   char p[4200], *slash;

@@ -35,6 +35,13 @@ int fsx_stage_write_file(const char *path, const char *text, bool sync);
 int fsx_stage_read_text(const char *path, char **out);
 void fsx_stage_side_path(char *out, size_t len, const char *path,
                          const char *ext);
+/* text (malloc'd, freed here; NULL: out of memory) as the file beside
+   path with extension ext, replaced whole (written as <ext>.tmp, synced
+   with sync, renamed into place). */
+int fsx_stage_write_side(const char *path, const char *ext, char *text,
+                         bool sync);
+/* The directory path is in, synced: 0 or -errno. */
+int fsx_stage_sync_dir(const char *path);
 /* The record beside path: 0, -ENOENT (none) or -EBADMSG (unreadable). */
 int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt);
 /* rmdir a mount directory holding only what a finished mount leaves. */

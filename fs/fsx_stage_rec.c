@@ -42,10 +42,9 @@ static void put_num(struct strbuf *sb, const char *name, uint64_t v)
   strbuf_putc(sb, '\n');
 }
 
-/* text (freed here; NULL: out of memory) as the file beside path with
-   extension ext, replaced whole (write, rename). */
-static int write_side(const char *path, const char *ext, char *text,
-                      bool sync)
+/* (fsx_stage_i.h) */
+int fsx_stage_write_side(const char *path, const char *ext, char *text,
+                         bool sync)
 {
   char p[4200], tmp[4200], tx[16];
   int rc;
@@ -98,7 +97,7 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
     strbuf_puts(&sb, n);
     strbuf_putc(&sb, '\n');
   }
-  return write_side(path, "rec", strbuf_take(&sb), false);
+  return fsx_stage_write_side(path, "rec", strbuf_take(&sb), false);
 }
 
 int fsx_stage_rec_set_sent(const char *path, uint64_t sent)
@@ -338,7 +337,7 @@ int fsx_stage_parts_write(const char *path, long journal_id,
     strbuf_put_hex(&sb, pe[i].etag);
     strbuf_putc(&sb, '\n');
   }
-  return write_side(path, "parts", strbuf_take(&sb), true);
+  return fsx_stage_write_side(path, "parts", strbuf_take(&sb), true);
 }
 
 int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out)

@@ -53,9 +53,15 @@ bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
   return true;
 }
 
-/* Abort the upload in one record; true when it is gone (or not ours). */
+struct guard;
+static bool guard_uid(const struct guard *g, const char *upload_id);
+static bool guard_unsure(const struct guard *g);
+
+/* Abort the upload in one record; true when it is gone (or not ours, or
+   kept with its file: the record goes, the upload stays). */
 static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
-                           const char *path, struct fsx_recovery *out)
+                           const char *path, const struct guard *g,
+                           struct fsx_recovery *out)
 {
   char *text = NULL, *f[4] = {NULL}, *save = NULL;
   int n = 0, rc;
@@ -80,6 +86,15 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
   if (!strncmp(f[3], "?since=", 7)) { /* its creation's answer was lost */
     fsx_stage_unknown(f[1], f[2], (time_t)atoll(f[3] + 7), 0);
     out->unknown++;
+    goto out;
+  }
+  if (guard_uid(g, f[3])) { /* its parts' list kept in unsaved/ */
+    log_info("%s: upload %s of %s is kept with its file in unsaved/", f[1],
+             f[3], f[2]);
+    goto out;
+  }
+  if (guard_unsure(g)) {
+    done = false; /* a list of parts unread may name it */
     goto out;
   }
   rc = s3_abort_multipart(c, f[1], f[2], f[3]);
@@ -158,7 +173,10 @@ static bool try_begin(const char *path, unsigned *n)
   if (*n >= ATTEMPTS_MAX)
     return false;
   snprintf(num, sizeof(num), "%u\n", *n + 1);
-  if (fsx_stage_write_file(p, num, true))
+  /* replaced whole and made durable, directory too: a machine that dies
+     in what follows counts as well */
+  if (fsx_stage_write_side(path, "try", strdup(num), true) ||
+      fsx_stage_sync_dir(path))
     log_warn("%s: could not count this recovery attempt", p);
   return true;
 }
@@ -258,6 +276,9 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
   try_end(path);
   if (!reason[0]) {
     (void)FP("recover.done"); /* uploaded, nothing here knows yet */
+    /* the record first: a crash after it leaves a file to remove, never
+       one kept as unfinished (its .parts, if left, is kept aside) */
+    fsx_stage_rec_remove(path);
     if (resume)
       end_resumed(c, path, &rt.r, &pp, RESUMED_COMPLETED);
     log_notice("%s: %s, left by a dead mount, is uploaded", rt.r.bucket,
@@ -316,48 +337,137 @@ static bool told_to_stop(const atomic_bool *stop)
   return stop && atomic_load(stop);
 }
 
-#define RESUME_MAX 256 /* streamed files to take up, per directory */
+/*
+ * The multipart uploads never to abort: those a .parts names, for they
+ * alone hold a file's acknowledged parts. A .parts in the dead mount's
+ * directory (its file taken up later, or gone) keeps its upload's record
+ * there (by journal id); one in unsaved/ (its file kept) lets the record
+ * go, the upload left. A .parts that cannot be read leaves every upload
+ * of the directory alone.
+ */
+struct guard {
+  long *jids;                 /* journal ids, from the directory */
+  size_t njids;
+  char **uids;                /* upload ids, from unsaved/ */
+  size_t nuids;
+  bool unsure;
+};
 
-/* The journal ids of the uploads the .parts files in dir name (at most
-   max; beyond that the uploads are aborted, and their files kept). */
-static size_t resumed_uploads(const char *dir, long *ids, size_t max)
+static void guard_add(struct guard *g, const struct fsx_stage_parts *pp,
+                      bool in_unsaved)
+{
+  if (in_unsaved) {
+    char **v = realloc(g->uids, (g->nuids + 1) * sizeof(*v));
+    char *id = strdup(pp->upload_id);
+    if (!v || !id) {
+      if (v)
+        g->uids = v;
+      free(id);
+      g->unsure = true;
+      return;
+    }
+    g->uids = v;
+    g->uids[g->nuids++] = id;
+  } else {
+    long *v = realloc(g->jids, (g->njids + 1) * sizeof(*v));
+    if (!v) {
+      g->unsure = true;
+      return;
+    }
+    g->jids = v;
+    g->jids[g->njids++] = pp->journal_id;
+  }
+}
+
+static void guard_scan(struct guard *g, const char *dir, bool in_unsaved)
 {
   struct dirent *e;
-  size_t n = 0;
   DIR *d = opendir(dir);
 
-  while (d && n < max && (e = readdir(d))) {
+  if (!d && errno != ENOENT)
+    g->unsure = true;
+  while (d && (e = readdir(d))) {
     size_t len = strlen(e->d_name);
     struct fsx_stage_parts pp;
-    struct stat st;
     char *p;
     if (len <= 6 || strcmp(e->d_name + len - 6, ".parts"))
       continue;
     p = fsx_stage_path_join(dir, e->d_name);
-    if (!p)
+    if (!p) {
+      g->unsure = true;
       continue;
-    p[strlen(p) - 6] = '\0'; /* the staging file's path (if it is gone,
-                                its upload is aborted as any other) */
-    if (!stat(p, &st) && !fsx_stage_parts_read(p, &pp)) {
-      ids[n++] = pp.journal_id;
+    }
+    p[strlen(p) - 6] = '\0'; /* (fsx_stage_parts_read adds it) */
+    if (!fsx_stage_parts_read(p, &pp)) {
+      guard_add(g, &pp, in_unsaved);
       fsx_stage_parts_free(&pp);
+    } else {
+      log_warn("%s.parts: unreadable: no upload of %s is aborted", p, dir);
+      g->unsure = true;
     }
     free(p);
   }
   if (d)
     closedir(d);
-  return n;
 }
 
-static bool is_resumed(const long *ids, size_t n, const char *name)
+static void guard_free(struct guard *g)
+{
+  for (size_t i = 0; i < g->nuids; i++)
+    free(g->uids[i]);
+  free(g->uids);
+  free(g->jids);
+}
+
+static bool guard_jid(const struct guard *g, const char *name)
 {
   char *end;
   long id = strtol(name, &end, 10);
 
-  for (size_t i = 0; !*end && i < n; i++)
-    if (ids[i] == id)
+  for (size_t i = 0; !*end && i < g->njids; i++)
+    if (g->jids[i] == id)
       return true;
   return false;
+}
+
+static bool guard_unsure(const struct guard *g)
+{
+  return g->unsure;
+}
+
+static bool guard_uid(const struct guard *g, const char *upload_id)
+{
+  for (size_t i = 0; i < g->nuids; i++)
+    if (!strcmp(g->uids[i], upload_id))
+      return true;
+  return false;
+}
+
+/* A .parts whose staging file is gone (a crash while its file was kept,
+   or once it was uploaded): kept in unsaved/ with a MANIFEST line, for
+   the upload it names may hold the only copy of acknowledged parts. */
+static void keep_orphan_parts(struct fsx_stage *s, char *p)
+{
+  size_t len = strlen(p);
+  struct fsx_stage_parts pp;
+  char why[512];
+  struct stat st;
+
+  p[len - 6] = '\0';
+  if (!(lstat(p, &st) && errno == ENOENT)) {
+    p[len - 6] = '.';
+    return; /* its file is there: recover_file's */
+  }
+  snprintf(why, sizeof(why), "a list of the parts a multipart upload "
+           "holds, whose file is gone from its directory (kept in unsaved/ "
+           "before, or uploaded: look at the key)");
+  if (!fsx_stage_parts_read(p, &pp)) {
+    snprintf(why + strlen(why), sizeof(why) - strlen(why), "; upload %s "
+             "is not aborted", pp.upload_id);
+    fsx_stage_parts_free(&pp);
+  }
+  p[len - 6] = '.';
+  fsx_stage_keep(s, p, "?", strrchr(p, '/') + 1, why);
 }
 
 /* Recover one dead mount's directory; removed if nothing is left in it.
@@ -368,8 +478,8 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
 {
   char *up = fsx_stage_path_join(dir, "uploads");
   char *fmt = fsx_stage_path_join(dir, "format"), *text = NULL;
-  long keep[RESUME_MAX];
-  size_t nkeep;
+  char *unsaved = fsx_stage_path_join(s->root, "unsaved");
+  struct guard g = {0};
   bool known = false, pool_lost = false;
   struct dirent *e;
   DIR *d;
@@ -380,24 +490,30 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
   free(fmt);
   /* first the uploads: a staging file is uploaded anew, never resumed,
      but for a streamed file's whose parts the server holds (its .parts) */
-  nkeep = resumed_uploads(dir, keep, RESUME_MAX);
+  guard_scan(&g, dir, false);
+  if (unsaved)
+    guard_scan(&g, unsaved, true);
+  else
+    g.unsure = true;
   d = up ? opendir(up) : NULL;
   while (d && !told_to_stop(stop) && (e = readdir(d))) {
     char *p;
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
       continue;
-    if (is_resumed(keep, nkeep, e->d_name))
+    if (guard_jid(&g, e->d_name))
       continue;
     p = fsx_stage_path_join(up, e->d_name);
     if (p && e->d_name[0] == '.') /* a record never renamed into place */
       unlink(p);
-    else if (p && recover_upload(s, c, p, out))
+    else if (p && recover_upload(s, c, p, &g, out))
       unlink(p);
     free(p);
   }
   if (d)
     closedir(d);
   free(up);
+  free(unsaved);
+  guard_free(&g);
   /* the write buffers' bytes into their staging files, before those */
   if (!told_to_stop(stop)) {
     int runs;
@@ -421,13 +537,13 @@ static void recover_dir(struct fsx_stage *s, struct s3_client *c,
     size_t n = strlen(e->d_name);
     if (p && is_staging_name(e->d_name))
       recover_file(s, c, p, known, pool_lost, fn, arg, out);
-    else if (p && n > 8 && !strcmp(e->d_name + n - 8, ".rec.tmp"))
-      unlink(p); /* a record never renamed into place */
+    else if (p && n > 4 && !strcmp(e->d_name + n - 4, ".tmp"))
+      unlink(p); /* a record (.rec, .parts, .try) never renamed into place */
     else if (p && n > 4 && (!strcmp(e->d_name + n - 4, ".rec") ||
                             !strcmp(e->d_name + n - 4, ".map")))
       remove_orphan_side(p, 4);
     else if (p && n > 6 && !strcmp(e->d_name + n - 6, ".parts"))
-      remove_orphan_side(p, 6);
+      keep_orphan_parts(s, p);
     else if (p && n > 4 && !strcmp(e->d_name + n - 4, ".try"))
       remove_orphan_side(p, 4);
     free(p);

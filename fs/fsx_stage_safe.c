@@ -118,10 +118,29 @@ static int own_subdir(int fd, const char *dir, char **root, char *err,
   return *root ? 0 : -ENOMEM;
 }
 
+/* The path of the directory open as fd, as it is (symlinks resolved),
+   checked to be that very directory: what the files are opened under
+   from now on, never the path as given, which may name another later. */
+static char *path_of(int fd, const struct stat *st)
+{
+  char link[64], *p;
+  struct stat now;
+
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  p = realpath(link, NULL);
+  if (p && (stat(p, &now) || now.st_dev != st->st_dev ||
+            now.st_ino != st->st_ino)) {
+    free(p);
+    p = NULL;
+  }
+  return p;
+}
+
 int fsx_stage_safe_root(const char *cache_dir, char **root, char *err,
                         size_t errlen)
 {
   struct stat st;
+  char *real = NULL;
   int fd, rc;
 
   *root = NULL;
@@ -138,18 +157,26 @@ int fsx_stage_safe_root(const char *cache_dir, char **root, char *err,
   }
   if ((rc = check_above(fd, cache_dir, err, errlen)))
     goto close_fd;
+  if (!(real = path_of(fd, &st))) {
+    snprintf(err, errlen, "cache.dir %s: its path changed while it was "
+             "checked", cache_dir);
+    rc = -ESTALE;
+    goto close_fd;
+  }
   if (!owner_ok(&st)) {
     say(err, errlen, cache_dir, &st, "another user's");
     rc = -EPERM;
   } else if ((st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH)) {
-    rc = own_subdir(fd, cache_dir, root, err, errlen);
+    rc = own_subdir(fd, real, root, err, errlen);
   } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
     say(err, errlen, cache_dir, &st, "writable by others");
     rc = -EPERM;
-  } else if (!(*root = strdup(cache_dir))) {
-    rc = -ENOMEM;
+  } else {
+    *root = real;
+    real = NULL;
   }
 close_fd:
+  free(real);
   if (fd >= 0)
     close(fd);
   return rc;
@@ -180,7 +207,11 @@ int fsx_stage_dir_ok(const char *dir)
 
 int fsx_stage_open_file(const char *path, int flags, mode_t mode)
 {
-  int fd = open(path, (flags & ~O_TRUNC) | O_NOFOLLOW | O_CLOEXEC, mode), rc;
+  /* (O_NONBLOCK: a FIFO at the name must not block us; a regular file's
+     I/O ignores it) */
+  int fd = open(path, (flags & ~O_TRUNC) | O_NOFOLLOW | O_NONBLOCK |
+                          O_NOCTTY | O_CLOEXEC, mode),
+      rc;
 
   if (fd < 0)
     return -errno;

@@ -117,6 +117,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   struct fsx_mount *m = M(req);
   struct fsx_inode *dir = fsx_inode_get(m->tab, parent), *in = NULL;
   struct fsx_wb *wb = NULL;
+  struct fsx_recover_hold hold;
   struct fsx_attr a;
   int rc;
 
@@ -135,7 +136,8 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   /* not while a directory rename moves what is below it (its key) */
   pthread_rwlock_rdlock(&m->rename_lock);
   fsx_inode_store_block(m->tab, in); /* no store lands after the delete */
-  fsx_recover_name_wait(m, fsx_inode_bucket(in), fsx_inode_key(m->tab, in));
+  fsx_recover_name_hold(m, &hold, fsx_inode_bucket(in),
+                        fsx_inode_key(m->tab, in));
   rc = going(m, in, &a, &wb);
   if (!rc)
     rc = s3_delete_object(m->s3, fsx_inode_bucket(in),
@@ -149,6 +151,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   } else {
     kept(m, wb); /* still there: its data goes up as it would */
   }
+  fsx_recover_name_release(m, &hold);
   fsx_inode_store_unblock(m->tab, in);
   pthread_rwlock_unlock(&m->rename_lock);
 out:
@@ -526,6 +529,7 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   struct fsx_wb *dwb = NULL, *swb = NULL, **held = NULL;
   size_t nheld = 0;
   bool locked = false, blocked = false, dst_exists = false;
+  struct fsx_recover_hold hold[2];
   struct fsx_attr sa, da;
   char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
   time_t ctime = 0;             /* the ctime a copy stored, if one did */
@@ -590,8 +594,9 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_inode_store_block(m->tab, dst);
   blocked = true;
   /* (a file's names: what recovery stores under either lands first) */
-  fsx_recover_name_wait(m, fsx_inode_bucket(src), fsx_inode_key(m->tab, src));
-  fsx_recover_name_wait(m, fsx_inode_bucket(src), dstkey);
+  fsx_recover_name_hold(m, &hold[0], fsx_inode_bucket(src),
+                        fsx_inode_key(m->tab, src));
+  fsx_recover_name_hold(m, &hold[1], fsx_inode_bucket(src), dstkey);
   if (dst_exists && da.kind != FSX_DIR)
     rc = going(m, dst, &da, &dwb);
   if (!rc && sa.kind == FSX_DIR) {
@@ -634,6 +639,8 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   }
 out:
   if (blocked) {
+    fsx_recover_name_release(m, &hold[1]);
+    fsx_recover_name_release(m, &hold[0]);
     fsx_inode_store_unblock(m->tab, src);
     if (dst_exists)
       fsx_inode_store_unblock(m->tab, dst);

@@ -461,7 +461,10 @@ def run_case(a, s3, c):
         m.kill()  # every case ends the first daemon by SIGKILL
     logs = [m.log()]
     if c["rearm"]:  # the crash lands in recovery: its process, not the mount
-        if m.up(c["rearm"], c["every"]):
+        if not m.up(c["rearm"], c["every"]):
+            fails.append("the mount with recovery's point armed did not "
+                         "come up (see %s)" % m.log())
+        else:
             m.wait_recovered(60)
             if m.dead() or not m.answers(10):
                 fails.append("the mount went down with its recovery (see %s)"
@@ -529,6 +532,8 @@ def run_case(a, s3, c):
         abort(s3, a.bucket, k, u)
     for p in m.san_reports():
         fails.append("a sanitizer report: %s" % p)
+    if not reached:  # a case proves its point only where it reached it
+        fails.append("the point was not reached")
     ok = not fails
     print("%s %-30s point %-16s %-9s workload %-9s %4.1f s" % (
         "ok    " if ok else "FAILED", c["name"], c["point"],
