@@ -262,14 +262,12 @@ static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd; /* EPERM: we may not ptrace the caller */
   }
-  /* asked again of the descriptor taken (the number may have been
-     swapped since): our own fdinfo, then its seals (only shmem and
-     hugetlbfs files have them); neither reaches a file system's server,
-     as an fstat of a FUSE file would */
-  seals = fsx_fdtake_is(getpid(), fd, FSX_FD_MEMFD) ? -1
-                                                    : fcntl(fd, F_GET_SEALS);
+  /* (fsx_fdtake asked the descriptor taken again: a memfd's) its seals
+     (only shmem and hugetlbfs files have them), which reaches no file
+     system's server, as an fstat of a FUSE file would */
+  seals = fcntl(fd, F_GET_SEALS);
   if (seals < 0) {
-    fsx_fdtake_close_later(uid, fd); /* swapped for something else */
+    fsx_fdtake_close_later(uid, fd);
     atomic_fetch_add(&m->st.direct_refused, 1);
     return -EINVAL;
   }
@@ -338,13 +336,8 @@ static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
     atomic_fetch_add(&m->st.direct_refused, 1);
     return fd;
   }
-  /* still a dma-buf (not swapped since the check): asked of our own
-     /proc link, which reaches no filesystem's server */
-  if (fsx_fdtake_is(getpid(), fd, FSX_FD_DMABUF)) {
-    fsx_fdtake_close_later(uid, fd);
-    atomic_fetch_add(&m->st.direct_refused, 1);
-    return -EINVAL;
-  }
+  /* (still a dma-buf, not swapped since the check: fsx_fdtake asked
+     the descriptor taken again) */
   /* a READ's: the server writes into it, so the caller must hold it for
      writing; a WRITE's, that it reads from, for reading (the NIC's
      registration would not ask) */

@@ -146,18 +146,26 @@ static long fdinfo_mnt_id(pid_t tgid, int fd)
 }
 
 /* Every memfd lives on the kernel's one internal shmem mount: its id, as a
-   memfd of our own shows it (-1 until known). */
-static long shm_mnt_id = -1;
-static pthread_once_t shm_once = PTHREAD_ONCE_INIT;
+   memfd of our own shows it; asked again until it is known (a memfd_create
+   that failed once, EMFILE, must not turn every REGISTER down). */
+static pthread_mutex_t shm_lock = PTHREAD_MUTEX_INITIALIZER;
+static long shm_mnt_id = -1;    /* shm_lock */
 
-static void learn_shm_mnt(void)
+static long shm_mnt(void)
 {
-  int fd = (int)syscall(SYS_memfd_create, "s3rdmafs-probe", MFD_CLOEXEC);
+  long id;
 
-  if (fd >= 0) {
-    shm_mnt_id = fdinfo_mnt_id(getpid(), fd);
-    close(fd);
+  pthread_mutex_lock(&shm_lock);
+  if (shm_mnt_id < 0) {
+    int fd = (int)syscall(SYS_memfd_create, "s3rdmafs-probe", MFD_CLOEXEC);
+    if (fd >= 0) {
+      shm_mnt_id = fdinfo_mnt_id(getpid(), fd);
+      close(fd);
+    }
   }
+  id = shm_mnt_id;
+  pthread_mutex_unlock(&shm_lock);
+  return id;
 }
 
 /*
@@ -187,11 +195,10 @@ int fsx_fdtake_is(pid_t tgid, int fd, const char *kind)
   ssize_t n;
 
   if (!strcmp(kind, FSX_FD_MEMFD)) { /* on the kernel's shmem mount */
-    long id = fdinfo_mnt_id(tgid, fd);
-    pthread_once(&shm_once, learn_shm_mnt);
+    long id = fdinfo_mnt_id(tgid, fd), shm = shm_mnt();
     if (id < 0)
       return (int)id;
-    return shm_mnt_id >= 0 && id == shm_mnt_id ? 0 : -EINVAL;
+    return shm >= 0 && id == shm ? 0 : -EINVAL;
   }
   snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tgid, fd);
   n = readlink(path, target, sizeof(target) - 1);
@@ -206,11 +213,15 @@ int fsx_fdtake_is(pid_t tgid, int fd, const char *kind)
 
 /* The caller's fd as one of ours, if it is of the kind asked: the kernel
    decides whether we may. */
-static int take_fd_here(pid_t tgid, int fd, const char *kind)
+static int take_fd_here(pid_t tgid, uid_t uid, int fd, const char *kind)
 {
-  int pidfd, ours, rc = fsx_fdtake_is(tgid, fd, kind);
+  int pidfd, ours, rc;
 
-  if (rc)
+  /* (on the one taker thread: the room asked, the take, its check and a
+     refusal's count follow one another, so the bounds hold exactly) */
+  if (!closing_room(uid))
+    return -EAGAIN; /* refused descriptors of theirs still closing */
+  if ((rc = fsx_fdtake_is(tgid, fd, kind)))
     return rc;
   pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
   if (pidfd < 0)
@@ -218,6 +229,12 @@ static int take_fd_here(pid_t tgid, int fd, const char *kind)
   ours = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
   rc = ours < 0 ? -errno : ours;
   close(pidfd);
+  /* asked again of the descriptor taken: the number may have been
+     swapped since (our own fdinfo, which reaches no file system) */
+  if (ours >= 0 && fsx_fdtake_is(getpid(), ours, kind)) {
+    fsx_fdtake_close_later(uid, ours);
+    rc = -EINVAL;
+  }
   return rc;
 }
 
@@ -228,6 +245,7 @@ struct fsx_fdtake {
   bool stop;                    /* lock */
   bool busy;                    /* lock: a job is posted and not taken */
   pid_t tgid;                   /* lock: the job */
+  uid_t uid;
   int fd;
   const char *kind;
   int result;                   /* lock: the job's answer */
@@ -245,10 +263,11 @@ static void *taker_main(void *arg)
       continue;
     }
     pid_t tgid = t->tgid;
+    uid_t uid = t->uid;
     int fd = t->fd;
     const char *kind = t->kind;
     pthread_mutex_unlock(&t->lock);
-    int rc = take_fd_here(tgid, fd, kind);
+    int rc = take_fd_here(tgid, uid, fd, kind);
     pthread_mutex_lock(&t->lock);
     t->result = rc;
     t->done++;
@@ -296,10 +315,8 @@ int fsx_fdtake(struct fsx_fdtake *t, pid_t tgid, uid_t uid, int fd,
   unsigned long mine;
   int rc;
 
-  if (!closing_room(uid))
-    return -EAGAIN; /* refused descriptors of theirs still closing */
   if (!t)
-    return take_fd_here(tgid, fd, kind);
+    return take_fd_here(tgid, uid, fd, kind);
   pthread_mutex_lock(&t->lock);
   while (t->busy && !t->stop)
     pthread_cond_wait(&t->cond, &t->lock);
@@ -309,6 +326,7 @@ int fsx_fdtake(struct fsx_fdtake *t, pid_t tgid, uid_t uid, int fd,
   }
   t->busy = true;
   t->tgid = tgid;
+  t->uid = uid;
   t->fd = fd;
   t->kind = kind;
   mine = ++t->posted;

@@ -13,12 +13,14 @@
  * flush): a memfd by its fdinfo's mnt_id (the kernel's internal shmem
  * mount, as a memfd of our own shows it), a dma-buf by its fdinfo's
  * exp_name; never by the text of its /proc link, which a FUSE file system
- * mounted at /memfd:x in a user namespace fakes. The caller asks again of
- * the descriptor taken (the number may have been swapped meanwhile), and
- * one turned down is closed on a short-lived thread of its own
- * (fsx_fdtake_close_later), counted until closed: at most
+ * mounted at /memfd:x in a user namespace fakes. It asks again of the
+ * descriptor taken (the number may have been swapped meanwhile); one
+ * turned down, there or by the caller, is closed on a short-lived thread
+ * of its own (fsx_fdtake_close_later), counted until closed: at most
  * FSX_FDTAKE_CLOSING_UID per user and FSX_FDTAKE_CLOSING_MAX in all, a
- * user at the bound refused (-EAGAIN) before anything is taken.
+ * user at the bound refused (-EAGAIN) before anything is taken. The
+ * room is asked, and a refusal counted, on the one taker thread, so
+ * callers at once cannot pass the bounds together.
  */
 #ifndef FSX_FDTAKE_H
 #define FSX_FDTAKE_H

@@ -44,8 +44,10 @@ static void say(int fd, const char *line)
   }
 }
 
-/* "C bucket key\n", both hex (a key may hold spaces, any byte but NUL). */
-static void say_name(int fd, char c, const char *bucket, const char *key)
+/* "C bucket key[ token]\n", bucket and key hex (a key may hold spaces,
+   any byte but NUL): false when it could not be said. */
+static bool say_name(int fd, char c, const char *bucket, const char *key,
+                     const char *token)
 {
   struct strbuf sb = {0};
   char *line;
@@ -55,10 +57,16 @@ static void say_name(int fd, char c, const char *bucket, const char *key)
   strbuf_put_hex(&sb, bucket);
   strbuf_putc(&sb, ' ');
   strbuf_put_hex(&sb, key);
+  if (token) {
+    strbuf_putc(&sb, ' ');
+    strbuf_puts(&sb, token);
+  }
   strbuf_putc(&sb, '\n');
-  if ((line = strbuf_take(&sb)))
-    say(fd, line);
+  if (!(line = strbuf_take(&sb)))
+    return false;
+  say(fd, line);
   free(line);
+  return true;
 }
 
 /* ---- the worker ---- */
@@ -76,6 +84,7 @@ struct worker {
   struct fsx_mount *m;
   int event_fd;
   int ack_fd;                   /* the daemon's go-ahead after a "B" */
+  unsigned long files;          /* "B"s said: tokens */
   pthread_mutex_t lock;
   pthread_cond_t cond;        /* lock: a request waited for is done */
 };
@@ -130,16 +139,28 @@ static int run(void *arg, struct s3_req *q)
   return s3_req_result(q);
 }
 
-/* The daemon's go-ahead: true, or false once told to stop or the daemon
-   is gone (then nothing is uploaded). */
-static bool wait_go(struct worker *w)
+/* The daemon's go-ahead for token (a line; others, meant for a worker
+   that died before reading them, are passed over): true, or false once
+   told to stop or the daemon is gone (then nothing is uploaded). */
+static bool wait_go(struct worker *w, const char *token)
 {
+  char line[64];
+  size_t n = 0;
+
   while (!atomic_load(&worker_stop)) {
     struct pollfd p = {w->ack_fd, POLLIN, 0};
-    char b;
     if (poll(&p, 1, 100) <= 0)
       continue;
-    return read(w->ack_fd, &b, 1) == 1;
+    if (read(w->ack_fd, line + n, 1) != 1)
+      return false;
+    if (line[n] != '\n') {
+      n += n + 1 < sizeof(line);
+      continue;
+    }
+    line[n] = '\0';
+    if (!strcmp(line, token))
+      return true;
+    n = 0;
   }
   return false;
 }
@@ -151,10 +172,12 @@ static int recover_one(void *arg, const struct fsx_stage_rec *r,
 {
   struct worker *w = arg;
   struct fsx_recover_io io = {w->m, run, w};
+  char token[48];
   int rc;
 
-  say_name(w->event_fd, 'B', r->bucket, r->key);
-  if (!wait_go(w)) {
+  snprintf(token, sizeof(token), "%ld.%lu", (long)getpid(), ++w->files);
+  if (!say_name(w->event_fd, 'B', r->bucket, r->key, token) ||
+      !wait_go(w, token)) {
     say(w->event_fd, "E\n");
     snprintf(reason, reasonlen, "not asked: this mount stopped first");
     return -EAGAIN;
@@ -162,7 +185,7 @@ static int recover_one(void *arg, const struct fsx_stage_rec *r,
   rc = fsx_recover_file(&io, r, path, fd, map_fd, reason, reasonlen);
   say(w->event_fd, "E\n");
   if (!rc)
-    say_name(w->event_fd, 'U', r->bucket, r->key);
+    say_name(w->event_fd, 'U', r->bucket, r->key, NULL);
   return rc;
 }
 
@@ -170,7 +193,7 @@ static int worker_main(struct fsx_mount *m, const struct cfg *c,
                        const struct s3_client_config *sc, int event_fd,
                        int ack_fd, bool use_syslog)
 {
-  struct worker w = {m, event_fd, ack_fd, PTHREAD_MUTEX_INITIALIZER,
+  struct worker w = {m, event_fd, ack_fd, 0, PTHREAD_MUTEX_INITIALIZER,
                      PTHREAD_COND_INITIALIZER};
   struct sigaction sa = {.sa_handler = on_term};
   struct fsx_recovery rv;
@@ -366,11 +389,13 @@ int fsx_recover_proc_say(struct fsx_recover_proc *p, const char *cmd)
   return w == (ssize_t)n ? 0 : w < 0 ? -errno : -EIO;
 }
 
-void fsx_recover_proc_ack(struct fsx_recover_proc *p)
+void fsx_recover_proc_ack(struct fsx_recover_proc *p, const char *token)
 {
-  if (write(p->ack_fd, "A", 1) != 1)
-    log_warn("recovery: its process did not take the go-ahead: %s",
-             strerror(errno));
+  char line[80];
+  int n = snprintf(line, sizeof(line), "%s\n", token);
+
+  if (n <= 0 || n >= (int)sizeof(line) || write(p->ack_fd, line, (size_t)n) != n)
+    log_warn("recovery: its process did not take the go-ahead");
 }
 
 void fsx_recover_proc_end(struct fsx_recover_proc *p)

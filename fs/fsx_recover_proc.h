@@ -17,9 +17,11 @@
  *   aside after 3 and the rest goes on. The failpoints the daemon was
  *   started with go to the first worker only (to every one with
  *   S3R_FAILPOINTS_EVERY_WORKER set: a fault that comes back).
- * - Events, one line each, worker and zygote to the daemon: "B bucket key"
- *   (hex) a file's upload is about to begin (the worker then waits for
- *   the daemon's byte on a third pipe: fsx_recover_proc_ack), "E" it ended, "U bucket key" it is on
+ * - Events, one line each, worker and zygote to the daemon: "B bucket key
+ *   token" (hex, and a token of the worker's own) a file's upload is about
+ *   to begin (the worker then waits for that token back on a third pipe:
+ *   fsx_recover_proc_ack; a token meant for a worker that died is passed
+ *   over), "E" it ended, "U bucket key" it is on
  *   the server, "S aborted uploaded kept left unknown" a worker's summary,
  *   "D signal" a worker died, "X" recovery is over. Commands, daemon to
  *   zygote: "G syslog" go, "N" nothing to do, "Q" stop (the worker is sent
@@ -57,9 +59,9 @@ int fsx_recover_proc_fork(const struct fsx_mount *m, const struct cfg *c,
                           struct fsx_recover_proc *p);
 /* A command ("G 0", "N", "Q"): 0 or -errno. */
 int fsx_recover_proc_say(struct fsx_recover_proc *p, const char *cmd);
-/* The worker that said "B" may go on: no unlink or rename of its name is
-   under way, and none will begin before its "E". */
-void fsx_recover_proc_ack(struct fsx_recover_proc *p);
+/* The worker that said "B ... token" may go on: no unlink or rename of
+   its name is under way, and none will begin before its "E". */
+void fsx_recover_proc_ack(struct fsx_recover_proc *p, const char *token);
 /* The zygote waited for once it was told N or Q; the fds closed. */
 void fsx_recover_proc_end(struct fsx_recover_proc *p);
 

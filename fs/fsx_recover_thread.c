@@ -166,8 +166,8 @@ void fsx_recover_name_release(struct fsx_mount *m,
 }
 
 /* The name set: once no unlink or rename holding it is under way, the
-   worker is told to go on. */
-static void name_clear_to_go(struct fsx_recover_thread *t)
+   worker is told to go on (token: its "B"'s). */
+static void name_clear_to_go(struct fsx_recover_thread *t, const char *token)
 {
   struct fsx_mount *m = t->m;
   bool held = true;
@@ -182,7 +182,7 @@ static void name_clear_to_go(struct fsx_recover_thread *t)
       pthread_cond_wait(&m->recover_cond, &m->recover_lock);
   }
   pthread_mutex_unlock(&m->recover_lock);
-  fsx_recover_proc_ack(&t->proc);
+  fsx_recover_proc_ack(&t->proc, token);
 }
 
 static void *recover_main(void *arg)
@@ -196,16 +196,24 @@ static void *recover_main(void *arg)
   char *line = NULL;
   size_t cap = 0;
 
+  if (!ev) /* no one to read its words: stopped (nothing waits on us) */
+    fsx_recover_proc_say(&t->proc, "Q\n");
+
   while (ev && getline(&line, &cap, ev) > 0) {
     char *bucket, *key;
     int v[5];
     line[strcspn(line, "\n")] = '\0';
     switch (line[0]) {
-    case 'B':
+    case 'B': {
+      char *token = strrchr(line, ' ');
+      if (!token)
+        break;
+      *token++ = '\0';
       if (name_of(line, &bucket, &key))
         set_name(t, bucket, key);
-      name_clear_to_go(t); /* (its word even for a line not understood) */
+      name_clear_to_go(t, token); /* (even for a name not understood) */
       break;
+    }
     case 'E':
       set_name(t, NULL, NULL);
       break;

@@ -56,8 +56,10 @@ int fsx_stage_write_side(const char *path, const char *ext, char *text,
   fsx_stage_side_path(tmp, sizeof(tmp), path, tx);
   rc = fsx_stage_write_file(tmp, text, sync);
   /* between the new text and its rename into place */
-  if (!rc)
-    rc = FP(!strcmp(ext, "rec") ? "stage.rec" : "stage.parts");
+  if (!rc && !strcmp(ext, "rec"))
+    rc = FP("stage.rec");
+  else if (!rc && !strcmp(ext, "parts"))
+    rc = FP("stage.parts");
   if (!rc && rename(tmp, p))
     rc = -errno;
   if (rc)

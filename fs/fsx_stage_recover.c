@@ -379,6 +379,39 @@ static void guard_add(struct guard *g, const struct fsx_stage_parts *pp,
   }
 }
 
+/*
+ * A .parts the strict reading refused (another owner, a second link, a
+ * line it does not take), read for its journal id and upload id alone:
+ * only ever to keep an upload from an abort, never to complete anything.
+ */
+static int parts_loose(const char *path, struct fsx_stage_parts *pp)
+{
+  char p[4200], buf[8192], *nl, *id, *end;
+  ssize_t n;
+  int fd;
+
+  memset(pp, 0, sizeof(*pp));
+  fsx_stage_side_path(p, sizeof(p), path, "parts");
+  fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return -EBADMSG;
+  buf[n] = '\0';
+  pp->journal_id = strtol(buf, &end, 10);
+  if (*end != '\n' || pp->journal_id <= 0)
+    return -EBADMSG;
+  id = end + 1;
+  if ((nl = strchr(id, '\n')))
+    *nl = '\0';
+  if (!hex_decode_str(id) || !*id || !(pp->text = strdup(id)))
+    return -EBADMSG;
+  pp->upload_id = pp->text;
+  return 0;
+}
+
 static void guard_scan(struct guard *g, const char *dir, bool in_unsaved)
 {
   struct dirent *e;
@@ -398,12 +431,15 @@ static void guard_scan(struct guard *g, const char *dir, bool in_unsaved)
       continue;
     }
     p[strlen(p) - 6] = '\0'; /* (fsx_stage_parts_read adds it) */
-    if (!fsx_stage_parts_read(p, &pp)) {
+    if (!fsx_stage_parts_read(p, &pp) || !parts_loose(p, &pp)) {
       guard_add(g, &pp, in_unsaved);
       fsx_stage_parts_free(&pp);
-    } else {
+    } else if (!in_unsaved) {
       log_warn("%s.parts: unreadable: no upload of %s is aborted", p, dir);
       g->unsure = true;
+    } else {
+      log_warn("%s.parts: unreadable: it names no upload that can be kept "
+               "from an abort", p);
     }
     free(p);
   }

@@ -144,15 +144,22 @@ int fsx_stage_keep_file(struct fsx_stage *s, const char *path, const char *bucke
     return rc;
   }
   snprintf(why, sizeof(why), "%s", reason);
+  fsx_stage_side_path(pp, sizeof(pp), path, "parts");
+  fsx_stage_side_path(pd, sizeof(pd), dst, "parts");
   if (upload) { /* (a failed move leaves it: the next mount keeps it) */
-    fsx_stage_side_path(pp, sizeof(pp), path, "parts");
-    fsx_stage_side_path(pd, sizeof(pd), dst, "parts");
     rc = renameat2(AT_FDCWD, pp, AT_FDCWD, pd, RENAME_NOREPLACE) ? -errno : 0;
     snprintf(why + strlen(why), sizeof(why) - strlen(why), "; multipart "
              "upload %s of the key holds the parts the server acknowledged: "
              "kept, not aborted (%s)", upload,
              rc ? "its list of parts could not be kept"
                 : "its parts are listed in the file's .parts beside it");
+  } else if (!lstat(pp, &st) &&
+             !renameat2(AT_FDCWD, pp, AT_FDCWD, pd, RENAME_NOREPLACE)) {
+    /* a list of parts not read (unreadable, or its record was): it goes
+       with the file, so that no later recovery aborts what it names */
+    snprintf(why + strlen(why), sizeof(why) - strlen(why), "; a list of "
+             "the parts of a multipart upload (not read) is kept beside it "
+             "as its .parts: that upload is not aborted");
   }
   /* the manifest line says what the record said: the record goes */
   if (manifest_add(udir, strrchr(dst, '/') + 1, size, bucket, key, why))

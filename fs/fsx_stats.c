@@ -10,6 +10,7 @@
 
 #include "common/stats_fmt.h"
 #include "common/stats_prom.h"
+#include "fs/fsx_fdtake.h"
 #include "fs/fsx_args.h"
 #include "fs/fsx_bufs.h"
 #include "fs/fsx_i.h"
@@ -90,6 +91,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"direct.registrations", m->st.direct_regs},
       {"direct.registered", m->st.direct_regs_now},
       {"direct.refused", m->st.direct_refused},
+      {"direct.fds_closing", fsx_fdtake_closing()},
       {"direct.host_reads", m->st.direct_host_reads},
       {"direct.host_bytes", m->st.direct_host_bytes},
       {"direct.staged_reads", m->st.direct_staged_reads},
