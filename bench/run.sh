@@ -9,16 +9,17 @@
 #
 #   bench/run.sh [workload...]     workloads: s3_get fs_read fs_ls fs_write
 #                                  fs_rdma fs_fio fs_direct gpu_bw
-#                                  (default: all)
+#                                  gw_starve (default: all)
 # Every workload named is run, even after one fails; the exit status is then 1.
 # BENCH_BUILD=0: no build, the binaries in build/bin are used as they are.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-all=(s3_get fs_read fs_ls fs_write fs_rdma fs_fio fs_direct gpu_bw)
+all=(s3_get fs_read fs_ls fs_write fs_rdma fs_fio fs_direct gpu_bw gw_starve)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for w in "$@"; do
   case $w in
-    s3_get | fs_read | fs_ls | fs_write | fs_rdma | fs_fio | fs_direct | gpu_bw) ;;
+    s3_get | fs_read | fs_ls | fs_write | fs_rdma | fs_fio | fs_direct | gpu_bw | \
+      gw_starve) ;;
     *) echo "run.sh: unknown workload '$w' (known: ${all[*]})" >&2; exit 2 ;;
   esac
 done
@@ -33,6 +34,7 @@ for w in "$@"; do
     fs_fio) "$here/fs_fio.sh" || ok=0 ;;
     fs_direct) "$here/fs_direct.sh" || ok=0 ;;
     gpu_bw) "$here/gpu_bw.sh" || ok=0 ;;
+    gw_starve) "$here/gw_starve.sh" || ok=0 ;;
   esac
   [ "$ok" -eq 1 ] || { echo "run.sh: workload $w failed" >&2; rc=1; }
 done

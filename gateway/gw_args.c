@@ -13,6 +13,7 @@
 #include "common/secret.h"
 #include "common/slog.h"
 #include "gateway/gw_args.h"
+#include "gateway/gw_dcallow.h"
 #include "rdma/rdx_transport.h" /* RDX_DC_ACCESS_KEY_DEFAULT */
 
 static void usage(FILE *f)
@@ -39,13 +40,23 @@ static void usage(FILE *f)
 "  --threads N                 upstream worker threads (default 16)\n"
 "  --chunk-size BYTES          RDMA chunk buffer (default 1048576)\n"
 "  --timeout S                 idle limit of every wait (default 120)\n"
-"  --auth-timeout S            idle limit of a connection until its request\n"
-"                              is verified (default 10)\n"
+"  --auth-timeout S            a connection's time in all (not idle) until\n"
+"                              a request of it is verified; then it is\n"
+"                              closed (default 10)\n"
 "  --max-conns-per-addr N      connections from one non-loopback address\n"
 "                              (default 16; 0: no limit)\n"
-"  --max-uploads-per-addr N    request bodies one address streams upstream\n"
-"                              at once; more get 503 SlowDown (default\n"
-"                              threads/2; 0: no limit)\n"
+"  --max-strangers N           connections not yet verified, in all; the\n"
+"                              rest of --max-conns stays for clients that\n"
+"                              proved their key (default max-conns/2;\n"
+"                              0: no limit)\n"
+"  --max-strangers-per-peer N  the same for one peer (a local user, by its\n"
+"                              socket's uid, or a remote address) while it\n"
+"                              holds no verified connection (default 16;\n"
+"                              0: no limit)\n"
+"  --max-uploads-per-addr N    request bodies one peer (a local user or a\n"
+"                              remote address) streams upstream at once;\n"
+"                              more get 503 SlowDown (default threads/2;\n"
+"                              0: no limit)\n"
 "  --serve all|none            serve RDMA tokens (all: every kind this host\n"
 "                              can), or decline them all with 501 (a plain\n"
 "                              proxy; default all)\n"
@@ -64,6 +75,12 @@ static void usage(FILE *f)
 "                              reached with, 32-bit, 0x-prefixed hex or\n"
 "                              decimal (default 0xffeeddcc, cuObject's; 0\n"
 "                              means the default)\n"
+"  --rdma-dc-targets RULE      dc: which targets a client's tokens may name:\n"
+"                              peer (the GID must be the client's own\n"
+"                              address; from loopback, one of this host's),\n"
+"                              a comma-separated list of IPv4/IPv6\n"
+"                              prefixes and lid:N or lid:N-M ranges, or any\n"
+"                              (the whole fabric; default peer)\n"
 "  --log-level LEVEL           error|warn|notice|info|debug (default notice)\n"
 "  --pidfile FILE              write the pid there\n"
 "  -f, --foreground            do not daemonise (log to stderr)\n"
@@ -136,8 +153,9 @@ enum {
   OPT_LISTEN = 256, OPT_UPSTREAM, OPT_AK, OPT_SK, OPT_UAK, OPT_USK,
   OPT_REGION, OPT_TOKHDR, OPT_MAXCONNS, OPT_THREADS, OPT_CHUNK, OPT_TIMEOUT, OPT_SERVE,
   OPT_LOGLEVEL, OPT_PIDFILE, OPT_SK_FILE, OPT_USK_FILE, OPT_AUTH_TIMEOUT,
-  OPT_CONNS_ADDR, OPT_UPLOADS_ADDR, OPT_TEST_DELAY, OPT_TEST_DELAY_N,
+  OPT_CONNS_ADDR, OPT_STRANGERS, OPT_STRANGERS_PEER, OPT_UPLOADS_ADDR, OPT_TEST_DELAY, OPT_TEST_DELAY_N,
   OPT_TEST_PUT_HOLD, OPT_TEST_PUT_NO_REPLY, OPT_RDMA_DEVS, OPT_RDMA_GID, OPT_RDMA_DC_KEY,
+  OPT_RDMA_DC_TARGETS,
 };
 
 static const struct option opts[] = {
@@ -157,6 +175,8 @@ static const struct option opts[] = {
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT},
     {"max-conns-per-addr", required_argument, NULL, OPT_CONNS_ADDR},
+    {"max-strangers", required_argument, NULL, OPT_STRANGERS},
+    {"max-strangers-per-peer", required_argument, NULL, OPT_STRANGERS_PEER},
     {"max-uploads-per-addr", required_argument, NULL, OPT_UPLOADS_ADDR},
     {"serve", required_argument, NULL, OPT_SERVE},
     {"test-token-delay", required_argument, NULL, OPT_TEST_DELAY},
@@ -166,6 +186,7 @@ static const struct option opts[] = {
     {"rdma-devices", required_argument, NULL, OPT_RDMA_DEVS},
     {"rdma-gid-index", required_argument, NULL, OPT_RDMA_GID},
     {"rdma-dc-access-key", required_argument, NULL, OPT_RDMA_DC_KEY},
+    {"rdma-dc-targets", required_argument, NULL, OPT_RDMA_DC_TARGETS},
     {"log-level", required_argument, NULL, OPT_LOGLEVEL},
     {"pidfile", required_argument, NULL, OPT_PIDFILE},
     {"foreground", no_argument, NULL, 'f'},
@@ -241,13 +262,16 @@ int gw_args_parse(int argc, char **argv, struct gw_args *a)
   char *sk_arg = NULL, *usk_arg = NULL;
   const char *sk_file = NULL, *usk_file = NULL;
   unsigned long long n;
-  bool uploads_set = false;
+  bool uploads_set = false, strangers_set = false;
+  const char *dc_targets = NULL;
+  char err[256] = "";
   int c, lvl;
 
   *a = (struct gw_args){
       .cfg = {.token_header = "x-amz-rdma-token", .max_conns = 64,
               .threads = 16, .chunk_size = 1 << 20, .pipe_size = 256 << 10,
               .timeout_s = 120, .auth_timeout_s = 10, .conns_per_addr = 16,
+              .strangers_per_peer = 16,
               .max_put = 5ULL << 30},
       .dev = {.cfg = {.gid_index = -1}},
       .dc_access_key = RDX_DC_ACCESS_KEY_DEFAULT,
@@ -309,6 +333,17 @@ int gw_args_parse(int argc, char **argv, struct gw_args *a)
         return -EINVAL;
       cfg->conns_per_addr = (unsigned)n;
       break;
+    case OPT_STRANGERS:
+      if (parse_uint("--max-strangers", optarg, 0, 10000, &n))
+        return -EINVAL;
+      cfg->strangers = (unsigned)n;
+      strangers_set = true;
+      break;
+    case OPT_STRANGERS_PEER:
+      if (parse_uint("--max-strangers-per-peer", optarg, 0, 10000, &n))
+        return -EINVAL;
+      cfg->strangers_per_peer = (unsigned)n;
+      break;
     case OPT_UPLOADS_ADDR:
       if (parse_uint("--max-uploads-per-addr", optarg, 0, 1024, &n))
         return -EINVAL;
@@ -348,6 +383,7 @@ int gw_args_parse(int argc, char **argv, struct gw_args *a)
         return -EINVAL;
       a->dev.cfg.gid_index = (int)n;
       break;
+    case OPT_RDMA_DC_TARGETS: dc_targets = optarg; break;
     case OPT_RDMA_DC_KEY:
       if (parse_key("--rdma-dc-access-key", optarg, &a->dc_access_key))
         return -EINVAL;
@@ -375,6 +411,14 @@ int gw_args_parse(int argc, char **argv, struct gw_args *a)
   }
   if (!uploads_set)
     cfg->uploads_per_addr = cfg->threads > 1 ? cfg->threads / 2 : 1;
+  if (!strangers_set)
+    cfg->strangers = cfg->max_conns > 1 ? cfg->max_conns / 2 : 1;
+  if (gw_dcallow_parse(dc_targets, &a->dc_targets, err, sizeof(err))) {
+    fprintf(stderr, "s3rdma-gateway: %s\n",
+            a->dc_targets || !err[0] ? "out of memory" : err);
+    return -EINVAL;
+  }
+  cfg->dc_targets = a->dc_targets;
   if (optind < argc) {
     fprintf(stderr, "s3rdma-gateway: unexpected argument '%s'\n", argv[optind]);
     return -EINVAL;
@@ -423,6 +467,9 @@ void gw_args_free(struct gw_args *a)
   free(a->dev.list);
   a->dev.list = NULL;
   a->dev.cfg.ndevices = 0;
+  gw_dcallow_free(a->dc_targets);
+  a->dc_targets = NULL;
+  a->cfg.dc_targets = NULL;
 }
 
 void gw_args_log_keys(const struct gw_args *a)

@@ -37,6 +37,8 @@ struct gw_args {
   enum gw_secret_from sk_from, usk_from;
   struct gw_args_dev dev;
   uint32_t dc_access_key; /* --rdma-dc-access-key (RDX_DC_ACCESS_KEY_DEFAULT) */
+  struct gw_dcallow *dc_targets; /* --rdma-dc-targets (owned; cfg points
+                                    at it) */
   const char *pidfile;    /* --pidfile, or NULL */
   bool fg;                /* -f: do not daemonise */
 };

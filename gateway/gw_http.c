@@ -26,14 +26,16 @@
  *  - completed_cb aborts both pipes, waits until the worker is done with
  *    the request, and frees it.
  * The connection thread and the worker share a request as gw_proxy.h says.
- * Nothing else is shared but the atomic stats and the per-address limits
- * (gw_limits, its own lock): MHD's accept policy and connection
- * notifications (its listening thread and connection threads) count
- * connections, gw_http_first_call() and completed_cb upload slots.
+ * Nothing else is shared but the atomic stats, the per-peer limits
+ * (gw_limits) and the connections' records (gw_conns), each with its own
+ * lock: MHD's accept policy and connection notifications (its listening
+ * thread and connection threads) admit connections, gw_http_first_call()
+ * and completed_cb take and give back upload slots.
  *
- * Strangers: until a request's SigV4 is verified its connection may idle
- * only --auth-timeout seconds (then --timeout); its request-target, header
- * count and sizes and framing are checked before the signature is.
+ * Strangers: until a request's SigV4 is verified a connection has
+ * --auth-timeout seconds in all (gw_conns: a deadline, not an idle limit;
+ * then --timeout idle); its request-target, header count and sizes and
+ * framing are checked before the signature is.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -50,16 +52,6 @@
 #include "gateway/gw_http_i.h"
 #include "gateway/gw_limits.h"
 #include "gateway/gw_peer.h"
-
-/* An IPv4 or IPv6 client address into d (anything else: family 0). */
-void gw_http_copy_addr(struct sockaddr_storage *d, const struct sockaddr *a)
-{
-  memset(d, 0, sizeof(*d));
-  if (a->sa_family == AF_INET)
-    memcpy(d, a, sizeof(struct sockaddr_in));
-  else if (a->sa_family == AF_INET6)
-    memcpy(d, a, sizeof(struct sockaddr_in6));
-}
 
 /* ---- MHD callbacks ------------------------------------------------------- */
 
@@ -126,8 +118,8 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **con_cls,
     gw_pipe_abort(&r->down, -ECONNRESET);
     gw_req_wait_done(r);
   }
-  if (q->upload_from.ss_family)
-    gw_limits_upload_done(h->limits, (struct sockaddr *)&q->upload_from);
+  if (q->upload_held)
+    gw_limits_upload_done(h->limits, &q->upload_peer);
   if (q->sync_init) {
     gw_pipe_cleanup(&r->up);
     gw_pipe_cleanup(&r->down);
@@ -150,38 +142,37 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **con_cls,
   *con_cls = NULL;
 }
 
-/* Refuse a connection from an address that holds its share already. */
+/* Refuse a connection its address alone rules out, before MHD takes it. */
 static enum MHD_Result accept_cb(void *cls, const struct sockaddr *addr,
                                  socklen_t addrlen)
 {
   struct gw_http *h = cls;
+  enum gw_refusal why = gw_limits_precheck(h->limits, addr);
 
   (void)addrlen;
-  if (gw_limits_conn_ok(h->limits, addr))
+  if (why == GW_ADMIT)
     return MHD_YES;
-  gw_stat_add(h->stats, refused_conns, 1);
+  if (why == GW_REFUSE_ADDR)
+    gw_stat_add(h->stats, refused_conns, 1);
+  else
+    gw_stat_add(h->stats, refused_strangers, 1);
   return MHD_NO;
 }
 
-/* Count connections per address (socket_context: the address's copy). */
+/* Admit the connection (socket_ctx: its gw_conn), or shut it down. */
 static void conn_cb(void *cls, struct MHD_Connection *con, void **socket_ctx,
                     enum MHD_ConnectionNotificationCode toe)
 {
   struct gw_http *h = cls;
-  const union MHD_ConnectionInfo *ca;
-  struct sockaddr_storage *a;
+  const union MHD_ConnectionInfo *ca, *cf;
 
   if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
     ca = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    a = ca ? calloc(1, sizeof(*a)) : NULL;
-    if (!a)
-      return;
-    gw_http_copy_addr(a, ca->client_addr);
-    gw_limits_conn_open(h->limits, (struct sockaddr *)a);
-    *socket_ctx = a;
+    cf = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ca && cf)
+      *socket_ctx = gw_conns_open(h->conns, cf->connect_fd, ca->client_addr);
   } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_ctx) {
-    gw_limits_conn_close(h->limits, (struct sockaddr *)*socket_ctx);
-    free(*socket_ctx);
+    gw_conns_close(h->conns, *socket_ctx);
     *socket_ctx = NULL;
   }
 }
@@ -277,14 +268,20 @@ int gw_http_start(const struct gw_config *cfg, struct gw_stats *stats,
   h->proxy = proxy;
   h->rdx = rdx;
   h->fd = -1;
-  h->limits = gw_limits_create(cfg->conns_per_addr, cfg->uploads_per_addr);
+  h->limits = gw_limits_create(&(struct gw_limits_cfg){
+      cfg->conns_per_addr, cfg->strangers, cfg->strangers_per_peer,
+      cfg->uploads_per_addr});
   if (!h->limits) {
     rc = -ENOMEM;
     goto free_h;
   }
+  rc = gw_conns_create(h->limits, stats, cfg->auth_timeout_s * 1000u,
+                       &h->conns);
+  if (rc)
+    goto destroy_limits;
   rc = bind_listen(h, cfg->listen, err, errlen);
   if (rc < 0)
-    goto destroy_limits;
+    goto destroy_conns;
   if (rc == 6)
     flags |= MHD_USE_IPv6;
   h->d = MHD_start_daemon(
@@ -307,6 +304,8 @@ int gw_http_start(const struct gw_config *cfg, struct gw_stats *stats,
 
 close_fd:
   close(h->fd);
+destroy_conns:
+  gw_conns_destroy(h->conns);
 destroy_limits:
   gw_limits_destroy(h->limits);
 free_h:
@@ -324,6 +323,7 @@ void gw_http_stop(struct gw_http *h)
   if (!h)
     return;
   MHD_stop_daemon(h->d); /* closes the listening socket too */
+  gw_conns_destroy(h->conns);
   gw_limits_destroy(h->limits);
   free(h);
 }

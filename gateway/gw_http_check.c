@@ -82,11 +82,17 @@ enum MHD_Result gw_http_first_call(struct creq *q, struct MHD_Connection *con,
   struct gw_auth_keys keys = {h->cfg->access_key, h->cfg->secret_key};
   struct gw_auth_result res;
   struct gw_auth_req ar;
+  const union MHD_ConnectionInfo *sc;
+  struct gw_conn *k;
   const char *v, *tokv;
   char why[128];
   bool chunked;
   enum MHD_Result ret;
 
+  sc = MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  k = sc ? sc->socket_context : NULL;
+  if (!gw_conn_admitted(k))
+    return MHD_NO; /* refused when it opened: serve nothing it sent */
   r->method = strdup(method);
   r->hdrs = calloc(MAX_HEADERS, sizeof(*r->hdrs));
   if (!r->method || !r->hdrs)
@@ -129,7 +135,9 @@ enum MHD_Result gw_http_first_call(struct creq *q, struct MHD_Connection *con,
     return gw_http_answer_error(q, con, res.status, res.code, res.why, false);
   }
   snprintf(r->region, sizeof(r->region), "%s", res.region);
-  /* verified: the connection may now idle as long as any request */
+  /* verified: no longer a stranger, and the connection may now idle as
+     long as any request */
+  gw_conns_verified(h->conns, k);
   MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT,
                             h->cfg->timeout_s);
 
@@ -156,15 +164,14 @@ enum MHD_Result gw_http_first_call(struct creq *q, struct MHD_Connection *con,
 
   if (r->body_len > 0 && r->tok == GW_TOK_NONE) {
     /* a body holds an upstream worker while it arrives: a share each */
-    const union MHD_ConnectionInfo *ca =
-        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (!ca || !gw_limits_upload_take(h->limits, ca->client_addr)) {
+    if (!gw_limits_upload_take(h->limits, gw_conn_peer(k))) {
       gw_stat_add(h->stats, slowdowns, 1);
       return gw_http_answer_error(q, con, 503, "SlowDown",
-                                  "too many uploads from this address at once",
+                                  "too many uploads from this client at once",
                                   false);
     }
-    gw_http_copy_addr(&q->upload_from, ca->client_addr);
+    q->upload_peer = *gw_conn_peer(k);
+    q->upload_held = true;
   }
 
   pthread_mutex_init(&r->mu, NULL);

@@ -12,15 +12,19 @@
 
 #include <microhttpd.h>
 
+#include "gateway/gw_conns.h"
 #include "gateway/gw_http.h"
+#include "gateway/gw_limits.h"
 
-/* Set by gw_http_start, read-only after (limits has its own lock). */
+/* Set by gw_http_start, read-only after (limits and conns have their own
+   locks). */
 struct gw_http {
   const struct gw_config *cfg;
   struct gw_stats *stats;
   struct gw_proxy *proxy;
   struct rdx_server *rdx;
   struct gw_limits *limits;
+  struct gw_conns *conns;
   struct MHD_Daemon *d;
   int fd;
   unsigned port;
@@ -38,14 +42,9 @@ struct creq {
   bool up_failed;     /* the worker stopped taking the body: drop it */
   bool hdr_oom;       /* a header could not be copied: refuse */
   bool hdr_big;       /* a header value over GW_HEADER_VALUE_MAX: refuse */
-  struct sockaddr_storage upload_from; /* the address holding an upload
-                                          slot (ss_family 0: none) */
+  bool upload_held;   /* upload_peer holds an upload slot for it */
+  struct gw_peer_id upload_peer;
 };
-
-/* ---- gw_http.c ----------------------------------------------------------- */
-
-/* An IPv4 or IPv6 client address into d (anything else: family 0). */
-void gw_http_copy_addr(struct sockaddr_storage *d, const struct sockaddr *a);
 
 /* ---- gw_http_check.c: the first access call ------------------------------ */
 

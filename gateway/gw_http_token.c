@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "gateway/gw_auth.h"
+#include "gateway/gw_dcallow.h"
 #include "gateway/gw_http_i.h"
 #include "gateway/gw_parse.h"
 #include "gateway/gw_peer.h"
@@ -142,6 +143,15 @@ enum MHD_Result gw_http_setup_token(struct creq *q, struct MHD_Connection *con,
     return refuse_token(q, con, -EINVAL, "malformed RDMA token");
   if (r->body_len > 0)
     return refuse_token(q, con, -EINVAL, "a token request carries no body");
+  /* a target the client may not name is refused, served here or not */
+  if (r->token.kind == RDX_DC) {
+    const union MHD_ConnectionInfo *ca =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    rc = gw_dcallow_check(q->h->cfg->dc_targets, &r->token.dc,
+                          ca ? ca->client_addr : NULL, why, sizeof(why));
+    if (rc)
+      return refuse_token(q, con, rc, why);
+  }
   if (q->h->cfg->serve_none)
     snprintf(why, sizeof(why), "this gateway serves no tokens (--serve none)");
   if (q->h->cfg->serve_none ||

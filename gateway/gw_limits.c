@@ -1,12 +1,11 @@
 /*
- * gw_limits: per-address counters (see gw_limits.h). A small chained hash
- * table keyed by the address bytes (IPv4, IPv6, v4-mapped IPv6 as IPv4),
- * entries freed when both counters reach zero.
+ * gw_limits: per-peer counters (see gw_limits.h). A small chained hash
+ * table keyed by the peer's identity, entries freed when every counter is
+ * back at zero.
  */
 #include "gateway/gw_limits.h"
 
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,67 +15,74 @@
 
 #define BUCKETS 256
 
-struct addr_key {
-  uint8_t b[16];
-  uint8_t len; /* 4 or 16; 0: not an IP address */
-};
-
 struct entry {
-  struct addr_key k;
-  unsigned conns, uploads;
+  struct gw_peer_id id;
+  unsigned conns;     /* open, verified or not */
+  unsigned strangers; /* open, not verified */
+  unsigned uploads;
   struct entry *next;
 };
 
 struct gw_limits {
-  unsigned conns_max, uploads_max;
+  struct gw_limits_cfg cfg;
   pthread_mutex_t mu;
   struct entry *tab[BUCKETS]; /* protected by mu */
+  unsigned strangers;         /* protected by mu */
 };
 
-static struct addr_key key_of(const struct sockaddr *a)
+struct gw_peer_id gw_peer_id_of(const struct sockaddr *a, int64_t uid)
 {
-  struct addr_key k = {{0}, 0};
+  struct gw_peer_id p;
 
-  if (a && a->sa_family == AF_INET) {
-    memcpy(k.b, &((const struct sockaddr_in *)a)->sin_addr, 4);
-    k.len = 4;
+  memset(&p, 0, sizeof(p));
+  if (gw_addr_is_loopback(a)) {
+    p.kind = 'u';
+    memcpy(p.b, &uid, sizeof(uid));
+  } else if (a && a->sa_family == AF_INET) {
+    memcpy(p.b, &((const struct sockaddr_in *)a)->sin_addr, 4);
+    p.kind = 4;
   } else if (a && a->sa_family == AF_INET6) {
     const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
     if (IN6_IS_ADDR_V4MAPPED(x)) {
-      memcpy(k.b, x->s6_addr + 12, 4);
-      k.len = 4;
+      memcpy(p.b, x->s6_addr + 12, 4);
+      p.kind = 4;
     } else {
-      memcpy(k.b, x->s6_addr, 16);
-      k.len = 16;
+      memcpy(p.b, x->s6_addr, 16);
+      p.kind = 6;
     }
   }
-  return k;
+  return p;
 }
 
-static unsigned hash(const struct addr_key *k)
+static bool is_remote(const struct gw_peer_id *p)
 {
-  uint32_t h = 2166136261u;
+  return p->kind == 4 || p->kind == 6;
+}
 
-  for (unsigned i = 0; i < k->len; i++)
-    h = (h ^ k->b[i]) * 16777619u;
+static unsigned hash(const struct gw_peer_id *p)
+{
+  uint32_t h = 2166136261u ^ p->kind;
+
+  for (unsigned i = 0; i < sizeof(p->b); i++)
+    h = (h ^ p->b[i]) * 16777619u;
   return h % BUCKETS;
 }
 
-/* Under mu: k's entry, created when create (NULL: none, or no memory). */
-static struct entry *find(struct gw_limits *l, const struct addr_key *k,
+/* Under mu: p's entry, created when create (NULL: none, or no memory). */
+static struct entry *find(struct gw_limits *l, const struct gw_peer_id *p,
                           bool create)
 {
-  struct entry **head = &l->tab[hash(k)], *e;
+  struct entry **head = &l->tab[hash(p)], *e;
 
   for (e = *head; e; e = e->next)
-    if (e->k.len == k->len && memcmp(e->k.b, k->b, k->len) == 0)
+    if (memcmp(&e->id, p, sizeof(*p)) == 0)
       return e;
   if (!create)
     return NULL;
   e = calloc(1, sizeof(*e));
   if (!e)
     return NULL;
-  e->k = *k;
+  e->id = *p;
   e->next = *head;
   *head = e;
   return e;
@@ -85,7 +91,7 @@ static struct entry *find(struct gw_limits *l, const struct addr_key *k,
 /* Under mu: free e if it counts nothing. */
 static void maybe_free(struct gw_limits *l, struct entry *e)
 {
-  struct entry **p = &l->tab[hash(&e->k)];
+  struct entry **p = &l->tab[hash(&e->id)];
 
   if (e->conns || e->uploads)
     return;
@@ -95,15 +101,13 @@ static void maybe_free(struct gw_limits *l, struct entry *e)
   free(e);
 }
 
-struct gw_limits *gw_limits_create(unsigned conns_per_addr,
-                                   unsigned uploads_per_addr)
+struct gw_limits *gw_limits_create(const struct gw_limits_cfg *cfg)
 {
   struct gw_limits *l = calloc(1, sizeof(*l));
 
   if (!l)
     return NULL;
-  l->conns_max = conns_per_addr;
-  l->uploads_max = uploads_per_addr;
+  l->cfg = *cfg;
   pthread_mutex_init(&l->mu, NULL);
   return l;
 }
@@ -122,71 +126,134 @@ void gw_limits_destroy(struct gw_limits *l)
   free(l);
 }
 
-/*
- * Count one more (delta 1, if under max: else false) or one fewer (delta
- * -1) of a's connections (upload false) or uploads (upload true).
- */
-static bool change(struct gw_limits *l, const struct sockaddr *a, bool upload,
-                   int delta, unsigned max)
+static bool full(unsigned n, unsigned max)
 {
-  struct addr_key k = key_of(a);
-  struct entry *e;
-  unsigned *n;
-  bool ok = false;
+  return max && n >= max;
+}
+
+/* Under mu: may one more stranger of peer e (NULL: it holds nothing) open? */
+static enum gw_refusal admit(struct gw_limits *l, const struct gw_peer_id *p,
+                             const struct entry *e)
+{
+  if (e && is_remote(p) && full(e->conns, l->cfg.conns_per_addr))
+    return GW_REFUSE_ADDR;
+  if (full(l->strangers, l->cfg.strangers))
+    return GW_REFUSE_STRANGERS;
+  /* a peer with a verified connection open has proved its key */
+  if (e && e->conns == e->strangers &&
+      full(e->strangers, l->cfg.strangers_per_peer))
+    return GW_REFUSE_PEER;
+  return GW_ADMIT;
+}
+
+enum gw_refusal gw_limits_precheck(struct gw_limits *l,
+                                   const struct sockaddr *a)
+{
+  struct gw_peer_id p = gw_peer_id_of(a, -1);
+  enum gw_refusal why;
 
   pthread_mutex_lock(&l->mu);
-  e = find(l, &k, delta > 0);
-  if (e) {
-    n = upload ? &e->uploads : &e->conns;
-    if (delta > 0 && (*n < max || max == 0)) {
-      ++*n;
-      ok = true;
-    } else if (delta < 0 && *n) {
-      --*n;
-      ok = true;
+  if (is_remote(&p))
+    why = admit(l, &p, find(l, &p, false));
+  else /* its peer (a uid) is known once accepted */
+    why = full(l->strangers, l->cfg.strangers) ? GW_REFUSE_STRANGERS : GW_ADMIT;
+  pthread_mutex_unlock(&l->mu);
+  return why;
+}
+
+enum gw_refusal gw_limits_open(struct gw_limits *l, const struct gw_peer_id *p)
+{
+  struct entry *e;
+  enum gw_refusal why;
+
+  pthread_mutex_lock(&l->mu);
+  e = find(l, p, false);
+  why = admit(l, p, e);
+  if (why == GW_ADMIT) {
+    e = e ? e : find(l, p, true);
+    if (e) {
+      e->conns++;
+      e->strangers++;
+      l->strangers++;
+    } else {
+      why = GW_REFUSE_STRANGERS; /* no memory for its entry */
+    }
+  }
+  pthread_mutex_unlock(&l->mu);
+  return why;
+}
+
+void gw_limits_verified(struct gw_limits *l, const struct gw_peer_id *p)
+{
+  struct entry *e;
+
+  pthread_mutex_lock(&l->mu);
+  e = find(l, p, false);
+  if (e && e->strangers) {
+    e->strangers--;
+    l->strangers--;
+  }
+  pthread_mutex_unlock(&l->mu);
+}
+
+void gw_limits_close(struct gw_limits *l, const struct gw_peer_id *p,
+                     bool verified)
+{
+  struct entry *e;
+
+  pthread_mutex_lock(&l->mu);
+  e = find(l, p, false);
+  if (e && e->conns) {
+    e->conns--;
+    if (!verified && e->strangers) {
+      e->strangers--;
+      l->strangers--;
     }
     maybe_free(l, e);
   }
   pthread_mutex_unlock(&l->mu);
-  return ok;
 }
 
-bool gw_limits_conn_ok(struct gw_limits *l, const struct sockaddr *a)
+unsigned gw_limits_strangers(struct gw_limits *l)
 {
-  struct addr_key k = key_of(a);
-  struct entry *e;
-  bool ok;
+  unsigned n;
 
-  if (!l->conns_max || gw_addr_is_loopback(a))
+  pthread_mutex_lock(&l->mu);
+  n = l->strangers;
+  pthread_mutex_unlock(&l->mu);
+  return n;
+}
+
+bool gw_limits_upload_take(struct gw_limits *l, const struct gw_peer_id *p)
+{
+  struct entry *e;
+  bool ok = false;
+
+  if (!l->cfg.uploads_per_peer)
     return true;
   pthread_mutex_lock(&l->mu);
-  e = find(l, &k, false);
-  ok = !e || e->conns < l->conns_max;
+  e = find(l, p, true);
+  if (e && e->uploads < l->cfg.uploads_per_peer) {
+    e->uploads++;
+    ok = true;
+  }
+  if (e)
+    maybe_free(l, e);
   pthread_mutex_unlock(&l->mu);
   return ok;
 }
 
-/* Connections are counted even past the limit (MHD may accept one that
-   gw_limits_conn_ok saw under it), so that closes balance opens. */
-void gw_limits_conn_open(struct gw_limits *l, const struct sockaddr *a)
+void gw_limits_upload_done(struct gw_limits *l, const struct gw_peer_id *p)
 {
-  if (l->conns_max && !gw_addr_is_loopback(a))
-    change(l, a, false, 1, 0);
-}
+  struct entry *e;
 
-void gw_limits_conn_close(struct gw_limits *l, const struct sockaddr *a)
-{
-  if (l->conns_max && !gw_addr_is_loopback(a))
-    change(l, a, false, -1, 0);
-}
-
-bool gw_limits_upload_take(struct gw_limits *l, const struct sockaddr *a)
-{
-  return !l->uploads_max || change(l, a, true, 1, l->uploads_max);
-}
-
-void gw_limits_upload_done(struct gw_limits *l, const struct sockaddr *a)
-{
-  if (l->uploads_max)
-    change(l, a, true, -1, 0);
+  if (!l->cfg.uploads_per_peer)
+    return;
+  pthread_mutex_lock(&l->mu);
+  e = find(l, p, false);
+  if (e && e->uploads) {
+    e->uploads--;
+    maybe_free(l, e);
+  }
+  pthread_mutex_unlock(&l->mu);
 }

@@ -1,40 +1,90 @@
 /*
- * gw_limits: what one client address may hold of the gateway at once: its
- * connections (non-loopback addresses only: every local client shares
- * 127.0.0.1, and local users are told apart by uid where it matters) and
- * its requests that stream a body through an upstream worker (every
- * address: a client trickling bodies must not hold more than its share of
- * the --threads workers).
+ * gw_limits: what one peer may hold of the gateway at once. A peer is a
+ * local user (a loopback client, known by its socket's uid: every local
+ * client shares 127.0.0.1) or a remote address. Counted per peer:
+ *  - strangers: connections that have not yet carried a verified request.
+ *    A peer holding no verified connection may hold at most
+ *    strangers_per_peer of them; all peers together at most strangers (the
+ *    rest of --max-conns stays for clients that proved their key);
+ *  - connections of a remote address, verified or not: at most
+ *    conns_per_addr (loopback peers are told apart by uid instead);
+ *  - bodies streaming through an upstream worker: at most uploads_per_peer
+ *    (a key holder trickling bodies must not hold more than its share of
+ *    the --threads workers).
  *
  * DESIGN (threads): the counters are protected by the limits' mutex; every
- * function may run on any thread. An address's entry exists while one of
- * its counters is non-zero (at most one entry per open connection).
+ * function may run on any thread. A peer's entry exists while one of its
+ * counters is non-zero.
  */
 #ifndef S3R_GW_LIMITS_H
 #define S3R_GW_LIMITS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 struct gw_limits;
 
-/* 0 means no limit. Returns NULL when out of memory. */
-struct gw_limits *gw_limits_create(unsigned conns_per_addr,
-                                   unsigned uploads_per_addr);
-void gw_limits_destroy(struct gw_limits *l);
+/* Each 0 means no limit. */
+struct gw_limits_cfg {
+  unsigned conns_per_addr;     /* connections of one remote address */
+  unsigned strangers;          /* unverified connections, all peers */
+  unsigned strangers_per_peer; /* ... of a peer with no verified one */
+  unsigned uploads_per_peer;   /* bodies streamed at once by one peer */
+};
 
-/* May a connection from a be accepted (fewer than conns_per_addr open)? */
-bool gw_limits_conn_ok(struct gw_limits *l, const struct sockaddr *a);
-/* A connection from a opened / closed (count it; loopback not counted). */
-void gw_limits_conn_open(struct gw_limits *l, const struct sockaddr *a);
-void gw_limits_conn_close(struct gw_limits *l, const struct sockaddr *a);
+/* A peer's identity (a value: copy it freely). */
+struct gw_peer_id {
+  uint8_t kind; /* 0: unknown family, 4/6: a remote address, 'u': a uid */
+  uint8_t b[16];
+};
 
 /*
- * Take one of a's upload slots: true, or false when a already streams
- * uploads_per_addr bodies (answer 503 SlowDown). Give it back with
+ * The peer of a client at address a: for a loopback address, the local
+ * user uid (-1: unknown, one peer for all unknowns), else the address
+ * (v4-mapped IPv6 as IPv4).
+ */
+struct gw_peer_id gw_peer_id_of(const struct sockaddr *a, int64_t uid);
+
+/* Why a connection is refused (0: it is not). */
+enum gw_refusal {
+  GW_ADMIT = 0,
+  GW_REFUSE_ADDR,      /* its remote address holds conns_per_addr */
+  GW_REFUSE_STRANGERS, /* strangers in all at the limit */
+  GW_REFUSE_PEER,      /* its peer holds strangers_per_peer, none verified */
+};
+
+/* Returns NULL when out of memory. */
+struct gw_limits *gw_limits_create(const struct gw_limits_cfg *cfg);
+void gw_limits_destroy(struct gw_limits *l);
+
+/*
+ * Before a connection from address a is accepted (its peer not yet known):
+ * the checks the address alone decides (its connections, strangers in all).
+ */
+enum gw_refusal gw_limits_precheck(struct gw_limits *l,
+                                   const struct sockaddr *a);
+
+/*
+ * A connection of peer p opens as a stranger: counted and GW_ADMIT, or
+ * refused and not counted. Every admitted connection is closed with
+ * gw_limits_close (verified: whether gw_limits_verified was called for it,
+ * when its first request was verified).
+ */
+enum gw_refusal gw_limits_open(struct gw_limits *l, const struct gw_peer_id *p);
+void gw_limits_verified(struct gw_limits *l, const struct gw_peer_id *p);
+void gw_limits_close(struct gw_limits *l, const struct gw_peer_id *p,
+                     bool verified);
+
+/* Strangers open now, all peers. */
+unsigned gw_limits_strangers(struct gw_limits *l);
+
+/*
+ * Take one of p's upload slots: true, or false when p already streams
+ * uploads_per_peer bodies (answer 503 SlowDown). Give it back with
  * gw_limits_upload_done.
  */
-bool gw_limits_upload_take(struct gw_limits *l, const struct sockaddr *a);
-void gw_limits_upload_done(struct gw_limits *l, const struct sockaddr *a);
+bool gw_limits_upload_take(struct gw_limits *l, const struct gw_peer_id *p);
+void gw_limits_upload_done(struct gw_limits *l, const struct gw_peer_id *p);
 
 #endif

@@ -24,6 +24,7 @@
 
 #include "common/slog.h"
 #include "gateway/gw_args.h"
+#include "gateway/gw_dcallow.h"
 #include "gateway/gw_http.h"
 #include "gateway/gw_proxy.h"
 #include "rdma/rdx_dc_server.h"
@@ -126,6 +127,9 @@ int main(int argc, char **argv)
     slog_use_syslog("s3rdma-gateway");
   }
   gw_args_log_keys(&a);
+  if (gw_dcallow_is_any(a.dc_targets))
+    log_warn("--rdma-dc-targets any: a key holder's dc token may name any "
+             "target of the fabric (only its memory key protects it)");
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
     log_err("curl_global_init failed");

@@ -19,6 +19,8 @@
 #include "gateway/gw_stats.h"
 #include "rdma/rdx_server.h"
 
+struct gw_dcallow;
+
 struct gw_config {
   const char *listen;        /* "127.0.0.1:7481" */
   const char *upstream;      /* "http://127.0.0.1:7480" */
@@ -31,13 +33,19 @@ struct gw_config {
   size_t chunk_size;         /* 1 MiB: rdma chunk buffer */
   size_t pipe_size;          /* 256 KiB: each body pipe */
   unsigned timeout_s;        /* 120: idle limit for every wait */
-  unsigned auth_timeout_s;   /* 10: idle limit until a request is verified */
+  unsigned auth_timeout_s;   /* 10: a connection's time in all until a
+                                request of it is verified */
   unsigned conns_per_addr;   /* 16: connections from one non-loopback
                                 address (0: no limit) */
+  unsigned strangers;        /* max_conns / 2: unverified connections in
+                                all (0: no limit) */
+  unsigned strangers_per_peer; /* 16: ... of one peer (local uid, remote
+                                address) holding no verified one */
   unsigned uploads_per_addr; /* threads / 2: bodies streamed upstream at
-                                once for one address (0: no limit) */
+                                once for one peer (0: no limit) */
   uint64_t max_put;          /* 5 GiB */
   bool serve_none;           /* --serve none: decline every token (501) */
+  const struct gw_dcallow *dc_targets; /* the DC targets clients may name */
   /* test hooks (0: off), hidden from --help's main list */
   unsigned test_token_delay_ms; /* a token request waits this long before
                                    it moves a byte */

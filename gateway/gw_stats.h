@@ -25,6 +25,13 @@ struct gw_stats {
   _Atomic uint64_t upstream_5xx;   /* 5xx statuses from upstream */
   _Atomic uint64_t bad_requests;   /* malformed targets, framing, headers */
   _Atomic uint64_t refused_conns;  /* connections over --max-conns-per-addr */
+  _Atomic uint64_t refused_strangers; /* connections refused: unverified
+                                      ones in all at --max-strangers */
+  _Atomic uint64_t refused_peer_strangers; /* ... their peer (a local uid,
+                                      a remote address) at
+                                      --max-strangers-per-peer */
+  _Atomic uint64_t head_timeouts;  /* connections closed at --auth-timeout
+                                      without a verified request */
   _Atomic uint64_t slowdowns;      /* bodies over --max-uploads-per-addr */
   _Atomic uint64_t clients_gone;   /* connections closed by their client
                                       before the answer: request abandoned */

@@ -56,6 +56,20 @@ escapes such as \\x01 are decoded):
                        address): N idle connections are kept, the next is
                        closed at once, and one is accepted again when one
                        of the N closes
+  trickle N SECONDS    (needs only S3R_GW_ENDPOINT: run it as another
+                       user) for SECONDS, keep N connections open that
+                       each send a request's head one byte every 0.5 s,
+                       never finishing it; one that is closed is opened
+                       again 0.2 s later. Prints "# trickle: opened=..
+                       refused=.. (closed within 1 s) longest=.. (the
+                       longest life seen, s) open=.. (at the end)" and
+                       "started" into FILE $TRICKLE_STARTED (when set)
+                       once the first N were opened; stops early once
+                       FILE $TRICKLE_STOP (when set) exists
+  dc-target other|own  a signed GET of /{B}/good with a DC token whose
+                       target's GID is another host's (192.0.2.77: must
+                       be refused) or this client's own (127.0.0.1, from
+                       loopback: must not be refused, served or declined)
   fake-upstream FILE   serve as an upstream that adds x-amz-rdma-reply and
                        x-amz-rdma-bytes-transferred to every reply (its
                        port written to FILE) until killed
@@ -599,6 +613,97 @@ def case_conns_limit(n):
             c.close()
 
 
+def case_trickle(n, seconds):
+    import selectors
+    n, end = int(n), time.monotonic() + float(seconds)
+    host, port = GW.host, GW.port
+    sel = selectors.DefaultSelector()
+    born = {}  # socket -> when opened
+    stats = {"opened": 0, "refused": 0, "longest": 0.0}
+    reopen_at = []  # when a slot may open again
+    head = b"GET /x HTTP/1.1\r\nHost: gw\r\nX-Trickle: "
+
+    def open_one():
+        try:
+            s = socket.create_connection((host, port), timeout=2)
+            s.sendall(head[:8])
+        except OSError:
+            reopen_at.append(time.monotonic() + 0.2)
+            stats["opened"] += 1
+            stats["refused"] += 1
+            return
+        s.setblocking(False)
+        born[s] = (time.monotonic(), 8)
+        sel.register(s, selectors.EVENT_READ)
+        stats["opened"] += 1
+
+    def closed(s):
+        life = time.monotonic() - born.pop(s)[0]
+        sel.unregister(s)
+        s.close()
+        if life < 1.0:
+            stats["refused"] += 1
+        stats["longest"] = max(stats["longest"], life)
+        reopen_at.append(time.monotonic() + 0.2)
+
+    for _ in range(n):
+        open_one()
+    started = os.environ.get("TRICKLE_STARTED")
+    if started:
+        with open(started, "w") as f:
+            f.write("started\n")
+    stop = os.environ.get("TRICKLE_STOP")
+    next_byte = time.monotonic() + 0.5
+    while time.monotonic() < end and not (stop and os.path.exists(stop)):
+        for key, _ in sel.select(timeout=0.05):
+            try:
+                if key.fileobj.recv(4096):
+                    continue  # an answer: the connection stays ours
+            except OSError:
+                pass
+            closed(key.fileobj)
+        now = time.monotonic()
+        if now >= next_byte:
+            next_byte = now + 0.5
+            for s in list(born):
+                t0, sent = born[s]
+                b = head[sent:sent + 1] or b"a"
+                try:
+                    s.send(b)
+                    born[s] = (t0, sent + 1)
+                except OSError:
+                    closed(s)
+        while reopen_at and min(reopen_at) <= now:
+            reopen_at.remove(min(reopen_at))
+            open_one()
+    for s in list(born):
+        stats["longest"] = max(stats["longest"], time.monotonic() - born[s][0])
+    say("trickle: opened=%d refused=%d longest=%.1f open=%d" %
+        (stats["opened"], stats["refused"], stats["longest"], len(born)))
+    for s in born:
+        s.close()
+    return True
+
+
+def dc_token(gid_v4):
+    """A cuObject DC token (rdx_token.h, form 1) for 4096 bytes at a made-up
+    address, its GID the IPv4-mapped form of gid_v4."""
+    gid = bytes(10) + b"\xff\xff" + socket.inet_aton(gid_v4)
+    return "%016x:%08x:%08x:%04x:%06x:%01x:%s" % (
+        0x7f0000000000, 4096, 0x1f2e3, 0, 0x7a03, 1, gid.hex())
+
+
+def case_dc_target(which):
+    gid = {"other": "192.0.2.77", "own": "127.0.0.1"}[which]
+    rep = roundtrip(request_bytes(
+        "GET", "/%s/good" % BUCKET,
+        extra=[("x-amz-rdma-token", dc_token(gid))]))
+    if which == "other":
+        return matches(rep)
+    say("reply:", rep)
+    return rep is not None and rep.status != 403
+
+
 def case_fake_upstream(portfile):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -648,6 +753,9 @@ def main(argv):
     case, args = argv[0], argv[1:]
     if case == "fake-upstream":  # needs none of the environment
         return 0 if case_fake_upstream(*args) else 1
+    if case == "trickle":  # needs the gateway only
+        GW = Endpoint(env("S3R_GW_ENDPOINT"))
+        return 0 if case_trickle(*args) else 1
     if case not in ("mb", "rb"):
         GW = Endpoint(env("S3R_GW_ENDPOINT"))
     RGW = Endpoint(env("S3R_ENDPOINT"))
@@ -670,6 +778,7 @@ def main(argv):
         "upload-share": case_upload_share,
         "conns-limit": case_conns_limit,
         "rdma-headers": case_rdma_headers,
+        "dc-target": case_dc_target,
     }
     for k in ("noauth", "badsig", "badkey", "skew", "malformed"):
         cases[k] = lambda k=k: case_auth(k)

@@ -468,12 +468,15 @@ static void test_unsigned_expires(const unsigned char *obj,
         "hand-signed token PUT, x-amz-rdma-expires signed: stored");
 }
 
-/* A kind the gateway cannot serve (DC): declined with 501. */
+/* A kind the gateway cannot serve (DC): declined with 501. Its target is
+   at 127.0.0.1, an address of this host: the only kind of target the
+   gateway's default --rdma-dc-targets (peer) lets a loopback client name
+   (another is refused, 403: test_gw_hostile). */
 static void test_declined(const unsigned char *obj, const unsigned char *pat,
                           size_t n)
 {
   static const char dc[] = "000073967e5ff000:00001000:01f2e973:0000:007a03:1:"
-                           "00000000000000000000ffff0f0f0fdf";
+                           "00000000000000000000ffff7f000001";
   struct reply rep;
   struct s3_req *r;
   static unsigned char body[4096];

@@ -164,6 +164,18 @@ check "  ... only the Content-Length bytes stored" hostile only good pipelined
 answered "a header of 200 KiB" 431/- big-header
 answered "200 headers" 400/InvalidRequest many-headers
 
+# ---- dc tokens -------------------------------------------------------------
+
+# A dc token names its target by GID: by default (--rdma-dc-targets peer)
+# only the client's own address, from loopback one of this host's. Another
+# host's target is refused before anything moves (served by this gateway
+# or not); this host's is not refused (here dc is not served: declined,
+# the GET answered over HTTP).
+answered "a dc token naming another host's target" 403/AccessDenied \
+  dc-target other
+check "a dc token naming this host's own address: not refused" \
+  hostile dc-target own
+
 # ---- cma tokens ------------------------------------------------------------
 
 # a command prefix (not a function: victim_start's $! must be the victim)
