@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include "common/clock.h"
@@ -126,54 +128,103 @@ void gw_conns_destroy(struct gw_conns *c)
   free(c);
 }
 
-/* The peer of the client on socket fd at address a. */
-static struct gw_peer_id peer_of(int fd, const struct sockaddr *a)
+/* Our end of socket fd still established (its peer has not closed)? */
+static bool still_open(int fd)
+{
+  struct tcp_info ti;
+  socklen_t tl = sizeof(ti);
+
+  return getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 &&
+         ti.tcpi_state == TCP_ESTABLISHED;
+}
+
+/*
+ * The peer of the client on socket fd at address a. A client on this host
+ * is its user, whatever address it came from: asked of NETLINK_SOCK_DIAG
+ * for every client (a remote one is simply not found). A loopback client
+ * netlink does not find has closed already (GW_REFUSE_GONE), unless our
+ * end is still established, which means netlink cannot see sockets here:
+ * then gw_peer_uid's /proc scan, for that one connection.
+ */
+static enum gw_refusal peer_of(int fd, const struct sockaddr *a,
+                               struct gw_peer_id *p)
 {
   struct sockaddr_storage local;
   socklen_t sl = sizeof(local);
+  bool lo = gw_addr_is_loopback(a);
   int64_t uid = -1;
 
-  if (gw_addr_is_loopback(a) &&
-      getsockname(fd, (struct sockaddr *)&local, &sl) == 0)
-    uid = gw_peer_uid((struct sockaddr *)&local, a);
-  return gw_peer_id_of(a, uid);
+  if (getsockname(fd, (struct sockaddr *)&local, &sl) == 0) {
+    uid = gw_peer_uid_netlink((struct sockaddr *)&local, a);
+    if (uid == -1 && lo) /* netlink cannot be asked here */
+      uid = gw_peer_uid((struct sockaddr *)&local, a);
+    if (uid == GW_PEER_GONE && lo) {
+      if (!still_open(fd))
+        return GW_REFUSE_GONE;
+      uid = gw_peer_uid_proc((struct sockaddr *)&local, a);
+    }
+  }
+  *p = gw_peer_id_of(a, lo || uid >= 0, uid < 0 ? -1 : uid);
+  return GW_ADMIT;
 }
 
-static void count_refusal(struct gw_stats *s, enum gw_refusal why)
+void gw_conns_count_refusal(struct gw_stats *s, enum gw_refusal why)
 {
   if (why == GW_REFUSE_ADDR)
     gw_stat_add(s, refused_conns, 1);
   else if (why == GW_REFUSE_PEER)
     gw_stat_add(s, refused_peer_strangers, 1);
+  else if (why == GW_REFUSE_GONE)
+    gw_stat_add(s, refused_gone, 1);
   else
     gw_stat_add(s, refused_strangers, 1);
+}
+
+/* Under mu: shut down the oldest waiting stranger of peer p (its place
+   taken by a newcomer of a smaller peer). */
+static void evict_oldest(struct gw_conns *c, const struct gw_peer_id *p)
+{
+  for (struct gw_conn *k = c->head; k; k = k->next)
+    if (memcmp(&k->peer, p, sizeof(*p)) == 0) {
+      unlink_conn(c, k);
+      shutdown(k->fd, SHUT_RDWR);
+      gw_stat_add(c->stats, evicted_strangers, 1);
+      return;
+    }
 }
 
 struct gw_conn *gw_conns_open(struct gw_conns *c, int fd,
                               const struct sockaddr *a)
 {
   struct gw_conn *k = calloc(1, sizeof(*k));
+  struct gw_peer_id victim;
   enum gw_refusal why;
-  bool first;
+  bool evict = false, first;
 
   if (!k) {
     shutdown(fd, SHUT_RDWR);
     return NULL;
   }
-  k->peer = peer_of(fd, a);
   k->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  why = k->fd < 0 ? GW_REFUSE_STRANGERS : gw_limits_open(c->limits, &k->peer);
-  if (k->fd < 0)
+  if (k->fd < 0) {
     log_warn("a client connection: cannot hold its socket: %s",
              strerror(errno));
+    why = GW_REFUSE_STRANGERS;
+  } else {
+    why = peer_of(fd, a, &k->peer);
+  }
+  if (why == GW_ADMIT)
+    why = gw_limits_open(c->limits, &k->peer, &evict, &victim);
   if (why != GW_ADMIT) {
-    count_refusal(c->stats, why);
+    gw_conns_count_refusal(c->stats, why);
     shutdown(fd, SHUT_RDWR); /* and nothing it sent is served */
     return k;
   }
   k->admitted = true;
   k->deadline_ms = clock_mono_ms() + c->deadline_ms;
   pthread_mutex_lock(&c->mu);
+  if (evict)
+    evict_oldest(c, &victim);
   first = !c->head;
   k->prev = c->tail;
   *(c->tail ? &c->tail->next : &c->head) = k;

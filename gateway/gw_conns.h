@@ -52,6 +52,9 @@ void gw_conns_verified(struct gw_conns *c, struct gw_conn *k);
 /* Closed by the server: the record freed. */
 void gw_conns_close(struct gw_conns *c, struct gw_conn *k);
 
+/* Count a refusal in stats (accept-time refusals too). */
+void gw_conns_count_refusal(struct gw_stats *s, enum gw_refusal why);
+
 /* Its peer (for upload slots). */
 const struct gw_peer_id *gw_conn_peer(const struct gw_conn *k);
 

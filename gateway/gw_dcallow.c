@@ -69,16 +69,26 @@ static int bad(char *err, size_t errlen, const char *entry, const char *why)
   return -EINVAL;
 }
 
-static bool parse_u32(const char *s, uint32_t *v)
+/* Decimal, or hex after 0x: digits only (no sign, no space). */
+static bool parse_num(const char *s, unsigned long max, unsigned long *v)
 {
+  bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const char *d = hex ? s + 2 : s;
   char *end;
-  unsigned long long n;
 
-  if (!s[0] || s[0] == '-' || s[0] == '+')
+  if (!d[0] || strspn(d, hex ? "0123456789abcdefABCDEF" : "0123456789") !=
+                   strlen(d))
     return false;
   errno = 0;
-  n = strtoull(s, &end, s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
-  if (errno || *end || n > 0xffff)
+  *v = strtoul(d, &end, hex ? 16 : 10);
+  return !errno && !*end && *v <= max;
+}
+
+static bool parse_u32(const char *s, uint32_t *v)
+{
+  unsigned long n;
+
+  if (!parse_num(s, 0xffff, &n))
     return false;
   *v = (uint32_t)n;
   return true;
@@ -110,16 +120,15 @@ static int parse_entry(char *s, struct entry *e, char *err, size_t errlen)
     v4_mapped(e->addr, v4);
     max = 32;
   } else if (inet_pton(AF_INET6, s, e->addr) != 1) {
-    return bad(err, errlen, s, "not an IPv4 or IPv6 address or prefix, "
-                               "lid:N, peer or any");
+    return bad(err, errlen, s, "not an IPv4 or IPv6 address or prefix, or "
+                               "lid:N[-M] (peer and any stand alone)");
   }
   e->plen = max;
   if (slash) {
-    char *end;
     unsigned long n;
-    errno = 0;
-    n = strtoul(slash + 1, &end, 10);
-    if (errno || !slash[1] || *end || n > max)
+    if (slash[1] == '0' && (slash[2] == 'x' || slash[2] == 'X'))
+      return bad(err, errlen, slash + 1, "not a prefix length");
+    if (!parse_num(slash + 1, max, &n))
       return bad(err, errlen, slash + 1, "not a prefix length");
     e->plen = (unsigned)n;
   }
@@ -201,6 +210,23 @@ static int refuse(char *why, size_t whylen, const char *fmt)
   return -EACCES;
 }
 
+/* Under a list: is a LID range / a prefix there that holds it? */
+static bool lid_listed(const struct gw_dcallow *a, uint16_t lid)
+{
+  for (size_t i = 0; i < a->n; i++)
+    if (a->e[i].lid && lid >= a->e[i].lid_lo && lid <= a->e[i].lid_hi)
+      return true;
+  return false;
+}
+
+static bool gid_listed(const struct gw_dcallow *a, const uint8_t gid[16])
+{
+  for (size_t i = 0; i < a->n; i++)
+    if (!a->e[i].lid && prefix_has(a->e[i].addr, a->e[i].plen, gid))
+      return true;
+  return false;
+}
+
 int gw_dcallow_check(const struct gw_dcallow *a, const struct rdx_dc *dc,
                      const struct sockaddr *client, char *why, size_t whylen)
 {
@@ -209,19 +235,19 @@ int gw_dcallow_check(const struct gw_dcallow *a, const struct rdx_dc *dc,
   if (a->rule == RULE_ANY)
     return 0;
   if (a->rule == RULE_LIST) {
-    for (size_t i = 0; i < a->n; i++) {
-      const struct entry *e = &a->e[i];
-      if (e->lid ? !dc->has_gid && dc->lid >= e->lid_lo && dc->lid <= e->lid_hi
-                 : dc->has_gid && prefix_has(e->addr, e->plen, dc->gid))
-        return 0;
-    }
-    return refuse(why, whylen,
-                  "the dc token's target is not in --rdma-dc-targets");
+    /* every address the token gives: on InfiniBand the LID routes the
+       RDMA whatever the GID says */
+    if ((dc->lid && !lid_listed(a, dc->lid)) ||
+        (dc->has_gid && !gid_listed(a, dc->gid)) || (!dc->lid && !dc->has_gid))
+      return refuse(why, whylen,
+                    "the dc token's target is not in --rdma-dc-targets");
+    return 0;
   }
-  if (!dc->has_gid)
+  if (!dc->has_gid || dc->lid)
     return refuse(why, whylen,
-                  "a dc token without a GID: this gateway takes only targets "
-                  "at the client's own address (--rdma-dc-targets peer)");
+                  "a dc token with a LID or without a GID: this gateway "
+                  "takes only RoCE targets at the client's own address "
+                  "(--rdma-dc-targets peer; InfiniBand needs lid: ranges)");
   if (!addr16(client, from))
     return refuse(why, whylen, "the client's address is unknown");
   if (gw_addr_is_loopback(client) ? host_has(dc->gid)

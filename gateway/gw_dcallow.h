@@ -4,15 +4,18 @@
  * RDMA-writes and -reads wherever that names, so a key holder could point
  * it at any DCT of the fabric that takes the access key. The rule
  * (--rdma-dc-targets) binds the target to the client:
- *  - "peer" (the default): the token's GID must be the address the
- *    request came from (RoCE v2: the IPv4-mapped GID of an IPv4 address,
- *    the IPv6 address itself); from a loopback client, an address of this
- *    host. A token without a GID (InfiniBand, by LID) is refused.
+ *  - "peer" (the default): RoCE targets only: the token's GID must be the
+ *    address the request came from (RoCE v2: the IPv4-mapped GID of an
+ *    IPv4 address, the IPv6 address itself; from a loopback client, an
+ *    address of this host), and its LID 0. A token without a GID or with
+ *    a LID (InfiniBand, where the LID routes the RDMA whatever the GID
+ *    says) is refused.
  *  - a list, comma-separated, of IPv4 or IPv6 prefixes ("10.0.0.0/24",
- *    "fd00::/64", an address alone is /32 or /128) the GID must fall in,
- *    and "lid:N" or "lid:N-M" (decimal or 0x hex) for tokens without a
- *    GID: for fabrics where clients speak HTTP from another network than
- *    their RDMA one.
+ *    "fd00::/64", an address alone is /32 or /128; host bits ignored) and
+ *    "lid:N" or "lid:N-M" ranges (decimal or 0x hex): every address the
+ *    token gives must be listed, its GID in a prefix and its LID (when
+ *    not 0) in a range. For fabrics where clients speak HTTP from another
+ *    network than their RDMA one, and for InfiniBand.
  *  - "any": every target (the fabric is trusted, as before); the gateway
  *    warns at start.
  * The gateway has one client key, so the rule holds for every client.

@@ -152,10 +152,7 @@ static enum MHD_Result accept_cb(void *cls, const struct sockaddr *addr,
   (void)addrlen;
   if (why == GW_ADMIT)
     return MHD_YES;
-  if (why == GW_REFUSE_ADDR)
-    gw_stat_add(h->stats, refused_conns, 1);
-  else
-    gw_stat_add(h->stats, refused_strangers, 1);
+  gw_conns_count_refusal(h->stats, why);
   return MHD_NO;
 }
 

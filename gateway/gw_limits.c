@@ -30,12 +30,13 @@ struct gw_limits {
   unsigned strangers;         /* protected by mu */
 };
 
-struct gw_peer_id gw_peer_id_of(const struct sockaddr *a, int64_t uid)
+struct gw_peer_id gw_peer_id_of(const struct sockaddr *a, bool local,
+                                int64_t uid)
 {
   struct gw_peer_id p;
 
   memset(&p, 0, sizeof(p));
-  if (gw_addr_is_loopback(a)) {
+  if (local) {
     p.kind = 'u';
     memcpy(p.b, &uid, sizeof(uid));
   } else if (a && a->sa_family == AF_INET) {
@@ -47,7 +48,7 @@ struct gw_peer_id gw_peer_id_of(const struct sockaddr *a, int64_t uid)
       memcpy(p.b, x->s6_addr + 12, 4);
       p.kind = 4;
     } else {
-      memcpy(p.b, x->s6_addr, 16);
+      memcpy(p.b, x->s6_addr, 8); /* its /64: one host has them all */
       p.kind = 6;
     }
   }
@@ -57,6 +58,15 @@ struct gw_peer_id gw_peer_id_of(const struct sockaddr *a, int64_t uid)
 static bool is_remote(const struct gw_peer_id *p)
 {
   return p->kind == 4 || p->kind == 6;
+}
+
+/* A local peer whose uid is unknown (all such share one entry). */
+static bool uid_unknown(const struct gw_peer_id *p)
+{
+  int64_t uid;
+
+  memcpy(&uid, p->b, sizeof(uid));
+  return p->kind == 'u' && uid < 0;
 }
 
 static unsigned hash(const struct gw_peer_id *p)
@@ -131,44 +141,76 @@ static bool full(unsigned n, unsigned max)
   return max && n >= max;
 }
 
-/* Under mu: may one more stranger of peer e (NULL: it holds nothing) open? */
-static enum gw_refusal admit(struct gw_limits *l, const struct gw_peer_id *p,
-                             const struct entry *e)
+/* Under mu: p's share of strangers (e: its entry, NULL when it has none). */
+static unsigned peer_share(const struct gw_limits *l, const struct gw_peer_id *p,
+                           const struct entry *e)
+{
+  /* a peer with a verified connection open has proved its key: room for
+     a pool of connections opening at once, still bounded */
+  if (e && e->conns > e->strangers && !uid_unknown(p))
+    return l->cfg.strangers_per_peer * 4;
+  return l->cfg.strangers_per_peer;
+}
+
+/* Under mu: the checks of peer p alone (e: its entry or NULL). */
+static enum gw_refusal admit_peer(const struct gw_limits *l,
+                                  const struct gw_peer_id *p,
+                                  const struct entry *e)
 {
   if (e && is_remote(p) && full(e->conns, l->cfg.conns_per_addr))
     return GW_REFUSE_ADDR;
-  if (full(l->strangers, l->cfg.strangers))
-    return GW_REFUSE_STRANGERS;
-  /* a peer with a verified connection open has proved its key */
-  if (e && e->conns == e->strangers &&
-      full(e->strangers, l->cfg.strangers_per_peer))
+  if (e && full(e->strangers, peer_share(l, p, e)))
     return GW_REFUSE_PEER;
   return GW_ADMIT;
+}
+
+/* Under mu: the peer holding the most strangers (NULL: none). */
+static struct entry *largest(struct gw_limits *l)
+{
+  struct entry *big = NULL;
+
+  for (unsigned i = 0; i < BUCKETS; i++)
+    for (struct entry *e = l->tab[i]; e; e = e->next)
+      if (!big || e->strangers > big->strangers)
+        big = e;
+  return big;
 }
 
 enum gw_refusal gw_limits_precheck(struct gw_limits *l,
                                    const struct sockaddr *a)
 {
-  struct gw_peer_id p = gw_peer_id_of(a, -1);
-  enum gw_refusal why;
+  struct gw_peer_id p = gw_peer_id_of(a, false, -1);
+  enum gw_refusal why = GW_ADMIT;
 
+  if (!is_remote(&p) || gw_addr_is_loopback(a))
+    return GW_ADMIT; /* its peer (a uid, or an address) is known later */
   pthread_mutex_lock(&l->mu);
-  if (is_remote(&p))
-    why = admit(l, &p, find(l, &p, false));
-  else /* its peer (a uid) is known once accepted */
-    why = full(l->strangers, l->cfg.strangers) ? GW_REFUSE_STRANGERS : GW_ADMIT;
+  why = admit_peer(l, &p, find(l, &p, false));
   pthread_mutex_unlock(&l->mu);
   return why;
 }
 
-enum gw_refusal gw_limits_open(struct gw_limits *l, const struct gw_peer_id *p)
+enum gw_refusal gw_limits_open(struct gw_limits *l, const struct gw_peer_id *p,
+                               bool *evict, struct gw_peer_id *evicted)
 {
-  struct entry *e;
+  struct entry *e, *big;
   enum gw_refusal why;
 
+  *evict = false;
   pthread_mutex_lock(&l->mu);
   e = find(l, p, false);
-  why = admit(l, p, e);
+  why = admit_peer(l, p, e);
+  if (why == GW_ADMIT && full(l->strangers, l->cfg.strangers)) {
+    /* full: room only for a peer holding fewer than the largest, at the
+       largest's expense */
+    big = largest(l);
+    if (big && big->strangers > (e ? e->strangers + 1 : 1)) {
+      *evict = true;
+      *evicted = big->id;
+    } else {
+      why = GW_REFUSE_STRANGERS;
+    }
+  }
   if (why == GW_ADMIT) {
     e = e ? e : find(l, p, true);
     if (e) {
@@ -177,6 +219,7 @@ enum gw_refusal gw_limits_open(struct gw_limits *l, const struct gw_peer_id *p)
       l->strangers++;
     } else {
       why = GW_REFUSE_STRANGERS; /* no memory for its entry */
+      *evict = false;
     }
   }
   pthread_mutex_unlock(&l->mu);

@@ -1,11 +1,15 @@
 /*
  * gw_limits: what one peer may hold of the gateway at once. A peer is a
- * local user (a loopback client, known by its socket's uid: every local
- * client shares 127.0.0.1) or a remote address. Counted per peer:
+ * local user (a client on this host, known by its socket's uid: every
+ * local client shares 127.0.0.1) or a remote address (IPv6: its /64).
+ * Counted per peer:
  *  - strangers: connections that have not yet carried a verified request.
- *    A peer holding no verified connection may hold at most
- *    strangers_per_peer of them; all peers together at most strangers (the
- *    rest of --max-conns stays for clients that proved their key);
+ *    A peer may hold at most strangers_per_peer of them (four times that
+ *    while it holds a verified connection, unless its uid is unknown); all
+ *    peers together at most strangers, where a newcomer whose peer holds
+ *    fewer than the largest peer is admitted by evicting the largest
+ *    peer's oldest stranger (so that no two peers can fill them and lock
+ *    everyone else out);
  *  - connections of a remote address, verified or not: at most
  *    conns_per_addr (loopback peers are told apart by uid instead);
  *  - bodies streaming through an upstream worker: at most uploads_per_peer
@@ -40,18 +44,21 @@ struct gw_peer_id {
 };
 
 /*
- * The peer of a client at address a: for a loopback address, the local
- * user uid (-1: unknown, one peer for all unknowns), else the address
- * (v4-mapped IPv6 as IPv4).
+ * The peer of a client at address a: for a client on this host (local),
+ * the user uid (-1: unknown, one peer for all unknowns), else the address
+ * (v4-mapped IPv6 as IPv4, IPv6 as its /64).
  */
-struct gw_peer_id gw_peer_id_of(const struct sockaddr *a, int64_t uid);
+struct gw_peer_id gw_peer_id_of(const struct sockaddr *a, bool local,
+                                int64_t uid);
 
 /* Why a connection is refused (0: it is not). */
 enum gw_refusal {
   GW_ADMIT = 0,
   GW_REFUSE_ADDR,      /* its remote address holds conns_per_addr */
-  GW_REFUSE_STRANGERS, /* strangers in all at the limit */
-  GW_REFUSE_PEER,      /* its peer holds strangers_per_peer, none verified */
+  GW_REFUSE_STRANGERS, /* strangers in all at the limit, its peer among
+                          the largest */
+  GW_REFUSE_PEER,      /* its peer holds its share of strangers */
+  GW_REFUSE_GONE,      /* a local client whose socket is already gone */
 };
 
 /* Returns NULL when out of memory. */
@@ -60,18 +67,23 @@ void gw_limits_destroy(struct gw_limits *l);
 
 /*
  * Before a connection from address a is accepted (its peer not yet known):
- * the checks the address alone decides (its connections, strangers in all).
+ * the checks a remote address alone decides (its connections, its
+ * strangers); GW_ADMIT for any other.
  */
 enum gw_refusal gw_limits_precheck(struct gw_limits *l,
                                    const struct sockaddr *a);
 
 /*
  * A connection of peer p opens as a stranger: counted and GW_ADMIT, or
- * refused and not counted. Every admitted connection is closed with
- * gw_limits_close (verified: whether gw_limits_verified was called for it,
- * when its first request was verified).
+ * refused and not counted. *evicted: set when it was admitted over the
+ * strangers in all, to the peer one of whose strangers must go (the
+ * caller shuts it down; it stays counted until it closes). Every admitted
+ * connection is closed with gw_limits_close (verified: whether
+ * gw_limits_verified was called for it, when its first request was
+ * verified).
  */
-enum gw_refusal gw_limits_open(struct gw_limits *l, const struct gw_peer_id *p);
+enum gw_refusal gw_limits_open(struct gw_limits *l, const struct gw_peer_id *p,
+                               bool *evict, struct gw_peer_id *evicted);
 void gw_limits_verified(struct gw_limits *l, const struct gw_peer_id *p);
 void gw_limits_close(struct gw_limits *l, const struct gw_peer_id *p,
                      bool verified);

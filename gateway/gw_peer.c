@@ -107,6 +107,7 @@ static int64_t uid_netlink(const struct ep *src, const struct ep *dst)
   n = recv(fd, u.buf, sizeof(u.buf), 0);
   if (n <= 0)
     goto out;
+  uid = GW_PEER_GONE; /* answered: found below, or no such full socket */
   for (struct nlmsghdr *h = &u.align; NLMSG_OK(h, (size_t)n);
        h = NLMSG_NEXT(h, n)) {
     if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_DONE)
@@ -203,6 +204,16 @@ int64_t gw_peer_uid_proc(const struct sockaddr *local,
   return uid_proc(&src, &dst);
 }
 
+int64_t gw_peer_uid_netlink(const struct sockaddr *local,
+                            const struct sockaddr *remote)
+{
+  struct ep src, dst;
+
+  if (endpoints(local, remote, &src, &dst))
+    return -1;
+  return uid_netlink(&src, &dst);
+}
+
 int64_t gw_peer_uid(const struct sockaddr *local, const struct sockaddr *remote)
 {
   struct ep src, dst;
@@ -211,7 +222,7 @@ int64_t gw_peer_uid(const struct sockaddr *local, const struct sockaddr *remote)
   if (endpoints(local, remote, &src, &dst))
     return -1;
   uid = uid_netlink(&src, &dst);
-  if (uid < 0)
+  if (uid == -1) /* netlink unavailable (not: the socket not found) */
     uid = uid_proc(&src, &dst);
   return uid;
 }

@@ -18,7 +18,8 @@ size_t gw_stats_format(struct gw_stats *s, char *buf, size_t len)
       ROW(slowdowns),       ROW(clients_gone),    ROW(token_expired),
       ROW(upstream_abandoned), ROW(rc_connects),     ROW(rc_connect_refused),
       ROW(rc_disconnects),  ROW(rc_sessions),       ROW(refused_strangers),
-      ROW(refused_peer_strangers), ROW(head_timeouts),
+      ROW(refused_peer_strangers), ROW(head_timeouts), ROW(evicted_strangers),
+      ROW(refused_gone),
   };
 #undef ROW
 

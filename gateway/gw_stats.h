@@ -32,6 +32,10 @@ struct gw_stats {
                                       --max-strangers-per-peer */
   _Atomic uint64_t head_timeouts;  /* connections closed at --auth-timeout
                                       without a verified request */
+  _Atomic uint64_t evicted_strangers; /* ... closed to make room for a
+                                      smaller peer's (strangers in all full) */
+  _Atomic uint64_t refused_gone;   /* local clients whose socket had gone
+                                      when they were looked up */
   _Atomic uint64_t slowdowns;      /* bodies over --max-uploads-per-addr */
   _Atomic uint64_t clients_gone;   /* connections closed by their client
                                       before the answer: request abandoned */

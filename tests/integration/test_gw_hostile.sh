@@ -30,7 +30,7 @@ vdir=$tmp/victims   # token files and victims' logs: nobody writes here
 sgid_dir=''         # the setgid copy's directory (when not under $tmp)
 group_made=''       # a group this test created (groupdel at exit)
 victim_pid='' victim_fd='' vrc='' sgid_bin='' sgid_group=''
-addr_made='' extra_pids=() extra_ep='' extra_pid='' fake_pid=''
+ns_made='' extra_pids=() extra_ep='' extra_pid='' fake_pid=''
 
 # victim_start NAME CMD...: run CMD... FILE (a victim; CMD a program, so
 # that $! is the victim), its stdin a fifo we hold, until it has written
@@ -82,7 +82,7 @@ cleanup() {
   gw_log_on_failure "$rc" 80
   gw_stop
   for p in "${extra_pids[@]}" $fake_pid; do kill -KILL "$p" 2>/dev/null; done
-  [ -z "$addr_made" ] || ip addr del "$addr_made/32" dev lo
+  [ -z "$ns_made" ] || ip netns del "$ns_made"
   hostile rb >/dev/null
   [ -z "$group_made" ] || groupdel "$group_made"
   [ -z "$sgid_dir" ] || rm -rf "$sgid_dir"
@@ -342,23 +342,31 @@ kill "$fake_pid"
 wait "$fake_pid" 2>/dev/null || true
 fake_pid=''
 
-# Connections per address, for a non-loopback address (loopback peers are
-# exempt): an address of our own on lo, removed at exit.
-extra_addr=10.213.$((RANDOM % 250)).$((RANDOM % 250 + 1))
-if ip addr add "$extra_addr/32" dev lo 2>/dev/null; then
-  addr_made=$extra_addr
-  if gw_extra conns "$extra_addr" "$S3R_ENDPOINT" --max-conns-per-addr 3; then
+# Connections per address, for a remote address: a client on this host is
+# its user, whatever address it connects from, so the client runs in a
+# network namespace of its own, behind a veth pair (removed at exit).
+net=10.213.$((RANDOM % 250))
+ns=s3r-hostile-$$
+if ip netns add "$ns" 2>/dev/null; then
+  ns_made=$ns
+  ip link add "s3rh$$a" type veth peer name "s3rh$$b" netns "$ns" &&
+    ip addr add "$net.1/30" dev "s3rh$$a" && ip link set "s3rh$$a" up &&
+    ip -n "$ns" addr add "$net.2/30" dev "s3rh$$b" &&
+    ip -n "$ns" link set "s3rh$$b" up && ip -n "$ns" link set lo up
+fi
+if [ -n "$ns_made" ] && ip -n "$ns" addr show dev "s3rh$$b" | grep -q "$net.2"; then
+  if gw_extra conns "$net.1" "$S3R_ENDPOINT" --max-conns-per-addr 3; then
     check "connections past --max-conns-per-addr: closed at once" \
-      env S3R_GW_ENDPOINT="$extra_ep" HOSTILE_BUCKET="$bucket" timeout 60 \
-      python3 "$here/gw_hostile.py" conns-limit 3
+      ip netns exec "$ns" env S3R_GW_ENDPOINT="$extra_ep" HOSTILE_BUCKET="$bucket" \
+      timeout 60 python3 "$here/gw_hostile.py" conns-limit 3
   else
-    check "a gateway on $extra_addr started" false
+    check "a gateway on $net.1 started" false
   fi
 else
-  echo "# cannot add an address to lo: the per-address connection limit is not tested"
+  echo "# cannot make a network namespace: the per-address connection limit is not tested"
 fi
 check "the extra gateways stop cleanly" extra_stop
-if [ -n "$addr_made" ]; then # (its stats, printed at exit)
+if [ -n "$ns_made" ]; then # (its stats, printed at exit)
   check "  ... refused connections counted" grep -q 'refused_conns [1-9]' "$tmp/conns.log"
 fi
 check "gateway stops cleanly" gw_stop

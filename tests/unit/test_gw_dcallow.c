@@ -88,6 +88,8 @@ static void test_peer(void **state)
     assert_int_equal(check(x, "10.1.2.3", "10.1.2.4", 0), -EACCES);
     assert_int_equal(check(x, "10.1.2.3", "192.0.2.1", 0), -EACCES);
     assert_int_equal(check(x, "10.1.2.3", NULL, 5), -EACCES); /* no GID */
+    /* InfiniBand: the LID routes the RDMA whatever the GID says */
+    assert_int_equal(check(x, "10.1.2.3", "10.1.2.3", 5), -EACCES);
     assert_int_equal(check(x, "::ffff:10.1.2.3", "10.1.2.3", 0), 0);
     assert_int_equal(check(x, "2001:db8::5", "2001:db8::5", 0), 0);
     assert_int_equal(check(x, "2001:db8::5", "2001:db8::6", 0), -EACCES);
@@ -118,8 +120,10 @@ static void test_list(void **state)
   assert_int_equal(check(a, "198.51.100.1", NULL, 0x21), -EACCES);
   assert_int_equal(check(a, "198.51.100.1", NULL, 7), 0);
   assert_int_equal(check(a, "198.51.100.1", NULL, 8), -EACCES);
-  /* a LID entry does not admit a GID target with that LID */
+  /* every address the token gives must be listed: its GID and its LID */
   assert_int_equal(check(a, "198.51.100.1", "192.0.2.200", 7), -EACCES);
+  assert_int_equal(check(a, "198.51.100.1", "10.0.0.5", 99), -EACCES);
+  assert_int_equal(check(a, "198.51.100.1", "10.0.0.5", 7), 0);
   /* the client's own address counts for nothing under a list */
   assert_int_equal(check(a, "203.0.113.5", "203.0.113.5", 0), -EACCES);
   gw_dcallow_free(a);
@@ -160,6 +164,12 @@ static void test_bad(void **state)
       {"10.0.0.0/", "''"},
       {"fd00::/129", "'129'"},
       {"10.0.0.0/-1", "'-1'"},
+      {"10.0.0.0/-0", "'-0'"},
+      {"10.0.0.0/+8", "'+8'"},
+      {"10.0.0.0/ 8", "' 8'"},
+      {"10.0.0.0/0x8", "'0x8'"},
+      {"lid: 5", "'lid: 5'"},
+      {"lid:+5", "'lid:+5'"},
       {"lid:0", "'lid:0'"},
       {"lid:5-3", "'lid:5'"},
       {"lid:0x10000", "'lid:0x10000'"},
