@@ -107,6 +107,7 @@ struct cfg_cache {
   unsigned attr_ttl_ms;
   unsigned dir_ttl_ms;
   unsigned negative_ttl_ms;
+  unsigned burst_ttl_ms;
   bool kernel_cache;          /* keep kernel pages while the ETag holds */
 };
 

@@ -589,7 +589,7 @@ static int read_cached(struct fsx_mount *m, struct fsx_fh *fh, char *dst,
     }
     fsx_read_done(m, ctx);
     if (rc)
-      return rc;
+      return rc == -ESTALE ? -EIO : rc;
     *done += got;
     if (got < piece)
       break; /* the end of the file */
@@ -658,6 +658,13 @@ static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
 static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
                    unsigned long long start, struct s3rdmafs_ioc_read *a)
 {
+  /* opened without asking (fsx_op_open): the direct paths do not retry a
+     GET that finds the object changed, so ask before the first of them */
+  if (fh0->in && atomic_exchange(&fh0->unverified, false)) {
+    int vrc = fsx_fh_reverify(m, fh0);
+    if (vrc)
+      return vrc;
+  }
   struct fsx_dreg *d;
   struct fsx_wb *wb = NULL;
   struct fsx_fh *fh;

@@ -153,6 +153,7 @@ static struct fsx_dirsnap *snap_private(struct fsx_dirsnap *s, size_t extra)
   c = fsx_dirsnap_new();
   if (!c || reserve(c, s->n + extra))
     goto fail;
+  c->names_only = s->names_only;
   for (; c->n < s->n; c->n++) {
     c->ents[c->n] = s->ents[c->n];
     if (!(c->ents[c->n].name = strdup(s->ents[c->n].name)))

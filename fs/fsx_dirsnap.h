@@ -29,6 +29,10 @@ struct fsx_dirsnap {
   size_t n;
   struct fsx_dirent *ents;    /* sorted by name once sealed */
   size_t cap;                 /* while building */
+  bool names_only;            /* a cold lookup's first page (fsx_ns): what
+                                 is there, but a file's attributes are
+                                 still asked of the server (its s3fs
+                                 metadata), as before any listing */
   /* a side table (fsx_ahead: metadata asked for ahead of lookups), made
      once, freed with the snapshot, dropped when an entry is put or
      removed in place (the indices move) */

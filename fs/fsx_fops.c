@@ -79,6 +79,39 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
 /* Attempts at an open whose HEAD keeps being overtaken by our own uploads. */
 #define OPEN_TRIES 4
 
+/*
+ * An open for reading on attributes known without asking (a listing or a
+ * lookup within cache.attr_ttl, fsx_inode_open_known): no HEAD, the first
+ * GET's If-Match checks them (fsx_op_read). True when answered.
+ */
+static bool open_known(fuse_req_t req, struct fsx_inode *in,
+                       struct fuse_file_info *fi)
+{
+  struct fsx_mount *m = M(req);
+  struct fsx_kernel_seen seen = {0};
+  struct fsx_attr a;
+  struct fsx_fh *fh;
+  bool drop = false;
+
+  if (!fsx_inode_open_known(m->tab, in, m->o.attr_ttl_ms, &a) ||
+      fsx_inode_kernel_open(m->tab, in, a.etag, fsx_inode_commits(m->tab, in),
+                            m->o.kernel_cache, &seen, &drop))
+    return false;
+  fh = fsx_fh_create(m, in, &a);
+  if (!fh) {
+    fsx_reply_err(req, ENOMEM);
+    return true;
+  }
+  atomic_store(&fh->unverified, true);
+  atomic_fetch_add(&m->st.opens_known, 1);
+  fh->readable = true;
+  fi->fh = (uintptr_t)fh;
+  fi->keep_cache = !drop; /* (the kernel held none of its pages) */
+  if (fuse_reply_open(req, fi))
+    fsx_fh_destroy(m, fh);
+  return true;
+}
+
 void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   struct fsx_mount *m = M(req);
@@ -106,6 +139,10 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   in = fsx_inode_get(m->tab, ino);
   if (!in) {
     fsx_reply_err(req, ENOENT);
+    return;
+  }
+  if (!writing && open_known(req, in, fi)) {
+    fsx_inode_put(m->tab, in);
     return;
   }
   for (int tries = 0; rc == -EAGAIN && tries < OPEN_TRIES; tries++) {
@@ -198,7 +235,7 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
   struct fsx_wb *wb;
   struct fsx_mount *m = M(req);
-  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
+  struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh, *orig;
   struct fsx_read_ctx *ctx = NULL;
   struct iovec *iov;
   int niov, rc;
@@ -215,8 +252,23 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     fsx_wb_put(m, wb);
     return;
   }
-  fh = fsx_fh_latest(m, fh); /* held: the reply below uses it */
+  orig = fh;
+  fh = fsx_fh_latest(m, orig); /* held: the reply below uses it */
   rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
+  if (rc == -ESTALE && atomic_exchange(&orig->unverified, false) &&
+      !(rc = fsx_fh_reverify(m, orig))) {
+    /* the object changed between its listing and this open: read the
+       new one, as an open that had asked would have */
+    fsx_read_done(m, ctx);
+    ctx = NULL;
+    fsx_fh_destroy(m, fh);
+    fh = fsx_fh_latest(m, orig);
+    rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
+  }
+  if (rc == -ESTALE) /* changed while this handle read it */
+    rc = -EIO;
+  if (!rc)
+    atomic_store(&orig->unverified, false);
   if (rc) {
     atomic_fetch_add(&m->st.errors, 1);
     fsx_reply_err(req, -rc);

@@ -29,6 +29,7 @@ struct fsx_opts {
   uint64_t attr_ttl_ms;
   uint64_t dir_ttl_ms;
   uint64_t neg_ttl_ms;
+  uint64_t burst_ttl_ms;      /* cache.burst_ttl (fsx_ns_lookup) */
   bool kernel_cache;          /* keep the kernel's cache while ETag holds */
   uid_t uid;
   gid_t gid;
@@ -58,6 +59,9 @@ struct fsx_stats {
   _Atomic uint64_t lookups, getattrs, readdirs, opens, reads, read_bytes;
   _Atomic uint64_t lists, heads, gets, get_bytes;
   _Atomic uint64_t heads_ahead; /* lookups answered by fsx_ahead */
+  _Atomic uint64_t opens_known; /* opens on known attributes: no HEAD */
+  _Atomic uint64_t opens_reverified; /* ... whose first GET found the
+                                   object changed: asked then */
   _Atomic uint64_t bytes_from_cache, bytes_direct;
   _Atomic uint64_t readahead_chunks, readahead_resets;
   _Atomic uint64_t dense_blocks, dense_exact; /* random misses: fetched a

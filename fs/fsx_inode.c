@@ -470,11 +470,69 @@ struct fsx_dirsnap *fsx_dir_get_snap(struct fsx_table *t,
   return s;
 }
 
+bool fsx_dir_making(struct fsx_table *t, struct fsx_inode *dir,
+                    uint64_t within_ms)
+{
+  bool yes;
+
+  pthread_mutex_lock(&t->lock);
+  yes = dir->made_ms && clock_mono_ms() - dir->made_ms < within_ms;
+  pthread_mutex_unlock(&t->lock);
+  return yes;
+}
+
+uint64_t fsx_dir_changes(struct fsx_table *t, struct fsx_inode *dir)
+{
+  uint64_t n;
+
+  pthread_mutex_lock(&t->lock);
+  n = dir->ns_changes;
+  pthread_mutex_unlock(&t->lock);
+  return n;
+}
+
+bool fsx_dir_set_snap_since(struct fsx_table *t, struct fsx_inode *dir,
+                            struct fsx_dirsnap *s, uint64_t ttl_ms,
+                            uint64_t changes)
+{
+  bool ok;
+
+  pthread_mutex_lock(&t->lock);
+  ok = dir->ns_changes == changes;
+  if (ok) {
+    fsx_dirsnap_hold(s);
+    fsx_dirsnap_put(dir->snap);
+    dir->snap = s;
+    dir->snap_expire_ms = clock_mono_ms() + ttl_ms;
+  }
+  pthread_mutex_unlock(&t->lock);
+  return ok;
+}
+
+bool fsx_dir_is_big(struct fsx_table *t, struct fsx_inode *dir)
+{
+  bool big;
+
+  pthread_mutex_lock(&t->lock);
+  big = clock_mono_ms() < dir->big_until_ms;
+  pthread_mutex_unlock(&t->lock);
+  return big;
+}
+
+void fsx_dir_set_big(struct fsx_table *t, struct fsx_inode *dir,
+                     uint64_t ttl_ms)
+{
+  pthread_mutex_lock(&t->lock);
+  dir->big_until_ms = clock_mono_ms() + ttl_ms;
+  pthread_mutex_unlock(&t->lock);
+}
+
 void fsx_dir_invalidate(struct fsx_table *t, struct fsx_inode *dir)
 {
   pthread_mutex_lock(&t->lock);
   fsx_dirsnap_put(dir->snap);
   dir->snap = NULL;
+  dir->ns_changes++;
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -484,6 +542,7 @@ void fsx_dir_snap_put_entry(struct fsx_table *t, struct fsx_inode *dir,
   pthread_mutex_lock(&t->lock);
   if (dir->snap) /* NULL when it cannot be kept right */
     dir->snap = fsx_dirsnap_with(dir->snap, name, a);
+  dir->ns_changes++;
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -493,6 +552,7 @@ void fsx_dir_snap_remove(struct fsx_table *t, struct fsx_inode *dir,
   pthread_mutex_lock(&t->lock);
   if (dir->snap)
     dir->snap = fsx_dirsnap_without(dir->snap, name);
+  dir->ns_changes++;
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -504,5 +564,9 @@ void fsx_inode_note_entry(struct fsx_table *t, struct fsx_inode *in)
   dir = in->name ? fsx_tab_find_ino(t, in->parent) : NULL;
   if (dir && dir->snap)
     dir->snap = fsx_dirsnap_with(dir->snap, in->name, &in->attr);
+  if (dir) {
+    dir->ns_changes++;
+    dir->made_ms = clock_mono_ms();
+  }
   pthread_mutex_unlock(&t->lock);
 }

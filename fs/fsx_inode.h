@@ -132,6 +132,18 @@ uint64_t fsx_inode_commits(struct fsx_table *t, struct fsx_inode *in);
 int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
                           const char *etag, uint64_t commits, bool keep,
                           struct fsx_kernel_seen *seen, bool *drop);
+/*
+ * May an open for reading go without asking the server? True, with *a,
+ * when in is a file whose attributes (an ETag among them) a listing or a
+ * HEAD gave less than ttl_ms ago, it has no write-back state, and the
+ * kernel holds no pages of it from an earlier open (so none of another
+ * object can be served). The handle's first GET then checks the ETag.
+ */
+bool fsx_inode_open_known(struct fsx_table *t, struct fsx_inode *in,
+                          uint64_t ttl_ms, struct fsx_attr *a);
+/* What the kernel's pages hold is not known any more: the next open that
+   is not a write drops them. */
+void fsx_inode_kernel_doubt(struct fsx_table *t, struct fsx_inode *in);
 /* The kernel is about to be handed bytes of object gen read after commits
    (fsx_kstore): true, with *epoch for fsx_inode_kernel_stored and *size
    the object's size (nothing past it may be stored), when the kernel's
@@ -232,6 +244,25 @@ void fsx_dir_set_snap(struct fsx_table *t, struct fsx_inode *dir,
 struct fsx_dirsnap *fsx_dir_get_snap(struct fsx_table *t,
                                      struct fsx_inode *dir, bool fresh_only);
 void fsx_dir_invalidate(struct fsx_table *t, struct fsx_inode *dir);
+/* Has this mount made a name in dir (fsx_inode_note_entry) within_ms
+   ago or less? */
+bool fsx_dir_making(struct fsx_table *t, struct fsx_inode *dir,
+                    uint64_t within_ms);
+/*
+ * A listing that began when fsx_dir_changes said changes: installed as
+ * dir's snapshot (as fsx_dir_set_snap) only if this mount has changed no
+ * name in dir since (a name it created meanwhile would be missing); false
+ * when not installed.
+ */
+uint64_t fsx_dir_changes(struct fsx_table *t, struct fsx_inode *dir);
+bool fsx_dir_set_snap_since(struct fsx_table *t, struct fsx_inode *dir,
+                            struct fsx_dirsnap *s, uint64_t ttl_ms,
+                            uint64_t changes);
+/* Is dir's listing known to be longer than one page (fsx_dir_set_big, for
+   ttl_ms)? Cold lookups in it then ask for the name only. */
+bool fsx_dir_is_big(struct fsx_table *t, struct fsx_inode *dir);
+void fsx_dir_set_big(struct fsx_table *t, struct fsx_inode *dir,
+                     uint64_t ttl_ms);
 /*
  * Our own change to a listed directory: put (or replace) name with a, or
  * remove it, in dir's snapshot if it has one, so lookups answered from it

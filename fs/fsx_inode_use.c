@@ -49,6 +49,28 @@ int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
   return 0;
 }
 
+bool fsx_inode_open_known(struct fsx_table *t, struct fsx_inode *in,
+                          uint64_t ttl_ms, struct fsx_attr *a)
+{
+  bool ok;
+
+  pthread_mutex_lock(&t->lock);
+  ok = !in->wb && in->attr.kind == FSX_FILE && in->attr.etag[0] &&
+       !in->kernel_etag[0] && !in->kernel_unsure &&
+       clock_mono_ms() - in->attr.as_of_ms < ttl_ms;
+  if (ok)
+    *a = in->attr;
+  pthread_mutex_unlock(&t->lock);
+  return ok;
+}
+
+void fsx_inode_kernel_doubt(struct fsx_table *t, struct fsx_inode *in)
+{
+  pthread_mutex_lock(&t->lock);
+  in->kernel_unsure = true;
+  pthread_mutex_unlock(&t->lock);
+}
+
 bool fsx_inode_kernel_store(struct fsx_table *t, struct fsx_inode *in,
                             uint64_t gen, uint64_t commits, uint64_t *epoch,
                             uint64_t *size)

@@ -2,7 +2,8 @@
  * fsx_ns: the namespace. Directories are ListObjectsV2 with the '/'
  * delimiter (every page), implicit directories come from common prefixes,
  * attributes come from the listing: no HEAD per entry. A name not in a fresh
- * listing is resolved with one HEAD and one LIST issued together.
+ * listing is resolved in one round of requests issued together (see
+ * fsx_ns_lookup).
  * Keys FUSE cannot show ("a//b", ".", "..", names over 255 bytes, a file and
  * a directory of the same name) are skipped and logged once each.
  */
@@ -157,7 +158,9 @@ int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
                     struct fsx_dirsnap **out)
 {
   const char *dkey = fsx_inode_key(m->tab, dir);
-  struct s3_list_params p = {.prefix = dkey, .delimiter = "/"};
+  /* after the directory's own marker: 1000 names fill one page */
+  struct s3_list_params p = {.prefix = dkey, .delimiter = "/",
+                             .start_after = dkey};
   struct fsx_dirsnap *b = fsx_dirsnap_new();
   struct s3_list_result res;
   struct dup_ctx dc = {m, dkey};
@@ -329,17 +332,87 @@ int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
   return 0;
 }
 
+/* HEAD dir's child name as a file. */
+static int head_child(struct fsx_mount *m, struct fsx_inode *dir,
+                              const char *name, struct fsx_attr *a)
+{
+  char *key = fsx_inode_key_of(m->tab, dir, name, FSX_FILE);
+  int rc = key ? fsx_ns_head_key(m, fsx_inode_bucket(dir), key, a) : -ENOMEM;
+
+  free(key);
+  return rc;
+}
+
+/*
+ * How long a cold lookup's page answers (cache.burst_ttl, 1 s): long
+ * enough for a burst of lookups or creates in one directory to list it
+ * once, never past cache.negative_ttl or cache.dir_ttl. Its absent names
+ * are trusted only while this mount makes names in the directory: anyone
+ * else's lookup of a name another client just made still asks.
+ */
+static uint64_t page_ttl(const struct fsx_mount *m)
+{
+  uint64_t t = m->o.burst_ttl_ms;
+
+  t = m->o.neg_ttl_ms < t ? m->o.neg_ttl_ms : t;
+  return m->o.dir_ttl_ms < t ? m->o.dir_ttl_ms : t;
+}
+
+/*
+ * A directory's first listing page, complete (not truncated), as its
+ * snapshot from t0 on for page_ttl (names only: lookups of its
+ * files still HEAD them for their metadata; absent names and directories
+ * are answered); a longer one marks the directory big instead.
+ */
+static void keep_page(struct fsx_mount *m, struct fsx_inode *dir,
+                      const struct s3_list_result *res, uint64_t t0,
+                      uint64_t changes)
+{
+  const char *dkey = fsx_inode_key(m->tab, dir);
+  struct dup_ctx dc = {m, dkey};
+  struct fsx_dirsnap *b;
+
+  if (res->truncated) {
+    fsx_dir_set_big(m->tab, dir, m->o.dir_ttl_ms);
+    return;
+  }
+  b = fsx_dirsnap_new();
+  if (!b)
+    return;
+  b->names_only = true;
+  if (!add_page(m, b, dir, dkey, res)) {
+    fsx_dirsnap_seal(b, t0, dup_name, &dc);
+    fsx_dir_set_snap_since(m->tab, dir, b, page_ttl(m), changes);
+  }
+  fsx_dirsnap_put(b);
+}
+
+/*
+ * A cold lookup's one round, all at once: HEAD the name as a file, HEAD
+ * its directory marker, LIST one key below it (after the marker), and,
+ * unless the directory is known to be big or was just paged, LIST the
+ * directory's first page: when that is all of it, it answers for a moment
+ * (page_ttl) the lookups after this one: directories and absent names
+ * while this mount makes names there (a burst of creates), files with a
+ * HEAD for their metadata. A directory (marker or keys below) wins over a
+ * file of the same name.
+ */
 int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
                   struct fsx_attr *a)
 {
   struct s3_list_params p = {.delimiter = "/", .max_keys = 1};
+  struct s3_list_params dp = {.prefix = fsx_inode_key(m->tab, dir),
+                              .delimiter = "/",
+                              .start_after = fsx_inode_key(m->tab, dir)};
   const struct fsx_dirent *e;
-  struct s3_list_result lres;
-  struct s3_object_meta mt;
+  struct s3_list_result lres, dres;
+  struct s3_object_meta mt, dmt;
   struct fsx_dirsnap *s;
-  struct s3_req *head = NULL, *list = NULL;
+  struct s3_req *head = NULL, *dhead = NULL, *list = NULL, *dlist = NULL;
   char *key = NULL, *dkey = NULL;
-  int rc, hrc, lrc;
+  uint64_t t0 = clock_mono_ms(), changes = fsx_dir_changes(m->tab, dir);
+  bool names_only, paged = false;
+  int rc, hrc, drc, lrc;
 
   if (strlen(name) > 255)
     return -ENAMETOOLONG;
@@ -357,8 +430,18 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     e = fsx_dirsnap_find(s, name);
     if (e)
       *a = e->attr;
+    names_only = s->names_only;
     fsx_dirsnap_put(s);
-    return e ? 0 : -ENOENT;
+    if (e && (!names_only || a->kind != FSX_FILE))
+      return 0;
+    if (e) /* a file a cold lookup's page showed: its metadata, one HEAD */
+      return head_child(m, dir, name, a);
+    /* absent: so says a listing, or a cold lookup's page while this mount
+       makes names here (creates in a row: the lookups before them); else
+       another client may have made it since the page: ask */
+    if (!names_only || fsx_dir_making(m->tab, dir, page_ttl(m)))
+      return -ENOENT;
+    paged = true;
   }
 
   key = fsx_inode_key_of(m->tab, dir, name, FSX_FILE);
@@ -368,45 +451,65 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     goto out;
   }
   p.prefix = dkey;
+  p.start_after = dkey; /* keys below it: the marker is HEADed */
   head = s3_req_create(m->s3, "HEAD", fsx_inode_bucket(dir), key);
+  dhead = s3_req_create(m->s3, "HEAD", fsx_inode_bucket(dir), dkey);
   list = s3_list_objects_req(m->s3, fsx_inode_bucket(dir), &p, &lres);
-  if (!head || !list) {
+  if (!paged && page_ttl(m) && !fsx_dir_is_big(m->tab, dir))
+    dlist = s3_list_objects_req(m->s3, fsx_inode_bucket(dir), &dp, &dres);
+  if (!head || !dhead || !list) {
     rc = -ENOMEM;
     goto out;
   }
-  atomic_fetch_add(&m->st.heads, 1);
-  atomic_fetch_add(&m->st.lists, 1);
+  atomic_fetch_add(&m->st.heads, 2);
+  atomic_fetch_add(&m->st.lists, dlist ? 2 : 1);
   s3_req_submit(head, NULL, NULL);
+  s3_req_submit(dhead, NULL, NULL);
   s3_req_submit(list, NULL, NULL);
+  if (dlist)
+    s3_req_submit(dlist, NULL, NULL);
   s3_req_wait(head);
+  s3_req_wait(dhead);
   lrc = s3_req_wait(list);
+  if (dlist) {
+    if (!s3_req_wait(dlist))
+      keep_page(m, dir, &dres, t0, changes);
+    s3_list_result_cleanup(&dres);
+  }
   hrc = s3_head_object_result(head, &mt);
-  if (!lrc && (lres.n_objects || lres.n_prefixes)) {
+  drc = s3_head_object_result(dhead, &dmt);
+  if (!drc || (!lrc && (lres.n_objects || lres.n_prefixes))) {
     /* a directory wins over a file of the same name */
     if (!hrc)
       skip_once(m, key, both_names);
-    if (lres.n_objects && !strcmp(lres.objects[0].key, dkey)) {
-      rc = fsx_ns_head_dir(m, fsx_inode_bucket(dir), dkey, a); /* its marker */
-    } else {
-      memset(a, 0, sizeof(*a));
-      a->kind = FSX_DIR;
-      a->from_head = true; /* implicit: nothing more to ask */
-      a->as_of_ms = clock_mono_ms();
-      rc = 0;
+    memset(a, 0, sizeof(*a));
+    a->kind = FSX_DIR;
+    a->from_head = true; /* its marker asked (absent: implicit) */
+    a->as_of_ms = clock_mono_ms();
+    if (!drc) {
+      struct fsx_attr x;
+      attr_from_meta(&dmt, &x);
+      dir_meta_from(&x, a);
     }
+    rc = 0;
   } else if (!hrc) {
     attr_from_meta(&mt, a);
     rc = 0;
   } else {
-    /* no object: a failed LIST (say EACCES) explains more than ENOENT */
-    rc = hrc == -ENOENT && lrc ? lrc : hrc;
+    /* no object: a failed LIST or marker HEAD (say EACCES) explains more
+       than ENOENT */
+    rc = hrc != -ENOENT ? hrc : drc != -ENOENT ? drc : lrc ? lrc : -ENOENT;
   }
   if (!hrc)
     s3_object_meta_cleanup(&mt);
+  if (!drc)
+    s3_object_meta_cleanup(&dmt);
   s3_list_result_cleanup(&lres);
 out:
   s3_req_destroy(head);
+  s3_req_destroy(dhead);
   s3_req_destroy(list);
+  s3_req_destroy(dlist);
   free(key);
   free(dkey);
   return rc;

@@ -6,6 +6,7 @@
 
 #include "common/slog.h"
 #include "fs/fsx_bufs.h"
+#include "fs/fsx_fuse.h"
 #include "fs/fsx_kstore.h"
 #include "fs/fsx_rdma.h"
 #include "fs/fsx_read.h"
@@ -165,6 +166,35 @@ out:
   return cur;
 }
 
+/*
+ * A handle opened without asking found its object changed (412): ask now
+ * (what the open skipped), so that fsx_fh_latest moves it to the new
+ * object; the kernel's pages, none of which this handle gave it, are left
+ * unsure. The kernel's size of the file (the listing's) is dropped when
+ * the object grew, so that reads past it ask getattr; one that shrank is
+ * corrected by the short read itself (which a dropped size would stop:
+ * the kernel then keeps its old size and reads zeros up to it).
+ */
+int fsx_fh_reverify(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  struct fsx_inode *in = fh->in;
+  struct fsx_attr a;
+  int rc = fsx_ns_head(m, in, &a);
+
+  if (rc)
+    return rc;
+  if (fsx_etag_gen(a.etag) == fh->gen)
+    return 0; /* the object it was opened on */
+  atomic_fetch_add(&m->st.opens_reverified, 1);
+  fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  fsx_inode_kernel_doubt(m->tab, in);
+  fsx_cache_invalidate(m->cache, fsx_inode_ino(in));
+  if (m->se && a.size > fh->size) /* attributes only (offset -1): no page
+                                 locks, safe within a read */
+    fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(in), -1, 0);
+  return 0;
+}
+
 static size_t chunk_len(const struct fsx_fh *fh, size_t cs, uint64_t idx)
 {
   uint64_t start = idx * cs;
@@ -180,9 +210,12 @@ static void fetch_done(struct s3_req *r, void *arg)
   struct fsx_mount *m = f->m;
   size_t got = 0, pos = 0;
   int rc = s3_get_object_result(r, &got);
+  /* a handle opened without asking meets a changed object: expected, the
+     read asks and goes on (fsx_op_read) */
+  bool expected = rc == -ESTALE && atomic_load(&f->fh->unverified);
   bool held;
 
-  if (rc == -ESTALE)
+  if (rc == -ESTALE && !expected)
     log_warn("%s: the object changed while being read",
              fsx_inode_key(m->tab, f->fh->in));
   atomic_fetch_add(&m->st.get_bytes, got);
@@ -201,7 +234,7 @@ static void fetch_done(struct s3_req *r, void *arg)
   held = fsx_rdma_hold_chunks(m, r, f->chunks, f->n);
   for (int i = 0; i < f->n && !held; i++)
     fsx_cache_put(m->cache, f->chunks[i]);
-  if (rc)
+  if (rc && !expected)
     atomic_fetch_add(&m->st.errors, 1);
   atomic_fetch_sub(&f->fh->inflight, 1);
   atomic_fetch_sub(&m->read_gets, 1);
@@ -350,11 +383,11 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     rc = s3_get_object_result(r, &got);
   s3_req_destroy(r);
   ctx->tmp_kept = retired; /* still readable, never freed */
-  if (rc == -ESTALE)
+  if (rc == -ESTALE && !atomic_load(&fh->unverified))
     log_warn("%s: the object changed while being read",
              fsx_inode_key(m->tab, fh->in));
   if (rc)
-    return rc == -ESTALE ? -EIO : rc;
+    return rc; /* -ESTALE: the object changed (the caller decides) */
   if (got < len)
     return -EIO; /* shorter than the object we opened: not an EOF */
   atomic_fetch_add(&m->st.get_bytes, got);
@@ -544,7 +577,7 @@ int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
     size_t valid, from, to;
     int wrc = fsx_chunk_wait(m->cache, ctx->chunks[i], &valid);
     if (wrc)
-      return wrc == -ESTALE ? -EIO : wrc;
+      return wrc; /* -ESTALE: the object changed (the caller decides) */
     from = i == 0 ? (size_t)(off % cs) : 0;
     to = i == n - 1 ? (size_t)((off + len - 1) % cs) + 1 : cs;
     if (valid < to)

@@ -57,6 +57,10 @@ struct fsx_fh {
   bool writer;                /* opened for writing: close uploads */
   bool append;                /* O_APPEND: every write at the end */
   bool readable;              /* not opened O_WRONLY (fsx_direct reads) */
+  _Atomic bool unverified;    /* opened on attributes a listing or lookup
+                                 gave, without asking the server: the
+                                 first read that finds the object changed
+                                 asks, and goes on with the new one */
   char *special;              /* the stats file's text, else NULL */
   size_t special_len;
   struct fsx_dreg *dregs;     /* lock: registered buffers (fsx_direct) */
@@ -110,9 +114,17 @@ uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
 /*
  * Read up to len bytes at off. On success *iov / *niov describe the bytes
  * (pointing into cache chunks or into *tmp), and *ctx must be handed to
- * fsx_read_done after the reply has been sent.
+ * fsx_read_done after the reply has been sent (on failure too). -ESTALE:
+ * the object is no longer the handle's (If-Match failed).
  */
 struct fsx_read_ctx;
+/*
+ * fh was opened without asking the server (fh->unverified, cleared by the
+ * caller) and its object may have changed since: ask now, and when it did,
+ * take the new object's attributes (fsx_fh_latest then gives the handle
+ * reads go to). 0, or the HEAD's error.
+ */
+int fsx_fh_reverify(struct fsx_mount *m, struct fsx_fh *fh);
 int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
              size_t len, struct iovec **iov, int *niov,
              struct fsx_read_ctx **ctx);

@@ -199,6 +199,10 @@ void fsx_op_opendir(fuse_req_t req, fuse_ino_t ino,
     goto out;
   }
   s = fsx_dir_get_snap(m->tab, in, true);
+  if (s && s->names_only) { /* a cold lookup's: a listing of its own */
+    fsx_dirsnap_put(s);
+    s = NULL;
+  }
   if (!s) {
     rc = -fsx_ns_load_dir(m, in, &s);
     if (rc)

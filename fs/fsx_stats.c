@@ -37,6 +37,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"fs.getattrs", m->st.getattrs},
       {"fs.readdirs", m->st.readdirs},
       {"fs.opens", m->st.opens},
+      {"fs.opens_known", m->st.opens_known},
+      {"fs.opens_reverified", m->st.opens_reverified},
       {"fs.releases", m->st.releases},
       {"fs.reads", m->st.reads},
       {"fs.read_bytes", m->st.read_bytes},

@@ -142,11 +142,24 @@ void fsx_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
   }
 }
 
+/*
+ * close(2) of a descriptor: the file's bytes are on the server when it
+ * returns, but for a new file nothing was written to yet: that close is
+ * most often a shell's (open, dup2, close, then the writes through the
+ * duplicate), and storing the empty file then would cost a PUT and make
+ * the real one a replacement (a HEAD more). Its release stores it (an
+ * empty file closed for good is on the server a moment after close).
+ */
 void fsx_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
 
-  fsx_reply_err(req, fh->writer ? -fsx_wb_commit(M(req), fh->wb) : 0);
+  (void)ino;
+  if (!fh->writer || fsx_wb_new_untouched(fh->wb)) {
+    fsx_reply_err(req, 0);
+    return;
+  }
+  fsx_reply_err(req, -fsx_wb_commit(M(req), fh->wb));
 }
 
 void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,

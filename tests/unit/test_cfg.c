@@ -908,7 +908,8 @@ static const char full_file[] =
     "      \"max_backoff_ms\": \"10s\", \"budget_ms\": 60000}},\n"
     "  \"cache\": {\"size\": \"4G\", \"chunk_size\": \"4M\", \"mlock\": false,\n"
     "    \"dir\": \"/srv/s3r\", \"attr_ttl\": 5, \"dir_ttl\": \"2m\",\n"
-    "    \"negative_ttl\": \"500ms\", \"kernel_cache\": false},\n"
+    "    \"negative_ttl\": \"500ms\", \"burst_ttl\": \"250ms\",\n"
+    "    \"kernel_cache\": false},\n"
     "  \"read\": {\"readahead_min\": \"2M\", \"readahead_max\": \"128M\",\n"
     "    \"max_inflight_per_file\": 32, \"max_read\": \"128K\",\n"
     "    \"dense_block\": \"4M\", \"idle_fetch\": \"512M\"},\n"
@@ -977,6 +978,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.cache.attr_ttl_ms, 5000);
   assert_int_equal(c.cache.dir_ttl_ms, 120000);
   assert_int_equal(c.cache.negative_ttl_ms, 500);
+  assert_int_equal(c.cache.burst_ttl_ms, 250);
   assert_false(c.cache.kernel_cache);
   assert_int_equal(c.read.readahead_min, 2 * MiB);
   assert_int_equal(c.read.readahead_max, 128 * MiB);

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Workload far: the server at a distance. A delay on every packet to and
+# from RGW's port (netem on lo, half the round trip each way, only for
+# port 7480: RGW's own traffic to its OSDs is not delayed), then, for each
+# tool (s3rdmafs, s3fs, rclone; each mount fresh, defaults) and each delay
+# (default 0 and 10 ms of round trip):
+#   ls       ls -l of 1,000 names (s)
+#   cat400   cat of 400 files of 256 KiB, 8 readers at once (MiB/s)
+#   first    the first byte of a 4 KiB file, cold directory (ms)
+#   second   ... of a second file of the directory just looked in (ms)
+#   create   200 new 4 KiB files written one after another (files/s)
+#   seqread  a cold read of 512 MiB (MB/s)
+#   seqwrite a write of 256 MiB, until close returns (MB/s)
+# and for s3rdmafs the requests each step sent (its stats file). Printed
+# as a table, BENCH lines (workload far_STEP_dDELAY), and ratios: ours over
+# s3fs's and rclone's at each delay, and ours at each delay over ours at
+# 0 ms.
+#
+#   bench/far.sh [--delays "0 10 50"] [--tools "s3rdmafs s3fs rclone"]
+# Needs root (tc, mounts). The delay is removed at exit.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+
+delays="0 10" tools="s3rdmafs s3fs rclone"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --delays) delays=$2; shift 2 ;;
+    --tools) tools=$2; shift 2 ;;
+    far) shift ;;
+    *) echo "usage: $0 [--delays \"0 10 50\"] [--tools \"s3rdmafs s3fs rclone\"]" >&2; exit 2 ;;
+  esac
+done
+
+bench_setup
+bucket=s3r-bench-far
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-far.XXXXXX")
+mnt=$tmp/mnt
+mkdir -p "$mnt"
+port=${S3R_ENDPOINT##*:}
+port=${port%%/*}
+
+delay_off() { tc qdisc del dev lo root 2>/dev/null || true; }
+# delay_on MS: MS of round trip on every packet to or from $port on lo
+delay_on() {
+  local half
+  delay_off
+  [ "$1" != 0 ] || return 0
+  half=$(awk -v d="$1" 'BEGIN { printf "%.1fms", d / 2 }')
+  tc qdisc add dev lo root handle 1: prio bands 4
+  tc qdisc add dev lo parent 1:4 handle 40: netem delay "$half" limit 100000
+  tc filter add dev lo parent 1: protocol ip prio 1 u32 \
+    match ip dport "$port" 0xffff flowid 1:4
+  tc filter add dev lo parent 1: protocol ip prio 1 u32 \
+    match ip sport "$port" 0xffff flowid 1:4
+}
+trap 'delay_off; bench_release far "$mnt" "$tmp"; bench_teardown' EXIT
+
+# ---- the objects (no delay) ----
+"$CLI" mb "$bucket" 2>/dev/null || true
+have() { "$CLI" ls "$bucket/$1" 2>/dev/null | wc -l; }
+: >"$tmp/empty"
+for d in ls small one new; do "$CLI" put "$tmp/empty" "$bucket/far/$d/" >/dev/null; done
+[ "$(have far/ls/)" -ge 1000 ] || "$CLI" --parallel 32 fill "$bucket/far/ls/f" 1000 100 >/dev/null
+[ "$(have far/small/)" -ge 400 ] || "$CLI" --parallel 32 fill "$bucket/far/small/f" 400 262144 >/dev/null
+[ "$(have far/one/)" -ge 4 ] || "$CLI" --parallel 4 fill "$bucket/far/one/f" 4 4096 >/dev/null
+bench_object far "$bucket" far/seq.bin $((512 * 1048576))
+
+mount_tool() { bench_mount_tool "$1" "$bucket" "$mnt" "$tmp/fs.log"; }
+umount_tool() { bench_umount_tool "$1" "$mnt"; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
+# requests our mount has sent so far (0 for the others)
+reqs() { [ "$1" = s3rdmafs ] && awk '$1 == "s3.requests" { print $2 }' "$mnt/.s3rdmafs-stats" || echo 0; }
+
+# run TOOL STEP: one fresh mount, the step timed; sets val (its unit as
+# above) and nreq (requests sent by the step, ours only)
+run() {
+  local tool=$1 step=$2 t0 t1 r0 i
+  mount_tool "$tool"
+  case $step in
+    seqread) drop_caches ;;
+    create) rm -f "$mnt"/far/new/c* 2>/dev/null || true ;;
+  esac
+  r0=$(reqs "$tool")
+  t0=$(now)
+  case $step in
+    ls) ls -l "$mnt/far/ls" >/dev/null ;;
+    cat400) printf '%s\n' "$mnt"/far/small/f* | xargs -P 8 -n 50 cat >/dev/null ;;
+    first) head -c 1 "$mnt/far/one/f00000" >/dev/null ;;
+    second)
+      head -c 1 "$mnt/far/one/f00000" >/dev/null
+      r0=$(reqs "$tool")
+      t0=$(now)
+      head -c 1 "$mnt/far/one/f00001" >/dev/null ;;
+    create) for ((i = 0; i < 200; i++)); do head -c 4096 "$tmp/src4k" >"$mnt/far/new/c$i"; done ;;
+    seqread) dd if="$mnt/far/seq.bin" of=/dev/null bs=1M status=none ;;
+    seqwrite) dd if="$tmp/src256" of="$mnt/far/w.bin" bs=1M status=none ;;
+  esac
+  t1=$(now)
+  nreq=$(($(reqs "$tool") - r0))
+  case $step in
+    seqwrite) rm -f "$mnt/far/w.bin" ;;
+    create) rm -f "$mnt"/far/new/c* ;;
+  esac
+  umount_tool "$tool"
+  local s
+  s=$(elapsed "$t0" "$t1")
+  case $step in
+    ls) val=$s ;;
+    cat400) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", 100 / s }') ;;
+    first | second) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", s * 1000 }') ;;
+    create) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", 200 / s }') ;;
+    seqread) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", 512 * 1048576 / 1e6 / s }') ;;
+    seqwrite) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", 256 * 1048576 / 1e6 / s }') ;;
+  esac
+}
+head -c 4096 /dev/urandom >"$tmp/src4k"
+head -c $((256 * 1048576)) /dev/urandom >"$tmp/src256"
+
+steps=(ls cat400 first second create seqread seqwrite)
+declare -A unit=([ls]=s [cat400]=MiB/s [first]=ms [second]=ms [create]=files/s
+                 [seqread]=MB/s [seqwrite]=MB/s)
+declare -A res reqn
+for d in $delays; do
+  delay_on "$d"
+  for step in "${steps[@]}"; do
+    for tool in $tools; do
+      run "$tool" "$step"
+      res[$d,$step,$tool]=$val
+      reqn[$d,$step,$tool]=$nreq
+      echo "far: ${d} ms $step $tool: $val ${unit[$step]} (requests: $nreq)" >&2
+    done
+  done
+  delay_off
+done
+
+printf '\n%-6s %-9s %-9s' far delay step
+for tool in $tools; do printf ' %12s' "$tool"; done
+printf ' %10s\n' "our reqs"
+for d in $delays; do
+  for step in "${steps[@]}"; do
+    printf '%-6s %-9s %-9s' "" "${d}ms" "$step"
+    for tool in $tools; do printf ' %12s' "${res[$d,$step,$tool]}"; done
+    printf ' %10s\n' "${reqn[$d,$step,s3rdmafs]:--}"
+  done
+done
+for d in $delays; do
+  for step in "${steps[@]}"; do
+    for tool in $tools; do
+      bench_line "far_${step}_d${d}" "$tool" "${res[$d,$step,$tool]}" "${unit[$step]}" 1
+    done
+    for tool in $tools; do
+      [ "$tool" != s3rdmafs ] || continue
+      case $step in # time: the other's over ours (higher: we are faster)
+        ls | first | second) ratio_line "far_${step}_d${d}" "$tool" s3rdmafs \
+          "${res[$d,$step,$tool]}" "${res[$d,$step,s3rdmafs]}" ;;
+        *) ratio_line "far_${step}_d${d}" s3rdmafs "$tool" \
+          "${res[$d,$step,s3rdmafs]}" "${res[$d,$step,$tool]}" ;;
+      esac
+    done
+  done
+done
+first_delay=${delays%% *}
+for d in $delays; do
+  [ "$d" != "$first_delay" ] || continue
+  for step in seqread seqwrite cat400 create; do
+    ratio_line "far_${step}_d${d}_vs_d${first_delay}" "s3rdmafs-d$d" \
+      "s3rdmafs-d$first_delay" "${res[$d,$step,s3rdmafs]}" "${res[$first_delay,$step,s3rdmafs]}"
+  done
+done

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The round-trip budget per operation (docs/ARCHITECTURE.md, "Round
+# trips"), held by counting the requests each one sends (the stats file's
+# s3.request_seconds{op=...}.count, every exchange the server answered)
+# and the most sent at once (s3.max_inflight_seen: requests of one round
+# go together), each on a fresh mount:
+#   - a cold lookup: one round (HEAD the name, HEAD its marker, LIST below
+#     it, LIST the directory's first page, all at once); that page then
+#     answers absent names with no request, and files with one HEAD
+#     (their s3fs metadata); a directory ls listed answers with none;
+#   - open and first read of a file whose attributes a lookup or listing
+#     gave: one GET, no HEAD; and when the object changed since, the new
+#     bytes (the first GET's If-Match fails, the open's question is asked
+#     then);
+#   - create, write and close of a small new file (O_TRUNC): one PUT;
+#   - ls -l of 1000 names under a directory marker: one LIST, no HEAD;
+#   - mkdir: one PUT; rm: one DELETE;
+#   - a directory longer than one page: a cold lookup lists it once, then
+#     asks for the name only.
+#
+#   test_fs_budget.sh BUILD_BIN_DIR          (under with_rgw.sh)
+set -euo pipefail
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsbudget local
+
+# requests of one kind so far (0 before the first)
+nreq() { local v; v=$(stat_of "s3.request_seconds{op=$1,phase=total}.count"); echo "${v:-0}"; }
+# counts: "get put head list delete" requests so far
+counts() { echo "$(nreq get) $(nreq put) $(nreq head) $(nreq list) $(nreq delete)"; }
+# spent NAME WANT BEFORE: the requests since BEFORE (counts) are WANT
+# ("get put head list delete")
+spent() {
+  local -a was now
+  read -ra was <<<"$3"
+  read -ra now <<<"$(counts)"
+  local got="$((now[0] - was[0])) $((now[1] - was[1])) $((now[2] - was[2]))"
+  got+=" $((now[3] - was[3])) $((now[4] - was[4]))"
+  check "$1: get put head list delete = $2" eq "$1" "$got" "$2"
+}
+# (cache.burst_ttl long enough that no count depends on the time a step
+# takes: 1 s by default)
+mount_fresh() {
+  fs_umount "$mnt" >/dev/null 2>&1 || true
+  fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache",cache.burst_ttl=30
+}
+
+"$CLI" mb "$bucket"
+: >"$tmp/local/empty"
+"$CLI" put "$tmp/local/empty" "$bucket/d/"
+for i in 1 2 3 4 5 6 7; do
+  head -c 4096 /dev/urandom >"$tmp/local/f$i"
+  "$CLI" put "$tmp/local/f$i" "$bucket/d/f$i"
+done
+"$CLI" put "$tmp/local/empty" "$bucket/many/"
+"$CLI" put "$tmp/local/empty" "$bucket/w/"
+"$CLI" put "$tmp/local/f1" "$bucket/w/old"
+"$CLI" --parallel 32 fill "$bucket/many/k" 1000 16 >/dev/null
+"$CLI" --parallel 32 fill "$bucket/big/k" 1001 16 >/dev/null
+
+# ---- lookups ----
+mount_fresh
+bef=$(counts)
+check "cold: stat d/f1" stat "$mnt/d/f1" >/dev/null
+# two cold lookups (d in the root, f1 in d): each 2 HEADs and 2 LISTs,
+# sent together
+spent "cold lookups of d and d/f1 (one round each)" "0 0 4 4 0" "$bef"
+check "  ... sent at once: s3.max_inflight_seen $(stat_of s3.max_inflight_seen)" \
+  test "$(stat_of s3.max_inflight_seen)" -ge 4
+bef=$(counts)
+check "paged: d/nosuch absent" test ! -e "$mnt/d/nosuch"
+# (absent from the page: asked, as another client may have made it since;
+# trusted only while this mount makes names there: see the creates)
+spent "an absent name a cold lookup's page does not show: asked (no page again)" "0 0 2 1 0" "$bef"
+bef=$(counts)
+check "listed: stat d/f2" stat "$mnt/d/f2" >/dev/null
+spent "a file a cold lookup's listing showed: its metadata, one HEAD" "0 0 1 0 0" "$bef"
+bef=$(counts)
+check "ls d" ls "$mnt/d" >/dev/null
+check "listed by ls: stat d/f6" stat "$mnt/d/f6" >/dev/null
+spent "ls (one LIST), then a lookup answered by its listing" "0 0 0 1 0" "$bef"
+
+# ---- open and read ----
+check "stat d/f3" stat "$mnt/d/f3" >/dev/null
+bef=$(counts)
+check "known: cat d/f3" eq "md5 f3" "$(md5 "$mnt/d/f3")" "$(md5 "$tmp/local/f3")"
+spent "open and first read of a file looked up: one GET" "1 0 0 0 0" "$bef"
+bef=$(counts)
+check "listed: cat d/f7" eq "md5 f7" "$(md5 "$mnt/d/f7")" "$(md5 "$tmp/local/f7")"
+spent "lookup, open and first read of a file ls listed: one GET" "1 0 0 0 0" "$bef"
+check "  ... counted as opens on known attributes" test "$(stat_of fs.opens_known)" -ge 2
+# the object replaced (longer) between the listing and the open: the new
+# bytes, all of them (the kernel's size from the listing is dropped)
+head -c 9000 /dev/urandom >"$tmp/local/f4new"
+"$CLI" put "$tmp/local/f4new" "$bucket/d/f4"
+check "changed since listed: cat d/f4 reads the new object" \
+  eq "md5 f4" "$(md5 "$mnt/d/f4")" "$(md5 "$tmp/local/f4new")"
+check "  ... asked when its first GET found it changed" \
+  test "$(stat_of fs.opens_reverified)" -ge 1
+check "  ... and stat says its new size" eq size "$(stat -c %s "$mnt/d/f4")" 9000
+# ... shorter
+head -c 100 /dev/urandom >"$tmp/local/f5new"
+"$CLI" put "$tmp/local/f5new" "$bucket/d/f5"
+check "changed since listed (shorter): cat d/f5 reads the new object" \
+  eq "md5 f5" "$(md5 "$mnt/d/f5")" "$(md5 "$tmp/local/f5new")"
+check "no operation failed" eq fs.errors "$(stat_of fs.errors)" 0
+
+# ---- create, mkdir, rm ----
+check "stat w" stat "$mnt/w" >/dev/null
+bef=$(counts)
+check "create: echo > w/new1" bash -c "echo hello >'$mnt/w/new1'"
+# its lookup asks, one round with the directory's page (no names made
+# there yet); the PUT at close, not at the shell's first close before the
+# write (dup2)
+spent "create, write, close of a small new file: its lookup, one PUT" "0 1 2 2 0" "$bef"
+check "  ... on the server" eq new1 "$(key_md5 w/new1)" "$(echo hello | md5sum | cut -d' ' -f1)"
+bef=$(counts)
+for i in 2 3 4 5 6; do
+  check "create: echo > w/new$i" bash -c "echo hello$i >'$mnt/w/new$i'"
+done
+spent "creates in a row: one PUT each, their lookups answered by the page" "0 5 0 0 0" "$bef"
+bef=$(counts)
+check "w/old is still found (a HEAD for its metadata)" stat "$mnt/w/old" >/dev/null
+spent "a file the page shows, while creating: one HEAD" "0 0 1 0 0" "$bef"
+bef=$(counts)
+check "mkdir d/sub" mkdir "$mnt/d/sub"
+spent "mkdir: one PUT" "0 1 0 0 0" "$bef"
+bef=$(counts)
+check "rm d/f1" rm -f "$mnt/d/f1"
+spent "rm: one DELETE" "0 0 0 0 1" "$bef"
+
+# ---- ls -l of 1000 names ----
+mount_fresh
+check "stat many" stat "$mnt/many" >/dev/null
+bef=$(counts)
+nfiles=$(ls -l "$mnt/many" | awk '/^-/ { n++ } END { print n + 0 }')
+check "ls -l many: 1000 files" eq files "$nfiles" 1000
+# its 1000 names after its marker: one page (the marker would make 1001)
+spent "ls -l of 1000 names: one LIST page, no HEAD per name" "0 0 0 1 0" "$bef"
+
+# ---- a directory longer than one page ----
+mount_fresh
+bef=$(counts)
+check "big: stat big/k00000" stat "$mnt/big/k00000" >/dev/null
+spent "cold lookups of big and big/k00000" "0 0 4 4 0" "$bef"
+bef=$(counts)
+check "big: stat big/k00001" stat "$mnt/big/k00001" >/dev/null
+spent "a second cold lookup in it asks for the name only" "0 0 2 1 0" "$bef"
+check "no operation failed" eq fs.errors "$(stat_of fs.errors)" 0
+summary
