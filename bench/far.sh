@@ -34,6 +34,7 @@ while [ $# -gt 0 ]; do
 done
 
 bench_setup
+peer_install >&2
 bucket=s3r-bench-far
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-far.XXXXXX")
 mnt=$tmp/mnt

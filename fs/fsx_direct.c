@@ -660,10 +660,11 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
 {
   /* opened without asking (fsx_op_open): the direct paths do not retry a
      GET that finds the object changed, so ask before the first of them */
-  if (fh0->in && atomic_exchange(&fh0->unverified, false)) {
+  if (fh0->in && atomic_load(&fh0->unverified)) {
     int vrc = fsx_fh_reverify(m, fh0);
-    if (vrc)
-      return vrc;
+    if (vrc < 0)
+      return vrc == -ENOENT ? -EIO : vrc;
+    atomic_store(&fh0->unverified, false);
   }
   struct fsx_dreg *d;
   struct fsx_wb *wb = NULL;

@@ -69,6 +69,7 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
   fh->wb = mine;
   fh->writer = writing;
   fh->append = (fi->flags & O_APPEND) != 0;
+  fh->trunc = (fi->flags & O_TRUNC) != 0;
   fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = 1; /* the kernel's pages are what was written here */
@@ -106,7 +107,9 @@ static bool open_known(fuse_req_t req, struct fsx_inode *in,
   atomic_fetch_add(&m->st.opens_known, 1);
   fh->readable = true;
   fi->fh = (uintptr_t)fh;
-  fi->keep_cache = !drop; /* (the kernel held none of its pages) */
+  /* another open came in between (the kernel may hold pages of what it
+     found): drop them, the GET checks */
+  fi->keep_cache = !drop && !seen.reopened;
   if (fuse_reply_open(req, fi))
     fsx_fh_destroy(m, fh);
   return true;
@@ -197,6 +200,7 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fh->wb = wb;
   fh->writer = wb != NULL;
   fh->append = (fi->flags & O_APPEND) != 0;
+  fh->trunc = (fi->flags & O_TRUNC) != 0;
   fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = !drop;
@@ -206,6 +210,15 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
               seen.unsure ? "unsure " : "", m->o.kernel_cache ? "" : "no cache");
   if (fuse_reply_open(req, fi))
     fsx_fh_destroy(m, fh);
+}
+
+static size_t iov_bytes(const struct iovec *iov, int n)
+{
+  size_t b = 0;
+
+  for (int i = 0; i < n; i++)
+    b += iov[i].iov_len;
+  return b;
 }
 
 static void read_written(fuse_req_t req, struct fsx_wb *wb, size_t size,
@@ -237,8 +250,8 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   struct fsx_mount *m = M(req);
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh, *orig;
   struct fsx_read_ctx *ctx = NULL;
-  struct iovec *iov;
-  int niov, rc;
+  struct iovec *iov = NULL;
+  int niov = 0, rc, vrc;
 
   atomic_fetch_add(&m->st.reads, 1);
   if (fh->wb) {
@@ -255,17 +268,20 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   orig = fh;
   fh = fsx_fh_latest(m, orig); /* held: the reply below uses it */
   rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
-  if (rc == -ESTALE && atomic_exchange(&orig->unverified, false) &&
-      !(rc = fsx_fh_reverify(m, orig))) {
-    /* the object changed between its listing and this open: read the
-       new one, as an open that had asked would have */
+  /* opened without asking: a changed object (412), or an end of file at
+     the size a listing gave, is asked about now; the read goes on with
+     the new object, as after an open that had asked (every read racing
+     this one asks too: the flag goes once a read has the object) */
+  if (atomic_load(&orig->unverified) &&
+      (rc == -ESTALE || (!rc && !iov_bytes(iov, niov))) &&
+      (vrc = fsx_fh_reverify(m, orig)) != 0) {
     fsx_read_done(m, ctx);
     ctx = NULL;
     fsx_fh_destroy(m, fh);
     fh = fsx_fh_latest(m, orig);
-    rc = fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
+    rc = vrc < 0 ? vrc : fsx_read(m, fh, (uint64_t)off, size, &iov, &niov, &ctx);
   }
-  if (rc == -ESTALE) /* changed while this handle read it */
+  if (rc == -ESTALE || rc == -ENOENT) /* changed (or gone) while read */
     rc = -EIO;
   if (!rc)
     atomic_store(&orig->unverified, false);

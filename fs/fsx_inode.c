@@ -498,7 +498,9 @@ bool fsx_dir_set_snap_since(struct fsx_table *t, struct fsx_inode *dir,
   bool ok;
 
   pthread_mutex_lock(&t->lock);
-  ok = dir->ns_changes == changes;
+  ok = dir->ns_changes == changes &&
+       !(dir->snap && !dir->snap->names_only &&
+         clock_mono_ms() < dir->snap_expire_ms); /* a fresh listing stays */
   if (ok) {
     fsx_dirsnap_hold(s);
     fsx_dirsnap_put(dir->snap);

@@ -251,8 +251,8 @@ bool fsx_dir_making(struct fsx_table *t, struct fsx_inode *dir,
 /*
  * A listing that began when fsx_dir_changes said changes: installed as
  * dir's snapshot (as fsx_dir_set_snap) only if this mount has changed no
- * name in dir since (a name it created meanwhile would be missing); false
- * when not installed.
+ * name in dir since (a name it created meanwhile would be missing) and no
+ * fresh full listing is there; false when not installed.
  */
 uint64_t fsx_dir_changes(struct fsx_table *t, struct fsx_inode *dir);
 bool fsx_dir_set_snap_since(struct fsx_table *t, struct fsx_inode *dir,

@@ -185,14 +185,16 @@ int fsx_fh_reverify(struct fsx_mount *m, struct fsx_fh *fh)
     return rc;
   if (fsx_etag_gen(a.etag) == fh->gen)
     return 0; /* the object it was opened on */
+  if (a.kind != FSX_FILE)
+    return -EIO;
   atomic_fetch_add(&m->st.opens_reverified, 1);
   fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
   fsx_inode_kernel_doubt(m->tab, in);
   fsx_cache_invalidate(m->cache, fsx_inode_ino(in));
   if (m->se && a.size > fh->size) /* attributes only (offset -1): no page
-                                 locks, safe within a read */
+                                    locks, safe within a read */
     fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(in), -1, 0);
-  return 0;
+  return 1;
 }
 
 static size_t chunk_len(const struct fsx_fh *fh, size_t cs, uint64_t idx)

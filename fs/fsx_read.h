@@ -56,6 +56,7 @@ struct fsx_fh {
                                  reads and writes go through it */
   bool writer;                /* opened for writing: close uploads */
   bool append;                /* O_APPEND: every write at the end */
+  bool trunc;                 /* opened with O_TRUNC (fsx_op_flush) */
   bool readable;              /* not opened O_WRONLY (fsx_direct reads) */
   _Atomic bool unverified;    /* opened on attributes a listing or lookup
                                  gave, without asking the server: the
@@ -119,10 +120,10 @@ uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
  */
 struct fsx_read_ctx;
 /*
- * fh was opened without asking the server (fh->unverified, cleared by the
- * caller) and its object may have changed since: ask now, and when it did,
- * take the new object's attributes (fsx_fh_latest then gives the handle
- * reads go to). 0, or the HEAD's error.
+ * fh was opened without asking the server (fh->unverified) and its object
+ * may have changed since: ask now, and when it did, take the new object's
+ * attributes (fsx_fh_latest then gives the handle reads go to). 1: it
+ * changed; 0: it is fh's; or a negative errno (-ENOENT: gone).
  */
 int fsx_fh_reverify(struct fsx_mount *m, struct fsx_fh *fh);
 int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,

@@ -122,12 +122,25 @@ spent "creates in a row: one PUT each, their lookups answered by the page" "0 5 
 bef=$(counts)
 check "w/old is still found (a HEAD for its metadata)" stat "$mnt/w/old" >/dev/null
 spent "a file the page shows, while creating: one HEAD" "0 0 1 0 0" "$bef"
+# the shell's empty files, stored at their last close (after close()
+# returned): moved or removed at once, the server ends as the mount says
+check "': > w/e1; mv w/e1 w/e2'" bash -c ": >'$mnt/w/e1' && mv '$mnt/w/e1' '$mnt/w/e2'"
+check "': > w/e3; rm w/e3'" bash -c ": >'$mnt/w/e3' && rm '$mnt/w/e3'"
+check "'touch w/t1' (no O_TRUNC: stored at its close)" touch "$mnt/w/t1"
+check "  ... on the server before the next command" \
+  eq "t1 size" "$(aws_ s3api head-object --bucket "$bucket" --key w/t1 --query ContentLength)" 0
 bef=$(counts)
 check "mkdir d/sub" mkdir "$mnt/d/sub"
 spent "mkdir: one PUT" "0 1 0 0 0" "$bef"
 bef=$(counts)
 check "rm d/f1" rm -f "$mnt/d/f1"
 spent "rm: one DELETE" "0 0 0 0 1" "$bef"
+
+fs_umount "$mnt" # (every release's store done)
+check "w/e2 on the server, empty" eq "e2 size" \
+  "$(aws_ s3api head-object --bucket "$bucket" --key w/e2 --query ContentLength)" 0
+check "w/e1 not on the server" key_absent w/e1
+check "w/e3 not on the server" key_absent w/e3
 
 # ---- ls -l of 1000 names ----
 mount_fresh
