@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Workload far: the server at a distance. A delay on every packet to and
-# from RGW's port (netem on lo, half the round trip each way, only for
-# port 7480: RGW's own traffic to its OSDs is not delayed), then, for each
-# tool (s3rdmafs, s3fs, rclone; each mount fresh, defaults) and each delay
-# (default 0 and 10 ms of round trip):
+# Workload far: the server at a distance. Every tool reaches RGW through
+# bench/delay_relay.py, which holds the bytes half the round trip each way
+# (the kernel here has no netem; the relay is used at 0 ms too, so that its
+# own cost is in every figure), then, for each tool (s3rdmafs, s3fs,
+# rclone; each mount fresh, defaults) and each delay (default 0 and 10 ms
+# of round trip):
 #   ls       ls -l of 1,000 names (s)
 #   cat400   cat of 400 files of 256 KiB, 8 readers at once (MiB/s)
 #   first    the first byte of a 4 KiB file, cold directory (ms)
 #   second   ... of a second file of the directory just looked in (ms)
-#   create   200 new 4 KiB files written one after another (files/s)
+#   create   200 new 4 KiB files written one after another by one
+#            process, one descriptor each (files/s)
 #   seqread  a cold read of 512 MiB (MB/s)
 #   seqwrite a write of 256 MiB, until close returns (MB/s)
 # and for s3rdmafs the requests each step sent (its stats file). Printed
@@ -17,7 +19,7 @@
 # 0 ms.
 #
 #   bench/far.sh [--delays "0 10 50"] [--tools "s3rdmafs s3fs rclone"]
-# Needs root (tc, mounts). The delay is removed at exit.
+# Needs root (mounts).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=bench/lib.sh
@@ -41,20 +43,24 @@ mnt=$tmp/mnt
 mkdir -p "$mnt"
 port=${S3R_ENDPOINT##*:}
 port=${port%%/*}
+rgw_endpoint=$S3R_ENDPOINT relay_pid=''
 
-delay_off() { tc qdisc del dev lo root 2>/dev/null || true; }
-# delay_on MS: MS of round trip on every packet to or from $port on lo
+delay_off() {
+  [ -z "$relay_pid" ] || { kill "$relay_pid" 2>/dev/null; wait "$relay_pid" 2>/dev/null || true; }
+  relay_pid=''
+  export S3R_ENDPOINT=$rgw_endpoint
+  unset S3R_FS_ENDPOINT
+}
+# delay_on MS: every tool's endpoint a relay adding MS of round trip
 delay_on() {
-  local half
   delay_off
-  [ "$1" != 0 ] || return 0
-  half=$(awk -v d="$1" 'BEGIN { printf "%.1fms", d / 2 }')
-  tc qdisc add dev lo root handle 1: prio bands 4
-  tc qdisc add dev lo parent 1:4 handle 40: netem delay "$half" limit 100000
-  tc filter add dev lo parent 1: protocol ip prio 1 u32 \
-    match ip dport "$port" 0xffff flowid 1:4
-  tc filter add dev lo parent 1: protocol ip prio 1 u32 \
-    match ip sport "$port" 0xffff flowid 1:4
+  rm -f "$tmp/relay.port"
+  python3 "$here/delay_relay.py" 0 "$port" "$1" --port-file "$tmp/relay.port" &
+  relay_pid=$!
+  for _ in $(seq 1 100); do [ -s "$tmp/relay.port" ] && break; sleep 0.1; done
+  local rp
+  rp=$(cat "$tmp/relay.port")
+  export S3R_ENDPOINT=http://127.0.0.1:$rp S3R_FS_ENDPOINT=http://127.0.0.1:$rp
 }
 trap 'delay_off; bench_release far "$mnt" "$tmp"; bench_teardown' EXIT
 
@@ -94,7 +100,11 @@ run() {
       r0=$(reqs "$tool")
       t0=$(now)
       head -c 1 "$mnt/far/one/f00001" >/dev/null ;;
-    create) for ((i = 0; i < 200; i++)); do head -c 4096 "$tmp/src4k" >"$mnt/far/new/c$i"; done ;;
+    create) python3 -c 'import sys
+data = open(sys.argv[1], "rb").read()
+for i in range(200):
+    with open("%s/c%d" % (sys.argv[2], i), "wb") as f:
+        f.write(data)' "$tmp/src4k" "$mnt/far/new" ;;
     seqread) dd if="$mnt/far/seq.bin" of=/dev/null bs=1M status=none ;;
     seqwrite) dd if="$tmp/src256" of="$mnt/far/w.bin" bs=1M status=none ;;
   esac

@@ -273,11 +273,11 @@ const struct cfg_key cfg_keys[] = {
      .doc = "how long directory listings are trusted"},
     {K_SECS("cache.negative_ttl", cache.negative_ttl_ms, 10, 0, 30 * DAY_S),
      .doc = "how long \"no such file\" is remembered"},
-    {K_SECS("cache.burst_ttl", cache.burst_ttl_ms, 1, 0, 3600),
-     .doc = "how long a cold lookup's listing of a directory (its first "
-            "page) answers the lookups after it, its absent names only "
-            "while this mount makes names there; never past negative_ttl "
-            "or dir_ttl; 0 = off"},
+    {K_SECS("cache.burst_ttl", cache.burst_ttl_ms, 0, 0, 3600),
+     .doc = "a cold lookup also lists its directory's first page, which "
+            "then answers the lookups after it this long (directories at "
+            "once, files with one HEAD, absent names still asked); never "
+            "past negative_ttl or dir_ttl; 0 = off"},
     {K_BOOL("cache.kernel_cache", cache.kernel_cache, true),
      .doc = "keep the kernel's page cache across opens while the ETag is "
             "unchanged"},

@@ -69,7 +69,6 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
   fh->wb = mine;
   fh->writer = writing;
   fh->append = (fi->flags & O_APPEND) != 0;
-  fh->trunc = (fi->flags & O_TRUNC) != 0;
   fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = 1; /* the kernel's pages are what was written here */
@@ -200,7 +199,6 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
   fh->wb = wb;
   fh->writer = wb != NULL;
   fh->append = (fi->flags & O_APPEND) != 0;
-  fh->trunc = (fi->flags & O_TRUNC) != 0;
   fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = !drop;

@@ -470,17 +470,6 @@ struct fsx_dirsnap *fsx_dir_get_snap(struct fsx_table *t,
   return s;
 }
 
-bool fsx_dir_making(struct fsx_table *t, struct fsx_inode *dir,
-                    uint64_t within_ms)
-{
-  bool yes;
-
-  pthread_mutex_lock(&t->lock);
-  yes = dir->made_ms && clock_mono_ms() - dir->made_ms < within_ms;
-  pthread_mutex_unlock(&t->lock);
-  return yes;
-}
-
 uint64_t fsx_dir_changes(struct fsx_table *t, struct fsx_inode *dir)
 {
   uint64_t n;
@@ -566,9 +555,7 @@ void fsx_inode_note_entry(struct fsx_table *t, struct fsx_inode *in)
   dir = in->name ? fsx_tab_find_ino(t, in->parent) : NULL;
   if (dir && dir->snap)
     dir->snap = fsx_dirsnap_with(dir->snap, in->name, &in->attr);
-  if (dir) {
+  if (dir)
     dir->ns_changes++;
-    dir->made_ms = clock_mono_ms();
-  }
   pthread_mutex_unlock(&t->lock);
 }

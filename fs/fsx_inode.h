@@ -244,10 +244,6 @@ void fsx_dir_set_snap(struct fsx_table *t, struct fsx_inode *dir,
 struct fsx_dirsnap *fsx_dir_get_snap(struct fsx_table *t,
                                      struct fsx_inode *dir, bool fresh_only);
 void fsx_dir_invalidate(struct fsx_table *t, struct fsx_inode *dir);
-/* Has this mount made a name in dir (fsx_inode_note_entry) within_ms
-   ago or less? */
-bool fsx_dir_making(struct fsx_table *t, struct fsx_inode *dir,
-                    uint64_t within_ms);
 /*
  * A listing that began when fsx_dir_changes said changes: installed as
  * dir's snapshot (as fsx_dir_set_snap) only if this mount has changed no

@@ -60,8 +60,6 @@ struct fsx_inode {
   struct fsx_inode *next_ino, *next_name; /* hash chains; lock */
   struct fsx_dirsnap *snap;   /* lock: the directory's listing (a ref) */
   uint64_t snap_expire_ms;    /* lock */
-  uint64_t made_ms;           /* lock: when this mount last made a name
-                                 here (fsx_dir_making) */
   uint64_t ns_changes;        /* lock: changes made here to its names
                                  (fsx_dir_set_snap_since) */
   uint64_t big_until_ms;      /* lock: a cold lookup found its listing

@@ -344,11 +344,10 @@ static int head_child(struct fsx_mount *m, struct fsx_inode *dir,
 }
 
 /*
- * How long a cold lookup's page answers (cache.burst_ttl, 1 s): long
- * enough for a burst of lookups or creates in one directory to list it
- * once, never past cache.negative_ttl or cache.dir_ttl. Its absent names
- * are trusted only while this mount makes names in the directory: anyone
- * else's lookup of a name another client just made still asks.
+ * How long a cold lookup's page answers (cache.burst_ttl; 0, the default:
+ * no page is listed), never past cache.negative_ttl or cache.dir_ttl. It
+ * answers directories, and files by one HEAD (their metadata); an absent
+ * name is still asked for (another client may have made it since).
  */
 static uint64_t page_ttl(const struct fsx_mount *m)
 {
@@ -391,11 +390,11 @@ static void keep_page(struct fsx_mount *m, struct fsx_inode *dir,
  * A cold lookup's one round, all at once: HEAD the name as a file, HEAD
  * its directory marker, LIST one key below it (after the marker), and,
  * unless the directory is known to be big or was just paged, LIST the
- * directory's first page: when that is all of it, it answers for a moment
- * (page_ttl) the lookups after this one: directories and absent names
- * while this mount makes names there (a burst of creates), files with a
- * HEAD for their metadata. A directory (marker or keys below) wins over a
- * file of the same name.
+ * directory's first page (cache.burst_ttl set): when that is all of it,
+ * it answers for a moment (page_ttl) the lookups after this one:
+ * directories at once, files with a HEAD for their metadata, absent names
+ * with the name's own requests only. A directory (marker or keys below)
+ * wins over a file of the same name.
  */
 int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
                   struct fsx_attr *a)
@@ -436,10 +435,9 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
       return 0;
     if (e) /* a file a cold lookup's page showed: its metadata, one HEAD */
       return head_child(m, dir, name, a);
-    /* absent: so says a listing, or a cold lookup's page while this mount
-       makes names here (creates in a row: the lookups before them); else
-       another client may have made it since the page: ask */
-    if (!names_only || fsx_dir_making(m->tab, dir, page_ttl(m)))
+    /* absent: so says a listing; a cold lookup's page does not, since
+       another client may have made the name after it: ask */
+    if (!names_only)
       return -ENOENT;
     paged = true;
   }

@@ -56,7 +56,6 @@ struct fsx_fh {
                                  reads and writes go through it */
   bool writer;                /* opened for writing: close uploads */
   bool append;                /* O_APPEND: every write at the end */
-  bool trunc;                 /* opened with O_TRUNC (fsx_op_flush) */
   bool readable;              /* not opened O_WRONLY (fsx_direct reads) */
   _Atomic bool unverified;    /* opened on attributes a listing or lookup
                                  gave, without asking the server: the

@@ -377,17 +377,6 @@ bool fsx_wb_unflushed(struct fsx_wb *wb)
   return u;
 }
 
-bool fsx_wb_new_untouched(struct fsx_wb *wb)
-{
-  bool u;
-
-  pthread_mutex_lock(&wb->lock);
-  u = !wb->on_server && wb->size == 0 && !wb->failed &&
-      !wb->committing && !wb->unlinked;
-  pthread_mutex_unlock(&wb->lock);
-  return u;
-}
-
 void fsx_wb_renamed(struct fsx_wb *wb, const char *new_etag)
 {
   pthread_mutex_lock(&wb->lock);

@@ -165,10 +165,6 @@ void fsx_wb_ungate_all(struct fsx_mount *m, struct fsx_wb **v, size_t n);
 /* The one of v whose file has key now, or NULL. */
 struct fsx_wb *fsx_wb_find(struct fsx_mount *m, struct fsx_wb **v, size_t n,
                            const char *key);
-/* A new file not on the server yet, nothing written to it (a shell's
-   redirect closes the descriptor it opened before any write: the bytes
-   come through a duplicate). */
-bool fsx_wb_new_untouched(struct fsx_wb *wb);
 /* Dirty with no failed upload yet: written after the last flush. */
 bool fsx_wb_unflushed(struct fsx_wb *wb);
 

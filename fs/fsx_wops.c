@@ -73,7 +73,6 @@ made:
   fh->wb = wb;
   fh->writer = true;
   fh->append = (fi->flags & O_APPEND) != 0;
-  fh->trunc = (fi->flags & O_TRUNC) != 0;
   fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
   fi->fh = (uintptr_t)fh;
   fsx_inode_note_entry(m->tab, in); /* listed before its upload */
@@ -143,25 +142,11 @@ void fsx_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
   }
 }
 
-/*
- * close(2) of a descriptor: the file's bytes are on the server when it
- * returns, but for a new file opened with O_TRUNC and nothing written to
- * yet: that close is a shell's redirect (open, dup2, close, then the
- * writes through the duplicate), and storing the empty file then would
- * cost a PUT and make the real one a replacement (a HEAD more). Its last
- * close stores it. (touch and other creates without O_TRUNC keep the
- * store at every close, errors reported.)
- */
 void fsx_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
 
-  (void)ino;
-  if (!fh->writer || (fh->trunc && fsx_wb_new_untouched(fh->wb))) {
-    fsx_reply_err(req, 0);
-    return;
-  }
-  fsx_reply_err(req, -fsx_wb_commit(M(req), fh->wb));
+  fsx_reply_err(req, fh->writer ? -fsx_wb_commit(M(req), fh->wb) : 0);
 }
 
 void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
