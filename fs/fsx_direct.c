@@ -658,14 +658,6 @@ static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
 static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
                    unsigned long long start, struct s3rdmafs_ioc_read *a)
 {
-  /* opened without asking (fsx_op_open): the direct paths do not retry a
-     GET that finds the object changed, so ask before the first of them */
-  if (fh0->in && atomic_load(&fh0->unverified)) {
-    int vrc = fsx_fh_reverify(m, fh0);
-    if (vrc < 0)
-      return vrc == -ENOENT ? -EIO : vrc;
-    atomic_store(&fh0->unverified, false);
-  }
   struct fsx_dreg *d;
   struct fsx_wb *wb = NULL;
   struct fsx_fh *fh;
@@ -675,6 +667,14 @@ static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
 
   if (a->flags & ~S3RDMAFS_READ_FLAGS)
     return -EINVAL;
+  /* opened without asking (fsx_op_open): the direct paths do not retry a
+     GET that finds the object changed, so ask before the first of them */
+  if (fh0->in && atomic_load(&fh0->unverified)) {
+    int vrc = fsx_fh_reverify(m, fh0);
+    if (vrc < 0)
+      return vrc == -ENOENT ? -EIO : vrc;
+    atomic_store(&fh0->unverified, false);
+  }
   d = fsx_dreg_use(fh0, a->handle, tgid, start, false);
   if (!d)
     return -EBADF;

@@ -289,8 +289,7 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   } else if (niov == 0) {
     fuse_reply_buf(req, NULL, 0);
   } else {
-    for (int i = 0; i < niov; i++)
-      atomic_fetch_add(&m->st.read_bytes, iov[i].iov_len);
+    atomic_fetch_add(&m->st.read_bytes, iov_bytes(iov, niov));
     fuse_reply_iov(req, iov, niov);
   }
   fsx_read_done(m, ctx);

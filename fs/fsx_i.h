@@ -180,6 +180,9 @@ int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
 /* HEAD an object by key (ignoring every cache). */
 int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
                     struct fsx_attr *a);
+/* The same for dir's child name, as a file. */
+int fsx_ns_head_child(struct fsx_mount *m, struct fsx_inode *dir,
+                      const char *name, struct fsx_attr *a);
 /*
  * The metadata of n listed entries of dir (a[i] as listed; their names
  * names[i]) at once: every HEAD in flight together (a directory's its

@@ -445,14 +445,22 @@ void fsx_inode_forget(struct fsx_table *t, uint64_t ino, uint64_t n)
   pthread_mutex_unlock(&t->lock);
 }
 
+/* Under t->lock: s as dir's snapshot for ttl_ms (a reference of its own;
+   the caller keeps its). */
+static void snap_install(struct fsx_inode *dir, struct fsx_dirsnap *s,
+                         uint64_t ttl_ms)
+{
+  fsx_dirsnap_hold(s);
+  fsx_dirsnap_put(dir->snap);
+  dir->snap = s;
+  dir->snap_expire_ms = clock_mono_ms() + ttl_ms;
+}
+
 void fsx_dir_set_snap(struct fsx_table *t, struct fsx_inode *dir,
                       struct fsx_dirsnap *s, uint64_t ttl_ms)
 {
   pthread_mutex_lock(&t->lock);
-  fsx_dirsnap_hold(s); /* the directory's; the caller keeps its own */
-  fsx_dirsnap_put(dir->snap);
-  dir->snap = s;
-  dir->snap_expire_ms = clock_mono_ms() + ttl_ms;
+  snap_install(dir, s, ttl_ms);
   pthread_mutex_unlock(&t->lock);
 }
 
@@ -490,12 +498,8 @@ bool fsx_dir_set_snap_since(struct fsx_table *t, struct fsx_inode *dir,
   ok = dir->ns_changes == changes &&
        !(dir->snap && !dir->snap->names_only &&
          clock_mono_ms() < dir->snap_expire_ms); /* a fresh listing stays */
-  if (ok) {
-    fsx_dirsnap_hold(s);
-    fsx_dirsnap_put(dir->snap);
-    dir->snap = s;
-    dir->snap_expire_ms = clock_mono_ms() + ttl_ms;
-  }
+  if (ok)
+    snap_install(dir, s, ttl_ms);
   pthread_mutex_unlock(&t->lock);
   return ok;
 }

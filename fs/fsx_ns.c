@@ -233,6 +233,26 @@ static void dir_meta_from(const struct fsx_attr *x, struct fsx_attr *a)
   a->gid = x->gid;
 }
 
+/*
+ * A directory's attributes from the answer to its marker's HEAD (hrc 0:
+ * mt; -ENOENT: an implicit directory, the defaults); either way from_head:
+ * nothing more to ask.
+ */
+static void dir_of_marker(int hrc, const struct s3_object_meta *mt,
+                          struct fsx_attr *a)
+{
+  struct fsx_attr x;
+
+  memset(a, 0, sizeof(*a));
+  a->kind = FSX_DIR;
+  a->from_head = true;
+  a->as_of_ms = clock_mono_ms();
+  if (!hrc) {
+    attr_from_meta(mt, &x);
+    dir_meta_from(&x, a);
+  }
+}
+
 int fsx_ns_head_key(struct fsx_mount *m, const char *bucket, const char *key,
                     struct fsx_attr *a)
 {
@@ -278,16 +298,8 @@ int fsx_ns_head_many(struct fsx_mount *m, struct fsx_inode *dir,
     s3_req_wait(r[i]);
     hrc = s3_head_object_result(r[i], &mt);
     if (a[i]->kind == FSX_DIR) {
-      struct fsx_attr x;
-      memset(&out[i], 0, sizeof(out[i]));
-      out[i].kind = FSX_DIR;
-      out[i].from_head = true;
-      out[i].as_of_ms = clock_mono_ms();
+      dir_of_marker(hrc, &mt, &out[i]);
       ok[i] = !hrc || hrc == -ENOENT; /* -ENOENT: an implicit directory */
-      if (!hrc) {
-        attr_from_meta(&mt, &x);
-        dir_meta_from(&x, &out[i]);
-      }
     } else if (!hrc) {
       attr_from_meta(&mt, &out[i]);
       ok[i] = out[i].kind == a[i]->kind ||
@@ -311,30 +323,24 @@ int fsx_ns_head_dir(struct fsx_mount *m, const char *bucket, const char *dkey,
                     struct fsx_attr *a)
 {
   struct s3_object_meta mt;
-  struct fsx_attr x;
   int rc;
 
-  memset(a, 0, sizeof(*a));
-  a->kind = FSX_DIR;
-  a->from_head = true;
-  a->as_of_ms = clock_mono_ms();
-  if (!bucket || !dkey[0])
-    return 0; /* a bucket's root: no marker */
+  if (!bucket || !dkey[0]) {
+    dir_of_marker(-ENOENT, NULL, a); /* a bucket's root: no marker */
+    return 0;
+  }
   atomic_fetch_add(&m->st.heads, 1);
   rc = s3_head_object(m->s3, bucket, dkey, &mt);
-  if (rc == -ENOENT)
-    return 0; /* an implicit directory */
-  if (rc)
+  if (rc && rc != -ENOENT)
     return rc;
-  attr_from_meta(&mt, &x);
-  s3_object_meta_cleanup(&mt);
-  dir_meta_from(&x, a);
+  dir_of_marker(rc, &mt, a); /* -ENOENT: an implicit directory */
+  if (!rc)
+    s3_object_meta_cleanup(&mt);
   return 0;
 }
 
-/* HEAD dir's child name as a file. */
-static int head_child(struct fsx_mount *m, struct fsx_inode *dir,
-                              const char *name, struct fsx_attr *a)
+int fsx_ns_head_child(struct fsx_mount *m, struct fsx_inode *dir,
+                      const char *name, struct fsx_attr *a)
 {
   char *key = fsx_inode_key_of(m->tab, dir, name, FSX_FILE);
   int rc = key ? fsx_ns_head_key(m, fsx_inode_bucket(dir), key, a) : -ENOMEM;
@@ -434,7 +440,7 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     if (e && (!names_only || a->kind != FSX_FILE))
       return 0;
     if (e) /* a file a cold lookup's page showed: its metadata, one HEAD */
-      return head_child(m, dir, name, a);
+      return fsx_ns_head_child(m, dir, name, a);
     /* absent: so says a listing; a cold lookup's page does not, since
        another client may have made the name after it: ask */
     if (!names_only)
@@ -480,15 +486,7 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     /* a directory wins over a file of the same name */
     if (!hrc)
       skip_once(m, key, both_names);
-    memset(a, 0, sizeof(*a));
-    a->kind = FSX_DIR;
-    a->from_head = true; /* its marker asked (absent: implicit) */
-    a->as_of_ms = clock_mono_ms();
-    if (!drc) {
-      struct fsx_attr x;
-      attr_from_meta(&dmt, &x);
-      dir_meta_from(&x, a);
-    }
+    dir_of_marker(drc, &dmt, a); /* its marker asked (absent: implicit) */
     rc = 0;
   } else if (!hrc) {
     attr_from_meta(&mt, a);

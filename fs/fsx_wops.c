@@ -42,12 +42,7 @@ void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
      listing's up to cache.dir_ttl old: unless the file is emptied anyway,
      ask the server whether something is there now */
   if (!(fi->flags & O_TRUNC) || (fi->flags & O_EXCL)) {
-    char *key = fsx_inode_key_of(m->tab, dir, name, FSX_FILE);
-    rc = key ? 0 : -ENOMEM;
-    if (key) {
-      rc = fsx_ns_head_key(m, fsx_inode_bucket(dir), key, &a);
-      free(key);
-    }
+    rc = fsx_ns_head_child(m, dir, name, &a);
     if (!rc && (fi->flags & O_EXCL))
       rc = -EEXIST;
     if (rc && rc != -ENOENT)

@@ -157,7 +157,7 @@ static enum gw_refusal peer_of(int fd, const struct sockaddr *a,
   if (getsockname(fd, (struct sockaddr *)&local, &sl) == 0) {
     uid = gw_peer_uid_netlink((struct sockaddr *)&local, a);
     if (uid == -1 && lo) /* netlink cannot be asked here */
-      uid = gw_peer_uid((struct sockaddr *)&local, a);
+      uid = gw_peer_uid_proc((struct sockaddr *)&local, a);
     if (uid == GW_PEER_GONE && lo) {
       if (!still_open(fd))
         return GW_REFUSE_GONE;
