@@ -6,17 +6,31 @@
  * DESIGN
  * - A buffer is a memfd (sealed against shrinking, as the daemon demands)
  *   mapped shared here; the daemon maps the same pages. Registrations are
- *   per open file on the daemon's side, so a buffer holds one handle per
- *   open file it was used with (fd number and the file's device and inode:
- *   a descriptor closed and reused for another file registers anew; one
- *   reused for the same file gets EBADF from the daemon once, and
- *   registers anew).
+ *   per open file and per process on the daemon's side, so a buffer holds
+ *   one handle per open file it is used with (fd number and the file's
+ *   device and inode, and the process that registered it), up to MAX_REGS
+ *   at once: a descriptor closed and reused for another file registers
+ *   anew; one reused for the same file gets EBADF from the daemon once,
+ *   and registers anew.
+ * - A handle in use is never given up: each call counts itself on it
+ *   (users); a buffer used with more open files than MAX_REGS gives up
+ *   the least recently used idle one, and a call finding all MAX_REGS in
+ *   use waits for one (reg_change). No lock is held across an ioctl: a
+ *   slot is claimed (pending) under the lock, the daemon asked outside it.
  * - Any other memory reads (writes) through the calling thread's bounce
  *   buffer (BOUNCE bytes, made on first use, freed when the thread
  *   exits): a part's worth, so that a write of it can go straight to the
  *   server as a whole part (write.part_size 8M, the default).
+ * - Trust: a file's daemon gets a buffer only where its mount is
+ *   s3rdmafs's and root's or the caller's own (s3rdmafs_mnt.c), and no
+ *   count it answers is believed past what was asked (-EIO).
+ * - fork(): a buffer is shared memory, in the child too (by design: the
+ *   daemon's view of it is shared as well); the child's calls register it
+ *   for the child (registrations of another process are never used), and
+ *   its bounce buffers and GPU rings are its own, made on first use: the
+ *   parent's are dropped in the child (fork_child), never touched there.
  * - Threads: one mutex (lock) protects the list of buffers and their
- *   handles; the ioctls that move data run outside it.
+ *   registrations; the ioctls run outside it.
  */
 #include "libs3rdmafs/s3rdmafs.h"
 
@@ -35,15 +49,21 @@
 
 #include "libs3rdmafs/s3rdmafs_cuda.h"
 #include "libs3rdmafs/s3rdmafs_ioctl.h"
+#include "libs3rdmafs/s3rdmafs_mnt.h"
 
 #define BOUNCE (8u << 20)
-#define MAX_REGS 16 /* open files one buffer remembers its handle for */
+#define MAX_REGS 64 /* open files one buffer holds a handle for at once */
 
 struct lreg {
-  int fd;
+  int fd;           /* -1: a free slot */
   dev_t dev;
   ino_t ino;
+  pid_t pid;        /* the process that registered it (another's: free) */
+  bool pending;     /* being registered: handle not known yet */
   uint64_t handle;
+  unsigned users;   /* calls using handle now: never given up while > 0 */
+  uint64_t last;    /* tick of its last use: the idle one least recently
+                       used is given up first */
 };
 
 struct lbuf {
@@ -51,14 +71,19 @@ struct lbuf {
   char *ptr;
   size_t size;
   int memfd;
+  bool internal;              /* a bounce buffer or a GPU ring: dropped in
+                                 a forked child */
   struct lreg regs[MAX_REGS]; /* lock */
-  unsigned nregs;             /* lock */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* lock: a registration finished, or a handle fell idle */
+static pthread_cond_t reg_change = PTHREAD_COND_INITIALIZER;
 static struct lbuf *bufs; /* lock */
+static uint64_t tick;     /* lock */
 static pthread_key_t bounce_key;
 static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
+static bool bounce_made;  /* bounce_key exists */
 
 /* UNREGISTER r, where its descriptor still names that file (else the
    registration went with the open file). */
@@ -71,46 +96,149 @@ static void unregister(const struct lreg *r)
     ioctl(r->fd, S3RDMAFS_IOC_UNREGISTER, &a);
 }
 
-/* The daemon's handle for b on fd's open file (lock held): registered
-   when unknown, or when stale. 0 or -errno. */
-static int handle_for(struct lbuf *b, int fd, bool stale, uint64_t *out)
+static bool reg_live(const struct lreg *r, pid_t me)
+{
+  return r->fd >= 0 && r->pid == me;
+}
+
+/* b's registration on fd's open file (st) by this process (lock held) */
+static struct lreg *reg_find(struct lbuf *b, int fd, const struct stat *st,
+                             pid_t me)
+{
+  for (unsigned i = 0; i < MAX_REGS; i++) {
+    struct lreg *r = &b->regs[i];
+    if (reg_live(r, me) && r->fd == fd && r->dev == st->st_dev &&
+        r->ino == st->st_ino)
+      return r;
+  }
+  return NULL;
+}
+
+/* A slot for a new registration (lock held): a free one, else the least
+   recently used idle one (copied to *gone, to be given up), else NULL. */
+static struct lreg *reg_slot(struct lbuf *b, pid_t me, struct lreg *gone)
+{
+  struct lreg *lru = NULL;
+
+  for (unsigned i = 0; i < MAX_REGS; i++) {
+    struct lreg *r = &b->regs[i];
+    if (!reg_live(r, me))
+      return r;
+    if (!r->users && !r->pending && (!lru || r->last < lru->last))
+      lru = r;
+  }
+  if (lru)
+    *gone = *lru;
+  return lru;
+}
+
+/* The daemon has no room for another registration of ours (ENOSPC: its
+   cap per user): the least recently used idle one of any buffer of this
+   process given up. false: none is idle. */
+static bool give_up_idle(void)
+{
+  struct lreg *lru = NULL, gone;
+  pid_t me = getpid();
+
+  pthread_mutex_lock(&lock);
+  for (struct lbuf *b = bufs; b; b = b->next)
+    for (unsigned i = 0; i < MAX_REGS; i++) {
+      struct lreg *r = &b->regs[i];
+      if (reg_live(r, me) && !r->users && !r->pending &&
+          (!lru || r->last < lru->last))
+        lru = r;
+    }
+  if (lru) {
+    gone = *lru;
+    lru->fd = -1;
+  }
+  pthread_mutex_unlock(&lock);
+  if (lru)
+    unregister(&gone);
+  return lru != NULL;
+}
+
+/*
+ * The daemon's handle for b on fd's open file, taken for one call
+ * (reg_put after it): known, or registered now. stale: a handle the
+ * caller just got EBADF for (gone with its open file): registered anew,
+ * unless another thread already has. 0 or -errno.
+ */
+static int reg_take(struct lbuf *b, int fd, uint64_t stale, uint64_t *out)
 {
   struct s3rdmafs_ioc_register a = {.version = S3RDMAFS_IOC_VERSION,
                                     .fd = b->memfd, .len = b->size};
+  struct lreg *r, gone = {.fd = -1};
+  pid_t me = getpid();
   struct stat st;
-  unsigned i;
+  int rc;
 
   if (fstat(fd, &st))
     return -errno;
-  for (i = 0; i < b->nregs; i++)
-    if (b->regs[i].fd == fd && b->regs[i].dev == st.st_dev &&
-        b->regs[i].ino == st.st_ino)
-      break;
-  if (i < b->nregs && !stale) {
-    *out = b->regs[i].handle;
-    return 0;
-  }
-  if (ioctl(fd, S3RDMAFS_IOC_REGISTER, &a))
-    return -errno;
-  if (i == b->nregs) {
-    if (b->nregs == MAX_REGS) { /* the oldest given up */
-      unregister(&b->regs[0]);
-      memmove(b->regs, b->regs + 1, sizeof(b->regs[0]) * (MAX_REGS - 1));
-      i = MAX_REGS - 1;
-    } else {
-      b->nregs++;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    r = reg_find(b, fd, &st, me);
+    if (r && !r->pending && stale && r->handle == stale) {
+      r->fd = -1; /* dead (no UNREGISTER: the daemon dropped it) */
+      r = NULL;
     }
-  } else {
-    unregister(&b->regs[i]); /* stale: gone already, or replaced now */
+    if (r && !r->pending) {
+      r->users++;
+      r->last = ++tick;
+      *out = r->handle;
+      pthread_mutex_unlock(&lock);
+      return 0;
+    }
+    if (!r && (r = reg_slot(b, me, &gone)))
+      break;
+    /* being registered by another thread, or every slot in use: wait */
+    pthread_cond_wait(&reg_change, &lock);
   }
-  b->regs[i] = (struct lreg){fd, st.st_dev, st.st_ino, a.handle};
+  *r = (struct lreg){.fd = fd, .dev = st.st_dev, .ino = st.st_ino,
+                     .pid = me, .pending = true, .users = 1, .last = ++tick};
+  pthread_mutex_unlock(&lock);
+  if (gone.fd >= 0)
+    unregister(&gone);
+  rc = s3r_mnt_trusted(fd);
+  for (int tries = 0; !rc; tries++) {
+    if (!ioctl(fd, S3RDMAFS_IOC_REGISTER, &a))
+      break;
+    rc = -errno;
+    if (rc == -ENOSPC && tries < 8 && give_up_idle())
+      rc = 0; /* room made: again */
+  }
+  pthread_mutex_lock(&lock);
+  r->pending = false;
+  r->handle = a.handle;
+  if (rc)
+    r->fd = -1;
+  pthread_cond_broadcast(&reg_change);
+  pthread_mutex_unlock(&lock);
   *out = a.handle;
-  return 0;
+  return rc;
+}
+
+/* The call that took handle h of b is done with it. */
+static void reg_put(struct lbuf *b, uint64_t h)
+{
+  pid_t me = getpid();
+
+  pthread_mutex_lock(&lock);
+  for (unsigned i = 0; i < MAX_REGS; i++) {
+    struct lreg *r = &b->regs[i];
+    if (reg_live(r, me) && !r->pending && r->handle == h && r->users) {
+      if (!--r->users)
+        pthread_cond_broadcast(&reg_change);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&lock);
 }
 
 /* fd < 0: registered on no file yet (each read registers it on its file
-   as it needs, as for any buffer of ours) */
-static struct lbuf *lbuf_make(int fd, size_t size, int *err)
+   as it needs, as for any buffer of ours); internal: the library's own
+   (a bounce buffer, a GPU ring) */
+static struct lbuf *lbuf_make(int fd, size_t size, bool internal, int *err)
 {
   struct lbuf *b = calloc(1, sizeof(*b));
   long page = sysconf(_SC_PAGESIZE);
@@ -120,6 +248,9 @@ static struct lbuf *lbuf_make(int fd, size_t size, int *err)
   if (!b)
     goto fail;
   b->size = (size + (size_t)page - 1) / (size_t)page * (size_t)page;
+  b->internal = internal;
+  for (unsigned i = 0; i < MAX_REGS; i++)
+    b->regs[i].fd = -1;
   b->memfd = memfd_create("s3rdmafs-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (b->memfd < 0) {
     rc = -errno;
@@ -135,15 +266,15 @@ static struct lbuf *lbuf_make(int fd, size_t size, int *err)
     rc = -errno;
     goto close_memfd;
   }
-  pthread_mutex_lock(&lock);
-  rc = fd < 0 ? 0 : handle_for(b, fd, false, &h);
+  rc = fd < 0 ? 0 : reg_take(b, fd, 0, &h);
   if (!rc) {
+    reg_put(b, h);
+    pthread_mutex_lock(&lock);
     b->next = bufs;
     bufs = b;
-  }
-  pthread_mutex_unlock(&lock);
-  if (!rc)
+    pthread_mutex_unlock(&lock);
     return b;
+  }
   munmap(b->ptr, b->size);
 close_memfd:
   close(b->memfd);
@@ -154,17 +285,21 @@ fail:
   return NULL;
 }
 
+/* b, off the list, given up (its owner's: no call uses it now) */
 static void lbuf_free(struct lbuf *b)
 {
-  for (unsigned i = 0; i < b->nregs; i++)
-    unregister(&b->regs[i]);
+  pid_t me = getpid();
+
+  for (unsigned i = 0; i < MAX_REGS; i++)
+    if (reg_live(&b->regs[i], me) && !b->regs[i].pending)
+      unregister(&b->regs[i]);
   munmap(b->ptr, b->size);
   close(b->memfd);
   free(b);
 }
 
 /* lbuf_make for the API: its memory, or NULL with errno set. */
-static void *alloc_buf(int fd, size_t size)
+static void *alloc_buf(int fd, size_t size, bool internal)
 {
   struct lbuf *b;
   int rc;
@@ -173,7 +308,7 @@ static void *alloc_buf(int fd, size_t size)
     errno = EINVAL;
     return NULL;
   }
-  b = lbuf_make(fd, size, &rc);
+  b = lbuf_make(fd, size, internal, &rc);
   if (!b)
     errno = -rc;
   return b ? b->ptr : NULL;
@@ -181,7 +316,7 @@ static void *alloc_buf(int fd, size_t size)
 
 void *s3rdmafs_buf_alloc(int fd, size_t size)
 {
-  return alloc_buf(fd, size);
+  return alloc_buf(fd, size, false);
 }
 
 /* The buffer starting at ptr, unlinked from the list (the caller frees
@@ -203,7 +338,7 @@ static struct lbuf *lbuf_take(const void *ptr)
 
 void *s3r_buf_alloc_lazy(size_t size)
 {
-  return alloc_buf(-1, size);
+  return alloc_buf(-1, size, true);
 }
 
 void s3rdmafs_buf_free(void *buf)
@@ -224,7 +359,50 @@ static void bounce_free(void *p)
 
 static void bounce_init(void)
 {
-  pthread_key_create(&bounce_key, bounce_free);
+  bounce_made = !pthread_key_create(&bounce_key, bounce_free);
+}
+
+/* fork(2), while the calling thread holds lock: the lists are whole */
+static void fork_prepare(void)
+{
+  pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+  pthread_mutex_unlock(&lock);
+}
+
+/* The child, one thread: the parent's bounce buffers and rings are its
+   threads' (shared memory with the parent): dropped here, never touched
+   (no UNREGISTER: the registrations are the parent's); its registrations
+   of the other buffers are not ours (each is registered anew on first
+   use); the waits of threads that are not here forgotten. */
+static void fork_child(void)
+{
+  struct lbuf **pp = &bufs, *b;
+
+  while ((b = *pp)) {
+    if (b->internal) {
+      *pp = b->next;
+      munmap(b->ptr, b->size);
+      close(b->memfd);
+      free(b);
+      continue;
+    }
+    for (unsigned i = 0; i < MAX_REGS; i++)
+      b->regs[i].fd = -1;
+    pp = &b->next;
+  }
+  if (bounce_made)
+    pthread_setspecific(bounce_key, NULL);
+  pthread_cond_init(&reg_change, NULL);
+  pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void lib_init(void)
+{
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 int s3r_io(int fd, uint64_t h, size_t buf_off, size_t len, off_t off,
@@ -241,6 +419,8 @@ int s3r_io(int fd, uint64_t h, size_t buf_off, size_t len, off_t off,
     if (write ? ioctl(fd, S3RDMAFS_IOC_WRITE, &w)
               : ioctl(fd, S3RDMAFS_IOC_READ, &a))
       return -errno;
+    if ((write ? w.done : a.done) > len - *done)
+      return -EIO; /* more than asked: never believed, never copied */
     if (write && !w.done)
       return -EIO; /* no progress */
     if (!write && !a.done)
@@ -266,16 +446,15 @@ static ssize_t io_registered(int fd, struct lbuf *b, char *p, size_t len,
                              off_t off, uint32_t flags, bool write)
 {
   ssize_t n = -EBADF;
-  uint64_t h;
+  uint64_t h = 0, stale = 0;
   int rc;
 
   for (int attempt = 0; attempt < 2 && n == -EBADF; attempt++) {
-    pthread_mutex_lock(&lock);
-    rc = handle_for(b, fd, attempt > 0, &h);
-    pthread_mutex_unlock(&lock);
-    if (rc)
+    if ((rc = reg_take(b, fd, stale, &h)))
       return rc;
     n = io_on(fd, h, (size_t)(p - b->ptr), len, off, flags, write);
+    reg_put(b, h);
+    stale = h;
   }
   return n;
 }
@@ -293,7 +472,7 @@ static struct lbuf *bounce_get(int fd, int *rc)
     if (b->ptr == mine)
       bounce = b;
   pthread_mutex_unlock(&lock);
-  if (!bounce && (bounce = lbuf_make(fd, BOUNCE, rc)))
+  if (!bounce && (bounce = lbuf_make(fd, BOUNCE, true, rc)))
     pthread_setspecific(bounce_key, bounce->ptr);
   return bounce;
 }
@@ -375,6 +554,9 @@ const char *s3rdmafs_strerror(int err)
   case -ENOTTY:
     return "not a file on an s3rdmafs mount (or its daemon predates "
            "direct reads or writes)";
+  case -EACCES:
+    return "the file's mount is another user's (not root's, not the "
+           "caller's): its daemon is not trusted with the caller's memory";
   case -EPERM:
     return "the daemon may not take the caller's file descriptor "
            "(pidfd_getfd): run it as the caller's user, or as root";

@@ -21,9 +21,34 @@
  * time (libcuda.so.1, or the file $S3RDMAFS_CUDA_LIB names).
  *
  * Every call returns bytes (or 0) or a negative errno; s3rdmafs_strerror
- * says what it means here. Thread-safe. The daemon must be allowed to
- * take the caller's file descriptor (pidfd_getfd(2): it runs as the same
- * user, or as root): else -EPERM.
+ * says what it means here. The daemon must be allowed to take the
+ * caller's file descriptor (pidfd_getfd(2): it runs as the same user, or
+ * as root): else -EPERM.
+ *
+ * Trust: memory is handed only to the daemon of an s3rdmafs mount made
+ * by root or by the caller's own user (the kernel's record of the
+ * mount's owner); another user's FUSE mount gets none (-EACCES), whatever
+ * it calls itself. No byte count a daemon answers is believed past what
+ * was asked (-EIO).
+ *
+ * Threads: every call is thread-safe. The bounce buffer and the GPU ring
+ * are the calling thread's (made on first use, freed when it exits). A
+ * registered buffer may be used by any number of threads at once, over
+ * any number of files: it holds the daemon's handle for up to 64 open
+ * files at a time (the least recently used idle one is given up for
+ * another; a call finding all 64 in use waits for one), and gives up
+ * idle handles of the process when the daemon's cap (512 per user) is
+ * reached. A buffer must not be freed while a call uses it.
+ *
+ * fork(): a child may use every call. Its bounce buffers are its own,
+ * made on first use (never the parent's). A buffer from
+ * s3rdmafs_buf_alloc made before the fork is shared memory, by design:
+ * parent and child see the same bytes (as the daemon does), so a read
+ * into it by one lands in the other's view too; the child may use it (it
+ * is registered anew for the child), but give each process its own
+ * buffer (s3rdmafs_buf_alloc in the child) unless the sharing is wanted.
+ * A child of a process that has used a GPU call cannot use the GPU calls
+ * (CUDA's rule: -ENODEV, s3rdmafs_strerror says so); its host calls work.
  */
 #ifndef S3RDMAFS_H
 #define S3RDMAFS_H

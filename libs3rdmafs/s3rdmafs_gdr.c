@@ -27,7 +27,8 @@
  *   only: it may not last.
  * - Never proven on hardware here: exercised only against the tests'
  *   stand-in driver, where the daemon refuses (no verbs NIC).
- * - Threads: any; one mutex (lock) protects the two tables.
+ * - Threads: any; one mutex (lock) protects the two tables (held over
+ *   fork(2), so that a child's copy is whole and unlocked).
  */
 #include "libs3rdmafs/s3rdmafs_gdr.h"
 
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "libs3rdmafs/s3rdmafs_ioctl.h"
+#include "libs3rdmafs/s3rdmafs_mnt.h"
 
 #define MAX_DEVS 64   /* devices whose answer is remembered */
 #define MAX_KEYS 64   /* refusals a table remembers (then the oldest is
@@ -60,6 +62,21 @@ static struct refusals mounts;        /* lock: mounts (st_dev) whose daemon
    allocated without dma-buf support (managed memory, a VMM allocation
    without the flag) says nothing of others */
 static struct refusals allocs;
+
+static void fork_prepare(void)
+{
+  pthread_mutex_lock(&lock);
+}
+
+static void fork_done(void)
+{
+  pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void gdr_init(void)
+{
+  pthread_atfork(fork_prepare, fork_done, fork_done);
+}
 
 static void remember_device(s3r_CUdevice d, bool can)
 {
@@ -150,8 +167,11 @@ static int gdr_chunk(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
 
   *done = 0;
   if (!cu || fstat(fd, &st) || refused(&mounts, st.st_dev, false) ||
-      cu->CtxGetDevice(&d) || !device_can(cu, d) ||
-      export(cu, dev, size, &dbuf, &len, &at))
+      cu->CtxGetDevice(&d) || !device_can(cu, d))
+    return -EOPNOTSUPP;
+  if ((rc = s3r_mnt_trusted(fd)))
+    return rc; /* no device memory for a daemon not trusted with any */
+  if (export(cu, dev, size, &dbuf, &len, &at))
     return -EOPNOTSUPP;
   a.fd = dbuf;
   a.len = len;

@@ -29,6 +29,10 @@
  * - Threads: the ring is the calling thread's (made on first use, for the
  *   context of the device pointer; freed at thread exit); the driver
  *   table is set once (pthread_once).
+ * - fork(): a child cannot use a CUDA driver its parent set up (the
+ *   driver's rule): there every GPU call is -ENODEV, saying so; the
+ *   forking thread's ring is forgotten in the child (its memory is
+ *   dropped by s3rdmafs.c), never freed through the driver.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -54,6 +58,8 @@ static struct s3r_cuda cuda;
 static bool cuda_ok;
 static char cuda_why[256];
 static pthread_once_t cuda_once = PTHREAD_ONCE_INIT;
+static pthread_key_t ring_key;
+static bool ring_made; /* ring_key exists */
 
 static void cuda_load(void)
 {
@@ -133,7 +139,6 @@ struct ring {
   bool pending[NSLOTS];         /* a copy of the slot may still run */
 };
 
-static pthread_key_t ring_key;
 static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
 static __thread char last_cuda[160]; /* the last CUDA failure, said */
 
@@ -176,7 +181,27 @@ static void ring_free(void *p)
 
 static void ring_key_make(void)
 {
-  pthread_key_create(&ring_key, ring_free);
+  ring_made = !pthread_key_create(&ring_key, ring_free);
+}
+
+/* The child of a fork: the parent's driver and this thread's ring are not
+   its own. */
+static void gpu_fork_child(void)
+{
+  if (ring_made)
+    pthread_setspecific(ring_key, NULL);
+  if (cuda_ok) {
+    cuda_ok = false;
+    snprintf(cuda_why, sizeof(cuda_why),
+             "CUDA was set up by the parent before fork(): a forked child "
+             "cannot use it (the driver's rule; use the GPU from the parent, "
+             "or from a process started by exec)");
+  }
+}
+
+__attribute__((constructor)) static void gpu_init(void)
+{
+  pthread_atfork(NULL, NULL, gpu_fork_child);
 }
 
 /* The thread's ring for context ctx (current): made, or remade for

@@ -27,6 +27,12 @@
  *   gpu_sim_check host FILE REF N
  *       N s3rdmafs_read_direct of random unaligned ranges into host
  *       memory, compared with REF (the daemon counts them as host reads)
+ *   gpu_sim_check fork FILE REF
+ *       gpu_read of the first MiB in the parent (its driver and ring
+ *       set up), then fork: the child's gpu_read is -ENODEV, the reason
+ *       naming fork (a child cannot use its parent's CUDA), its
+ *       read_direct into host memory right; the parent's gpu_read right
+ *       after the child has exited
  *   gpu_sim_check write FILE SIZE
  *       gpu_write of SIZE pattern bytes from device memory into a new
  *       FILE, closed, read back with read(2) and compared
@@ -40,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "libs3rdmafs/s3rdmafs.h"
@@ -293,6 +300,68 @@ static int do_write(char **argv)
   return ok ? 0 : 1;
 }
 
+/* the first MiB of fd into dev, compared with want: 0 when right */
+static int gpu_mib(int fd, char *dev, const char *want)
+{
+  ssize_t n = s3rdmafs_gpu_read(fd, dev, 1 << 20, 0);
+
+  if (n != 1 << 20 || memcmp(dev, want, 1 << 20)) {
+    fprintf(stderr, "fork: gpu_read: %zd (%s)\n", n,
+            n < 0 ? s3rdmafs_strerror((int)n) : "bytes");
+    return 1;
+  }
+  return 0;
+}
+
+static int child_after_fork(int fd, char *dev, const char *want)
+{
+  char *host = malloc(1 << 20);
+  ssize_t n = s3rdmafs_gpu_read(fd, dev, 1 << 20, 0);
+
+  if (n != -ENODEV || !strstr(s3rdmafs_strerror((int)n), "fork")) {
+    fprintf(stderr, "fork: the child's gpu_read: %zd (%s)\n", n,
+            n < 0 ? s3rdmafs_strerror((int)n) : "bytes");
+    return 1;
+  }
+  n = host ? s3rdmafs_read_direct(fd, host, 1 << 20, 0) : -ENOMEM;
+  if (n != 1 << 20 || memcmp(host, want, 1 << 20)) {
+    fprintf(stderr, "fork: the child's read_direct: %zd\n", n);
+    return 1;
+  }
+  free(host);
+  return 0;
+}
+
+static int do_fork(char **argv)
+{
+  int fd = open(argv[2], O_RDONLY), rfd = open(argv[3], O_RDONLY), st = 0;
+  char *dev = dalloc(1 << 20), *want = malloc(1 << 20);
+  pid_t pid;
+
+  if (fd < 0 || rfd < 0 || !dev || !want ||
+      pread(rfd, want, 1 << 20, 0) != 1 << 20)
+    return 2;
+  if (gpu_mib(fd, dev, want))
+    return 1;
+  pid = fork();
+  if (!pid) {
+    alarm(30); /* (the parent's driver used here would hang in it) */
+    _exit(child_after_fork(fd, dev, want));
+  }
+  if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+      WEXITSTATUS(st))
+    return 1;
+  memset(dev, 0, 1 << 20);
+  if (gpu_mib(fd, dev, want))
+    return 1;
+  printf("fork (simulated): the child refused, the parent served\n");
+  dev_free((unsigned long long)(uintptr_t)dev);
+  free(want);
+  close(fd);
+  close(rfd);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *lib = getenv("S3RDMAFS_CUDA_LIB");
@@ -318,6 +387,8 @@ int main(int argc, char **argv)
     return do_hostmem(argv);
   if (argc == 4 && !strcmp(argv[1], "write"))
     return do_write(argv);
+  if (argc == 4 && !strcmp(argv[1], "fork"))
+    return do_fork(argv);
   fprintf(stderr, "usage: see gpu_sim_check.c\n");
   return 2;
 }

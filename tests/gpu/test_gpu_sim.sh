@@ -9,7 +9,9 @@
 #   - errors mid-transfer: a copy failing on the 3rd call, pinning the ring
 #     failing: -EIO, the failed call named;
 #   - no driver, no device: -ENODEV with the reason; host memory and a
-#     range past its allocation: -EINVAL;
+#     range past its allocation: -EINVAL; a forked child of a process
+#     that used the driver: -ENODEV, the reason naming fork (CUDA's rule),
+#     its host reads right, the parent's GPU reads right after it;
 #   - a checkpoint written from device memory (gpu_write), read back: the
 #     ring's halves written with write_direct (direct.staged_writes), with
 #     cma their whole parts sent from the ring's pages (direct.write_parts);
@@ -83,6 +85,8 @@ check "sim: pinning the ring failing: EIO, said" \
 check "sim: no device: ENODEV" env FAKECUDA_DEVICES=0 "$GC" nodev "$mnt/a.bin"
 check "sim: no driver: ENODEV" env S3RDMAFS_CUDA_LIB=/nonexistent/libcuda.so.1 "$GC" nodev "$mnt/a.bin"
 check "sim: host memory, and past an allocation: EINVAL" "$GC" hostmem "$mnt/a.bin"
+check "sim: a forked child cannot use its parent's CUDA (ENODEV, said)" \
+  "$GC" fork "$mnt/a.bin" "$tmp/local/a.bin"
 w0=$(stat_of direct.staged_writes)
 check "sim: a checkpoint from device memory" "$GC" write "$mnt/ckpt.bin" $((30 * MiB + 5))
 check "sim: ... its ring written by direct writes, counted as staged (direct.staged_writes)" \
