@@ -64,6 +64,15 @@ struct lreg {
   unsigned users;   /* calls using handle now: never given up while > 0 */
   uint64_t last;    /* tick of its last use: the idle one least recently
                        used is given up first */
+  uint64_t id;      /* tick of its making: a call's ticket names the slot
+                       (handles of two mounts may be equal) */
+};
+
+/* A call's use of a registration (reg_take, reg_put) */
+struct ticket {
+  unsigned slot;
+  uint64_t id;
+  uint64_t handle;
 };
 
 struct lbuf {
@@ -160,11 +169,12 @@ static bool give_up_idle(void)
 
 /*
  * The daemon's handle for b on fd's open file, taken for one call
- * (reg_put after it): known, or registered now. stale: a handle the
- * caller just got EBADF for (gone with its open file): registered anew,
- * unless another thread already has. 0 or -errno.
+ * (reg_put after it): known, or registered now. stale: the ticket of a
+ * call that just got EBADF (its handle gone with its open file): its
+ * slot registered anew, unless another thread already has. 0 or -errno.
  */
-static int reg_take(struct lbuf *b, int fd, uint64_t stale, uint64_t *out)
+static int reg_take(struct lbuf *b, int fd, const struct ticket *stale,
+                    struct ticket *out)
 {
   struct s3rdmafs_ioc_register a = {.version = S3RDMAFS_IOC_VERSION,
                                     .fd = b->memfd, .len = b->size};
@@ -178,14 +188,14 @@ static int reg_take(struct lbuf *b, int fd, uint64_t stale, uint64_t *out)
   pthread_mutex_lock(&lock);
   for (;;) {
     r = reg_find(b, fd, &st, me);
-    if (r && !r->pending && stale && r->handle == stale) {
+    if (r && !r->pending && stale && r->id == stale->id) {
       r->fd = -1; /* dead (no UNREGISTER: the daemon dropped it) */
       r = NULL;
     }
     if (r && !r->pending) {
       r->users++;
       r->last = ++tick;
-      *out = r->handle;
+      *out = (struct ticket){(unsigned)(r - b->regs), r->id, r->handle};
       pthread_mutex_unlock(&lock);
       return 0;
     }
@@ -195,7 +205,8 @@ static int reg_take(struct lbuf *b, int fd, uint64_t stale, uint64_t *out)
     pthread_cond_wait(&reg_change, &lock);
   }
   *r = (struct lreg){.fd = fd, .dev = st.st_dev, .ino = st.st_ino,
-                     .pid = me, .pending = true, .users = 1, .last = ++tick};
+                     .pid = me, .pending = true, .users = 1, .last = ++tick,
+                     .id = tick};
   pthread_mutex_unlock(&lock);
   if (gone.fd >= 0)
     unregister(&gone);
@@ -212,26 +223,22 @@ static int reg_take(struct lbuf *b, int fd, uint64_t stale, uint64_t *out)
   r->handle = a.handle;
   if (rc)
     r->fd = -1;
+  *out = (struct ticket){(unsigned)(r - b->regs), r->id, a.handle};
   pthread_cond_broadcast(&reg_change);
   pthread_mutex_unlock(&lock);
-  *out = a.handle;
   return rc;
 }
 
-/* The call that took handle h of b is done with it. */
-static void reg_put(struct lbuf *b, uint64_t h)
+/* The call holding ticket t of b is done with it (its slot may have been
+   given up meanwhile: a stale handle's). */
+static void reg_put(struct lbuf *b, const struct ticket *t)
 {
-  pid_t me = getpid();
+  struct lreg *r = &b->regs[t->slot];
 
   pthread_mutex_lock(&lock);
-  for (unsigned i = 0; i < MAX_REGS; i++) {
-    struct lreg *r = &b->regs[i];
-    if (reg_live(r, me) && !r->pending && r->handle == h && r->users) {
-      if (!--r->users)
-        pthread_cond_broadcast(&reg_change);
-      break;
-    }
-  }
+  if (reg_live(r, getpid()) && r->id == t->id && r->users &&
+      !--r->users)
+    pthread_cond_broadcast(&reg_change);
   pthread_mutex_unlock(&lock);
 }
 
@@ -242,7 +249,7 @@ static struct lbuf *lbuf_make(int fd, size_t size, bool internal, int *err)
 {
   struct lbuf *b = calloc(1, sizeof(*b));
   long page = sysconf(_SC_PAGESIZE);
-  uint64_t h;
+  struct ticket t;
   int rc = -ENOMEM;
 
   if (!b)
@@ -266,9 +273,10 @@ static struct lbuf *lbuf_make(int fd, size_t size, bool internal, int *err)
     rc = -errno;
     goto close_memfd;
   }
-  rc = fd < 0 ? 0 : reg_take(b, fd, 0, &h);
+  rc = fd < 0 ? 0 : reg_take(b, fd, NULL, &t);
   if (!rc) {
-    reg_put(b, h);
+    if (fd >= 0)
+      reg_put(b, &t);
     pthread_mutex_lock(&lock);
     b->next = bufs;
     bufs = b;
@@ -302,13 +310,15 @@ static void lbuf_free(struct lbuf *b)
 static void *alloc_buf(int fd, size_t size, bool internal)
 {
   struct lbuf *b;
-  int rc;
+  int rc, was;
 
   if (!size || size > SIZE_MAX / 2) {
     errno = EINVAL;
     return NULL;
   }
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was);
   b = lbuf_make(fd, size, internal, &rc);
+  pthread_setcancelstate(was, NULL);
   if (!b)
     errno = -rc;
   return b ? b->ptr : NULL;
@@ -419,8 +429,11 @@ int s3r_io(int fd, uint64_t h, size_t buf_off, size_t len, off_t off,
     if (write ? ioctl(fd, S3RDMAFS_IOC_WRITE, &w)
               : ioctl(fd, S3RDMAFS_IOC_READ, &a))
       return -errno;
-    if ((write ? w.done : a.done) > len - *done)
-      return -EIO; /* more than asked: never believed, never copied */
+    if ((write ? w.done : a.done) > len - *done) {
+      *done = 0; /* a daemon that says more than it was asked: nothing
+                    it said is believed, nothing copied */
+      return -EIO;
+    }
     if (write && !w.done)
       return -EIO; /* no progress */
     if (!write && !a.done)
@@ -445,16 +458,16 @@ static ssize_t io_on(int fd, uint64_t h, size_t buf_off, size_t len,
 static ssize_t io_registered(int fd, struct lbuf *b, char *p, size_t len,
                              off_t off, uint32_t flags, bool write)
 {
+  struct ticket t, stale;
   ssize_t n = -EBADF;
-  uint64_t h = 0, stale = 0;
   int rc;
 
   for (int attempt = 0; attempt < 2 && n == -EBADF; attempt++) {
-    if ((rc = reg_take(b, fd, stale, &h)))
+    if ((rc = reg_take(b, fd, attempt ? &stale : NULL, &t)))
       return rc;
-    n = io_on(fd, h, (size_t)(p - b->ptr), len, off, flags, write);
-    reg_put(b, h);
-    stale = h;
+    n = io_on(fd, t.handle, (size_t)(p - b->ptr), len, off, flags, write);
+    reg_put(b, &t);
+    stale = t;
   }
   return n;
 }
@@ -466,6 +479,10 @@ static struct lbuf *bounce_get(int fd, int *rc)
   struct lbuf *b, *bounce = NULL;
 
   pthread_once(&bounce_once, bounce_init);
+  if (!bounce_made) {
+    *rc = -ENOMEM; /* (no thread-specific key could be made) */
+    return NULL;
+  }
   mine = pthread_getspecific(bounce_key);
   pthread_mutex_lock(&lock);
   for (b = bufs; mine && b; b = b->next)
@@ -477,19 +494,28 @@ static struct lbuf *bounce_get(int fd, int *rc)
   return bounce;
 }
 
-/* read_direct and write_direct, with the ioctls' flags. */
-static ssize_t io_flags(int fd, void *buf, size_t size, off_t off,
-                        uint32_t flags, bool write)
+/* read_direct and write_direct, with the ioctls' flags (not a
+   cancellation point: a slot claimed or a wait under lock is never left
+   behind by a cancelled thread). */
+static ssize_t io_uncancelled(int fd, void *buf, size_t size, off_t off,
+                              uint32_t flags, bool write)
 {
   struct lbuf *b, *bounce;
   size_t done = 0;
   char *p = buf;
-  int rc;
+  int rc, mode;
 
   if (off < 0 || !buf)
     return -EINVAL;
   if (!size)
     return 0;
+  /* as read(2) and write(2): the open file must allow it (the daemon
+     says EBADF too, but only after a registration) */
+  if ((mode = fcntl(fd, F_GETFL)) < 0)
+    return -errno;
+  mode &= O_ACCMODE;
+  if (write ? mode == O_RDONLY : mode == O_WRONLY)
+    return -EBADF;
   s3r_gpu_clear_error(); /* (an EIO from here is not a CUDA call's) */
   if (size > (size_t)SSIZE_MAX)
     size = (size_t)SSIZE_MAX;
@@ -518,6 +544,18 @@ static ssize_t io_flags(int fd, void *buf, size_t size, off_t off,
       break;
   }
   return (ssize_t)done;
+}
+
+static ssize_t io_flags(int fd, void *buf, size_t size, off_t off,
+                        uint32_t flags, bool write)
+{
+  ssize_t n;
+  int was;
+
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &was);
+  n = io_uncancelled(fd, buf, size, off, flags, write);
+  pthread_setcancelstate(was, NULL);
+  return n;
 }
 
 ssize_t s3rdmafs_read_direct(int fd, void *buf, size_t size, off_t off)

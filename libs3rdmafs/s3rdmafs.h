@@ -27,9 +27,10 @@
  *
  * Trust: memory is handed only to the daemon of an s3rdmafs mount made
  * by root or by the caller's own user (the kernel's record of the
- * mount's owner); another user's FUSE mount gets none (-EACCES), whatever
- * it calls itself. No byte count a daemon answers is believed past what
- * was asked (-EIO).
+ * mount's owner; in a user namespace of its own, root's mounts only);
+ * another user's FUSE mount gets none (-EACCES), whatever it calls
+ * itself. A daemon that answers a byte count past what was asked fails
+ * the call (-EIO): nothing it said is copied.
  *
  * Threads: every call is thread-safe. The bounce buffer and the GPU ring
  * are the calling thread's (made on first use, freed when it exits). A
@@ -38,7 +39,10 @@
  * files at a time (the least recently used idle one is given up for
  * another; a call finding all 64 in use waits for one), and gives up
  * idle handles of the process when the daemon's cap (512 per user) is
- * reached. A buffer must not be freed while a call uses it.
+ * reached. The daemon also holds at most 64 registrations per open file
+ * (forked children sharing the descriptor count too): past that, -ENOSPC.
+ * A buffer must not be freed while a call uses it. No call is a
+ * cancellation point.
  *
  * fork(): a child may use every call. Its bounce buffers are its own,
  * made on first use (never the parent's). A buffer from
@@ -47,8 +51,9 @@
  * into it by one lands in the other's view too; the child may use it (it
  * is registered anew for the child), but give each process its own
  * buffer (s3rdmafs_buf_alloc in the child) unless the sharing is wanted.
- * A child of a process that has used a GPU call cannot use the GPU calls
- * (CUDA's rule: -ENODEV, s3rdmafs_strerror says so); its host calls work.
+ * A child of a process that has loaded the CUDA driver (any GPU call, or
+ * s3rdmafs_strerror(-ENODEV)) cannot use the GPU calls (CUDA's rule:
+ * -ENODEV, s3rdmafs_strerror says so); its host calls work.
  */
 #ifndef S3RDMAFS_H
 #define S3RDMAFS_H

@@ -213,6 +213,8 @@ static int ring_get(s3r_CUcontext ctx, struct ring **out)
   int i;
 
   pthread_once(&ring_once, ring_key_make);
+  if (!ring_made)
+    return -ENOMEM; /* (no thread-specific key could be made) */
   g = pthread_getspecific(ring_key);
   if (g && g->ctx == ctx) {
     *out = g;

@@ -12,14 +12,25 @@
  *   caller's own (its effective uid; a daemon of the same user could
  *   read its memory anyway). Another user's mount, even one that says it
  *   is s3rdmafs, gets no buffer: its daemon could fake any answer.
+ * - In a user namespace whose uid map is not the identity, user_id is
+ *   printed in the FUSE connection's namespace, which may not be ours: a
+ *   number equal to our euid proves nothing, so only root's mounts are
+ *   trusted there.
+ * - /proc unreadable (not mounted, another pid namespace's): nothing can
+ *   be verified, so nothing is trusted.
  * - Asked at each registration (a buffer's first use on an open file, a
  *   GPUDirect call's): an open file stays on its mount, and mount ids and
  *   device numbers are reused after an unmount, so no answer is cached.
+ *   (A registration the library keeps is reused for the same descriptor,
+ *   device and inode; should all three come back on another mount, that
+ *   mount's daemon gets no memory: the buffer was handed over when it was
+ *   registered, to the trusted one, and every count is checked.)
  * - Threads: any; nothing shared.
  */
 #include "libs3rdmafs/s3rdmafs_mnt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,27 +98,45 @@ int s3r_mnt_line(const char *line, long mnt_id, uid_t *owner, bool *s3rdmafs)
   return 1;
 }
 
+/* Is this process's uid map the identity (no user namespace of its own)? */
+static bool uids_are_hosts(void)
+{
+  unsigned long in, out, count;
+  bool id = false;
+  FILE *f = fopen("/proc/self/uid_map", "re");
+
+  if (!f)
+    return false;
+  id = fscanf(f, "%lu %lu %lu", &in, &out, &count) == 3 && in == 0 &&
+       out == 0 && count == 4294967295ul && fgetc(f) == '\n' &&
+       fgetc(f) == EOF;
+  fclose(f);
+  return id;
+}
+
 int s3r_mnt_trusted(int fd)
 {
-  long id = mnt_id_of(fd);
+  long id;
   char *line = NULL;
   size_t cap = 0;
   uid_t owner = (uid_t)-1;
-  bool ours = false;
+  bool ours = false, self;
   int rc = -ENOTTY, found = 0;
   FILE *f;
 
-  if (id < 0)
-    return (int)id == -ENOENT ? -EBADF : (int)id;
-  if (!(f = fopen("/proc/self/mountinfo", "re")))
-    return -errno;
+  if (fcntl(fd, F_GETFD) < 0)
+    return -errno; /* not an open descriptor */
+  if ((id = mnt_id_of(fd)) < 0 ||
+      !(f = fopen("/proc/self/mountinfo", "re")))
+    return -EACCES; /* /proc cannot tell: nothing is trusted */
   while (!found && getline(&line, &cap, f) > 0)
     found = s3r_mnt_line(line, id, &owner, &ours) > 0;
   free(line);
   fclose(f);
+  self = owner == geteuid() && uids_are_hosts();
   if (found && ours)
-    rc = owner == 0 || owner == geteuid() ? 0 : -EACCES;
-  else if (found && owner != (uid_t)-1 && owner && owner != geteuid())
+    rc = owner == 0 || self ? 0 : -EACCES;
+  else if (found && owner != (uid_t)-1 && owner && !self)
     rc = -EACCES; /* another user's FUSE mount, whatever it calls itself */
   return rc;
 }

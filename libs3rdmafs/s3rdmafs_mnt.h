@@ -14,10 +14,11 @@
 
 /*
  * 0: fd's file is on a mount of s3rdmafs (type fuse.s3rdmafs, or source
- * s3rdmafs) whose owner is root or the caller's effective user; -EACCES:
- * another user's FUSE mount (s3rdmafs_strerror says so); -ENOTTY: not an
- * s3rdmafs mount (or one this process cannot see); another -errno when
- * /proc could not be read.
+ * s3rdmafs) whose owner is root or the caller's effective user (root's
+ * only, in a user namespace of its own); -EACCES: another user's FUSE
+ * mount (s3rdmafs_strerror says so), or /proc could not tell; -ENOTTY:
+ * not an s3rdmafs mount (or one this process cannot see); -EBADF: fd is
+ * not open.
  */
 S3R_HIDDEN int s3r_mnt_trusted(int fd);
 

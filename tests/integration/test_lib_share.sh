@@ -13,7 +13,8 @@
 #     answers REGISTER without taking the buffer and READ with a MiB more
 #     than asked): mounted by root, the count is not believed (EIO, no
 #     byte past the caller's memory); mounted as another user (nobody),
-#     it is never asked at all (EACCES: no buffer handed over).
+#     it is never asked at all (EACCES: no buffer handed over), except by
+#     nobody itself (its own mount: EIO again).
 # The interleavings these cannot force (a fork during REGISTER, a handle
 # given up under a running READ, a daemon's cap) are test_lib_direct's.
 #
@@ -77,4 +78,8 @@ check "nobody's liar: no buffer handed over (EACCES)" \
   "$SC" liar "$tmp/liar_nobody/f" 13
 check "... it was never asked to REGISTER" \
   bash -c "! grep -q REGISTER '$tmp/liar_nobody.out'"
+# to nobody it is its own mount: trusted with a buffer, its count is not
+check "nobody on its own liar: trusted, the count past the request not believed (EIO)" \
+  setpriv --reuid=nobody --regid=nogroup --clear-groups "$SC" liar "$tmp/liar_nobody/f" 5
+check "... asked this time (REGISTER)" grep -q REGISTER "$tmp/liar_nobody.out"
 summary

@@ -11,6 +11,7 @@
  * real mounts) is stood in for by one that trusts every file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -61,6 +62,11 @@ static unsigned nfregs;              /* flock */
 static uint64_t next_handle = 1;     /* flock */
 static atomic_int busy_unregistered; /* UNREGISTERs of a handle in use */
 static size_t lie;                   /* bytes a READ claims past len */
+static int honest_halves = -1;       /* flock: READs that answer half of
+                                        what they are asked (then lie) */
+static bool per_fd_handles;          /* handles numbered per file, as two
+                                        mounts' daemons would (else one
+                                        numbering for all) */
 static unsigned read_sleep_us;
 static bool hold_register, in_register; /* flock */
 static int hold_read_fd = -1;           /* flock */
@@ -102,8 +108,16 @@ static int fake_register(int fd, struct s3rdmafs_ioc_register *a)
     }
   }
   assert_true(nfregs < FREGS);
-  fregs[nfregs] = (struct freg){next_handle++, fd, getpid(), map, a->len,
-                                st.st_ino, 0, false};
+  if (per_fd_handles) {
+    uint64_t n = 1;
+    for (unsigned i = 0; i < nfregs; i++)
+      n += fregs[i].fd == fd && !fregs[i].gone;
+    fregs[nfregs] = (struct freg){n, fd, getpid(), map, a->len, st.st_ino,
+                                  0, false};
+  } else {
+    fregs[nfregs] = (struct freg){next_handle++, fd, getpid(), map, a->len,
+                                  st.st_ino, 0, false};
+  }
   a->handle = fregs[nfregs++].handle;
   last_memino = st.st_ino;
   pthread_mutex_unlock(&flock);
@@ -122,6 +136,7 @@ static struct freg *fake_find(int fd, uint64_t h)
 
 static int fake_read(int fd, struct s3rdmafs_ioc_read *a)
 {
+  uint64_t fill = a->len, said;
   struct freg *r;
 
   pthread_mutex_lock(&flock);
@@ -134,6 +149,13 @@ static int fake_read(int fd, struct s3rdmafs_ioc_read *a)
     return -EINVAL;
   }
   r->inflight++;
+  said = a->len + lie;
+  if (honest_halves > 0) { /* half, truly */
+    honest_halves--;
+    fill = said = a->len > 1 ? a->len / 2 : a->len;
+  } else if (!honest_halves) {
+    said = a->len + 4096; /* then more than asked */
+  }
   if (fd == hold_read_fd) {
     read_held = true;
     pthread_cond_broadcast(&fcond);
@@ -141,14 +163,14 @@ static int fake_read(int fd, struct s3rdmafs_ioc_read *a)
       pthread_cond_wait(&fcond, &flock);
   }
   pthread_mutex_unlock(&flock);
-  for (uint64_t i = 0; i < a->len; i++)
+  for (uint64_t i = 0; i < fill; i++)
     r->map[a->buf_off + i] = (char)pattern(fd, a->file_off + i);
   if (read_sleep_us)
     usleep(read_sleep_us);
   pthread_mutex_lock(&flock);
   r->inflight--;
   pthread_mutex_unlock(&flock);
-  a->done = a->len + lie;
+  a->done = said;
   a->path = S3RDMAFS_PATH_CACHE;
   return 0;
 }
@@ -227,6 +249,8 @@ static void fake_reset(void)
   hold_read_fd = -1;
   read_held = in_register = false;
   cap = 0;
+  honest_halves = -1;
+  per_fd_handles = false;
   for (unsigned i = 0; i < nfregs; i++) /* the last test's files closed */
     fregs[i].gone = true;
   pthread_mutex_unlock(&flock);
@@ -250,6 +274,14 @@ static void test_count_past_request(void **state)
   /* a registered buffer: the count is not believed either */
   assert_int_equal(s3rdmafs_read_direct(fd, reg, 8192, 0), -EIO);
   lie = 0;
+  /* honest for a part, then more than asked: the call fails, not short */
+  pthread_mutex_lock(&flock);
+  honest_halves = 1;
+  pthread_mutex_unlock(&flock);
+  assert_int_equal(s3rdmafs_read_direct(fd, plain, 8192, 0), -EIO);
+  pthread_mutex_lock(&flock);
+  honest_halves = -1;
+  pthread_mutex_unlock(&flock);
   assert_int_equal(s3rdmafs_read_direct(fd, plain, 8192, 0), 8192);
   assert_true(same(fd, plain, 8192, 0));
   s3rdmafs_buf_free(reg);
@@ -273,16 +305,19 @@ static void *read_held_fd(void *p)
   return NULL;
 }
 
-static void test_busy_handle_kept(void **state)
+static void busy_handle_kept(bool per_fd)
 {
   enum { OTHERS = 80 }; /* more files than a buffer holds handles for */
-  int fd = tmpfile_fd(), others[OTHERS];
-  char *buf = s3rdmafs_buf_alloc(fd, 1 << 20);
-  struct held h = {fd, buf, 0};
+  int fd, others[OTHERS];
+  struct held h;
+  char *buf;
   pthread_t t;
 
-  (void)state;
   fake_reset();
+  per_fd_handles = per_fd;
+  fd = tmpfile_fd();
+  buf = s3rdmafs_buf_alloc(fd, 1 << 20);
+  h = (struct held){fd, buf, 0};
   assert_non_null(buf);
   pthread_mutex_lock(&flock);
   hold_read_fd = fd;
@@ -310,6 +345,45 @@ static void test_busy_handle_kept(void **state)
   s3rdmafs_buf_free(buf);
   for (int i = 0; i < OTHERS; i++)
     close(others[i]);
+  close(fd);
+}
+
+static void test_busy_handle_kept(void **state)
+{
+  (void)state;
+  busy_handle_kept(false);
+}
+
+/* the same handle number from two files (two mounts' daemons number their
+   own): each call's end counts on its own registration only */
+static void test_busy_handle_kept_equal_numbers(void **state)
+{
+  (void)state;
+  busy_handle_kept(true);
+}
+
+/* a file not open for reading: EBADF at once, nothing registered */
+static void test_write_only(void **state)
+{
+  char path[] = "/tmp/test_lib_direct.XXXXXX";
+  int fd = mkstemp(path), wfd = open(path, O_WRONLY);
+  unsigned n0, n1;
+  char buf[4096];
+
+  (void)state;
+  fake_reset();
+  unlink(path);
+  assert_true(fd >= 0 && wfd >= 0);
+  pthread_mutex_lock(&flock);
+  n0 = nfregs;
+  pthread_mutex_unlock(&flock);
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(s3rdmafs_read_direct(wfd, buf, sizeof(buf), 0), -EBADF);
+  pthread_mutex_lock(&flock);
+  n1 = nfregs;
+  pthread_mutex_unlock(&flock);
+  assert_int_equal(n1, n0);
+  close(wfd);
   close(fd);
 }
 
@@ -576,6 +650,8 @@ int main(int argc, char **argv)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_count_past_request),
       cmocka_unit_test(test_busy_handle_kept),
+      cmocka_unit_test(test_busy_handle_kept_equal_numbers),
+      cmocka_unit_test(test_write_only),
       cmocka_unit_test(test_24_threads),
       cmocka_unit_test(test_more_threads_than_handles),
       cmocka_unit_test(test_daemon_cap),

@@ -2,8 +2,8 @@
  * libs3rdmafs's mount check (s3rdmafs_mnt.c): lines of mountinfo read for
  * the mount's owner and whether it is s3rdmafs's; and the check on files
  * of this host's own mounts (/proc, a temporary file: not s3rdmafs). The
- * hostile case, another user's FUSE mount answering the ioctls, is
- * test_lib_trust.sh's.
+ * hostile case, another user's FUSE mount answering the ioctls, and a
+ * user's own mount, are test_lib_share.sh's.
  */
 #include <errno.h>
 #include <fcntl.h>
