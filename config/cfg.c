@@ -491,6 +491,12 @@ static int check_sizes(const struct cfg *c, const struct ectx *e)
     return fail(e, -EINVAL, "read.dense_block",
                 "%s is above cache.size/4 (%s)", a, b);
   }
+  if (c->read.lookup_bytes > c->cache.chunk_size) {
+    cfg_format_size(c->read.lookup_bytes, a, sizeof(a));
+    cfg_format_size(c->cache.chunk_size, b, sizeof(b));
+    return fail(e, -EINVAL, "read.lookup_bytes",
+                "%s is above cache.chunk_size (%s)", a, b);
+  }
   if (c->read.readahead_max > c->cache.size / 2) {
     cfg_format_size(c->read.readahead_max, a, sizeof(a));
     cfg_format_size(c->cache.size / 2, b, sizeof(b));

@@ -120,6 +120,8 @@ struct cfg_read {
                                  dense (fs/fsx_density.h); 0: off */
   uint64_t idle_fetch;        /* largest file fetched with idle capacity
                                  for a lone random reader; 0: off */
+  uint64_t lookup_bytes;      /* a cold lookup's GET of a file's first
+                                 bytes (fs/fsx_ns.c); 0: a HEAD */
 };
 
 struct cfg_write {

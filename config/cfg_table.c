@@ -297,6 +297,11 @@ const struct cfg_key cfg_keys[] = {
     {K_SIZE("read.dense_block", read.dense_block, 2 * MiB, 0, 1 * GiB, NULL),
      .doc = "random reads: a block missed three times is fetched whole, "
             "for the kernel's page cache (0: always exact)"},
+    {K_SIZE("read.lookup_bytes", read.lookup_bytes, 64 * KiB, 0, 64 * MiB,
+            NULL),
+     .doc = "a cold lookup of a file GETs its first bytes instead of a "
+            "HEAD; a file no larger is then read with no request "
+            "(0: HEAD)"},
     {K_SIZE("read.idle_fetch", read.idle_fetch, 4 * GiB, 0, 1024 * GiB,
             NULL),
      .doc = "a file this large at most, read at random by a lone reader, "

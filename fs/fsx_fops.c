@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
+#include "fs/fsx_cache.h"
 #include "fs/fsx_direct.h"
 #include "fs/fsx_fops.h"
 #include "fs/fsx_node.h"
@@ -79,10 +81,17 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
 /* Attempts at an open whose HEAD keeps being overtaken by our own uploads. */
 #define OPEN_TRIES 4
 
+/* How long the bytes a cold lookup's GET brought serve the open that
+   follows it (the same open(2), in practice): a later one reads with a
+   GET that checks them (If-Match), as any first open does. */
+#define PEEK_FRESH_MS 100
+
 /*
  * An open for reading on attributes known without asking (a listing or a
  * lookup within cache.attr_ttl, fsx_inode_open_known): no HEAD, the first
- * GET's If-Match checks them (fsx_op_read). True when answered.
+ * GET's If-Match checks them (fsx_op_read); the whole file a cold lookup
+ * GOT just now (PEEK_FRESH_MS) is read with no request. True when
+ * answered.
  */
 static bool open_known(fuse_req_t req, struct fsx_inode *in,
                        struct fuse_file_info *fi)
@@ -92,11 +101,15 @@ static bool open_known(fuse_req_t req, struct fsx_inode *in,
   struct fsx_attr a;
   struct fsx_fh *fh;
   bool drop = false;
+  uint64_t peek;
 
   if (!fsx_inode_open_known(m->tab, in, m->o.attr_ttl_ms, &a) ||
       fsx_inode_kernel_open(m->tab, in, a.etag, fsx_inode_commits(m->tab, in),
                             m->o.kernel_cache, &seen, &drop))
     return false;
+  peek = fsx_inode_take_peek(m->tab, in);
+  if (peek && clock_mono_ms() - peek > PEEK_FRESH_MS)
+    fsx_cache_invalidate(m->cache, fsx_inode_ino(in)); /* not fresh: asked */
   fh = fsx_fh_create(m, in, &a);
   if (!fh) {
     fsx_reply_err(req, ENOMEM);

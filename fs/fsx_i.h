@@ -45,6 +45,7 @@ struct fsx_opts {
   uint64_t readahead_max;
   uint64_t dense_block;       /* read.dense_block */
   uint64_t idle_fetch;        /* read.idle_fetch */
+  uint64_t lookup_bytes;      /* read.lookup_bytes (fsx_ns_lookup) */
   unsigned max_inflight_per_file;
   size_t max_read;
   time_t mount_time;          /* the times of directories without one */
@@ -62,6 +63,9 @@ struct fsx_stats {
   _Atomic uint64_t opens_known; /* opens on known attributes: no HEAD */
   _Atomic uint64_t opens_reverified; /* ... whose first GET found the
                                    object changed: asked then */
+  _Atomic uint64_t lookup_gets; /* cold lookups that GOT a file's first
+                                   bytes instead of a HEAD */
+  _Atomic uint64_t lookup_whole; /* ... and so had the whole file, kept */
   _Atomic uint64_t bytes_from_cache, bytes_direct;
   _Atomic uint64_t readahead_chunks, readahead_resets;
   _Atomic uint64_t dense_blocks, dense_exact; /* random misses: fetched a
@@ -163,13 +167,21 @@ struct fsx_mount {
 /* List a directory from S3 (every page) into a new snapshot. */
 int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
                     struct fsx_dirsnap **out);
+/* A file's first bytes, as a cold lookup's GET brought them: the whole
+   object (buf: malloc'd; NULL: none), for the lookup to keep. */
+struct fsx_peek {
+  char *buf;
+  size_t len;
+};
 /*
  * Resolve name in dir: from the directory's fresh snapshot when there is
- * one, else by asking S3 (HEAD name and LIST name/ at once). 0 and *a, or
- * -ENOENT, or another negative errno.
+ * one, else by asking S3 (HEAD name and LIST name/ at once; with pk and
+ * read.lookup_bytes, a GET of the name's first bytes instead of its HEAD,
+ * the whole object in *pk when it fits). 0 and *a, or -ENOENT, or another
+ * negative errno.
  */
 int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
-                  struct fsx_attr *a);
+                  struct fsx_attr *a, struct fsx_peek *pk);
 /*
  * A directory's attributes from its "dir/" marker (dkey), where s3fs keeps
  * its mode, owner and mtime; an implicit directory (no marker) gets the

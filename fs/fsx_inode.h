@@ -139,6 +139,11 @@ int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
  * kernel holds no pages of it from an earlier open (so none of another
  * object can be served). The handle's first GET then checks the ETag.
  */
+/* A cold lookup's GET put in's whole object in the page cache now; the
+   first open that follows takes it (fsx_inode_take_peek: when it came,
+   0: never), to serve its reads only while the GET is fresh. */
+void fsx_inode_set_peek(struct fsx_table *t, struct fsx_inode *in);
+uint64_t fsx_inode_take_peek(struct fsx_table *t, struct fsx_inode *in);
 bool fsx_inode_open_known(struct fsx_table *t, struct fsx_inode *in,
                           uint64_t ttl_ms, struct fsx_attr *a);
 /* What the kernel's pages hold is not known any more: the next open that

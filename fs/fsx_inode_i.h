@@ -39,6 +39,9 @@ struct fsx_inode {
                                  (clock_mono_ms) */
   bool kernel_unsure;         /* lock: a write here may have raced such a
                                  drop: the pages may not be what we wrote */
+  uint64_t peek_ms;           /* lock: when a cold lookup's GET brought
+                                 the whole file into chunk 0 (0: never;
+                                 fsx_inode_take_peek) */
   uint64_t commits;           /* lock: uploads this mount committed */
   uint64_t kernel_epoch;      /* lock: bumped by every drop, write-back
                                  attached and upload (fsx_kstore rechecks) */

@@ -49,6 +49,24 @@ int fsx_inode_kernel_open(struct fsx_table *t, struct fsx_inode *in,
   return 0;
 }
 
+void fsx_inode_set_peek(struct fsx_table *t, struct fsx_inode *in)
+{
+  pthread_mutex_lock(&t->lock);
+  in->peek_ms = clock_mono_ms();
+  pthread_mutex_unlock(&t->lock);
+}
+
+uint64_t fsx_inode_take_peek(struct fsx_table *t, struct fsx_inode *in)
+{
+  uint64_t ms;
+
+  pthread_mutex_lock(&t->lock);
+  ms = in->peek_ms;
+  in->peek_ms = 0;
+  pthread_mutex_unlock(&t->lock);
+  return ms;
+}
+
 bool fsx_inode_open_known(struct fsx_table *t, struct fsx_inode *in,
                           uint64_t ttl_ms, struct fsx_attr *a)
 {

@@ -393,7 +393,37 @@ static void keep_page(struct fsx_mount *m, struct fsx_inode *dir,
 }
 
 /*
- * A cold lookup's one round, all at once: HEAD the name as a file, HEAD
+ * The file's metadata from a cold lookup's GET of its first bytes (its
+ * HEAD when the GET cannot say: an empty object answers a range with 416,
+ * a server may ignore the range); those bytes in *pk when they are the
+ * whole object.
+ */
+static int peek_result(struct fsx_mount *m, struct s3_req *get,
+                       const char *bucket, const char *key,
+                       struct s3_object_meta *mt, char **buf,
+                       struct fsx_peek *pk)
+{
+  int rc = s3_get_meta_result(get, mt);
+  size_t got = s3_req_received(get);
+
+  if (rc == -ENOENT)
+    return rc;
+  if (rc) {
+    atomic_fetch_add(&m->st.heads, 1);
+    return s3_head_object(m->s3, bucket, key, mt);
+  }
+  if (got == mt->size && got <= m->o.lookup_bytes) {
+    pk->buf = *buf;
+    pk->len = got;
+    *buf = NULL;
+  }
+  return 0;
+}
+
+/*
+ * A cold lookup's one round, all at once: HEAD the name as a file (with
+ * pk and read.lookup_bytes: GET its first bytes instead, the metadata from
+ * the GET's headers, the bytes kept when they are all of it), HEAD
  * its directory marker, LIST one key below it (after the marker), and,
  * unless the directory is known to be big or was just paged, LIST the
  * directory's first page (cache.burst_ttl set): when that is all of it,
@@ -403,7 +433,7 @@ static void keep_page(struct fsx_mount *m, struct fsx_inode *dir,
  * wins over a file of the same name.
  */
 int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
-                  struct fsx_attr *a)
+                  struct fsx_attr *a, struct fsx_peek *pk)
 {
   struct s3_list_params p = {.delimiter = "/", .max_keys = 1};
   struct s3_list_params dp = {.prefix = fsx_inode_key(m->tab, dir),
@@ -414,7 +444,7 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   struct s3_object_meta mt, dmt;
   struct fsx_dirsnap *s;
   struct s3_req *head = NULL, *dhead = NULL, *list = NULL, *dlist = NULL;
-  char *key = NULL, *dkey = NULL;
+  char *key = NULL, *dkey = NULL, *peek = NULL;
   uint64_t t0 = clock_mono_ms(), changes = fsx_dir_changes(m->tab, dir);
   bool names_only, paged = false;
   int rc, hrc, drc, lrc;
@@ -456,7 +486,12 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   }
   p.prefix = dkey;
   p.start_after = dkey; /* keys below it: the marker is HEADed */
-  head = s3_req_create(m->s3, "HEAD", fsx_inode_bucket(dir), key);
+  if (pk && m->cache && m->o.lookup_bytes &&
+      (peek = malloc(m->o.lookup_bytes)))
+    head = s3_get_object_req(m->s3, fsx_inode_bucket(dir), key, 0,
+                             m->o.lookup_bytes, peek);
+  else
+    head = s3_req_create(m->s3, "HEAD", fsx_inode_bucket(dir), key);
   dhead = s3_req_create(m->s3, "HEAD", fsx_inode_bucket(dir), dkey);
   list = s3_list_objects_req(m->s3, fsx_inode_bucket(dir), &p, &lres);
   if (!paged && page_ttl(m) && !fsx_dir_is_big(m->tab, dir))
@@ -465,7 +500,9 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     rc = -ENOMEM;
     goto out;
   }
-  atomic_fetch_add(&m->st.heads, 2);
+  atomic_fetch_add(&m->st.heads, peek ? 1 : 2);
+  if (peek)
+    atomic_fetch_add(&m->st.lookup_gets, 1);
   atomic_fetch_add(&m->st.lists, dlist ? 2 : 1);
   s3_req_submit(head, NULL, NULL);
   s3_req_submit(dhead, NULL, NULL);
@@ -480,7 +517,8 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
       keep_page(m, dir, &dres, t0, changes);
     s3_list_result_cleanup(&dres);
   }
-  hrc = s3_head_object_result(head, &mt);
+  hrc = peek ? peek_result(m, head, fsx_inode_bucket(dir), key, &mt, &peek, pk)
+             : s3_head_object_result(head, &mt);
   drc = s3_head_object_result(dhead, &dmt);
   if (!drc || (!lrc && (lres.n_objects || lres.n_prefixes))) {
     /* a directory wins over a file of the same name */
@@ -508,6 +546,7 @@ out:
   s3_req_destroy(dlist);
   free(key);
   free(dkey);
+  free(peek);
   return rc;
 }
 

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "fs/fsx_ahead.h"
+#include "fs/fsx_cache.h"
 #include "fs/fsx_dirsnap.h"
 #include "fs/fsx_node.h"
 #include "fs/fsx_rops.h"
@@ -63,10 +64,39 @@ static int listed_meta(struct fsx_mount *m, struct fsx_inode *dir,
   return rc == 1 ? entry_meta(m, dir, name, a) : rc;
 }
 
+/* in's first chunk from a cold lookup's GET (pk: the whole object), when
+   in is still that object (a's ETag); pk's bytes freed either way. */
+static void peek_keep(struct fsx_mount *m, struct fsx_inode *in,
+                      const struct fsx_attr *a, struct fsx_peek *pk)
+{
+  struct fsx_chunk *ch;
+  struct fsx_attr cur;
+  bool fill;
+
+  if (pk->buf && a->kind == FSX_FILE && a->etag[0]) {
+    fsx_attr_of(m, in, &cur);
+    if (cur.kind == FSX_FILE && cur.size == pk->len &&
+        !strcmp(cur.etag, a->etag) &&
+        !fsx_cache_get(m->cache, fsx_inode_ino(in), fsx_etag_gen(a->etag), 0,
+                       true, &ch, &fill)) {
+      if (fill) { /* (else a reader's fill got there first) */
+        memcpy(fsx_chunk_data(ch), pk->buf, pk->len);
+        fsx_chunk_fill_done(m->cache, ch, 0, pk->len);
+        fsx_inode_set_peek(m->tab, in);
+        atomic_fetch_add(&m->st.lookup_whole, 1);
+      }
+      fsx_cache_put(m->cache, ch);
+    }
+  }
+  free(pk->buf);
+  pk->buf = NULL;
+}
+
 void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   struct fsx_mount *m = M(req);
   struct fuse_entry_param e;
+  struct fsx_peek pk = {NULL, 0};
   struct fsx_inode *dir, *in;
   bool writing = false;
   struct fsx_attr a;
@@ -95,7 +125,7 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     a = v.attr;
     fsx_inode_put(m->tab, in);
   }
-  rc = writing ? 0 : fsx_ns_lookup(m, dir, name, &a);
+  rc = writing ? 0 : fsx_ns_lookup(m, dir, name, &a, &pk);
   /* a listing's attributes: a directory's marker is always asked for; an
      object's too unless the mount shows what listings say */
   if (!rc && !writing && !a.from_head && fsx_inode_bucket(dir) &&
@@ -112,10 +142,12 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   } else if (!(in = fsx_child_of(m, dir, name, &a))) {
     fsx_reply_err(req, ENOMEM);
   } else {
+    peek_keep(m, in, &a, &pk); /* before the kernel can open it */
     fsx_entry_of(m, in, &e);
     if (fuse_reply_entry(req, &e))
       fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
   }
+  free(pk.buf);
   fsx_inode_put(m->tab, dir);
 }
 

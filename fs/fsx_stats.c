@@ -39,6 +39,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"fs.opens", m->st.opens},
       {"fs.opens_known", m->st.opens_known},
       {"fs.opens_reverified", m->st.opens_reverified},
+      {"fs.lookup_gets", m->st.lookup_gets},
+      {"fs.lookup_whole", m->st.lookup_whole},
       {"fs.releases", m->st.releases},
       {"fs.reads", m->st.reads},
       {"fs.read_bytes", m->st.read_bytes},

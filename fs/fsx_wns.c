@@ -31,7 +31,7 @@ static int resolve(struct fsx_mount *m, struct fsx_inode *dir,
   int rc;
 
   if (!in) {
-    if ((rc = fsx_ns_lookup(m, dir, name, a)))
+    if ((rc = fsx_ns_lookup(m, dir, name, a, NULL)))
       return rc;
     in = fsx_inode_child(m->tab, dir, name, a,
                          fsx_inode_bucket(dir) ? NULL : name, m->o.attr_ttl_ms,

@@ -409,6 +409,10 @@ struct s3_req *s3_get_object_req(struct s3_client *c, const char *bucket,
                                  void *buf);
 /* After a GET finishes: 0 and *got, handling 416 as end of object. */
 int s3_get_object_result(const struct s3_req *r, size_t *got);
+/* After a ranged GET finishes: the object's metadata from the response's
+   headers, as a HEAD's (its size from Content-Range). An empty object
+   answers a range with 416 (-ERANGE): ask its HEAD. */
+int s3_get_meta_result(const struct s3_req *r, struct s3_object_meta *out);
 /* HEAD as a request: create with s3_req_create(c, "HEAD", bucket, key). */
 int s3_head_object_result(const struct s3_req *r, struct s3_object_meta *out);
 /*

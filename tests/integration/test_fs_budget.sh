@@ -4,11 +4,16 @@
 # s3.request_seconds{op=...}.count, every exchange the server answered)
 # and the most sent at once (s3.max_inflight_seen: requests of one round
 # go together), each on a fresh mount:
-#   - a cold lookup: one round (HEAD the name, HEAD its marker, LIST below
-#     it, and with cache.burst_ttl set the directory's first page, all at
-#     once); that page then answers files with one HEAD (their s3fs
-#     metadata) and absent names with their own requests; a directory ls
-#     listed answers with none;
+#   - a cold lookup: one round (GET the name's first bytes (its metadata
+#     from the GET's headers), HEAD its marker, LIST below it, and with
+#     cache.burst_ttl set the directory's first page, all at once); that
+#     page then answers files with one HEAD (their s3fs metadata) and
+#     absent names with their own requests; a directory ls listed answers
+#     with none;
+#   - a small file cold: its lookup's GET brought all of it, so its open
+#     and read send nothing more; a larger one's read sends its GET; a
+#     file replaced after its lookup's GET and opened later than that GET
+#     is fresh (100 ms) reads the new object;
 #   - open and first read of a file whose attributes a lookup or listing
 #     gave: one GET, no HEAD; and when the object changed since, the new
 #     bytes (the first GET's If-Match fails, the open's question is asked
@@ -59,21 +64,25 @@ done
 "$CLI" put "$tmp/local/f1" "$bucket/w/old"
 "$CLI" --parallel 32 fill "$bucket/many/k" 1000 16 >/dev/null
 "$CLI" --parallel 32 fill "$bucket/big/k" 1001 16 >/dev/null
+head -c 102400 /dev/urandom >"$tmp/local/big"
+"$CLI" put "$tmp/local/empty" "$bucket/e/"
+"$CLI" put "$tmp/local/big" "$bucket/e/big"
+"$CLI" put "$tmp/local/f2" "$bucket/e/f2"
 
 # ---- lookups ----
 mount_fresh
 bef=$(counts)
 check "cold: stat d/f1" stat "$mnt/d/f1" >/dev/null
-# two cold lookups (d in the root, f1 in d): each 2 HEADs and 2 LISTs,
-# sent together
-spent "cold lookups of d and d/f1 (one round each)" "0 0 4 4 0" "$bef"
+# two cold lookups (d in the root, f1 in d): each a GET, a HEAD and 2
+# LISTs, sent together
+spent "cold lookups of d and d/f1 (one round each)" "2 0 2 4 0" "$bef"
 check "  ... sent at once: s3.max_inflight_seen $(stat_of s3.max_inflight_seen)" \
   test "$(stat_of s3.max_inflight_seen)" -ge 4
 bef=$(counts)
 check "paged: d/nosuch absent" test ! -e "$mnt/d/nosuch"
 # (absent from the page: asked, as another client may have made it since;
 # trusted only while this mount makes names there: see the creates)
-spent "an absent name a cold lookup's page does not show: asked (no page again)" "0 0 2 1 0" "$bef"
+spent "an absent name a cold lookup's page does not show: asked (no page again)" "1 0 1 1 0" "$bef"
 bef=$(counts)
 check "listed: stat d/f2" stat "$mnt/d/f2" >/dev/null
 spent "a file a cold lookup's listing showed: its metadata, one HEAD" "0 0 1 0 0" "$bef"
@@ -133,9 +142,32 @@ spent "ls -l of 1000 names: one LIST page, no HEAD per name" "0 0 0 1 0" "$bef"
 mount_fresh
 bef=$(counts)
 check "big: stat big/k00000" stat "$mnt/big/k00000" >/dev/null
-spent "cold lookups of big and big/k00000" "0 0 4 4 0" "$bef"
+spent "cold lookups of big and big/k00000" "2 0 2 4 0" "$bef"
 bef=$(counts)
 check "big: stat big/k00001" stat "$mnt/big/k00001" >/dev/null
-spent "a second cold lookup in it asks for the name only" "0 0 2 1 0" "$bef"
+spent "a second cold lookup in it asks for the name only" "1 0 1 1 0" "$bef"
+
+# ---- a cold lookup's GET ----
+mount_fresh
+bef=$(counts)
+check "cold: cat d/f1" eq "md5 f1" "$(md5 "$mnt/d/f1")" "$(md5 "$tmp/local/f1")"
+spent "cold lookups of d and d/f1 (f1's GET has all 4 KiB), open, read: nothing more" \
+  "2 0 2 4 0" "$bef"
+check "  ... kept whole (fs.lookup_whole)" eq fs.lookup_whole "$(stat_of fs.lookup_whole)" 1
+bef=$(counts)
+check "cold: cat e/big (100 KiB, past read.lookup_bytes)" \
+  eq "md5 big" "$(md5 "$mnt/e/big")" "$(md5 "$tmp/local/big")"
+# (e from the root's page: its marker's HEAD; big cold: its GET of 64 KiB,
+# HEAD big/, LIST below, LIST e's page; then the read)
+spent "lookups of e and e/big, then the read's GET" "2 0 2 2 0" "$bef"
+# replaced after the lookup's GET, opened after it is fresh: the new bytes
+mount_fresh
+w0=$(stat_of fs.lookup_whole)
+check "cold: stat e/f2" stat "$mnt/e/f2" >/dev/null
+check "  ... its lookup's GET had all of it" eq fs.lookup_whole "$(stat_of fs.lookup_whole)" $((w0 + 1))
+"$CLI" put "$tmp/local/f5" "$bucket/e/f2" >/dev/null
+sleep 0.3
+check "replaced after a cold lookup, opened later: cat e/f2 reads the new object" \
+  eq "md5 e/f2" "$(md5 "$mnt/e/f2")" "$(md5 "$tmp/local/f5")"
 check "no operation failed" eq fs.errors "$(stat_of fs.errors)" 0
 summary

@@ -28,6 +28,7 @@
 
 #define MiB (1024ull * 1024)
 #define GiB (1024ull * MiB)
+#define KiB 1024ull
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -183,6 +184,7 @@ static void test_defaults(void **state)
   assert_int_equal(c.read.max_read, 1 * MiB);
   assert_int_equal(c.read.dense_block, 2 * MiB);
   assert_int_equal(c.read.idle_fetch, 4 * GiB);
+  assert_int_equal(c.read.lookup_bytes, 64 * KiB);
   assert_int_equal(c.write.part_size, 8 * MiB);
   assert_int_equal(c.write.max_parts_inflight, 8);
   assert_int_equal(c.write.max_memory, 256 * MiB);
@@ -912,7 +914,8 @@ static const char full_file[] =
     "    \"kernel_cache\": false},\n"
     "  \"read\": {\"readahead_min\": \"2M\", \"readahead_max\": \"128M\",\n"
     "    \"max_inflight_per_file\": 32, \"max_read\": \"128K\",\n"
-    "    \"dense_block\": \"4M\", \"idle_fetch\": \"512M\"},\n"
+    "    \"dense_block\": \"4M\", \"idle_fetch\": \"512M\",\n"
+    "    \"lookup_bytes\": \"16K\"},\n"
     "  \"write\": {\"part_size\": \"16M\", \"max_parts_inflight\": 4,\n"
     "    \"max_memory\": \"1G\", \"rename_dir_max\": 500,\n"
     "    \"retry_interval\": \"5s\", \"staging_max\": \"20G\",\n"
@@ -986,6 +989,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.read.max_read, 128 * 1024);
   assert_int_equal(c.read.dense_block, 4 * MiB);
   assert_int_equal(c.read.idle_fetch, 512 * MiB);
+  assert_int_equal(c.read.lookup_bytes, 16 * KiB);
   assert_int_equal(c.write.part_size, 16 * MiB);
   assert_int_equal(c.write.max_parts_inflight, 4);
   assert_int_equal(c.write.max_memory, 1 * GiB);
@@ -1141,6 +1145,9 @@ static const struct validate_case {
       {"read.dense_block", "8M"}}, -EINVAL,
      "read.dense_block: 8M is above cache.size/4 (4M)"},
     {{{"read.dense_block", "0"}}, 0, NULL},
+    {{{"read.lookup_bytes", "2M"}}, -EINVAL,
+     "read.lookup_bytes: 2M is above cache.chunk_size (1M)"},
+    {{{"read.lookup_bytes", "0"}}, 0, NULL},
     {{{"cache.size", "64M"}}, -EINVAL,
      "read.readahead_max: 64M is above cache.size/2 (32M)"},
     {{{"write.part_size", "64M"}}, -EINVAL,
