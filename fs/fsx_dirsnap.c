@@ -92,6 +92,9 @@ void fsx_dirsnap_seal(struct fsx_dirsnap *s, uint64_t as_of_ms,
     s->ents[w++] = s->ents[i];
   }
   s->n = w;
+  s->ndirs = 0;
+  for (size_t i = 0; i < s->n; i++)
+    s->ndirs += s->ents[i].attr.kind == FSX_DIR;
 }
 
 void fsx_dirsnap_hold(struct fsx_dirsnap *s)
@@ -154,6 +157,7 @@ static struct fsx_dirsnap *snap_private(struct fsx_dirsnap *s, size_t extra)
   if (!c || reserve(c, s->n + extra))
     goto fail;
   c->names_only = s->names_only;
+  c->ndirs = s->ndirs;
   for (; c->n < s->n; c->n++) {
     c->ents[c->n] = s->ents[c->n];
     if (!(c->ents[c->n].name = strdup(s->ents[c->n].name)))
@@ -183,12 +187,14 @@ struct fsx_dirsnap *fsx_dirsnap_with(struct fsx_dirsnap *s, const char *name,
   i = snap_pos(s, name, &found);
   if (found) {
     free(nm);
+    s->ndirs -= s->ents[i].attr.kind == FSX_DIR;
   } else {
     memmove(&s->ents[i + 1], &s->ents[i], (s->n - i) * sizeof(*s->ents));
     s->ents[i].name = nm;
     s->n++;
   }
   s->ents[i].attr = *a;
+  s->ndirs += a->kind == FSX_DIR;
   return s;
 }
 
@@ -202,6 +208,7 @@ struct fsx_dirsnap *fsx_dirsnap_without(struct fsx_dirsnap *s,
     return s;
   s = snap_private(s, 0);
   if (s) {
+    s->ndirs -= s->ents[i].attr.kind == FSX_DIR;
     free(s->ents[i].name);
     memmove(&s->ents[i], &s->ents[i + 1], (s->n - i - 1) * sizeof(*s->ents));
     s->n--;

@@ -29,6 +29,7 @@ struct fsx_dirsnap {
   size_t n;
   struct fsx_dirent *ents;    /* sorted by name once sealed */
   size_t cap;                 /* while building */
+  size_t ndirs;               /* entries that are directories (sealed) */
   bool names_only;            /* a cold lookup's first page (fsx_ns): what
                                  is there, but a file's attributes are
                                  still asked of the server (its s3fs

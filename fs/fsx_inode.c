@@ -334,6 +334,21 @@ char *fsx_inode_key_of(struct fsx_table *t, struct fsx_inode *dir,
   return k;
 }
 
+#define S3_KEY_MAX 1024 /* bytes of an object key, S3's limit */
+
+int fsx_inode_name_fits(struct fsx_table *t, struct fsx_inode *dir,
+                        const char *name, enum fsx_kind kind)
+{
+  size_t n = strlen(name), k;
+
+  if (n > 255)
+    return -ENAMETOOLONG;
+  pthread_mutex_lock(&t->lock);
+  k = strlen(dir->key) + n + (kind == FSX_DIR);
+  pthread_mutex_unlock(&t->lock);
+  return k > S3_KEY_MAX ? -ENAMETOOLONG : 0;
+}
+
 uint64_t fsx_inode_ino(const struct fsx_inode *in)
 {
   return in->ino;

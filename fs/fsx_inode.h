@@ -107,6 +107,10 @@ const char *fsx_inode_key(struct fsx_table *t, struct fsx_inode *in);
    NULL on ENOMEM. The one place keys are joined. */
 char *fsx_inode_key_of(struct fsx_table *t, struct fsx_inode *dir,
                        const char *name, enum fsx_kind kind);
+/* Can name be in dir as kind? 0, or -ENAMETOOLONG: a component over 255
+   bytes (NAME_MAX), or a key over S3's 1,024 bytes. */
+int fsx_inode_name_fits(struct fsx_table *t, struct fsx_inode *dir,
+                        const char *name, enum fsx_kind kind);
 /* A view of in's record now. */
 void fsx_inode_view(struct fsx_table *t, struct fsx_inode *in,
                     struct fsx_inode_view *v);

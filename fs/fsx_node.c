@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "config/cfg.h"
+#include "fs/fsx_dirsnap.h"
 #include "fs/fsx_node.h"
 
 void fsx_stats_attr(struct fsx_attr *a)
@@ -42,8 +43,21 @@ void fsx_entry_of(struct fsx_mount *m, struct fsx_inode *in,
   e->attr_timeout = fsx_secs(m->o.attr_ttl_ms);
   e->entry_timeout = fsx_secs(m->o.attr_ttl_ms);
   fsx_ns_stat(m, fsx_inode_ino(in), &a, &e->attr);
+  fsx_dir_nlink(m, in, &e->attr);
   log_debug("entry %llu: size %lld mtime %lld", (unsigned long long)e->ino,
             (long long)e->attr.st_size, (long long)e->attr.st_mtime);
+}
+
+void fsx_dir_nlink(struct fsx_mount *m, struct fsx_inode *in, struct stat *st)
+{
+  struct fsx_dirsnap *s;
+
+  if (!S_ISDIR(st->st_mode))
+    return;
+  s = fsx_dir_get_snap(m->tab, in, true);
+  if (s && !s->names_only)
+    st->st_nlink = 2 + (nlink_t)s->ndirs;
+  fsx_dirsnap_put(s);
 }
 
 struct fsx_inode *fsx_child_of(struct fsx_mount *m, struct fsx_inode *dir,
@@ -85,12 +99,14 @@ int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
 /* A directory the caller may create entries in: the bucket's, not the
    all-buckets root, and name a name S3 and FUSE can both hold. */
 int fsx_check_new_name(struct fsx_mount *m, struct fsx_inode *dir,
-                       const char *name)
+                       const char *name, enum fsx_kind kind)
 {
+  int rc;
+
   if (m->o.ro)
     return -EROFS;
-  if (strlen(name) > 255)
-    return -ENAMETOOLONG;
+  if ((rc = fsx_inode_name_fits(m->tab, dir, name, kind)))
+    return rc;
   if (fsx_inode_ino(dir) == FSX_ROOT_INO && !strcmp(name, FSX_STATS_NAME))
     return -EEXIST;
   if (!fsx_inode_bucket(dir))

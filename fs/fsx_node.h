@@ -34,6 +34,9 @@ void fsx_stats_attr(struct fsx_attr *a);
 /* in's attributes now: its write-back state's if it has one. */
 void fsx_attr_of(struct fsx_mount *m, struct fsx_inode *in,
                  struct fsx_attr *a);
+/* A directory's link count in st: 2 and its subdirectories, where a
+   listing of it is known (else left as it is). */
+void fsx_dir_nlink(struct fsx_mount *m, struct fsx_inode *in, struct stat *st);
 /* A fuse_entry_param for inode in. */
 void fsx_entry_of(struct fsx_mount *m, struct fsx_inode *in,
                   struct fuse_entry_param *e);
@@ -47,7 +50,7 @@ struct fsx_inode *fsx_child_of(struct fsx_mount *m, struct fsx_inode *dir,
  * mount holds buckets only).
  */
 int fsx_check_new_name(struct fsx_mount *m, struct fsx_inode *dir,
-                       const char *name);
+                       const char *name, enum fsx_kind kind);
 /*
  * What an object req's caller creates now as kind with mode (type bits
  * included) carries: its s3fs metadata (*mt; atime now; with_mtime: mtime

@@ -449,8 +449,8 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   bool names_only, paged = false;
   int rc, hrc, drc, lrc;
 
-  if (strlen(name) > 255)
-    return -ENAMETOOLONG;
+  if ((rc = fsx_inode_name_fits(m->tab, dir, name, FSX_FILE)))
+    return rc;
   if (bad_name(name, strlen(name)))
     return -ENOENT;
   s = fsx_dir_get_snap(m->tab, dir, true);

@@ -83,6 +83,7 @@ const struct fuse_lowlevel_ops fsx_ops = {
     .fsync = fsx_op_fsync,
     .setattr = fsx_op_setattr,
     .unlink = fsx_op_unlink,
+    .link = fsx_op_link,
     .rmdir = fsx_op_rmdir,
     .mkdir = fsx_op_mkdir,
     .mknod = fsx_op_mknod,

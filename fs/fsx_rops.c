@@ -191,8 +191,11 @@ void fsx_op_getattr(fuse_req_t req, fuse_ino_t ino,
     return;
   }
   fsx_inode_view(m->tab, in, &v);
-  /* a listing's guess is never shown where the mount shows no guesses */
-  stale = (v.stale || (!m->o.listing_attrs && !v.meta_known)) && !v.writing;
+  v.named = v.named || ino == FSX_ROOT_INO;
+  /* a listing's guess is never shown where the mount shows no guesses;
+     an unlinked file (still open) has no name to ask by */
+  stale = (v.stale || (!m->o.listing_attrs && !v.meta_known)) &&
+          !v.writing && v.named;
   fsx_attr_of(m, in, &a);
   if (stale && a.kind != FSX_DIR && fsx_inode_bucket(in)) {
     rc = fsx_ns_head(m, in, &a);
@@ -208,6 +211,9 @@ void fsx_op_getattr(fuse_req_t req, fuse_ino_t ino,
     fsx_reply_err(req, -rc);
   } else {
     fsx_ns_stat(m, ino, &a, &st);
+    fsx_dir_nlink(m, in, &st);
+    if (!v.named)
+      st.st_nlink = 0; /* unlinked, still open */
     log_debug("getattr %llu: size %lld mtime %lld%s", (unsigned long long)ino,
               (long long)st.st_size, (long long)st.st_mtime,
               stale ? " (asked the server)" : "");

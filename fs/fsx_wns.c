@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/slog.h"
+#include "fs/fsx_dirsnap.h"
 #include "fs/fsx_node.h"
 #include "fs/fsx_recover_thread.h"
 #include "fs/fsx_wns.h"
@@ -110,6 +111,28 @@ static void gone(struct fsx_mount *m, struct fsx_inode *in, struct fsx_wb *wb)
   fsx_wb_discard(m, wb, true);
   fsx_inode_keep_orphan(m->tab, in);
   fsx_wb_put(m, wb);
+}
+
+/* A directory made here: empty (the kernel asked only after a lookup found
+   nothing), a listing of it as good as any for cache.dir_ttl (its link
+   count, the lookups in it). */
+static void known_empty(struct fsx_mount *m, struct fsx_inode *in)
+{
+  struct fsx_dirsnap *s = fsx_dirsnap_new();
+
+  if (!s)
+    return;
+  fsx_dirsnap_seal(s, clock_mono_ms(), NULL, NULL);
+  fsx_dir_set_snap(m->tab, in, s, m->o.dir_ttl_ms);
+  fsx_dirsnap_put(s);
+}
+
+/* No hard links in S3: the conventional answer of such a filesystem. */
+void fsx_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+                 const char *newname)
+{
+  (void)ino, (void)newparent, (void)newname;
+  fsx_reply_err(req, EOPNOTSUPP);
 }
 
 void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -219,7 +242,7 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
   }
   fsx_new_meta(req, kind, mode, true, &mt, &a);
   mt.rdev = a.rdev = rdev;
-  rc = fsx_check_new_name(m, dir, name);
+  rc = fsx_check_new_name(m, dir, name, kind);
   if (rc == -EPERM && kind == FSX_DIR) /* the root of all buckets */
     rc = s3_create_bucket(m->s3, name);
   else if (!rc && !(key = fsx_inode_key_of(m->tab, dir, name, kind)))
@@ -241,6 +264,8 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
     return;
   }
   fsx_inode_note_entry(m->tab, in);
+  if (kind == FSX_DIR && fsx_inode_bucket(in))
+    known_empty(m, in);
   fsx_entry_of(m, in, &e);
   if (fuse_reply_entry(req, &e))
     fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
@@ -548,7 +573,10 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     rc = -EINVAL; /* RENAME_EXCHANGE, RENAME_WHITEOUT */
     goto out;
   }
-  if ((rc = resolve(m, dir, name, &src, &sa)))
+  /* (before anything is asked: a name that cannot be is not looked for) */
+  if ((rc = fsx_inode_name_fits(m->tab, ndir, newname, FSX_FILE)) ||
+      (rc = resolve(m, dir, name, &src, &sa)) ||
+      (rc = fsx_inode_name_fits(m->tab, ndir, newname, sa.kind)))
     goto out;
   /*
    * A directory rename excludes every other rename and unlink (they take

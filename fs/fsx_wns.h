@@ -6,6 +6,8 @@
 #include "fs/fsx_fuse.h"
 
 void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+void fsx_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+                 const char *newname);
 void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
 void fsx_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
                   mode_t mode);

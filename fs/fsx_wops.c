@@ -36,7 +36,7 @@ void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
     fsx_reply_err(req, ENOENT);
     return;
   }
-  if ((rc = fsx_check_new_name(m, dir, name)))
+  if ((rc = fsx_check_new_name(m, dir, name, FSX_FILE)))
     goto out;
   /* the kernel asks only after a negative lookup, which may be a cached
      listing's up to cache.dir_ttl old: unless the file is emptied anyway,

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# POSIX details a careful program notices (issue 34), posix_check.py
+# doing the calls on a real mount:
+#   - names too long: a component over 255 bytes, or a key over S3's
+#     1,024 bytes, gets ENAMETOOLONG from create, open, mkdir, mkfifo,
+#     mknod, symlink, rename, truncate, chmod, chown and stat, and nothing
+#     is sent to the server for them (counted); a key of exactly 1,024
+#     bytes is made;
+#   - an open file unlinked: fstat says nlink 0, its size and bytes stay;
+#   - a directory's link count: 2 and its subdirectories (mkdir, rmdir,
+#     a subdirectory renamed between parents; a file does not count);
+#   - link(2): EOPNOTSUPP.
+#
+#   test_fs_posix.sh BUILD_BIN_DIR
+set -euo pipefail
+# shellcheck source=tests/lib/test.sh
+. "$(dirname "$0")/../lib/test.sh"
+fs_test_setup "$1" fsposix
+
+"$CLI" mb "$bucket"
+fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
+out=$(python3 "$here/posix_check.py" "$mnt" 2>&1) || true
+echo "$out"
+check "every POSIX detail holds" bash -c "! grep -q '^not ok' <<<\"\$1\"" _ "$out"
+# (404s are lookups' answers; anything else would be a refused request)
+errors=$(awk '$1 ~ /^s3\.errors\./ && $1 != "s3.errors.notfound" { n += $2 }
+  END { print n + 0 }' "$mnt/.s3rdmafs-stats")
+check "the long names sent nothing the server refused (s3.errors.* 0)" \
+  eq s3.errors "$errors" 0
+grep '^s3.errors' "$mnt/.s3rdmafs-stats" | awk '$2 != 0 { print "# " $0 }'
+summary
