@@ -13,12 +13,17 @@
 
 /* ---- the pairs ---- */
 
-/* A time as s3fs writes it: whole seconds (what a file shows is stored
-   in whole seconds, so a stat before and after a remount agree). */
+/* A time as s3fs writes it: seconds, and nanoseconds after a '.' in nine
+   digits where there are any (s3fs reads both; the times this mount
+   takes itself are whole seconds, a utimens's are as given, so a stat
+   before and after a remount agree). */
 static void put_time(struct s3_kv *kv, const char *key, char v[32],
                      const struct timespec *t)
 {
-  snprintf(v, 32, "%lld", (long long)t->tv_sec);
+  if (t->tv_nsec > 0 && t->tv_nsec < 1000000000)
+    snprintf(v, 32, "%lld.%09ld", (long long)t->tv_sec, t->tv_nsec);
+  else
+    snprintf(v, 32, "%lld", (long long)t->tv_sec);
   *kv = (struct s3_kv){key, v};
 }
 
@@ -61,7 +66,8 @@ static bool ours(const char *key)
 static bool same_time(bool ha, const struct timespec *a, bool hb,
                       const struct timespec *b)
 {
-  return ha == hb && (!ha || a->tv_sec == b->tv_sec);
+  return ha == hb &&
+         (!ha || (a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec));
 }
 
 bool fsx_meta_same(const struct fsx_wmeta *a, const struct fsx_wmeta *b)

@@ -39,7 +39,7 @@ struct fsx_wmeta {
 /* mt as x-amz-meta-* pairs (values in v); returns how many (3 to 7). */
 size_t fsx_wmeta_kv(const struct fsx_wmeta *mt,
                     struct s3_kv kv[FSX_META_MAX], char v[FSX_META_MAX][32]);
-/* Do a and b store the same pairs (times in whole seconds)? */
+/* Do a and b store the same pairs (times to the nanosecond)? */
 bool fsx_meta_same(const struct fsx_wmeta *a, const struct fsx_wmeta *b);
 /* Does the object (a HEAD) carry the pairs mt stores? */
 bool fsx_meta_matches(const struct s3_object_meta *cur,

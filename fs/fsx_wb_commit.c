@@ -19,21 +19,21 @@
 #include "fs/fsx_wb_i.h"
 
 /* What the object should carry now: the mtime and ctime always (s3fs
-   does), the last change's when none was set explicitly, in whole
-   seconds. */
+   does), the last change's in whole seconds when none was set
+   explicitly (a set one as it was set). */
 void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out)
 {
   *out = wb->meta;
   if (!out->has_mtime) {
     out->has_mtime = true;
     out->mtime = wb->mtime;
+    out->mtime.tv_nsec = 0;
   }
-  out->mtime.tv_nsec = 0;
   if (!out->has_ctime) {
     out->has_ctime = true;
     out->ctime = wb->mtime;
+    out->ctime.tv_nsec = 0;
   }
-  out->ctime.tv_nsec = 0;
 }
 
 /* After an upload: the server's object is now the file. */
@@ -84,8 +84,8 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   a.kind = FSX_FILE;
   a.size = wb->size;
   a.mtime = wb->mtime; /* unless the metadata sets one */
-  fsx_meta_to_attr(&a, &wb->meta);
   a.mtime.tv_nsec = 0;
+  fsx_meta_to_attr(&a, &wb->meta);
   snprintf(a.etag, sizeof(a.etag), "%s", etag);
   a.from_head = true;
   a.as_of_ms = clock_mono_ms();

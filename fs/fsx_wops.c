@@ -227,12 +227,10 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
     if (to_set & FUSE_SET_ATTR_MTIME_NOW)
       mt.mtime = now;
     else if (to_set & FUSE_SET_ATTR_MTIME)
-      mt.mtime = attr->st_mtim;
-    mt.mtime.tv_nsec = 0;
+      mt.mtime = attr->st_mtim; /* to the nanosecond, as given */
     if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)) {
       mt.has_atime = true;
       mt.atime = to_set & FUSE_SET_ATTR_ATIME_NOW ? now : attr->st_atim;
-      mt.atime.tv_nsec = 0;
     }
     /* a change of metadata moves the ctime, and only it (s3fs's utimens
        stores the new atime as the ctime; POSIX says now) */

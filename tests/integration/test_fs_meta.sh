@@ -14,8 +14,11 @@
 #     asked for before the kernel sees it (an `ls -l` then another user's
 #     read of a 0600 file: refused), and mount.listing_attrs=false does the
 #     same without allow_other.
-# Times are whole seconds: the suite waits just over a second between
-# changes whose times it compares.
+#   - nanoseconds: utimensat's kept, stored as s3fs writes them
+#     (SECONDS.NNNNNNNNN), read so by s3fs and by a new mount; s3fs's read
+#     by us;
+# The times this mount takes itself are whole seconds: the suite waits
+# just over a second between changes whose times it compares.
 #
 #   test_fs_meta.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -43,7 +46,9 @@ meta() { # KEY NAME: x-amz-meta-NAME of KEY on the server
   aws_ s3api head-object --bucket "$bucket" --key "$1" --query "Metadata.$2" --output text
 }
 etag() { aws_ s3api head-object --bucket "$bucket" --key "$1" --query ETag --output text; }
-tick() { sleep 1.1; } # times are whole seconds
+tick() { sleep 1.1; } # the times compared are whole seconds
+ns_of() { python3 -c 'import os, sys; s = os.stat(sys.argv[1]); print(s.st_atime_ns, s.st_mtime_ns)' "$1"; }
+set_ns() { python3 -c 'import os, sys; os.utime(sys.argv[1], ns=(int(sys.argv[2]), int(sys.argv[3])))' "$@"; }
 atime_from() { [ "$(meta r atime)" -ge "$1" ]; } # r's stored atime >= $1
 # chmod_after_read PREFIX: for 20 new files, echo > f; cat f; chmod 600 f:
 # each shows 0600 on the server 2 s later (an atime store, a copy carrying
@@ -132,11 +137,20 @@ check "touch -a: the atime as set (x-amz-meta-atime), the ctime now" eval \
   '[ "$(a_of "$mnt/g")" = 1500000000 ] && [ "$(meta g atime)" = 1500000000 ] &&
    [ "$(c_of "$mnt/g")" -gt "$c3" ] && [ "$(m_of "$mnt/g")" = "$m2" ]'
 check "  ... shown alike by s3fs" both g
+# nanoseconds (s3fs writes and reads SECONDS.NNNNNNNNN)
+echo ns >"$mnt/ns"
+set_ns "$mnt/ns" 1600000000100000000 1600000000200000000
+check "utimensat: the nanoseconds kept" eq ns "$(ns_of "$mnt/ns")" "1600000000100000000 1600000000200000000"
+check "  ... stored as s3fs writes them" eq stored "$(meta ns mtime) $(meta ns atime)" \
+  "1600000000.200000000 1600000000.100000000"
+sleep 1.2
+check "  ... read so by s3fs" eq s3fs "$(ns_of "$smnt/ns")" "1600000000100000000 1600000000200000000"
 want=$(stat -c '%Y %Z %X %a %u:%g' "$mnt/g")
 fs_umount "$mnt"
 mount_ours
 check "a new mount shows the same times, mode and owner" eq stat \
   "$(stat -c '%Y %Z %X %a %u:%g' "$mnt/g")" "$want"
+check "  ... and the nanoseconds" eq ns "$(ns_of "$mnt/ns")" "1600000000100000000 1600000000200000000"
 sleep 1.2 # (the listing's time to live)
 ls -l "$mnt" >/dev/null # a listing refreshes what a HEAD told: kept
 check "  ... and after a listing" eq stat "$(stat -c '%Y %Z %X %a %u:%g' "$mnt/g")" "$want"
@@ -148,6 +162,10 @@ chmod 640 "$smnt/t"
 check "s3fs stores a ctime apart from the mtime" eval \
   '[ "$(meta t ctime)" -gt "$(meta t mtime)" ]'
 check "s3fs's file: times, mode and owner alike through both" both t
+echo theirs >"$smnt/nt"
+set_ns "$smnt/nt" 1600000000300000000 1600000000400000000
+sleep 1.2
+check "s3fs's nanoseconds read by us" eq ns "$(ns_of "$mnt/nt")" "1600000000300000000 1600000000400000000"
 
 # ---- mknod ----
 check "mkfifo" mkfifo -m 0640 "$mnt/fifo"
