@@ -334,6 +334,15 @@ char *fsx_inode_key_of(struct fsx_table *t, struct fsx_inode *dir,
   return k;
 }
 
+void fsx_inode_dir_touch(struct fsx_table *t, struct fsx_inode *dir)
+{
+  time_t now = time(NULL);
+
+  pthread_mutex_lock(&t->lock);
+  dir->entries_at = now;
+  pthread_mutex_unlock(&t->lock);
+}
+
 #define S3_KEY_MAX 1024 /* bytes of an object key, S3's limit */
 
 int fsx_inode_name_fits(struct fsx_table *t, struct fsx_inode *dir,
@@ -369,6 +378,7 @@ void fsx_inode_view(struct fsx_table *t, struct fsx_inode *in,
   v->writing = in->wb != NULL;
   v->parent = in->parent;
   v->named = in->name != NULL;
+  v->entries_at = in->entries_at;
   pthread_mutex_unlock(&t->lock);
 }
 

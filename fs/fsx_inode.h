@@ -47,6 +47,8 @@ struct fsx_inode_view {
   bool writing;               /* write-back state attached */
   uint64_t parent;
   bool named;                 /* not unlinked */
+  time_t entries_at;          /* a directory: when this mount last made or
+                                 removed a name in it (0: never) */
 };
 
 /* What opening the object (etag) tells of the kernel's page cache. */
@@ -107,6 +109,9 @@ const char *fsx_inode_key(struct fsx_table *t, struct fsx_inode *in);
    NULL on ENOMEM. The one place keys are joined. */
 char *fsx_inode_key_of(struct fsx_table *t, struct fsx_inode *dir,
                        const char *name, enum fsx_kind kind);
+/* This mount made or removed a name in dir now (POSIX: its mtime and
+   ctime move; kept while the mount runs). */
+void fsx_inode_dir_touch(struct fsx_table *t, struct fsx_inode *dir);
 /* Can name be in dir as kind? 0, or -ENAMETOOLONG: a component over 255
    bytes (NAME_MAX), or a key over S3's 1,024 bytes. */
 int fsx_inode_name_fits(struct fsx_table *t, struct fsx_inode *dir,

@@ -63,6 +63,10 @@ struct fsx_inode {
   struct fsx_inode *next_ino, *next_name; /* hash chains; lock */
   struct fsx_dirsnap *snap;   /* lock: the directory's listing (a ref) */
   uint64_t snap_expire_ms;    /* lock */
+  time_t entries_at;          /* lock: when this mount last made or
+                                 removed a name in it (wall clock, whole
+                                 seconds; 0: never): its mtime and ctime
+                                 are at least that (fsx_attr_of) */
   uint64_t ns_changes;        /* lock: changes made here to its names
                                  (fsx_dir_set_snap_since) */
   uint64_t big_until_ms;      /* lock: a cold lookup found its listing

@@ -25,6 +25,13 @@ void fsx_attr_of(struct fsx_mount *m, struct fsx_inode *in,
 
   fsx_inode_view(m->tab, in, &v);
   *a = v.attr;
+  /* a directory whose names this mount changed: that time at least (a
+     ctime of 0 is the mtime's) */
+  if (a->kind == FSX_DIR && v.entries_at > a->mtime.tv_sec)
+    a->mtime = (struct timespec){v.entries_at, 0};
+  if (a->kind == FSX_DIR && a->ctime.tv_sec &&
+      v.entries_at > a->ctime.tv_sec)
+    a->ctime = (struct timespec){v.entries_at, 0};
   wb = fsx_wb_get(m, in);
   if (wb) {
     fsx_wb_attr(wb, a);

@@ -204,8 +204,10 @@ void fsx_op_getattr(fuse_req_t req, fuse_ino_t ino,
   } else if (stale && a.kind == FSX_DIR && fsx_inode_bucket(in)) {
     rc =
         fsx_ns_head_dir(m, fsx_inode_bucket(in), fsx_inode_key(m->tab, in), &a);
-    if (!rc)
+    if (!rc) {
       fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+      fsx_attr_of(m, in, &a); /* (the times of names changed here) */
+    }
   }
   if (rc) {
     fsx_reply_err(req, -rc);

@@ -171,6 +171,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     gone(m, in, wb);
     fsx_inode_detach(m->tab, in);
     fsx_dir_snap_remove(m->tab, dir, name);
+    fsx_inode_dir_touch(m->tab, dir);
   } else {
     kept(m, wb); /* still there: its data goes up as it would */
   }
@@ -215,6 +216,7 @@ void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
   if (!rc) {
     fsx_inode_detach(m->tab, in);
     fsx_dir_snap_remove(m->tab, dir, name);
+    fsx_inode_dir_touch(m->tab, dir);
   }
 out:
   fsx_inode_put(m->tab, in);
@@ -258,6 +260,8 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
   a.size = body ? strlen(body) : 0;
   snprintf(a.etag, sizeof(a.etag), "%s", etag);
   in = fsx_child_of(m, dir, name, &a);
+  if (in)
+    fsx_inode_dir_touch(m->tab, dir);
   fsx_inode_put(m->tab, dir);
   if (!in) {
     fsx_reply_err(req, ENOMEM);
@@ -664,6 +668,8 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
   if (!rc) {
     fsx_dir_snap_remove(m->tab, dir, name);
     fsx_inode_note_entry(m->tab, src);
+    fsx_inode_dir_touch(m->tab, dir);
+    fsx_inode_dir_touch(m->tab, ndir);
   }
 out:
   if (blocked) {

@@ -56,6 +56,8 @@ void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
   fsx_new_meta(req, FSX_FILE, S_IFREG | (mode & 07777), false, &mt, &a);
   in = fsx_child_of(m, dir, name, &a);
   rc = in ? fsx_wb_open(m, in, NULL, true, &mt, &wb) : -ENOMEM;
+  if (!rc)
+    fsx_inode_dir_touch(m->tab, dir); /* a new name in it */
 made:
   if (!rc && !(fh = fsx_fh_create(m, in, &a)))
     rc = -ENOMEM;

@@ -9,6 +9,7 @@ exit 0 when all hold.
 import errno
 import os
 import sys
+import time
 
 FAILED = []
 
@@ -98,6 +99,40 @@ def link_counts(d):
     check("one removed: nlink 2", nl(a) == 2, "nlink %d" % nl(a))
 
 
+def dir_times(d):
+    """A directory's mtime and ctime move when a name in it is made,
+    removed or renamed (file, directory, fifo, symlink)."""
+    t = os.path.join(d, "times")
+    u = os.path.join(d, "times2")
+    os.mkdir(t)
+    os.mkdir(u)
+    steps = (
+        ("a file created", lambda: open(os.path.join(t, "f"), "w").close()),
+        ("a directory made", lambda: os.mkdir(os.path.join(t, "sub"))),
+        ("a fifo made", lambda: os.mkfifo(os.path.join(t, "fifo"))),
+        ("a symlink made", lambda: os.symlink("f", os.path.join(t, "ln"))),
+        ("a file renamed in it", lambda: os.rename(os.path.join(t, "f"),
+                                                   os.path.join(t, "g"))),
+        ("a file removed", lambda: os.unlink(os.path.join(t, "g"))),
+        ("a directory removed", lambda: os.rmdir(os.path.join(t, "sub"))),
+        ("a name renamed away", lambda: os.rename(os.path.join(t, "fifo"),
+                                                  os.path.join(u, "fifo"))),
+    )
+    for label, step in steps:
+        before = os.stat(t)
+        time.sleep(1.1)  # (the times are whole seconds)
+        step()
+        after = os.stat(t)
+        check("%s: the directory's mtime moves" % label,
+              after.st_mtime > before.st_mtime,
+              "%d then %d" % (before.st_mtime, after.st_mtime))
+        check("%s: ... and its ctime" % label,
+              after.st_ctime > before.st_ctime,
+              "%d then %d" % (before.st_ctime, after.st_ctime))
+    check("the new parent's mtime moved too",
+          os.stat(u).st_mtime >= os.stat(t).st_mtime)
+
+
 def hard_link(d):
     p = os.path.join(d, "orig")
     open(p, "w").close()
@@ -113,6 +148,7 @@ def main():
     names_too_long(sys.argv[1], d)
     unlinked_open(d)
     link_counts(d)
+    dir_times(d)
     hard_link(d)
     return 1 if FAILED else 0
 

@@ -9,6 +9,8 @@
 #   - an open file unlinked: fstat says nlink 0, its size and bytes stay;
 #   - a directory's link count: 2 and its subdirectories (mkdir, rmdir,
 #     a subdirectory renamed between parents; a file does not count);
+#   - a directory's mtime and ctime move when a name in it is made
+#     (file, directory, fifo, symlink), removed or renamed (both parents);
 #   - link(2): EOPNOTSUPP.
 #
 #   test_fs_posix.sh BUILD_BIN_DIR
