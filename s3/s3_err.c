@@ -12,8 +12,11 @@
  *
  * Choices worth knowing:
  *  - 416 InvalidRange -> ERANGE, not EINVAL: a read past the end (the object
- *    shrank under us) is the only way we get it, and a distinct errno lets
- *    the read path turn it into EOF without catching real EINVALs.
+ *    shrank under us), or a cold lookup's GET of an empty object's first
+ *    bytes, is the only way we get it, and a distinct errno lets the read
+ *    path turn it into EOF without catching real EINVALs. Counted with the
+ *    not-found class: what was asked for is not there, as with a lookup's
+ *    404, nothing a client did wrong.
  *  - 412 PreconditionFailed -> ESTALE: the If-Match ETag we hold is stale.
  *  - 405 MethodNotAllowed -> EPERM: this resource refuses the operation
  *    (e.g. a GET of a delete marker), the server does not lack it.
@@ -89,7 +92,7 @@ static const struct err_row s3_codes[] = {
   {0, "OperationAborted", EBUSY,  S3_EC_CLIENT, R, N, N, NULL},
 
   /* Ranges and conditions (see the top comment). */
-  {0, "InvalidRange",     ERANGE, S3_EC_CLIENT, N, N, N, NULL},
+  {0, "InvalidRange",     ERANGE, S3_EC_NOTFOUND, N, N, N, NULL},
   {0, "PreconditionFailed", ESTALE, S3_EC_CLIENT, N, N, N, NULL},
 
   /* Sizes and names. */
@@ -159,7 +162,7 @@ static const struct err_row s3_status[] = {
   {412, NULL, ESTALE,    S3_EC_CLIENT,   N, N, N, NULL},
   {413, NULL, EFBIG,     S3_EC_CLIENT,   N, N, N, NULL},
   {414, NULL, ENAMETOOLONG, S3_EC_CLIENT, N, N, N, NULL},
-  {416, NULL, ERANGE,    S3_EC_CLIENT,   N, N, N, NULL},
+  {416, NULL, ERANGE,    S3_EC_NOTFOUND, N, N, N, NULL},
   {429, NULL, EAGAIN,    S3_EC_THROTTLE, R, B, N, NULL},
   {500, NULL, EIO,       S3_EC_SERVER,   R, N, N, NULL},
   {501, NULL, EOPNOTSUPP, S3_EC_CLIENT,  N, N, N, NULL},

@@ -133,6 +133,20 @@ def dir_times(d):
           os.stat(u).st_mtime >= os.stat(t).st_mtime)
 
 
+def devices(d):
+    """Device nodes keep their type and numbers (root only, as anywhere)."""
+    import stat
+    for kind, label in ((stat.S_IFBLK, "block"), (stat.S_IFCHR, "character")):
+        p = os.path.join(d, "dev-" + label)
+        os.mknod(p, 0o640 | kind, os.makedev(8, 3))
+        st = os.lstat(p)
+        check("mknod of a %s device: its type kept" % label,
+              stat.S_IFMT(st.st_mode) == kind, oct(st.st_mode))
+        check("... and its numbers (8, 3)" ,
+              (os.major(st.st_rdev), os.minor(st.st_rdev)) == (8, 3),
+              "%d, %d" % (os.major(st.st_rdev), os.minor(st.st_rdev)))
+
+
 def hard_link(d):
     p = os.path.join(d, "orig")
     open(p, "w").close()
@@ -149,6 +163,7 @@ def main():
     unlinked_open(d)
     link_counts(d)
     dir_times(d)
+    devices(d)
     hard_link(d)
     return 1 if FAILED else 0
 

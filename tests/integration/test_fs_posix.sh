@@ -11,6 +11,9 @@
 #     a subdirectory renamed between parents; a file does not count);
 #   - a directory's mtime and ctime move when a name in it is made
 #     (file, directory, fifo, symlink), removed or renamed (both parents);
+#   - device nodes (block, character) keep their type and numbers, stored
+#     as s3fs keeps the type (x-amz-meta-mode) and in x-amz-meta-rdev,
+#     shown so by a new mount;
 #   - link(2): EOPNOTSUPP.
 #
 #   test_fs_posix.sh BUILD_BIN_DIR
@@ -24,6 +27,15 @@ fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
 out=$(python3 "$here/posix_check.py" "$mnt" 2>&1) || true
 echo "$out"
 check "every POSIX detail holds" bash -c "! grep -q '^not ok' <<<\"\$1\"" _ "$out"
+# the device nodes as stored (x-amz-meta-mode with the type, -rdev) and
+# as a new mount shows them
+check "a block device stored with its type and number" \
+  eq meta "$("$CLI" head "$bucket/posix/dev-block" | grep -E '^meta (mode|rdev)=' | tr '\n' ' ')" \
+  "meta mode=$((0060640)) meta rdev=$((8 * 256 + 3)) "
+fs_umount "$mnt"
+fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
+check "... shown so by a new mount" eq stat "$(stat -c '%F %t:%T' "$mnt/posix/dev-block")" \
+  "block special file 8:3"
 # (404s are lookups' answers; anything else would be a refused request)
 errors=$(awk '$1 ~ /^s3\.errors\./ && $1 != "s3.errors.notfound" { n += $2 }
   END { print n + 0 }' "$mnt/.s3rdmafs-stats")

@@ -54,8 +54,8 @@ static const struct http_case {
     {409, "OperationAborted", EBUSY, S3_EC_CLIENT, R},
     {409, NULL, EBUSY, S3_EC_CLIENT, 0},
     /* ranges, conditions, sizes */
-    {416, "InvalidRange", ERANGE, S3_EC_CLIENT, 0},
-    {416, NULL, ERANGE, S3_EC_CLIENT, 0},
+    {416, "InvalidRange", ERANGE, S3_EC_NOTFOUND, 0},
+    {416, NULL, ERANGE, S3_EC_NOTFOUND, 0},
     {412, "PreconditionFailed", ESTALE, S3_EC_CLIENT, 0},
     {412, NULL, ESTALE, S3_EC_CLIENT, 0},
     {400, "EntityTooLarge", EFBIG, S3_EC_CLIENT, 0},
