@@ -106,6 +106,15 @@ static void list_add_head(struct fsx_chunk *head, struct fsx_chunk *ch)
   head->next = ch;
 }
 
+/* ch next to go (the tail: the least recently used end) */
+static void list_add_tail(struct fsx_chunk *head, struct fsx_chunk *ch)
+{
+  ch->prev = head->prev;
+  ch->next = head;
+  head->prev->next = ch;
+  head->prev = ch;
+}
+
 static void hash_add(struct fsx_cache *c, struct fsx_chunk *ch)
 {
   struct fsx_chunk **b =
@@ -399,7 +408,7 @@ void fsx_chunk_hold(struct fsx_cache *c, struct fsx_chunk *ch)
   pthread_mutex_unlock(&c->mu);
 }
 
-void fsx_cache_put(struct fsx_cache *c, struct fsx_chunk *ch)
+static void put(struct fsx_cache *c, struct fsx_chunk *ch, bool cold)
 {
   bool unreferenced = false;
 
@@ -409,7 +418,9 @@ void fsx_cache_put(struct fsx_cache *c, struct fsx_chunk *ch)
   } else if (--ch->refs == 0) {
     /* READY and still named: keep it for reuse. Anything else (a failed or
      * abandoned fill, an invalidated chunk) goes back to the free list. */
-    if (ch->state == CH_READY && ch->hpprev)
+    if (ch->state == CH_READY && ch->hpprev && cold)
+      list_add_tail(&c->lru, ch);
+    else if (ch->state == CH_READY && ch->hpprev)
       list_add_head(&c->lru, ch);
     else
       chunk_free(c, ch);
@@ -417,6 +428,16 @@ void fsx_cache_put(struct fsx_cache *c, struct fsx_chunk *ch)
   pthread_mutex_unlock(&c->mu);
   if (unreferenced)
     log_err("page cache: put of unreferenced chunk %u", (unsigned)ch->slot);
+}
+
+void fsx_cache_put(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  put(c, ch, false);
+}
+
+void fsx_cache_put_cold(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  put(c, ch, true);
 }
 
 void fsx_cache_invalidate(struct fsx_cache *c, uint64_t file)

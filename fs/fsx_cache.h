@@ -85,6 +85,9 @@ void fsx_chunk_hold(struct fsx_cache *c, struct fsx_chunk *ch);
 
 /* Drop one reference. */
 void fsx_cache_put(struct fsx_cache *c, struct fsx_chunk *ch);
+/* The same, the chunk (unread yet) the first to go when room is needed:
+   bytes fetched on speculation push out none that were read. */
+void fsx_cache_put_cold(struct fsx_cache *c, struct fsx_chunk *ch);
 
 /*
  * Forget every chunk of a file (any generation): unreferenced ones are freed

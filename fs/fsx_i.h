@@ -46,6 +46,9 @@ struct fsx_opts {
   uint64_t dense_block;       /* read.dense_block */
   uint64_t idle_fetch;        /* read.idle_fetch */
   uint64_t lookup_bytes;      /* read.lookup_bytes (fsx_ns_lookup) */
+  bool rdma_named;            /* rdma.transport named (not auto, not
+                                 off): a data plane is meant to carry
+                                 every byte */
   unsigned max_inflight_per_file;
   size_t max_read;
   time_t mount_time;          /* the times of directories without one */
@@ -124,6 +127,8 @@ struct fsx_mount {
                                  uses, in flight (fsx_read_group.c) */
   _Atomic uint64_t idle_owner; /* the file of the last random miss */
   _Atomic uint64_t idle_since_ms; /* since when it has been that file */
+  _Atomic bool peek_off;      /* the server answered a cold lookup's range
+                                 with a whole object: HEADs from then on */
   struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */
   struct fsx_direct *direct;  /* fsx_direct's state (its fd taker, the
                                  registrations per user, the open files

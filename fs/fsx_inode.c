@@ -343,8 +343,6 @@ void fsx_inode_dir_touch(struct fsx_table *t, struct fsx_inode *dir)
   pthread_mutex_unlock(&t->lock);
 }
 
-#define S3_KEY_MAX 1024 /* bytes of an object key, S3's limit */
-
 int fsx_inode_name_fits(struct fsx_table *t, struct fsx_inode *dir,
                         const char *name, enum fsx_kind kind)
 {
@@ -355,7 +353,7 @@ int fsx_inode_name_fits(struct fsx_table *t, struct fsx_inode *dir,
   pthread_mutex_lock(&t->lock);
   k = strlen(dir->key) + n + (kind == FSX_DIR);
   pthread_mutex_unlock(&t->lock);
-  return k > S3_KEY_MAX ? -ENAMETOOLONG : 0;
+  return k > FSX_KEY_MAX ? -ENAMETOOLONG : 0;
 }
 
 uint64_t fsx_inode_ino(const struct fsx_inode *in)
@@ -378,6 +376,7 @@ void fsx_inode_view(struct fsx_table *t, struct fsx_inode *in,
   v->writing = in->wb != NULL;
   v->parent = in->parent;
   v->named = in->name != NULL;
+  v->unlinked = in->unlinked;
   v->entries_at = in->entries_at;
   pthread_mutex_unlock(&t->lock);
 }
@@ -385,6 +384,7 @@ void fsx_inode_view(struct fsx_table *t, struct fsx_inode *in,
 void fsx_inode_detach(struct fsx_table *t, struct fsx_inode *in)
 {
   pthread_mutex_lock(&t->lock);
+  in->unlinked = true;
   fsx_tab_drop_name(t, in);
   pthread_mutex_unlock(&t->lock);
 }

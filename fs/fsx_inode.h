@@ -46,7 +46,9 @@ struct fsx_inode_view {
   bool meta_known;            /* a HEAD filled mode/uid/gid */
   bool writing;               /* write-back state attached */
   uint64_t parent;
-  bool named;                 /* not unlinked */
+  bool named;                 /* has a name now */
+  bool unlinked;              /* its name removed by unlink, rmdir or a
+                                 rename over it (fsx_inode_detach) */
   time_t entries_at;          /* a directory: when this mount last made or
                                  removed a name in it (0: never) */
 };
@@ -112,8 +114,9 @@ char *fsx_inode_key_of(struct fsx_table *t, struct fsx_inode *dir,
 /* This mount made or removed a name in dir now (POSIX: its mtime and
    ctime move; kept while the mount runs). */
 void fsx_inode_dir_touch(struct fsx_table *t, struct fsx_inode *dir);
+#define FSX_KEY_MAX 1024 /* bytes of an object key: S3's limit */
 /* Can name be in dir as kind? 0, or -ENAMETOOLONG: a component over 255
-   bytes (NAME_MAX), or a key over S3's 1,024 bytes. */
+   bytes (NAME_MAX), or a key over S3's 1,024 bytes (FSX_KEY_MAX). */
 int fsx_inode_name_fits(struct fsx_table *t, struct fsx_inode *dir,
                         const char *name, enum fsx_kind kind);
 /* A view of in's record now. */

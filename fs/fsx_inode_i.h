@@ -63,6 +63,8 @@ struct fsx_inode {
   struct fsx_inode *next_ino, *next_name; /* hash chains; lock */
   struct fsx_dirsnap *snap;   /* lock: the directory's listing (a ref) */
   uint64_t snap_expire_ms;    /* lock */
+  bool unlinked;              /* lock: fsx_inode_detach (no name, and no
+                                 object either) */
   time_t entries_at;          /* lock: when this mount last made or
                                  removed a name in it (wall clock, whole
                                  seconds; 0: never): its mtime and ctime

@@ -96,8 +96,10 @@ free_keys:
   }
 moved:
   victim = fsx_tab_find_name(t, newparent->ino, newname);
-  if (victim && victim != in)
+  if (victim && victim != in) {
+    victim->unlinked = true; /* replaced: its object is in's now */
     fsx_tab_drop_name(t, victim);
+  }
   fsx_tab_drop_name(t, in);
   in->name = name;
   name = NULL;

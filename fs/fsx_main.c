@@ -193,6 +193,8 @@ static void opts_from(const struct cfg *c, struct fsx_opts *o)
   o->neg_ttl_ms = c->cache.negative_ttl_ms;
   o->burst_ttl_ms = c->cache.burst_ttl_ms;
   o->lookup_bytes = c->read.lookup_bytes;
+  o->rdma_named = c->rdma.transport != CFG_RDMA_OFF &&
+                  c->rdma.transport != CFG_RDMA_AUTO;
   o->kernel_cache = c->cache.kernel_cache;
   o->uid = c->mount.uid;
   o->gid = c->mount.gid;

@@ -49,22 +49,27 @@ void fsx_entry_of(struct fsx_mount *m, struct fsx_inode *in,
   e->ino = fsx_inode_ino(in);
   e->attr_timeout = fsx_secs(m->o.attr_ttl_ms);
   e->entry_timeout = fsx_secs(m->o.attr_ttl_ms);
-  fsx_ns_stat(m, fsx_inode_ino(in), &a, &e->attr);
-  fsx_dir_nlink(m, in, &e->attr);
+  fsx_stat_of(m, in, &a, &e->attr);
   log_debug("entry %llu: size %lld mtime %lld", (unsigned long long)e->ino,
             (long long)e->attr.st_size, (long long)e->attr.st_mtime);
 }
 
-void fsx_dir_nlink(struct fsx_mount *m, struct fsx_inode *in, struct stat *st)
+void fsx_stat_of(struct fsx_mount *m, struct fsx_inode *in,
+                 const struct fsx_attr *a, struct stat *st)
 {
+  struct fsx_inode_view v;
   struct fsx_dirsnap *s;
 
-  if (!S_ISDIR(st->st_mode))
-    return;
-  s = fsx_dir_get_snap(m->tab, in, true);
-  if (s && !s->names_only)
-    st->st_nlink = 2 + (nlink_t)s->ndirs;
-  fsx_dirsnap_put(s);
+  fsx_ns_stat(m, fsx_inode_ino(in), a, st);
+  if (S_ISDIR(st->st_mode)) {
+    s = fsx_dir_get_snap(m->tab, in, true); /* (a whole page, or all) */
+    if (s)
+      st->st_nlink = 2 + (nlink_t)s->ndirs;
+    fsx_dirsnap_put(s);
+  }
+  fsx_inode_view(m->tab, in, &v);
+  if (v.unlinked)
+    st->st_nlink = 0; /* still open */
 }
 
 struct fsx_inode *fsx_child_of(struct fsx_mount *m, struct fsx_inode *dir,

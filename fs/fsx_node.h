@@ -34,9 +34,10 @@ void fsx_stats_attr(struct fsx_attr *a);
 /* in's attributes now: its write-back state's if it has one. */
 void fsx_attr_of(struct fsx_mount *m, struct fsx_inode *in,
                  struct fsx_attr *a);
-/* A directory's link count in st: 2 and its subdirectories, where a
-   listing of it is known (else left as it is). */
-void fsx_dir_nlink(struct fsx_mount *m, struct fsx_inode *in, struct stat *st);
+/* in's stat from a: a directory's link count 2 and its subdirectories
+   where a listing of it is known (else 2), an unlinked file's 0. */
+void fsx_stat_of(struct fsx_mount *m, struct fsx_inode *in,
+                 const struct fsx_attr *a, struct stat *st);
 /* A fuse_entry_param for inode in. */
 void fsx_entry_of(struct fsx_mount *m, struct fsx_inode *in,
                   struct fuse_entry_param *e);

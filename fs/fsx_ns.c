@@ -17,6 +17,7 @@
 #include "common/slog.h"
 #include "fs/fsx_i.h"
 #include "fs/fsx_meta.h"
+#include "fs/fsx_rdma.h"
 
 #define MAX_LIST_PAGES 1000000
 #define LOGGED_SLOTS 4096
@@ -408,6 +409,10 @@ static int peek_result(struct fsx_mount *m, struct s3_req *get,
 
   if (rc == -ENOENT)
     return rc;
+  if (rc == -EBADMSG && s3_req_status(get) == 200 &&
+      !atomic_exchange(&m->peek_off, true))
+    log_notice("lookups: the server answers a range with the whole object: "
+               "a cold lookup asks with a HEAD from now on");
   if (rc) {
     atomic_fetch_add(&m->st.heads, 1);
     return s3_head_object(m->s3, bucket, key, mt);
@@ -486,12 +491,17 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   }
   p.prefix = dkey;
   p.start_after = dkey; /* keys below it: the marker is HEADed */
-  if (pk && m->cache && m->o.lookup_bytes &&
-      (peek = malloc(m->o.lookup_bytes)))
+  /* (with a data plane named, a HEAD: the bytes go by RDMA) */
+  if (pk && m->cache && m->o.lookup_bytes && !atomic_load(&m->peek_off) &&
+      !(m->o.rdma_named && fsx_rdma_active(m)) &&
+      (peek = malloc(m->o.lookup_bytes))) {
     head = s3_get_object_req(m->s3, fsx_inode_bucket(dir), key, 0,
                              m->o.lookup_bytes, peek);
-  else
+    if (head)
+      s3_req_set_range_only(head);
+  } else {
     head = s3_req_create(m->s3, "HEAD", fsx_inode_bucket(dir), key);
+  }
   dhead = s3_req_create(m->s3, "HEAD", fsx_inode_bucket(dir), dkey);
   list = s3_list_objects_req(m->s3, fsx_inode_bucket(dir), &p, &lres);
   if (!paged && page_ttl(m) && !fsx_dir_is_big(m->tab, dir))
@@ -520,6 +530,12 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
   hrc = peek ? peek_result(m, head, fsx_inode_bucket(dir), key, &mt, &peek, pk)
              : s3_head_object_result(head, &mt);
   drc = s3_head_object_result(dhead, &dmt);
+  if ((drc || lrc) && fsx_inode_name_fits(m->tab, dir, name, FSX_DIR)) {
+    /* a file's key of S3's longest: no directory can have it (a server
+       may refuse the question, say with KeyTooLongError) */
+    drc = drc ? -ENOENT : drc;
+    lrc = lrc ? -ENOENT : lrc;
+  }
   if (!drc || (!lrc && (lres.n_objects || lres.n_prefixes))) {
     /* a directory wins over a file of the same name */
     if (!hrc)

@@ -85,7 +85,7 @@ static void peek_keep(struct fsx_mount *m, struct fsx_inode *in,
         fsx_inode_set_peek(m->tab, in);
         atomic_fetch_add(&m->st.lookup_whole, 1);
       }
-      fsx_cache_put(m->cache, ch);
+      fsx_cache_put_cold(m->cache, ch); /* (a stat alone evicts nothing) */
     }
   }
   free(pk->buf);
@@ -212,10 +212,7 @@ void fsx_op_getattr(fuse_req_t req, fuse_ino_t ino,
   if (rc) {
     fsx_reply_err(req, -rc);
   } else {
-    fsx_ns_stat(m, ino, &a, &st);
-    fsx_dir_nlink(m, in, &st);
-    if (!v.named)
-      st.st_nlink = 0; /* unlinked, still open */
+    fsx_stat_of(m, in, &a, &st);
     log_debug("getattr %llu: size %lld mtime %lld%s", (unsigned long long)ino,
               (long long)st.st_size, (long long)st.st_mtime,
               stale ? " (asked the server)" : "");

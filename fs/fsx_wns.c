@@ -113,15 +113,18 @@ static void gone(struct fsx_mount *m, struct fsx_inode *in, struct fsx_wb *wb)
   fsx_wb_put(m, wb);
 }
 
-/* A directory made here: empty (the kernel asked only after a lookup found
-   nothing), a listing of it as good as any for cache.dir_ttl (its link
-   count, the lookups in it). */
+/* A directory made here: empty as far as this mount knows (the kernel
+   asked only after a lookup found nothing, which may be a stale answer),
+   so names only: what this mount makes in it is counted (its link count),
+   and a name not in it is still asked for (another client may have made
+   it). */
 static void known_empty(struct fsx_mount *m, struct fsx_inode *in)
 {
   struct fsx_dirsnap *s = fsx_dirsnap_new();
 
   if (!s)
     return;
+  s->names_only = true;
   fsx_dirsnap_seal(s, clock_mono_ms(), NULL, NULL);
   fsx_dir_set_snap(m->tab, in, s, m->o.dir_ttl_ms);
   fsx_dirsnap_put(s);
@@ -458,6 +461,11 @@ static int rename_dir(struct fsx_mount *m, struct fsx_inode *src,
             srcpfx, m->o.rename_dir_max);
     rc = -EXDEV;
   }
+  /* a key below that would pass S3's limit under the new name: refused
+     before anything is copied */
+  for (size_t i = 0; !rc && i < l.n; i++)
+    if (strlen(dstpfx) + strlen(l.keys[i] + sl) > FSX_KEY_MAX)
+      rc = -ENAMETOOLONG;
   copies = l.n ? calloc(l.n, sizeof(*copies)) : NULL;
   etags = l.n ? calloc(l.n, sizeof(*etags)) : NULL;
   if (!rc && l.n && (!copies || !etags))

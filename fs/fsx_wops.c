@@ -253,7 +253,7 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
     fsx_reply_err(req, -rc);
   } else {
     fsx_attr_of(m, in, &a);
-    fsx_ns_stat(m, ino, &a, &st);
+    fsx_stat_of(m, in, &a, &st);
     fuse_reply_attr(req, &st, fsx_secs(m->o.attr_ttl_ms));
   }
   fsx_inode_put(m->tab, in);

@@ -79,7 +79,7 @@ static size_t write_cb(char *ptr, size_t size, size_t nmemb, void *ud)
     n -= skip;
     room = r->sink_cap - r->sink_len;
     if (n > room) {
-      if (!r->has_range || r->status != 200) {
+      if (!r->has_range || r->status != 200 || r->range_only) {
         r->body_overflow = true;
         return 0;
       }

@@ -145,6 +145,10 @@ int s3_req_set_sink_iov(struct s3_req *r, const struct iovec *iov, int n);
 void s3_req_set_sink_xml(struct s3_req *r, enum s3_xml_kind kind,
                          void *result);
 void s3_req_set_range(struct s3_req *r, uint64_t off, uint64_t len);
+/* A server that answers the range with the whole object fails the request
+   (-EBADMSG) once the buffer is full, rather than sending all of it (a
+   lookup's GET of a file's first bytes). */
+void s3_req_set_range_only(struct s3_req *r);
 void s3_req_set_timeout(struct s3_req *r, unsigned timeout_ms);
 /* Safe to repeat? Defaults: GET/HEAD/PUT/DELETE yes, POST no. */
 void s3_req_set_idempotent(struct s3_req *r, bool idempotent);

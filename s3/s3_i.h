@@ -49,6 +49,7 @@ struct s3_req {
   size_t body_off;                /* engine: read position this attempt */
   char payload_hash[S3_SHA256_HEX_LEN + 1];
   bool has_range;
+  bool range_only;                /* a whole object for the range: fail */
   uint64_t range_off, range_len;
   unsigned timeout_ms;
   bool idempotent;

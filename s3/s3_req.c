@@ -199,6 +199,11 @@ void s3_req_set_range(struct s3_req *r, uint64_t off, uint64_t len)
   r->range_len = len;
 }
 
+void s3_req_set_range_only(struct s3_req *r)
+{
+  r->range_only = true;
+}
+
 void s3_req_set_timeout(struct s3_req *r, unsigned timeout_ms)
 {
   r->timeout_ms = timeout_ms;

@@ -79,6 +79,23 @@ def unlinked_open(d):
         check("... and it reads still", os.pread(fd, 5, 0) == b"hello")
     finally:
         os.close(fd)
+    # replaced by a rename over it: the same
+    q = os.path.join(d, "other")
+    with open(p, "w") as f:
+        f.write("first")
+    with open(q, "w") as f:
+        f.write("second")
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        os.rename(q, p)
+        st = os.fstat(fd)
+        check("an open file renamed over: fstat says nlink 0", st.st_nlink == 0,
+              "nlink %d" % st.st_nlink)
+        check("... the new one nlink 1", os.stat(p).st_nlink == 1)
+        os.fchmod(fd, 0o600)
+        check("... and after a chmod of it still 0", os.fstat(fd).st_nlink == 0)
+    finally:
+        os.close(fd)
 
 
 def link_counts(d):

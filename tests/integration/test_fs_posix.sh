@@ -6,9 +6,12 @@
 #     mknod, symlink, rename, truncate, chmod, chown and stat, and nothing
 #     is sent to the server for them (counted); a key of exactly 1,024
 #     bytes is made;
-#   - an open file unlinked: fstat says nlink 0, its size and bytes stay;
+#   - an open file unlinked, or renamed over: fstat says nlink 0 (after a
+#     chmod of it too), its size and bytes stay;
 #   - a directory's link count: 2 and its subdirectories (mkdir, rmdir,
-#     a subdirectory renamed between parents; a file does not count);
+#     a subdirectory renamed between parents; a file does not count); a
+#     directory made here on a stale listing's word still finds what
+#     another client made in it;
 #   - a directory's mtime and ctime move when a name in it is made
 #     (file, directory, fifo, symlink), removed or renamed (both parents);
 #   - device nodes (block, character) keep their type and numbers, stored
@@ -32,6 +35,16 @@ check "every POSIX detail holds" bash -c "! grep -q '^not ok' <<<\"\$1\"" _ "$ou
 check "a block device stored with its type and number" \
   eq meta "$("$CLI" head "$bucket/posix/dev-block" | grep -E '^meta (mode|rdev)=' | tr '\n' ' ')" \
   "meta mode=$((0060640)) meta rdev=$((8 * 256 + 3)) "
+# a directory made here after a stale "no such name" (a listing of its
+# parent, kept cache.dir_ttl): what another client made in it meanwhile is
+# still found (its snapshot names only)
+check "hidden: absent from a listing of the root" bash -c "! ls '$mnt' | grep -qx hidden"
+printf x >"$tmp/x"
+"$CLI" put "$tmp/x" "$bucket/hidden/x" >/dev/null
+check "hidden: mkdir on that listing's word" mkdir "$mnt/hidden"
+check "... the name another client made in it meanwhile is found" \
+  eq "hidden/x" "$(cat "$mnt/hidden/x" 2>&1)" x
+check "... and listed" eq ls "$(find "$mnt/hidden" -mindepth 1 -printf '%P ')" "x "
 fs_umount "$mnt"
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
 check "... shown so by a new mount" eq stat "$(stat -c '%F %t:%T' "$mnt/posix/dev-block")" \

@@ -354,6 +354,34 @@ static void test_lru_order(void **state)
   fsx_cache_destroy(c);
 }
 
+/* a chunk put cold (a lookup's speculative bytes) goes before any read */
+static void test_put_cold(void **state)
+{
+  struct fsx_cache *c = make(4);
+  struct fsx_chunk *ch;
+  bool fill;
+
+  (void)state;
+  for (uint64_t i = 0; i < 3; i++)
+    load(c, 1, 1, i);
+  assert_int_equal(fsx_cache_get(c, 2, 1, 0, true, &ch, &fill), 0);
+  fill_pattern(fsx_chunk_data(ch), CS, 2, 1, 0);
+  fsx_chunk_fill_done(c, ch, 0, CS);
+  fsx_cache_put_cold(c, ch); /* the newest, but cold */
+  load(c, 1, 1, 3);          /* evicts it, not 0 (the oldest read) */
+  assert_false(cached(c, 2, 1, 0));
+  assert_true(cached(c, 1, 1, 0));
+  /* once read, it is as any other */
+  assert_int_equal(fsx_cache_get(c, 2, 1, 0, true, &ch, &fill), 0);
+  fill_pattern(fsx_chunk_data(ch), CS, 2, 1, 0);
+  fsx_chunk_fill_done(c, ch, 0, CS);
+  fsx_cache_put_cold(c, ch); /* (evicted 1) */
+  assert_true(cached(c, 2, 1, 0)); /* read: to the head */
+  load(c, 1, 1, 4); /* evicts the oldest read, 2, not it */
+  assert_true(cached(c, 2, 1, 0));
+  fsx_cache_destroy(c);
+}
+
 static void test_referenced_never_evicted(void **state)
 {
   struct fsx_cache *c = make(3);
@@ -852,6 +880,7 @@ int main(void)
       cmocka_unit_test(test_waiters_ok),
       cmocka_unit_test(test_waiters_error),
       cmocka_unit_test(test_lru_order),
+      cmocka_unit_test(test_put_cold),
       cmocka_unit_test(test_referenced_never_evicted),
       cmocka_unit_test(test_errors_not_cached),
       cmocka_unit_test(test_destroy_referenced),
