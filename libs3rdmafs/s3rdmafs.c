@@ -204,8 +204,9 @@ static int reg_take(struct lbuf *b, int fd, const struct ticket *stale,
     /* being registered by another thread, or every slot in use: wait */
     pthread_cond_wait(&reg_change, &lock);
   }
+  tick++;
   *r = (struct lreg){.fd = fd, .dev = st.st_dev, .ino = st.st_ino,
-                     .pid = me, .pending = true, .users = 1, .last = ++tick,
+                     .pid = me, .pending = true, .users = 1, .last = tick,
                      .id = tick};
   pthread_mutex_unlock(&lock);
   if (gone.fd >= 0)
