@@ -418,12 +418,12 @@ static void put(struct fsx_cache *c, struct fsx_chunk *ch, bool cold)
   } else if (--ch->refs == 0) {
     /* READY and still named: keep it for reuse. Anything else (a failed or
      * abandoned fill, an invalidated chunk) goes back to the free list. */
-    if (ch->state == CH_READY && ch->hpprev && cold)
-      list_add_tail(&c->lru, ch);
-    else if (ch->state == CH_READY && ch->hpprev)
-      list_add_head(&c->lru, ch);
-    else
+    if (ch->state != CH_READY || !ch->hpprev)
       chunk_free(c, ch);
+    else if (cold)
+      list_add_tail(&c->lru, ch);
+    else
+      list_add_head(&c->lru, ch);
   }
   pthread_mutex_unlock(&c->mu);
   if (unreferenced)

@@ -360,17 +360,10 @@ void s3rdmafs_buf_free(void *buf)
     lbuf_free(b);
 }
 
-static void bounce_free(void *p)
-{
-  struct lbuf *b = lbuf_take(p);
-
-  if (b)
-    lbuf_free(b);
-}
-
 static void bounce_init(void)
 {
-  bounce_made = !pthread_key_create(&bounce_key, bounce_free);
+  /* (a thread's bounce buffer freed at its exit as any buffer is) */
+  bounce_made = !pthread_key_create(&bounce_key, s3rdmafs_buf_free);
 }
 
 /* fork(2), while the calling thread holds lock: the lists are whole */
@@ -385,10 +378,11 @@ static void fork_parent(void)
 }
 
 /* The child, one thread: the parent's bounce buffers and rings are its
-   threads' (shared memory with the parent): dropped here, never touched
-   (no UNREGISTER: the registrations are the parent's); its registrations
-   of the other buffers are not ours (each is registered anew on first
-   use); the waits of threads that are not here forgotten. */
+   threads' (shared memory with the parent): dropped here (lbuf_free sends
+   no UNREGISTER: the registrations carry the parent's pid, as do those of
+   the other buffers, which are therefore not used here: each is
+   registered anew on first use); the waits of threads that are not here
+   forgotten. */
 static void fork_child(void)
 {
   struct lbuf **pp = &bufs, *b;
@@ -396,14 +390,10 @@ static void fork_child(void)
   while ((b = *pp)) {
     if (b->internal) {
       *pp = b->next;
-      munmap(b->ptr, b->size);
-      close(b->memfd);
-      free(b);
-      continue;
+      lbuf_free(b);
+    } else {
+      pp = &b->next;
     }
-    for (unsigned i = 0; i < MAX_REGS; i++)
-      b->regs[i].fd = -1;
-    pp = &b->next;
   }
   if (bounce_made)
     pthread_setspecific(bounce_key, NULL);

@@ -289,18 +289,14 @@ int s3_get_meta_result(const struct s3_req *r, struct s3_object_meta *out)
 {
   const char *cr = s3_req_header(r, "content-range");
   const char *slash = cr ? strrchr(cr, '/') : NULL;
-  int rc = r->rc;
+  int rc = s3_head_object_result(r, out);
 
-  memset(out, 0, sizeof(*out));
-  if (!rc)
-    rc = meta_from_headers(r, out);
   /* a part of the object: its size is Content-Range's ("bytes A-B/SIZE") */
   if (!rc && r->status == 206 && (!slash || parse_u64(slash + 1, &out->size))) {
     log_warn("GET %s: bad or missing Content-Range", r->key);
+    s3_object_meta_cleanup(out);
     rc = -EIO;
   }
-  if (rc)
-    s3_object_meta_cleanup(out);
   return rc;
 }
 
