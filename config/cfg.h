@@ -117,11 +117,11 @@ struct cfg_read {
   unsigned max_inflight_per_file;
   uint64_t max_read;          /* FUSE max_read, multiple of 4096 */
   uint64_t dense_block;       /* random reads: block fetched whole once
-                                 dense (fs/fsx_density.h); 0: off */
+                                 dense (fs/read/fsx_density.h); 0: off */
   uint64_t idle_fetch;        /* largest file fetched with idle capacity
                                  for a lone random reader; 0: off */
   uint64_t lookup_bytes;      /* a cold lookup's GET of a file's first
-                                 bytes (fs/fsx_ns.c); 0: a HEAD */
+                                 bytes (fs/meta/fsx_ns.c); 0: a HEAD */
 };
 
 struct cfg_write {
@@ -134,7 +134,7 @@ struct cfg_write {
                                  filesystem's free space at mount */
   unsigned staging_wait_ms;   /* a write waits this long for space */
   bool stream;                /* files written in order go through
-                                 registered part buffers (fs/fsx_pool.h) */
+                                 registered part buffers (fs/mem/fsx_pool.h) */
   const char *pool_dir;       /* where their file goes; "": cache.dir */
 };
 

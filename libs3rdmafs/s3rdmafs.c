@@ -1,7 +1,7 @@
 /*
  * libs3rdmafs: registered buffers, direct reads and writes (API in
  * s3rdmafs.h, the ioctls in s3rdmafs_ioctl.h, the daemon's side in
- * fs/fsx_direct.c and fs/fsx_direct_write.c).
+ * fs/direct/fsx_direct.c and fs/direct/fsx_direct_write.c).
  *
  * DESIGN
  * - A buffer is a memfd (sealed against shrinking, as the daemon demands)

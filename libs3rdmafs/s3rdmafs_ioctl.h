@@ -1,6 +1,6 @@
 /*
  * s3rdmafs_ioctl.h: the ioctls of a file on an s3rdmafs mount, shared by
- * the daemon (fs/fsx_direct.c) and libs3rdmafs. Use the library, not
+ * the daemon (fs/direct/fsx_direct.c) and libs3rdmafs. Use the library, not
  * these: they may change with the daemon (S3RDMAFS_IOC_VERSION says).
  *
  * FUSE passes an ioctl on a regular file as a restricted one: the kernel

@@ -5,7 +5,7 @@
  * queue pair each, connected to the server's through the HTTP connect step
  * the caller makes, pooled per endpoint, one request at a time each.
  *
- * A request with an RC token, as the data plane (fs/fsx_rdma.c) and the
+ * A request with an RC token, as the data plane (fs/plane/fsx_rdma.c) and the
  * S3 client's connect step will make it:
  *
  *   t = rdx_rc_transport_open(cfg)             once (or rdx_transport_open

@@ -94,7 +94,7 @@ struct rdx_params {
   /* Only find out whether the kind can run (a mount before it forks):
      nothing the process keeps is changed (cma keeps CAP_SYS_PTRACE,
      which the daemon's fd taker needs on a thread started before the
-     real open, fs/fsx_direct.h). */
+     real open, fs/direct/fsx_direct.h). */
   bool probe;
 };
 
@@ -112,7 +112,7 @@ const char *rdx_transport_kind_name(enum rdx_transport_kind kind);
  * rc on a host with any verbs device even when the endpoint is local and
  * speaks cma (the order the issue sets: a real NIC first); whether the
  * server speaks rc is known only at the first connect step, and a refusal
- * leaves the mount on HTTP bodies (fs/fsx_rdma_rc.c).
+ * leaves the mount on HTTP bodies (fs/plane/fsx_rdma_rc.c).
  * Returns 0 and *out (free with rdx_transport_close), or, with *out NULL
  * and a one-line reason in err (always NUL-terminated when errlen > 0):
  *   -ENODEV  the kind cannot run here: off, no RDMA device, /proc or

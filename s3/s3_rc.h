@@ -3,7 +3,7 @@
  * s3rdma, docs/ARCHITECTURE.md "RC dialect"): two signed POSTs to fixed
  * paths with no bucket, headers in and headers out. s3/ knows nothing of
  * queue pairs: the values are opaque strings the data plane
- * (fs/fsx_rdma_rc.c, rdma/rdx_rc_client.h) makes and checks.
+ * (fs/plane/fsx_rdma_rc.c, rdma/rdx_rc_client.h) makes and checks.
  *
  *   POST /.s3rdma-rc/connect     x-amz-rdma-token: <88 hex>, x-amz-rdma-psn
  *     200: x-amz-rdma-session, x-amz-rdma-reply "200:<88 hex>",

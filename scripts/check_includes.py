@@ -1,66 +1,61 @@
 #!/usr/bin/env python3
-"""Check the include structure of fs/ (docs/ARCHITECTURE.md, "fs/ in tiers").
+"""Check the include structure of fs/ (docs/ARCHITECTURE.md, "fs/ in rooms").
 
-Tiers, top down; a file may include headers of its own module and of the
-tiers below it, never of its own tier or above (the modules of the lowest
-tier include each other, without a cycle):
-  main  fsx_main.c: the daemon
-  top   fsx_ops.{c,h}: the operations table and init
-  ops   fsx_rops, fsx_fops, fsx_wops, fsx_wns: the FUSE operations
-  node  fsx_node: the helpers every operation uses
-  mod   every other fs/ module (inode table, namespace, read path, ...)
+fs/ is in folders, one a room (what the part does: ops/, read/, write/,
+stage/, meta/, mem/, plane/, direct/, mount/). The tiers come from the
+folders, top down:
+  main  the files of fs/ itself (fsx_main.c: the daemon)
+  ops   fs/ops/: the operations table, the FUSE operations, their helpers
+  room  every other folder
+A file may include headers of its own folder and of the tiers below it,
+never of a tier above. Within a folder, and among the rooms, modules
+include each other without a cycle.
+
 A module is a .c/.h pair and its private parts: fsx_X.h, fsx_X.c,
 fsx_X_i.h and fsx_X_*.c that include fsx_X_i.h (fsx_wb_part.c belongs to
 fsx_wb). fsx_i.h (the mount context every file sees) is a module of its
-own. Also checked: no cycle among the headers, and no cycle among the
-modules (A includes B's header and B includes A's, directly or through
-others). Exit 1 with one line per finding.
+own. Also checked: a module's files lie in one folder; a private header
+(fsx_X_i.h) is included by its own module alone; no header includes
+itself round a cycle. Exit 1 with one line per finding.
 """
 import os
 import re
 import sys
 
-MAIN = {"fsx_main"}
-TOP = {"fsx_ops"}
-OPS = {"fsx_rops", "fsx_fops", "fsx_wops", "fsx_wns"}
-NODE = {"fsx_node"}
-RANK = {"main": -1, "top": 0, "ops": 1, "node": 2, "mod": 3}
+RANK = {"main": -1, "ops": 0, "room": 1}
 
 
 def includes(path):
     with open(path, encoding="utf-8") as f:
-        return re.findall(r'^\s*#\s*include\s+"fs/([^"]+)"', f.read(), re.M)
+        return re.findall(r'^\s*#\s*include\s+"(fs/[^"]+)"', f.read(), re.M)
 
 
-def stem(name):
-    return name.rsplit(".", 1)[0]
+def stem(path):
+    return os.path.basename(path).rsplit(".", 1)[0]
 
 
-def module_of(name, private):
-    """The module a file belongs to: fsx_wb_part.c -> fsx_wb if it includes
-    fsx_wb_i.h; fsx_wb_i.h -> fsx_wb."""
-    s = stem(name)
+def module_of(path, incs):
+    """The module a file belongs to: fs/write/fsx_wb_part.c -> fsx_wb if it
+    includes fsx_wb_i.h; fsx_wb_i.h -> fsx_wb."""
+    s = stem(path)
     if s == "fsx_i":
         return s
     if s.endswith("_i"):
         return s[:-2]
-    for inc in private:
-        if inc != "fsx_i.h" and inc.endswith("_i.h") and \
-                s.startswith(stem(inc)[:-2] + "_"):
-            return stem(inc)[:-2]
+    for inc in incs:
+        i = stem(inc)
+        if i != "fsx_i" and i.endswith("_i") and s.startswith(i[:-2] + "_"):
+            return i[:-2]
     return s
 
 
-def tier(mod):
-    if mod in MAIN:
+def tier(path):
+    folder = os.path.dirname(path)
+    if folder == "fs":
         return "main"
-    if mod in TOP:
-        return "top"
-    if mod in OPS:
+    if folder == "fs/ops":
         return "ops"
-    if mod in NODE:
-        return "node"
-    return "mod"
+    return "room"
 
 
 def cycles(graph):
@@ -84,31 +79,49 @@ def cycles(graph):
     return found
 
 
+def fs_files(root):
+    out = []
+    for d, _, names in os.walk(os.path.join(root, "fs")):
+        rel = os.path.relpath(d, root)
+        out += [os.path.join(rel, n) for n in names if n.endswith((".c", ".h"))]
+    return sorted(out)
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..")
-    fsdir = os.path.join(root, "fs")
-    files = sorted(f for f in os.listdir(fsdir) if f.endswith((".c", ".h")))
-    incs = {f: includes(os.path.join(fsdir, f)) for f in files}
+    files = fs_files(root)
+    incs = {f: includes(os.path.join(root, f)) for f in files}
     mods = {f: module_of(f, incs[f]) for f in files}
     bad = []
+    home = {}
+    for f in files:
+        if tier(f) == "main" and f.endswith(".h"):
+            bad.append(f"{f}: a header in fs/ itself: give it a room")
+        if f.count("/") > 2:
+            bad.append(f"{f}: rooms are one folder deep (fs/ROOM/file)")
+        home.setdefault(mods[f], set()).add(os.path.dirname(f))
+    for mod, dirs in sorted(home.items()):
+        if len(dirs) > 1:
+            bad.append(f"module {mod}: its files lie in {', '.join(sorted(dirs))}")
     hdr_graph, mod_graph = {}, {}
     for f in files:
         me = mods[f]
         for h in incs[f]:
             if h not in incs:
-                bad.append(f"{f}: includes fs/{h}, which does not exist")
+                bad.append(f"{f}: includes {h}, which does not exist")
                 continue
             other = mods[h]
             if f.endswith(".h"):
                 hdr_graph.setdefault(f, set()).add(h)
             if other == me:
                 continue
+            if stem(h).endswith("_i") and stem(h) != "fsx_i":
+                bad.append(f"{f}: includes {h}, private to {other}")
             mod_graph.setdefault(me, set()).add(other)
-            lower = RANK[tier(other)] - RANK[tier(me)]
-            if lower < 0 or (lower == 0 and tier(me) != "mod"):
-                bad.append(f"{f} ({tier(me)}): includes fs/{h} "
-                           f"({tier(other)}): not a tier below")
+            if RANK[tier(h)] < RANK[tier(f)]:
+                bad.append(f"{f} ({tier(f)}): includes {h} "
+                           f"({tier(h)}): a tier above")
     for c in cycles(hdr_graph):
         bad.append("header include cycle: " + " -> ".join(c))
     for c in cycles(mod_graph):
@@ -116,8 +129,10 @@ def main():
     for line in bad:
         print("check_includes: " + line)
     if not bad:
+        rooms = sorted({os.path.dirname(f) for f in files} - {"fs"})
         print(f"check_includes: {len(files)} fs/ files in "
-              f"{len(set(mods.values()))} modules: tiers hold, no cycle")
+              f"{len(set(mods.values()))} modules and {len(rooms)} rooms: "
+              f"tiers hold, no cycle")
     return 1 if bad else 0
 
 

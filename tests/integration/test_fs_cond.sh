@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Conditional writes through the mount (fs/fsx_wb_upload.c), with RGW
+# Conditional writes through the mount (fs/write/fsx_wb_upload.c), with RGW
 # behind the fault proxy (fault_proxy.py):
 #   - late-put / late-new: a PUT given up by the daemon (the proxy keeps it,
 #     cuts the connection off, and sends it to RGW 5 s later) must not bring

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Streamed writes (write.stream=true, fs/fsx_wb_stream.c) on a real mount
+# Streamed writes (write.stream=true, fs/write/fsx_wb_stream.c) on a real mount
 # of RGW, part size 5 MiB: a new or emptied file written in order goes to
 # the server from the mount's part buffers, with nothing written to its
 # staging file; anything else moves it to the staging path without losing

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/fsx_bufs.h"
+#include "fs/mem/fsx_bufs.h"
 
 #define KiB 1024u
 #define MiB (1024u * 1024u)

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/fsx_cache.h"
+#include "fs/mem/fsx_cache.h"
 
 #define CS 4096 /* chunk size used by most tests */
 

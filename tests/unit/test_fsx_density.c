@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "fs/fsx_density.h"
+#include "fs/read/fsx_density.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * 1024ull)

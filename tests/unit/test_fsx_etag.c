@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "fs/fsx_etag.h"
+#include "fs/meta/fsx_etag.h"
 
 #define MiB (1024u * 1024u)
 

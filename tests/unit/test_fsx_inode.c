@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "fs/fsx_inode_i.h" /* white-box: the record itself */
+#include "fs/meta/fsx_inode_i.h" /* white-box: the record itself */
 
 static struct fsx_attr file_attr(const char *etag, uint64_t size,
                                  uint64_t as_of)

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "fs/fsx_meta.h"
+#include "fs/meta/fsx_meta.h"
 
 /* A HEAD's pairs from n key/value strings. */
 static struct s3_object_meta head_of(struct s3_meta_kv *kv, size_t n)

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fs/fsx_pool.h"
+#include "fs/mem/fsx_pool.h"
 
 #define SLOT (64u * 1024u)
 

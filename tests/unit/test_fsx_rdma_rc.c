@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "fs/fsx_rdma_rc.h"
+#include "fs/plane/fsx_rdma_rc.h"
 #include "s3/s3_rc.h"
 
 static void test_next(void **state)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "fs/fsx_read.h"
+#include "fs/read/fsx_read.h"
 
 #define MiB (1024u * 1024u)
 

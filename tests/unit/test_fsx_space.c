@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "common/slog.h"
-#include "fs/fsx_space.h"
+#include "fs/write/fsx_space.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)

@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "fs/fsx_stage.h"
-#include "fs/fsx_stage_i.h"
+#include "fs/stage/fsx_stage.h"
+#include "fs/stage/fsx_stage_i.h"
 
 static char root[256];
 

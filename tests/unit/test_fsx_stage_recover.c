@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "fs/fsx_stage.h"
+#include "fs/stage/fsx_stage.h"
 #include "s3/s3_xml.h"
 
 #define ENDPOINT "http://e"

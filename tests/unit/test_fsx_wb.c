@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "fs/fsx_wb.h"
+#include "fs/write/fsx_wb.h"
 
 #define MiB (1024ull * 1024ull)
 #define GiB (1024ull * MiB)

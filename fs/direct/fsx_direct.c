@@ -1,0 +1,797 @@
+/*
+ * fsx_direct: reads into registered caller buffers (design in
+ * fsx_direct.h).
+ */
+#include "fs/direct/fsx_direct.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <linux/magic.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+#include "fs/direct/fsx_direct_i.h"
+#include "fs/direct/fsx_fdtake.h"
+#include "fs/mount/fsx_i.h"
+#include "fs/plane/fsx_rdma.h"
+#include "fs/read/fsx_read.h"
+#include "fs/write/fsx_wb.h"
+#include "libs3rdmafs/s3rdmafs_ioctl.h"
+
+/* The users with registrations at most: as many as registrations, so that
+   no user is refused for others' taking the entries */
+#define USERS FSX_DIRECT_MOUNT_REGS
+
+struct fsx_direct {
+  struct fsx_fdtake *take;
+  pthread_mutex_t lock;
+  struct {
+    uid_t uid;
+    unsigned regs;            /* 0: a free entry */
+  } users[USERS];             /* lock */
+  struct fsx_fh **fhs;        /* lock: open files that ever held a
+                                 registration, until their release */
+  size_t nfhs, cap;           /* lock */
+};
+
+/* A registration for uid counted (at most FSX_DIRECT_USER_REGS), or
+   -ENOSPC. */
+static int user_take(struct fsx_direct *x, uid_t uid)
+{
+  int rc = -ENOSPC, free_at = -1;
+
+  pthread_mutex_lock(&x->lock);
+  for (int i = 0; i < USERS; i++) {
+    if (x->users[i].regs && x->users[i].uid == uid) {
+      if (x->users[i].regs < FSX_DIRECT_USER_REGS) {
+        x->users[i].regs++;
+        rc = 0;
+      }
+      free_at = -2; /* found */
+      break;
+    }
+    if (!x->users[i].regs && free_at == -1)
+      free_at = i;
+  }
+  if (free_at >= 0) {
+    x->users[free_at].uid = uid;
+    x->users[free_at].regs = 1;
+    rc = 0;
+  }
+  pthread_mutex_unlock(&x->lock);
+  return rc;
+}
+
+static void user_give(struct fsx_direct *x, uid_t uid)
+{
+  pthread_mutex_lock(&x->lock);
+  for (int i = 0; i < USERS; i++)
+    if (x->users[i].regs && x->users[i].uid == uid) {
+      x->users[i].regs--;
+      break;
+    }
+  pthread_mutex_unlock(&x->lock);
+}
+
+static void dreg_free(struct fsx_mount *m, struct fsx_dreg *d)
+{
+  if (d->counted)
+    user_give(m->direct, d->uid);
+  /* (deregistering a dma-buf revokes what a server could still do) */
+  if (d->dmabuf)
+    fsx_rdma_unreg_dmabuf(m, d->dmabuf);
+  else if (!d->kept)
+    munmap(d->map, d->len);
+  atomic_fetch_sub(&m->st.direct_regs_now, 1);
+  free(d);
+}
+
+/* The process of thread tid (a FUSE request names the thread, which waits
+   in the ioctl: neither can go meanwhile): its pid and its start time. */
+static int caller_of(pid_t tid, pid_t *tgid, unsigned long long *start)
+{
+  char path[64], line[1024], *p;
+  FILE *f;
+  int n;
+
+  *tgid = -1;
+  snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+  if (!(f = fopen(path, "re")))
+    return -ESRCH;
+  while (fgets(line, sizeof(line), f))
+    if (sscanf(line, "Tgid: %d", tgid) == 1)
+      break;
+  fclose(f);
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)*tgid);
+  if (*tgid <= 0 || !(f = fopen(path, "re")))
+    return -ESRCH;
+  n = fgets(line, sizeof(line), f) ? 1 : 0;
+  fclose(f);
+  /* field 22, counted after the command's closing parenthesis (field 2) */
+  p = n ? strrchr(line, ')') : NULL;
+  for (n = 2; p && n < 22; n++)
+    p = strchr(p + 1, ' ');
+  if (!p || sscanf(p, " %llu", start) != 1)
+    return -ESRCH;
+  return 0;
+}
+
+/* (descriptors are taken by fsx_fdtake, on the thread that keeps the
+   capabilities the daemon had at start) */
+
+int fsx_direct_start(struct fsx_mount *m)
+{
+  struct fsx_direct *x = calloc(1, sizeof(*x));
+  int rc;
+
+  if (!x)
+    return -ENOMEM;
+  if ((rc = fsx_fdtake_start(&x->take))) {
+    free(x);
+    return rc;
+  }
+  pthread_mutex_init(&x->lock, NULL);
+  m->direct = x;
+  return 0;
+}
+
+void fsx_direct_stop(struct fsx_mount *m)
+{
+  struct fsx_direct *x = m->direct;
+
+  if (!x)
+    return;
+  /* open files never released (the session ended with them open: a
+     lazy unmount, an abort): their registrations go now, before the data
+     plane closes (a dma-buf's must be deregistered first) */
+  while (x->nfhs) /* (each release takes its entry off) */
+    fsx_direct_release(m, x->fhs[x->nfhs - 1]);
+  free(x->fhs);
+  fsx_fdtake_stop(x->take);
+  pthread_mutex_destroy(&x->lock);
+  free(x);
+  m->direct = NULL;
+}
+
+/* fh holds registrations: remembered until its release. 0 or -ENOMEM. */
+static int fh_note(struct fsx_direct *x, struct fsx_fh *fh)
+{
+  int rc = 0;
+
+  pthread_mutex_lock(&x->lock);
+  for (size_t i = 0; i < x->nfhs; i++)
+    if (x->fhs[i] == fh)
+      goto out;
+  if (x->nfhs == x->cap) {
+    size_t cap = x->cap ? x->cap * 2 : 16;
+    struct fsx_fh **v = realloc(x->fhs, cap * sizeof(*v));
+    if (!v) {
+      rc = -ENOMEM;
+      goto out;
+    }
+    x->fhs = v;
+    x->cap = cap;
+  }
+  x->fhs[x->nfhs++] = fh;
+out:
+  pthread_mutex_unlock(&x->lock);
+  return rc;
+}
+
+static void fh_forget(struct fsx_direct *x, struct fsx_fh *fh)
+{
+  pthread_mutex_lock(&x->lock);
+  for (size_t i = 0; i < x->nfhs; i++)
+    if (x->fhs[i] == fh) {
+      x->fhs[i] = x->fhs[--x->nfhs];
+      break;
+    }
+  pthread_mutex_unlock(&x->lock);
+}
+
+/* Made d (mapped or registered) fh's registration of process tgid (user
+   uid), its handle in *handle; else -ENOSPC (the file's, the user's or
+   the mount's limit) or -ENOMEM, and d undone and freed. */
+static int dreg_add(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
+                    unsigned long long start, uid_t uid, struct fsx_dreg *d,
+                    uint64_t *handle)
+{
+  static _Atomic uint64_t next_handle = 1;
+  int n = 0, rc = 0;
+
+  /* the mount's, then the user's: one user may not take them all */
+  if (atomic_fetch_add(&m->st.direct_regs_now, 1) >= FSX_DIRECT_MOUNT_REGS ||
+      (rc = user_take(m->direct, uid))) {
+    rc = rc ? rc : -ENOSPC; /* (dreg_free undoes the count) */
+    dreg_free(m, d);
+    return rc;
+  }
+  d->uid = uid;
+  d->counted = true; /* (given back by dreg_free from here on) */
+  if ((rc = fh_note(m->direct, fh))) {
+    dreg_free(m, d);
+    return rc;
+  }
+  d->tgid = tgid;
+  d->start = start;
+  d->handle = atomic_fetch_add(&next_handle, 1);
+  pthread_mutex_lock(&fh->lock);
+  for (struct fsx_dreg *e = fh->dregs; e; e = e->next)
+    n++;
+  if (n < FSX_DIRECT_REGS) {
+    d->next = fh->dregs;
+    fh->dregs = d;
+  }
+  pthread_mutex_unlock(&fh->lock);
+  if (n >= FSX_DIRECT_REGS) {
+    dreg_free(m, d);
+    return -ENOSPC;
+  }
+  atomic_fetch_add(&m->st.direct_regs, 1);
+  *handle = d->handle;
+  return 0;
+}
+
+static int do_register(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
+                       unsigned long long start, uid_t uid,
+                       struct s3rdmafs_ioc_register *a)
+{
+  struct fsx_dreg *d;
+  struct statfs sf;
+  struct stat st;
+  int fd, seals;
+
+  if (a->version != S3RDMAFS_IOC_VERSION)
+    return -EOPNOTSUPP;
+  if (!a->len || a->len > FSX_DIRECT_LEN_MAX || a->fd < 0 || a->flags)
+    return -EINVAL;
+  if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
+    return -ENOSPC;
+  fd = fsx_fdtake(m->direct->take, tgid, uid, a->fd, FSX_FD_MEMFD);
+  if (fd < 0) {
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return fd; /* EPERM: we may not ptrace the caller */
+  }
+  /* (fsx_fdtake asked the descriptor taken again: a memfd's) its seals
+     (only shmem and hugetlbfs files have them), which reaches no file
+     system's server, as an fstat of a FUSE file would */
+  seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0) {
+    fsx_fdtake_close_later(uid, fd);
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return -EINVAL;
+  }
+  /* tmpfs only: a hugetlbfs memfd may lose its pages to a hole punched
+     (its reservation with them), and a write into it would SIGBUS us */
+  if (fstat(fd, &st) || !S_ISREG(st.st_mode) || fstatfs(fd, &sf) ||
+      sf.f_type != TMPFS_MAGIC || !(seals & F_SEAL_SHRINK) ||
+      (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) ||
+      (uint64_t)st.st_size < a->len) {
+    close(fd);
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return -EINVAL; /* not a memfd sealed against shrinking, or short */
+  }
+  d = calloc(1, sizeof(*d));
+  if (!d) {
+    close(fd);
+    return -ENOMEM;
+  }
+  d->len = (size_t)a->len;
+  d->map = mmap(NULL, d->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (d->map == MAP_FAILED) {
+    int rc = -errno;
+    free(d);
+    return rc;
+  }
+  return dreg_add(m, fh, tgid, start, uid, d, &a->handle);
+}
+
+/* A dma-buf refused: counted, and said once (info after that). */
+static int refuse_dmabuf(struct fsx_mount *m, const char *why)
+{
+  static _Atomic bool told;
+
+  atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
+  if (!atomic_exchange(&told, true))
+    log_notice("direct: GPUDirect refused (%s): the library stages such "
+               "reads through host memory (direct.gpudirect_refused)", why);
+  else
+    log_info("direct: GPUDirect refused: %s", why);
+  return -EOPNOTSUPP;
+}
+
+/* REGISTER_DMABUF: the data plane asked first, so that a mount that
+   cannot use it takes no descriptor. */
+static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
+                              pid_t tgid, unsigned long long start,
+                              uid_t uid, struct s3rdmafs_ioc_register *a)
+{
+  char why[256];
+  struct fsx_dreg *d;
+  void *reg;
+  int fd, rc, acc;
+
+  if (a->version != S3RDMAFS_IOC_VERSION)
+    return -EOPNOTSUPP;
+  if (!a->len || a->len > FSX_DIRECT_LEN_MAX || a->len % 4096 || a->fd < 0 ||
+      (a->flags & ~S3RDMAFS_REG_FLAGS))
+    return -EINVAL;
+  if (fsx_rdma_dmabuf_ok(m, why, sizeof(why)))
+    return refuse_dmabuf(m, why);
+  if (atomic_load(&m->st.direct_regs_now) >= FSX_DIRECT_MOUNT_REGS)
+    return -ENOSPC;
+  fd = fsx_fdtake(m->direct->take, tgid, uid, a->fd, FSX_FD_DMABUF);
+  if (fd < 0) {
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return fd;
+  }
+  /* (still a dma-buf, not swapped since the check: fsx_fdtake asked
+     the descriptor taken again) */
+  /* a READ's: the server writes into it, so the caller must hold it for
+     writing; a WRITE's, that it reads from, for reading (the NIC's
+     registration would not ask) */
+  acc = fcntl(fd, F_GETFL) & O_ACCMODE;
+  if ((a->flags & S3RDMAFS_REG_SOURCE) ? acc == O_WRONLY : acc != O_RDWR) {
+    close(fd);
+    atomic_fetch_add(&m->st.direct_refused, 1);
+    return -EACCES;
+  }
+  rc = fsx_rdma_reg_dmabuf(m, fd, (size_t)a->len,
+                           (a->flags & S3RDMAFS_REG_SOURCE) != 0, &reg, why,
+                           sizeof(why));
+  close(fd); /* (the registration holds the dma-buf) */
+  if (rc == -EAGAIN)
+    log_info("direct: GPUDirect registration failed (this call staged): %s",
+             why);
+  if (rc)
+    return rc == -EOPNOTSUPP ? refuse_dmabuf(m, why) : rc;
+  if (!(d = calloc(1, sizeof(*d)))) {
+    fsx_rdma_unreg_dmabuf(m, reg);
+    return -ENOMEM;
+  }
+  d->dmabuf = reg;
+  d->source = (a->flags & S3RDMAFS_REG_SOURCE) != 0;
+  d->len = (size_t)a->len;
+  rc = dreg_add(m, fh, tgid, start, uid, d, &a->handle);
+  if (!rc)
+    atomic_fetch_add(&m->st.direct_gpudirect_regs, 1);
+  return rc;
+}
+
+struct fsx_dreg *fsx_dreg_use(struct fsx_fh *fh, uint64_t handle, pid_t tgid,
+                              unsigned long long start, bool unlink)
+{
+  struct fsx_dreg **pp, *d = NULL;
+
+  pthread_mutex_lock(&fh->lock);
+  for (pp = &fh->dregs; *pp; pp = &(*pp)->next)
+    if ((*pp)->handle == handle && (*pp)->tgid == tgid &&
+        (*pp)->start == start) {
+      d = *pp;
+      if (unlink) {
+        *pp = d->next;
+        d->gone = true;
+      }
+      d->busy++;
+      break;
+    }
+  pthread_mutex_unlock(&fh->lock);
+  return d;
+}
+
+void fsx_dreg_drop(struct fsx_fh *fh, struct fsx_dreg *d)
+{
+  pthread_mutex_lock(&fh->lock);
+  for (struct fsx_dreg **pp = &fh->dregs; *pp; pp = &(*pp)->next)
+    if (*pp == d) {
+      *pp = d->next;
+      break;
+    }
+  d->gone = true;
+  pthread_mutex_unlock(&fh->lock);
+}
+
+void fsx_dreg_done(struct fsx_mount *m, struct fsx_fh *fh,
+                   struct fsx_dreg *d)
+{
+  bool last;
+
+  pthread_mutex_lock(&fh->lock);
+  last = --d->busy == 0 && d->gone;
+  pthread_mutex_unlock(&fh->lock);
+  if (last)
+    dreg_free(m, d);
+}
+
+/* This mount's writes: the write-back's view. */
+static int read_written(struct fsx_mount *m, struct fsx_wb *wb, char *dst,
+                        uint64_t off, size_t len, size_t *done)
+{
+  while (*done < len) {
+    size_t piece = len - *done < m->o.max_read ? len - *done : m->o.max_read;
+    ssize_t n = fsx_wb_read(m, wb, off + *done, dst + *done, piece);
+    if (n < 0)
+      return (int)n;
+    if (n == 0)
+      break;
+    *done += (size_t)n;
+  }
+  return 0;
+}
+
+/* Pieces of a direct GET, and how many go at once: one GET at a time
+   waits out each round trip, several keep the server busy. */
+#define PIECE (4u << 20)
+#define PIECES 8
+
+/*
+ * GETs into dst, If-Match the open version, PIECES of PIECE bytes at a
+ * time: each token names its piece of dst, so the server writes there.
+ */
+static int read_get(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d,
+                    char *dst, uint64_t off, size_t len, size_t *done,
+                    uint32_t *path)
+{
+  bool all_rdma = true;
+
+  if (off >= fh->size)
+    return 0;
+  if (len > fh->size - off)
+    len = (size_t)(fh->size - off);
+  while (*done < len) {
+    struct s3_req *r[PIECES] = {NULL};
+    void *buf[PIECES];
+    size_t plen[PIECES];
+    bool retired = false;
+    int n = 0, rc = 0;
+
+    for (; n < PIECES && *done + (size_t)n * PIECE < len; n++) {
+      size_t at = *done + (size_t)n * PIECE;
+      plen[n] = len - at < PIECE ? len - at : PIECE;
+      buf[n] = dst + at;
+      r[n] = fsx_fh_get(m, fh, off + at, plen[n], buf[n]);
+      if (!r[n]) {
+        rc = -ENOMEM;
+        n++;
+        break;
+      }
+    }
+    if (!rc) {
+      atomic_fetch_add(&m->st.gets, (uint64_t)n);
+      rc = fsx_rdma_run_n(m, r, n, true, buf, plen, &retired);
+    }
+    if (retired)
+      d->kept = true; /* a server may still write there: never unmapped */
+    for (int i = 0; i < n; i++) {
+      size_t got = 0;
+      int prc = rc || !r[i] ? rc : s3_get_object_result(r[i], &got);
+      if (!rc && prc == -ESTALE)
+        log_warn("%s: the object changed while being read",
+                 fsx_inode_key(m->tab, fh->in));
+      if (!rc && !prc && got != plen[i])
+        prc = -EIO; /* shorter than the object opened: not an EOF */
+      if (!rc)
+        rc = prc == -ESTALE ? -EIO : prc;
+      if (r[i] && s3_req_rdma_path(r[i]) != S3_RDMA_DONE)
+        all_rdma = false;
+      if (!rc)
+        atomic_fetch_add(&m->st.get_bytes, got);
+      s3_req_destroy(r[i]);
+    }
+    if (rc)
+      return rc;
+    for (int i = 0; i < n; i++)
+      *done += plen[i];
+  }
+  *path = all_rdma ? S3RDMAFS_PATH_RDMA : S3RDMAFS_PATH_HTTP;
+  return 0;
+}
+
+/*
+ * GETs whose tokens name dma-buf registration d at buf_off on (GPUDirect:
+ * the server writes into device memory), If-Match the open version, as
+ * read_get. Nothing is sent without a token (-EAGAIN: no session now). A
+ * body (a server that ignored the token) lands in scratch memory, never
+ * touched otherwise (no pages; unmapped at the end: only curl writes
+ * there, and it is done), and ends the read: *done counts the pieces
+ * before it, -EOPNOTSUPP when there are none (the library stages the
+ * rest). *doubt: a token's transfer is in doubt (the server may still
+ * write into d): the caller must deregister d at once.
+ */
+static int read_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
+                       struct fsx_dreg *d, uint64_t buf_off, uint64_t off,
+                       size_t len, size_t *done, bool *doubt)
+{
+  size_t seg = fsx_rdma_dmabuf_seg(d->dmabuf), scratch_len = PIECES * PIECE;
+  char *scratch;
+  int rc = 0;
+
+  if (off >= fh->size)
+    return 0;
+  if (len > fh->size - off)
+    len = (size_t)(fh->size - off);
+  scratch = mmap(NULL, scratch_len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (scratch == MAP_FAILED)
+    return -ENOMEM;
+  while (*done < len && !rc) {
+    struct s3_req *r[PIECES] = {NULL};
+    uint64_t at[PIECES];
+    size_t plen[PIECES], q = *done;
+    bool retired = false;
+    int n = 0;
+
+    for (; n < PIECES && q < len; n++) {
+      at[n] = buf_off + q;
+      plen[n] = len - q < PIECE ? len - q : PIECE;
+      if (at[n] / seg != (at[n] + plen[n] - 1) / seg)
+        plen[n] = seg - at[n] % seg; /* a token names one segment */
+      r[n] = fsx_fh_get(m, fh, off + q, plen[n], scratch + (size_t)n * PIECE);
+      q += plen[n];
+      if (!r[n]) {
+        rc = -ENOMEM;
+        n++;
+        break;
+      }
+    }
+    if (!rc) {
+      atomic_fetch_add(&m->st.gets, (uint64_t)n);
+      rc = fsx_rdma_run_dmabuf(m, r, n, true, d->dmabuf, at, plen, &retired);
+    }
+    *doubt |= retired;
+    for (int i = 0; i < n; i++) {
+      size_t got = 0;
+      int prc = rc || !r[i] ? rc : s3_get_object_result(r[i], &got);
+      if (!prc && got != plen[i])
+        prc = -EIO; /* shorter than the object opened: not an EOF */
+      if (!prc && s3_req_rdma_path(r[i]) != S3_RDMA_DONE)
+        prc = -EOPNOTSUPP; /* the bytes are in scratch, not the device */
+      if (!prc)
+        atomic_fetch_add(&m->st.get_bytes, got);
+      rc = rc ? rc : prc == -ESTALE ? -EIO : prc;
+      if (!rc)
+        *done += plen[i];
+      s3_req_destroy(r[i]);
+    }
+  }
+  munmap(scratch, scratch_len);
+  if (rc == -EOPNOTSUPP && !*done) /* (a partial read counts as a read) */
+    atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
+  return rc && !((rc == -EOPNOTSUPP || rc == -EAGAIN) && *done) ? rc : 0;
+}
+
+/* Through the page cache, copied into dst, max_read at a time. */
+static int read_cached(struct fsx_mount *m, struct fsx_fh *fh, char *dst,
+                       uint64_t off, size_t len, size_t *done)
+{
+  while (*done < len) {
+    size_t piece = len - *done < m->o.max_read ? len - *done : m->o.max_read;
+    struct fsx_read_ctx *ctx = NULL;
+    struct iovec *iov;
+    size_t got = 0;
+    int niov, rc;
+
+    rc = fsx_read(m, fh, off + *done, piece, &iov, &niov, &ctx);
+    for (int i = 0; !rc && i < niov; i++) {
+      memcpy(dst + *done + got, iov[i].iov_base, iov[i].iov_len);
+      got += iov[i].iov_len;
+    }
+    fsx_read_done(m, ctx);
+    if (rc)
+      return rc == -ESTALE ? -EIO : rc;
+    *done += got;
+    if (got < piece)
+      break; /* the end of the file */
+  }
+  return 0;
+}
+
+void fsx_direct_count(struct fsx_mount *m, const struct fsx_dreg *d,
+                      uint32_t flags, size_t done, bool write)
+{
+  struct fsx_stats *st = &m->st;
+  _Atomic uint64_t *n, *b;
+
+  if (d->dmabuf) {
+    n = write ? &st->direct_gpudirect_writes : &st->direct_gpudirect_reads;
+    b = write ? &st->direct_gpudirect_write_bytes
+              : &st->direct_gpudirect_bytes;
+  } else if (flags & S3RDMAFS_READ_STAGED) {
+    n = write ? &st->direct_staged_writes : &st->direct_staged_reads;
+    b = write ? &st->direct_staged_write_bytes : &st->direct_staged_bytes;
+  } else {
+    n = write ? &st->direct_host_writes : &st->direct_host_reads;
+    b = write ? &st->direct_host_write_bytes : &st->direct_host_bytes;
+  }
+  atomic_fetch_add(n, 1);
+  atomic_fetch_add(b, done);
+  atomic_fetch_add(write ? &st->direct_writes : &st->direct_reads, 1);
+  atomic_fetch_add(write ? &st->direct_write_bytes : &st->direct_bytes, done);
+}
+
+/* A dma-buf's read: only the server can write into device memory, so
+   this mount's unflushed writes, or no data plane now, are EOPNOTSUPP
+   (the library stages the read). */
+static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
+                       struct fsx_wb *wb, struct fsx_dreg *d,
+                       struct s3rdmafs_ioc_read *a, size_t *done)
+{
+  struct fsx_fh *fh;
+  bool doubt = false;
+  int rc;
+
+  if (wb || !fsx_rdma_active(m)) {
+    atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
+    return -EOPNOTSUPP;
+  }
+  a->path = S3RDMAFS_PATH_RDMA;
+  fh = fsx_fh_latest(m, fh0);
+  if (fh->in) {
+    rc = read_dmabuf(m, fh, d, a->buf_off, a->file_off, (size_t)a->len,
+                     done, &doubt);
+  } else {
+    atomic_fetch_add(&m->st.direct_gpudirect_refused, 1);
+    rc = -EOPNOTSUPP;
+  }
+  fsx_fh_destroy(m, fh);
+  if (doubt) {
+    /* revoke the server's access now (deregistered when the last user
+       is done): its late writes must not land after we answered */
+    log_warn("direct: a GPUDirect transfer is in doubt: its registration "
+             "is dropped (the caller registers again)");
+    fsx_dreg_drop(fh0, d);
+  }
+  return rc;
+}
+
+static int do_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
+                   unsigned long long start, struct s3rdmafs_ioc_read *a)
+{
+  struct fsx_dreg *d;
+  struct fsx_wb *wb = NULL;
+  struct fsx_fh *fh;
+  size_t done = 0;
+  char *dst;
+  int rc;
+
+  if (a->flags & ~S3RDMAFS_READ_FLAGS)
+    return -EINVAL;
+  /* opened without asking (fsx_op_open): the direct paths do not retry a
+     GET that finds the object changed, so ask before the first of them */
+  if (fh0->in && atomic_load(&fh0->unverified)) {
+    int vrc = fsx_fh_reverify(m, fh0);
+    if (vrc < 0)
+      return vrc == -ENOENT ? -EIO : vrc;
+    atomic_store(&fh0->unverified, false);
+  }
+  d = fsx_dreg_use(fh0, a->handle, tgid, start, false);
+  if (!d)
+    return -EBADF;
+  if (!a->len) {
+    fsx_dreg_done(m, fh0, d);
+    a->done = 0;
+    return 0;
+  }
+  if (a->buf_off > d->len || a->len > d->len - a->buf_off ||
+      a->file_off > INT64_MAX || (d->dmabuf && (a->flags || d->source))) {
+    fsx_dreg_done(m, fh0, d);
+    return -EINVAL;
+  }
+  if (fh0->wb)
+    wb = fh0->wb;
+  else if (fh0->in)
+    wb = fsx_wb_get(m, fh0->in); /* written since the open */
+  if (d->dmabuf) {
+    rc = read_device(m, fh0, wb, d, a, &done);
+  } else if (wb) {
+    dst = d->map + a->buf_off;
+    a->path = S3RDMAFS_PATH_WRITTEN;
+    rc = read_written(m, wb, dst, a->file_off, (size_t)a->len, &done);
+  } else {
+    dst = d->map + a->buf_off;
+    fh = fsx_fh_latest(m, fh0);
+    if (fh->in && fsx_rdma_active(m)) {
+      rc = read_get(m, fh, d, dst, a->file_off, (size_t)a->len, &done,
+                    &a->path);
+    } else {
+      a->path = S3RDMAFS_PATH_CACHE;
+      rc = read_cached(m, fh, dst, a->file_off, (size_t)a->len, &done);
+    }
+    fsx_fh_destroy(m, fh);
+  }
+  if (wb && wb != fh0->wb)
+    fsx_wb_put(m, wb);
+  if (!rc) /* before done: d may be freed by it (dropped meanwhile) */
+    fsx_direct_count(m, d, a->flags, done, false);
+  fsx_dreg_done(m, fh0, d);
+  if (rc)
+    return rc;
+  a->done = done;
+  return 0;
+}
+
+/* Are an argument's reserved words all zero (for what a later version
+   may give them a meaning)? */
+static bool zero(const uint64_t *w, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (w[i])
+      return false;
+  return true;
+}
+#define RESERVED_ZERO(a) zero((a)->reserved, sizeof((a)->reserved) / 8)
+
+int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
+                     uid_t uid, unsigned int cmd, void *arg)
+{
+  unsigned long long start;
+  struct fsx_dreg *d;
+  pid_t tgid;
+
+  /* what the open allowed: no reading through a file opened to write,
+     no writing through one opened to read */
+  if ((cmd == S3RDMAFS_IOC_READ && !fh->readable) ||
+      (cmd == S3RDMAFS_IOC_WRITE && !fh->writer) ||
+      (!fh->readable && !fh->writer))
+    return -EBADF;
+  if (caller_of(tid, &tgid, &start))
+    return -ESRCH;
+  switch (cmd) {
+  case S3RDMAFS_IOC_REGISTER:
+  case S3RDMAFS_IOC_REGISTER_DMABUF:
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_register *)arg) ||
+        ((struct s3rdmafs_ioc_register *)arg)->reserved32)
+      return -EINVAL;
+    return cmd == S3RDMAFS_IOC_REGISTER
+               ? do_register(m, fh, tgid, start, uid, arg)
+               : do_register_dmabuf(m, fh, tgid, start, uid, arg);
+  case S3RDMAFS_IOC_READ:
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_read *)arg))
+      return -EINVAL;
+    return do_read(m, fh, tgid, start, arg);
+  case S3RDMAFS_IOC_WRITE:
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_write *)arg))
+      return -EINVAL;
+    return fsx_direct_write(m, fh, tgid, start, arg);
+  case S3RDMAFS_IOC_UNREGISTER:
+    if (!RESERVED_ZERO((struct s3rdmafs_ioc_unregister *)arg))
+      return -EINVAL;
+    d = fsx_dreg_use(fh, ((struct s3rdmafs_ioc_unregister *)arg)->handle, tgid,
+                 start, true);
+    if (!d)
+      return -EBADF;
+    fsx_dreg_done(m, fh, d);
+    return 0;
+  default:
+    return -ENOTTY;
+  }
+}
+
+bool fsx_direct_cmd(unsigned int cmd)
+{
+  return cmd == S3RDMAFS_IOC_REGISTER || cmd == S3RDMAFS_IOC_UNREGISTER ||
+         cmd == S3RDMAFS_IOC_READ || cmd == S3RDMAFS_IOC_REGISTER_DMABUF ||
+         cmd == S3RDMAFS_IOC_WRITE;
+}
+
+void fsx_direct_release(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  /* the open file's release: no ioctl of it is running any more */
+  fh_forget(m->direct, fh);
+  while (fh->dregs) {
+    struct fsx_dreg *d = fh->dregs;
+    fh->dregs = d->next;
+    dreg_free(m, d);
+  }
+}

@@ -1,0 +1,469 @@
+/*
+ * fsx_cache: the page cache. See fsx_cache.h for the life of a chunk.
+ *
+ * DESIGN
+ * - One mutex, c->mu, protects everything that changes: every chunk
+ *   descriptor's fields except data (fixed at create), the hash table, the
+ *   LRU and free lists, and the stats. No other lock is taken under it, and
+ *   nothing slow (no I/O, no allocation) runs while it is held. The chunk
+ *   bytes are not protected by it: the filler owns them until
+ *   fsx_chunk_fill_done(); the mutex taken there and in fsx_chunk_wait()/
+ *   fsx_cache_get() orders the writes before any reader's loads, and a READY
+ *   chunk is read-only while anyone holds a reference.
+ * - Waiters sleep on one of NCV condition variables chosen by the chunk's
+ *   slot (slot % NCV), always with c->mu. fill_done broadcasts that cv; a
+ *   waiter on another chunk sharing it rechecks its own state and sleeps
+ *   again. This keeps memory independent of the chunk count (a per-chunk cv
+ *   is 48 bytes, 12 MiB at 256k chunks) at the price of rare spurious
+ *   wake-ups; fills complete far less often than gets hit.
+ * - A chunk is in exactly one of: the free list (FREE, refs 0, not hashed);
+ *   the LRU (READY, refs 0, hashed); or no list (refs > 0). A chunk hashed
+ *   is findable by get; invalidation and fill errors unhash at once and the
+ *   last put frees. Eviction takes the free list first, then the LRU tail.
+ *   The filler calls fill_done before its own put (a fill abandoned by its
+ *   last reference is freed, but waiters on it would sleep on) and never
+ *   waits on a chunk it must fill. invalidate scans the descriptors: it is
+ *   rare, and a per-file index would cost every get.
+ * - The arena is mmap'ed, then mlock'ed when asked. mlock(2) faults in every
+ *   page itself, which is what MAP_POPULATE would add, so the mapping is
+ *   made without it and an unpinned arena is populated lazily.
+ */
+#include "fs/mem/fsx_cache.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/slog.h"
+
+#define NCV 64 /* condition variables shared by waiters (a power of two) */
+
+enum chunk_state { CH_FREE, CH_FILLING, CH_READY, CH_ERROR };
+
+struct fsx_chunk {
+  unsigned char *data;             /* fixed at create */
+  uint64_t file, gen, index;       /* protected by c->mu */
+  struct fsx_chunk *hnext;         /* protected by c->mu: hash chain */
+  struct fsx_chunk **hpprev;       /* protected by c->mu: NULL when unhashed */
+  struct fsx_chunk *prev, *next;   /* protected by c->mu: LRU or free list */
+  size_t valid;                    /* protected by c->mu */
+  uint32_t refs;                   /* protected by c->mu */
+  int rc;                          /* protected by c->mu */
+  uint32_t slot;                   /* fixed: position in c->chunks */
+  uint8_t state;                   /* protected by c->mu: enum chunk_state */
+};
+
+struct fsx_cache {
+  pthread_mutex_t mu;
+  pthread_cond_t cv[NCV];
+  unsigned char *arena;            /* fixed */
+  size_t arena_len, chunk_size;    /* fixed */
+  size_t nchunks;                  /* fixed */
+  struct fsx_chunk *chunks;        /* descriptors; fields as marked above */
+  struct fsx_chunk **buckets;      /* protected by mu */
+  size_t bucket_mask;              /* fixed */
+  struct fsx_chunk lru;            /* protected by mu: head = most recent */
+  struct fsx_chunk freel;          /* protected by mu */
+  size_t nused;                    /* protected by mu */
+  struct fsx_cache_stats st;       /* protected by mu (counters only) */
+};
+
+static uint64_t key_hash(uint64_t file, uint64_t gen, uint64_t index)
+{
+  uint64_t h = file * 0x9e3779b97f4a7c15ULL;
+
+  h ^= gen + 0x7f4a7c159e3779b9ULL + (h << 6) + (h >> 2);
+  h ^= index + 0x94d049bb133111ebULL + (h << 6) + (h >> 2);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
+}
+
+static void list_init(struct fsx_chunk *head)
+{
+  head->prev = head->next = head;
+}
+
+static void list_del(struct fsx_chunk *ch)
+{
+  ch->prev->next = ch->next;
+  ch->next->prev = ch->prev;
+  ch->prev = ch->next = NULL;
+}
+
+static void list_add_head(struct fsx_chunk *head, struct fsx_chunk *ch)
+{
+  ch->next = head->next;
+  ch->prev = head;
+  head->next->prev = ch;
+  head->next = ch;
+}
+
+/* ch next to go (the tail: the least recently used end) */
+static void list_add_tail(struct fsx_chunk *head, struct fsx_chunk *ch)
+{
+  ch->prev = head->prev;
+  ch->next = head;
+  head->prev->next = ch;
+  head->prev = ch;
+}
+
+static void hash_add(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  struct fsx_chunk **b =
+      &c->buckets[key_hash(ch->file, ch->gen, ch->index) & c->bucket_mask];
+
+  ch->hnext = *b;
+  if (*b)
+    (*b)->hpprev = &ch->hnext;
+  ch->hpprev = b;
+  *b = ch;
+}
+
+static void hash_del(struct fsx_chunk *ch)
+{
+  if (!ch->hpprev)
+    return;
+  *ch->hpprev = ch->hnext;
+  if (ch->hnext)
+    ch->hnext->hpprev = ch->hpprev;
+  ch->hnext = NULL;
+  ch->hpprev = NULL;
+}
+
+/* Back to the free list: refs 0 and not on any list. */
+static void chunk_free(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  hash_del(ch);
+  ch->state = CH_FREE;
+  ch->valid = 0;
+  ch->rc = 0;
+  c->nused--;
+  list_add_head(&c->freel, ch);
+}
+
+/*
+ * mlock(2) by its system call: the ASan/TSan runtimes intercept mlock() as a
+ * no-op that reports success, which would claim pinned in the sanitizer
+ * builds and hide the failure path from their tests.
+ */
+static int sys_mlock(void *addr, size_t len)
+{
+  return (int)syscall(SYS_mlock, addr, len);
+}
+
+struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
+                                   bool want_mlock, char *err, size_t errlen)
+{
+  struct fsx_cache *c;
+  uint64_t n;
+  size_t nb = 1;
+  int rc;
+
+  if (chunk_size == 0 || (chunk_size & (chunk_size - 1)) != 0) {
+    snprintf(err, errlen, "cache chunk size %zu is not a power of two",
+             chunk_size);
+    return NULL;
+  }
+  n = total_bytes / chunk_size;
+  if (n < 2) {
+    snprintf(err, errlen,
+             "cache size %llu holds fewer than 2 chunks of %zu bytes",
+             (unsigned long long)total_bytes, chunk_size);
+    return NULL;
+  }
+  if (n > UINT32_MAX || n > SIZE_MAX / chunk_size ||
+      n > SIZE_MAX / sizeof(struct fsx_chunk)) {
+    snprintf(err, errlen, "cache size %llu is too large",
+             (unsigned long long)total_bytes);
+    return NULL;
+  }
+  while (nb < n)
+    nb <<= 1;
+
+  c = calloc(1, sizeof(*c));
+  if (!c) {
+    snprintf(err, errlen, "out of memory creating the cache");
+    return NULL;
+  }
+  c->nchunks = (size_t)n;
+  c->chunk_size = chunk_size;
+  c->arena_len = c->nchunks * chunk_size;
+  c->bucket_mask = nb - 1;
+  c->chunks = calloc(c->nchunks, sizeof(*c->chunks));
+  c->buckets = calloc(nb, sizeof(*c->buckets));
+  if (!c->chunks || !c->buckets) {
+    snprintf(err, errlen, "out of memory for %zu cache chunks", c->nchunks);
+    goto free_tables;
+  }
+  c->arena = mmap(NULL, c->arena_len, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (c->arena == MAP_FAILED) {
+    rc = errno;
+    snprintf(err, errlen, "cannot map a %zu-byte cache arena: %s",
+             c->arena_len, strerror(rc));
+    goto free_tables;
+  }
+  if (want_mlock) {
+    if (sys_mlock(c->arena, c->arena_len) == 0) {
+      c->st.pinned = true;
+    } else {
+      struct rlimit rl = {0, 0};
+
+      rc = errno;
+      syscall(SYS_munlock, c->arena, c->arena_len); /* undo a partial lock */
+      getrlimit(RLIMIT_MEMLOCK, &rl);
+      log_warn("page cache: cannot pin the %zu-byte arena (%zu chunks of "
+               "%zu bytes) with mlock: %s; RLIMIT_MEMLOCK is %llu bytes "
+               "(raise it or run with CAP_IPC_LOCK); continuing unpinned",
+               c->arena_len, c->nchunks, chunk_size, strerror(rc),
+               (unsigned long long)rl.rlim_cur);
+    }
+  }
+  rc = pthread_mutex_init(&c->mu, NULL);
+  if (rc) {
+    snprintf(err, errlen, "cache mutex: %s", strerror(rc));
+    goto unmap_arena;
+  }
+  for (int i = 0; i < NCV; i++)
+    pthread_cond_init(&c->cv[i], NULL); /* cannot fail with NULL attrs */
+
+  list_init(&c->lru);
+  list_init(&c->freel);
+  for (size_t i = c->nchunks; i-- > 0;) {
+    struct fsx_chunk *ch = &c->chunks[i];
+
+    ch->data = c->arena + i * chunk_size;
+    ch->slot = (uint32_t)i;
+    list_add_head(&c->freel, ch); /* chunk 0 first */
+  }
+  c->st.chunks_total = c->nchunks;
+  c->st.chunk_size = chunk_size;
+  return c;
+
+unmap_arena:
+  munmap(c->arena, c->arena_len);
+free_tables:
+  free(c->buckets);
+  free(c->chunks);
+  free(c);
+  return NULL;
+}
+
+void fsx_cache_destroy(struct fsx_cache *c)
+{
+  size_t busy = 0;
+
+  if (!c)
+    return;
+  for (size_t i = 0; i < c->nchunks; i++)
+    busy += c->chunks[i].refs != 0;
+  if (busy)
+    log_warn("page cache destroyed with %zu chunks still referenced: its "
+             "arena stays mapped (a server may still write there)", busy);
+  for (int i = 0; i < NCV; i++)
+    pthread_cond_destroy(&c->cv[i]);
+  pthread_mutex_destroy(&c->mu);
+  /* a reference left is memory a server may still touch (fsx_rdma held
+     it past close): unmapped, the range could be mapped again for
+     something else; left mapped, it goes with the process */
+  if (!busy)
+    munmap(c->arena, c->arena_len);
+  free(c->buckets);
+  free(c->chunks);
+  free(c);
+}
+
+void *fsx_cache_arena(struct fsx_cache *c, size_t *len)
+{
+  if (len)
+    *len = c->arena_len;
+  return c->arena;
+}
+
+size_t fsx_cache_chunk_size(const struct fsx_cache *c)
+{
+  return c->chunk_size;
+}
+
+int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
+                  uint64_t index, bool create, struct fsx_chunk **out,
+                  bool *must_fill)
+{
+  struct fsx_chunk *ch;
+  int rc = 0;
+
+  *out = NULL;
+  *must_fill = false;
+  pthread_mutex_lock(&c->mu);
+  for (ch = c->buckets[key_hash(file, gen, index) & c->bucket_mask]; ch;
+       ch = ch->hnext)
+    if (ch->index == index && ch->file == file && ch->gen == gen)
+      break;
+  if (ch) {
+    if (ch->refs++ == 0 && ch->state == CH_READY)
+      list_del(ch); /* off the LRU while referenced */
+    c->st.hits++;
+    *out = ch;
+    goto out;
+  }
+  if (!create) {
+    rc = -ENOENT;
+    goto out;
+  }
+  if (c->freel.next != &c->freel) {
+    ch = c->freel.next;
+    c->nused++;
+  } else if (c->lru.prev != &c->lru) {
+    ch = c->lru.prev; /* least recently used */
+    hash_del(ch);
+    c->st.evictions++;
+  } else {
+    c->st.nobufs++;
+    rc = -ENOBUFS;
+    goto out;
+  }
+  list_del(ch);
+  ch->file = file;
+  ch->gen = gen;
+  ch->index = index;
+  ch->state = CH_FILLING;
+  ch->valid = 0;
+  ch->rc = 0;
+  ch->refs = 1;
+  hash_add(c, ch);
+  c->st.misses++;
+  *out = ch;
+  *must_fill = true;
+out:
+  pthread_mutex_unlock(&c->mu);
+  return rc;
+}
+
+void *fsx_chunk_data(struct fsx_chunk *ch)
+{
+  return ch->data;
+}
+
+size_t fsx_chunk_arena_offset(const struct fsx_cache *c,
+                              const struct fsx_chunk *ch)
+{
+  return (size_t)(ch->data - c->arena);
+}
+
+void fsx_chunk_fill_done(struct fsx_cache *c, struct fsx_chunk *ch, int rc,
+                         size_t valid)
+{
+  pthread_mutex_lock(&c->mu);
+  if (rc < 0) {
+    ch->state = CH_ERROR;
+    ch->rc = rc;
+    ch->valid = 0;
+    hash_del(ch); /* not cached: the next get fetches again */
+    c->st.fill_errors++;
+  } else {
+    ch->state = CH_READY;
+    ch->rc = 0;
+    ch->valid = valid < c->chunk_size ? valid : c->chunk_size;
+  }
+  pthread_cond_broadcast(&c->cv[ch->slot & (NCV - 1)]);
+  pthread_mutex_unlock(&c->mu);
+}
+
+bool fsx_chunk_ready(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  bool ready;
+
+  pthread_mutex_lock(&c->mu);
+  ready = ch->state != CH_FILLING;
+  pthread_mutex_unlock(&c->mu);
+  return ready;
+}
+
+int fsx_chunk_wait(struct fsx_cache *c, struct fsx_chunk *ch, size_t *valid)
+{
+  int rc;
+
+  pthread_mutex_lock(&c->mu);
+  while (ch->state == CH_FILLING)
+    pthread_cond_wait(&c->cv[ch->slot & (NCV - 1)], &c->mu);
+  rc = ch->rc;
+  if (valid)
+    *valid = ch->valid;
+  pthread_mutex_unlock(&c->mu);
+  return rc;
+}
+
+void fsx_chunk_hold(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  pthread_mutex_lock(&c->mu);
+  ch->refs++; /* held already, so it is on no list */
+  pthread_mutex_unlock(&c->mu);
+}
+
+static void put(struct fsx_cache *c, struct fsx_chunk *ch, bool cold)
+{
+  bool unreferenced = false;
+
+  pthread_mutex_lock(&c->mu);
+  if (ch->refs == 0) {
+    unreferenced = true;
+  } else if (--ch->refs == 0) {
+    /* READY and still named: keep it for reuse. Anything else (a failed or
+     * abandoned fill, an invalidated chunk) goes back to the free list. */
+    if (ch->state != CH_READY || !ch->hpprev)
+      chunk_free(c, ch);
+    else if (cold)
+      list_add_tail(&c->lru, ch);
+    else
+      list_add_head(&c->lru, ch);
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (unreferenced)
+    log_err("page cache: put of unreferenced chunk %u", (unsigned)ch->slot);
+}
+
+void fsx_cache_put(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  put(c, ch, false);
+}
+
+void fsx_cache_put_cold(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  put(c, ch, true);
+}
+
+void fsx_cache_invalidate(struct fsx_cache *c, uint64_t file)
+{
+  /* A scan of the descriptors (about 80 bytes each): invalidation is rare
+   * next to lookups, and this keeps the hot path free of a per-file index. */
+  pthread_mutex_lock(&c->mu);
+  for (size_t i = 0; i < c->nchunks; i++) {
+    struct fsx_chunk *ch = &c->chunks[i];
+
+    if (!ch->hpprev || ch->file != file)
+      continue;
+    hash_del(ch);
+    c->st.invalidated++;
+    if (ch->refs == 0) { /* READY on the LRU */
+      list_del(ch);
+      chunk_free(c, ch);
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+void fsx_cache_stats(struct fsx_cache *c, struct fsx_cache_stats *out)
+{
+  pthread_mutex_lock(&c->mu);
+  *out = c->st;
+  out->chunks_used = c->nused;
+  pthread_mutex_unlock(&c->mu);
+}

@@ -1,0 +1,611 @@
+/* fsx_read: open files and the read path (see fsx_read.h for the design). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/slog.h"
+#include "fs/mem/fsx_bufs.h"
+#include "fs/mount/fsx_fuse.h"
+#include "fs/read/fsx_kstore.h"
+#include "fs/plane/fsx_rdma.h"
+#include "fs/read/fsx_read.h"
+#include "fs/read/fsx_read_i.h"
+#include "fs/write/fsx_wb.h"
+
+#define MAX_CHUNKS_PER_GET 16
+#define MAX_READ_CHUNKS 64
+
+struct fsx_read_ctx {
+  struct fsx_chunk *chunks[MAX_READ_CHUNKS];
+  int n;
+  void *tmp;
+  bool tmp_kept;              /* a server may still touch tmp: never freed */
+  struct iovec iov[MAX_READ_CHUNKS];
+  /* a dense block in tmp, for the kernel once the read is answered */
+  uint64_t store_ino, store_gen, store_commits, store_from, store_skip;
+  size_t store_len, store_skip_len; /* 0: nothing to store */
+};
+
+/* One GET filling consecutive chunks; lives until its callback. */
+struct fetch {
+  struct fsx_mount *m;
+  struct fsx_fh *fh;
+  struct s3_req *req;
+  uint64_t first;             /* chunk index */
+  int n;
+  struct fsx_chunk *chunks[MAX_CHUNKS_PER_GET];
+  size_t want[MAX_CHUNKS_PER_GET];
+};
+
+/* fh lifetime: the open file and each fetch hold a reference. */
+struct fh_box {
+  struct fsx_fh fh;
+  _Atomic unsigned refs;
+  _Atomic bool closed;        /* its open given back to the inode */
+};
+
+/* fh's open given back to its inode, once: at release, or with its last
+   reference (a successor, a handle never released) */
+static void fh_close(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  if (fh->in && !atomic_exchange(&((struct fh_box *)fh)->closed, true))
+    fsx_wb_put(m, fsx_inode_close(m->tab, fh->in));
+}
+
+static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  struct fh_box *b = (struct fh_box *)fh;
+
+  if (atomic_fetch_sub(&b->refs, 1) != 1)
+    return;
+  fh_close(m, fh);
+  fsx_wb_put(m, fh->wb);
+  if (fh->succ)
+    fh_unref(m, fh->succ);
+  fsx_inode_put(m->tab, fh->in);
+  pthread_cond_destroy(&fh->landed);
+  pthread_mutex_destroy(&fh->lock);
+  fsx_density_free(&fh->dense);
+  free(fh->special);
+  free(b);
+}
+
+struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
+                             const struct fsx_attr *a)
+{
+  struct fh_box *b = calloc(1, sizeof(*b));
+  struct fsx_fh *fh;
+
+  if (!b)
+    return NULL;
+  fh = &b->fh;
+  if (pthread_mutex_init(&fh->lock, NULL)) {
+    free(b);
+    return NULL;
+  }
+  if (pthread_cond_init(&fh->landed, NULL)) {
+    pthread_mutex_destroy(&fh->lock);
+    free(b);
+    return NULL;
+  }
+  atomic_init(&b->refs, 1);
+  fh->in = in;
+  if (in) {
+    fsx_inode_open(m->tab, in);
+    fh->file = fsx_inode_ino(in);
+  }
+  fh->gen = fsx_etag_gen(a->etag);
+  fh->size = a->size;
+  fsx_density_init(&fh->dense, fh->size, m->o.dense_block,
+                   m->cache ? fsx_cache_chunk_size(m->cache) : 0);
+  if (a->etag[0])
+    snprintf(fh->etag, sizeof(fh->etag), "\"%s\"", a->etag);
+  return fh;
+}
+
+struct s3_req *fsx_fh_get(struct fsx_mount *m, struct fsx_fh *fh,
+                          uint64_t off, size_t len, void *buf)
+{
+  struct s3_req *r = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
+                                       fsx_inode_key(m->tab, fh->in), off,
+                                       len, buf);
+
+  if (r && fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag)) {
+    s3_req_destroy(r);
+    r = NULL;
+  }
+  return r;
+}
+
+void fsx_fh_release(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  struct fsx_fh *f = fh, *next;
+
+  /* (no op on the file is left, so no successor is added meanwhile) */
+  for (; f; f = next) {
+    fh_close(m, f);
+    pthread_mutex_lock(&fh->lock);
+    next = f->succ;
+    pthread_mutex_unlock(&fh->lock);
+  }
+  fh_unref(m, fh);
+}
+
+void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  if (fh)
+    fh_unref(m, fh);
+}
+
+void fsx_fh_hold(struct fsx_fh *fh)
+{
+  atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
+}
+
+struct fsx_fh *fsx_fh_latest(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  struct fsx_fh *cur = fh, *next;
+  struct fsx_inode_view v;
+  struct fsx_attr a;
+
+  if (!fh->in)
+    goto out;
+  fsx_inode_view(m->tab, fh->in, &v);
+  a = v.attr;
+  if (a.kind != FSX_FILE || !a.etag[0])
+    goto out;
+  pthread_mutex_lock(&fh->lock);
+  while (cur->succ) /* successors are only ever added at the end */
+    cur = cur->succ;
+  if (cur->gen != fsx_etag_gen(a.etag) && (next = fsx_fh_create(m, fh->in, &a)))
+    cur = cur->succ = next;
+  pthread_mutex_unlock(&fh->lock);
+out:
+  fsx_fh_hold(cur);
+  return cur;
+}
+
+/*
+ * A handle opened without asking found its object changed (412): ask now
+ * (what the open skipped), so that fsx_fh_latest moves it to the new
+ * object; the kernel's pages, none of which this handle gave it, are left
+ * unsure. The kernel's size of the file (the listing's) is dropped when
+ * the object grew, so that reads past it ask getattr; one that shrank is
+ * corrected by the short read itself (which a dropped size would stop:
+ * the kernel then keeps its old size and reads zeros up to it).
+ */
+int fsx_fh_reverify(struct fsx_mount *m, struct fsx_fh *fh)
+{
+  struct fsx_inode *in = fh->in;
+  struct fsx_attr a;
+  int rc = fsx_ns_head(m, in, &a);
+
+  if (rc)
+    return rc;
+  if (fsx_etag_gen(a.etag) == fh->gen)
+    return 0; /* the object it was opened on */
+  if (a.kind != FSX_FILE)
+    return -EIO;
+  atomic_fetch_add(&m->st.opens_reverified, 1);
+  fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
+  fsx_inode_kernel_doubt(m->tab, in);
+  fsx_cache_invalidate(m->cache, fsx_inode_ino(in));
+  if (m->se && a.size > fh->size) /* attributes only (offset -1): no page
+                                    locks, safe within a read */
+    fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(in), -1, 0);
+  return 1;
+}
+
+static size_t chunk_len(const struct fsx_fh *fh, size_t cs, uint64_t idx)
+{
+  uint64_t start = idx * cs;
+
+  if (start >= fh->size)
+    return 0;
+  return fh->size - start < cs ? (size_t)(fh->size - start) : cs;
+}
+
+static void fetch_done(struct s3_req *r, void *arg)
+{
+  struct fetch *f = arg;
+  struct fsx_mount *m = f->m;
+  size_t got = 0, pos = 0;
+  int rc = s3_get_object_result(r, &got);
+  /* a handle opened without asking meets a changed object: expected, the
+     read asks and goes on (fsx_op_read) */
+  bool expected = rc == -ESTALE && atomic_load(&f->fh->unverified);
+  bool held;
+
+  if (rc == -ESTALE && !expected)
+    log_warn("%s: the object changed while being read",
+             fsx_inode_key(m->tab, f->fh->in));
+  atomic_fetch_add(&m->st.get_bytes, got);
+  for (int i = 0; i < f->n; i++) {
+    size_t valid = got > pos ? got - pos : 0;
+    int crc = rc;
+    if (valid > f->want[i])
+      valid = f->want[i];
+    if (!crc && valid < f->want[i])
+      crc = -EIO; /* shorter than the object we opened */
+    fsx_chunk_fill_done(m->cache, f->chunks[i], crc, valid);
+    pos += f->want[i];
+  }
+  /* a server that may still write into the chunks: the fetch's references
+     go to the data plane, which drops them once it cannot */
+  held = fsx_rdma_hold_chunks(m, r, f->chunks, f->n);
+  for (int i = 0; i < f->n && !held; i++)
+    fsx_cache_put(m->cache, f->chunks[i]);
+  if (rc && !expected)
+    atomic_fetch_add(&m->st.errors, 1);
+  atomic_fetch_sub(&f->fh->inflight, 1);
+  atomic_fetch_sub(&m->read_gets, 1);
+  fh_unref(m, f->fh);
+  s3_req_destroy(r);
+  free(f);
+}
+
+/* Issue one GET for the chunks (references passed to the fetch). */
+static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
+                       struct fsx_chunk **chunks, int n)
+{
+  size_t cs = fsx_cache_chunk_size(m->cache), total = 0;
+  struct iovec iov[MAX_CHUNKS_PER_GET];
+  struct fetch *f = calloc(1, sizeof(*f));
+  int rc = -ENOMEM;
+
+  if (!f)
+    goto fail;
+  f->m = m;
+  f->fh = fh;
+  f->first = first;
+  f->n = n;
+  for (int i = 0; i < n; i++) {
+    f->chunks[i] = chunks[i];
+    f->want[i] = chunk_len(fh, cs, first + (uint64_t)i);
+    iov[i].iov_base = fsx_chunk_data(chunks[i]);
+    iov[i].iov_len = f->want[i];
+    total += f->want[i];
+  }
+  f->req = fsx_fh_get(m, fh, first * cs, total, fsx_chunk_data(chunks[0]));
+  if (!f->req)
+    goto fail;
+  if (s3_req_set_sink_iov(f->req, iov, n) ||
+      fsx_rdma_get(m, f->req, chunks[0], total))
+    goto fail;
+  fsx_fh_hold(fh);
+  atomic_fetch_add(&fh->inflight, 1);
+  atomic_fetch_add(&m->read_gets, 1);
+  atomic_fetch_add(&m->st.gets, 1);
+  s3_req_submit(f->req, fetch_done, f);
+  return 0;
+
+fail:
+  for (int i = 0; i < n; i++) {
+    fsx_chunk_fill_done(m->cache, chunks[i], rc, 0);
+    fsx_cache_put(m->cache, chunks[i]);
+  }
+  if (f)
+    s3_req_destroy(f->req);
+  free(f);
+  return rc;
+}
+
+/*
+ * Make sure chunks [from, to) are cached or on their way. With keep, the
+ * references are stored in keep[] (the reader's chunks); otherwise
+ * dropped at once (readahead). Returns the index where it stopped: short of
+ * `to` when the cache is full or the file's fetch budget is spent.
+ */
+static uint64_t ensure(struct fsx_mount *m, struct fsx_fh *fh, uint64_t from,
+                       uint64_t to, struct fsx_chunk **keep, int *err)
+{
+  struct fsx_chunk *run[MAX_CHUNKS_PER_GET];
+  uint64_t idx, run_first = 0;
+  int nrun = 0, rc;
+
+  *err = 0;
+  for (idx = from; idx < to; idx++) {
+    struct fsx_chunk *ch;
+    bool fill;
+    if (!keep && atomic_load(&fh->inflight) >= m->o.max_inflight_per_file)
+      break;
+    rc = fsx_cache_get(m->cache, fh->file, fh->gen, idx, true, &ch, &fill);
+    if (rc) {
+      *err = rc;
+      break;
+    }
+    if (keep) {
+      keep[idx - from] = ch;
+      if (fill)
+        fsx_chunk_hold(m->cache, ch); /* one for us, one for the fetch */
+    }
+    if (!fill) {
+      if (!keep)
+        fsx_cache_put(m->cache, ch);
+      if (nrun) {
+        fetch_start(m, fh, run_first, run, nrun);
+        nrun = 0;
+      }
+      continue;
+    }
+    if (!keep)
+      atomic_fetch_add(&m->st.readahead_chunks, 1);
+    if (nrun && fsx_rdma_active(m) &&
+        !fsx_rdma_adjacent(m, run[nrun - 1], ch)) {
+      /* one token names one contiguous range of the arena */
+      fetch_start(m, fh, run_first, run, nrun);
+      nrun = 0;
+    }
+    if (!nrun)
+      run_first = idx;
+    run[nrun++] = ch;
+    if (nrun == MAX_CHUNKS_PER_GET) {
+      fetch_start(m, fh, run_first, run, nrun);
+      nrun = 0;
+    }
+  }
+  if (nrun)
+    fetch_start(m, fh, run_first, run, nrun);
+  return idx;
+}
+
+/* Drop the chunk references ctx holds. */
+static void drop_chunks(struct fsx_mount *m, struct fsx_read_ctx *ctx)
+{
+  for (int i = 0; i < ctx->n; i++)
+    fsx_cache_put(m->cache, ctx->chunks[i]);
+  ctx->n = 0;
+}
+
+/*
+ * A read that bypasses the cache: exactly [off, off+len), into ctx->tmp.
+ * Drops the chunk references ctx holds first.
+ */
+static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                       size_t len, struct fsx_read_ctx *ctx, int *niov)
+{
+  struct s3_req *r;
+  size_t got = 0;
+  bool retired;
+  int rc;
+
+  drop_chunks(m, ctx);
+  ctx->tmp = fsx_bufs_get(m->bufs, len);
+  r = ctx->tmp ? fsx_fh_get(m, fh, off, len, ctx->tmp) : NULL;
+  if (!r)
+    return -ENOMEM;
+  atomic_fetch_add(&m->st.gets, 1);
+  atomic_fetch_add(&m->read_gets, 1);
+  /* waits, when the token was left in doubt, until no server can write
+     into tmp any more */
+  rc = fsx_rdma_run(m, r, true, ctx->tmp, len, &retired);
+  atomic_fetch_sub(&m->read_gets, 1);
+  if (!rc)
+    rc = s3_get_object_result(r, &got);
+  s3_req_destroy(r);
+  ctx->tmp_kept = retired; /* still readable, never freed */
+  if (rc == -ESTALE && !atomic_load(&fh->unverified))
+    log_warn("%s: the object changed while being read",
+             fsx_inode_key(m->tab, fh->in));
+  if (rc)
+    return rc; /* -ESTALE: the object changed (the caller decides) */
+  if (got < len)
+    return -EIO; /* shorter than the object we opened: not an EOF */
+  atomic_fetch_add(&m->st.get_bytes, got);
+  atomic_fetch_add(&m->st.bytes_direct, got);
+  ctx->iov[0] = (struct iovec){ctx->tmp, got};
+  *niov = 1;
+  return 0;
+}
+
+/*
+ * A random read [off, off + len) that missed the cache, in a block that has
+ * become dense (fsx_density.h): the block fetched whole in one GET (as
+ * read_direct), this read answered from it, and the rest handed to the
+ * kernel's page cache once the read is answered (fsx_read_done queues it
+ * on fsx_kstore), so the block's other reads never reach us. 1: done
+ * (*niov set); 0: not dense, read exactly; -errno.
+ */
+static int dense_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                      size_t len, struct fsx_read_ctx *ctx, int *niov)
+{
+  uint64_t from, to, commits;
+  uint32_t again;
+  void *copy;
+  bool dense;
+  int rc;
+
+  if (!m->kstore)
+    return 0;
+  fsx_group_miss(m, fh);
+  if (fsx_group_read(m, fh, off, len, &copy)) {
+    drop_chunks(m, ctx);
+    ctx->tmp = copy;
+    ctx->iov[0] = (struct iovec){copy, len};
+    *niov = 1;
+    return 1;
+  }
+  pthread_mutex_lock(&fh->lock);
+  again = fh->dense.again;
+  dense = fsx_density_note(&fh->dense, fh->size, off, len, &from, &to);
+  again = fh->dense.again - again;
+  pthread_mutex_unlock(&fh->lock);
+  atomic_fetch_add(&m->st.dense_again, again);
+  if (!dense) {
+    atomic_fetch_add(&m->st.dense_exact, 1);
+    fsx_group_idle(m, fh);
+    return 0;
+  }
+  if (from > off)
+    from = off;
+  if (to < off + len)
+    to = off + len;
+  if (to - from > fsx_kstore_limit(m->kstore)) /* never stored whole */
+    return 0;
+  commits = fsx_inode_commits(m->tab, fh->in);
+  /* the next groups on their way while this one is fetched */
+  fsx_group_ahead(m, fh, to);
+  rc = read_direct(m, fh, from, (size_t)(to - from), ctx, niov);
+  if (rc)
+    return rc;
+  atomic_fetch_add(&m->st.dense_blocks, 1);
+  ctx->iov[0] = (struct iovec){(char *)ctx->tmp + (off - from), len};
+  ctx->store_ino = fsx_inode_ino(fh->in);
+  ctx->store_gen = fh->gen;
+  ctx->store_commits = commits;
+  ctx->store_from = from;
+  ctx->store_len = (size_t)(to - from);
+  ctx->store_skip = off;
+  ctx->store_skip_len = len;
+  return 1;
+}
+
+uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+                       size_t len, uint64_t *ra_from, uint64_t *ra_to)
+{
+  size_t cs = fsx_cache_chunk_size(m->cache);
+  uint64_t tol = 2 * (uint64_t)m->o.max_read, end = off + len, window;
+  bool seq;
+
+  pthread_mutex_lock(&fh->lock);
+  seq = off >= fh->next_off ? off - fh->next_off <= tol
+                            : fh->next_off - off <= tol;
+  if (seq) {
+    fh->window = fh->window ? fh->window * 2 : m->o.readahead_min;
+    if (fh->window > m->o.readahead_max)
+      fh->window = m->o.readahead_max;
+    if (end > fh->next_off)
+      fh->next_off = end;
+  } else {
+    if (fh->window)
+      atomic_fetch_add(&m->st.readahead_resets, 1);
+    fh->window = 0;
+    fh->ra_end = 0;
+    fh->next_off = end;
+  }
+  window = fh->window;
+  *ra_from = *ra_to = 0;
+  if (window) {
+    uint64_t from = (end + cs - 1) / cs, to = (end + window + cs - 1) / cs,
+             last = (fh->size + cs - 1) / cs;
+    uint64_t ahead = fh->ra_end > from ? fh->ra_end - from : 0;
+    if (from < fh->ra_end)
+      from = fh->ra_end;
+    if (to > last)
+      to = last;
+    /* top up only when less than half the window is left in flight, so
+       each top-up is a few large GETs rather than many one-chunk ones */
+    if (ahead * cs * 2 >= window)
+      from = to;
+    if (from < to) {
+      *ra_from = from;
+      *ra_to = to;
+    }
+  }
+  pthread_mutex_unlock(&fh->lock);
+  return window;
+}
+
+int fsx_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
+             size_t len, struct iovec **iov, int *niov,
+             struct fsx_read_ctx **out)
+{
+  size_t cs = fsx_cache_chunk_size(m->cache);
+  struct fsx_read_ctx *ctx = calloc(1, sizeof(*ctx));
+  uint64_t first, last, ra_from, ra_to, stop;
+  int n, err;
+
+  *out = ctx;
+  *niov = 0;
+  *iov = ctx ? ctx->iov : NULL;
+  if (!ctx)
+    return -ENOMEM;
+  if (fh->special) {
+    if (off < fh->special_len) {
+      ctx->iov[0].iov_base = fh->special + off;
+      ctx->iov[0].iov_len = len < fh->special_len - off
+                                ? len : fh->special_len - off;
+      *niov = 1;
+    }
+    return 0;
+  }
+  if (off >= fh->size || !len)
+    return 0;
+  if (len > fh->size - off)
+    len = (size_t)(fh->size - off);
+  first = off / cs;
+  last = (off + len - 1) / cs;
+  n = (int)(last - first + 1);
+  if (n > MAX_READ_CHUNKS) /* small chunks, large reads */
+    return read_direct(m, fh, off, len, ctx, niov);
+
+  if (!fsx_read_plan(m, fh, off, len, &ra_from, &ra_to)) {
+    /* random access: from the cache if all of it is there, else direct */
+    bool all = true;
+    for (int i = 0; i < n; i++) {
+      bool fill;
+      if (fsx_cache_get(m->cache, fh->file, fh->gen, first + (uint64_t)i,
+                        false, &ctx->chunks[i], &fill)) {
+        all = false;
+        break;
+      }
+      ctx->n = i + 1;
+      if (!fsx_chunk_ready(m->cache, ctx->chunks[i])) {
+        all = false;
+        break;
+      }
+    }
+    if (!all) {
+      int rc = dense_read(m, fh, off, len, ctx, niov);
+
+      return rc ? (rc < 0 ? rc : 0) : read_direct(m, fh, off, len, ctx, niov);
+    }
+  } else {
+    stop = ensure(m, fh, first, last + 1, ctx->chunks, &err);
+    ctx->n = (int)(stop - first);
+    if (stop <= last) /* no room in the cache for it: read it directly */
+      return read_direct(m, fh, off, len, ctx, niov);
+    if (ra_to > ra_from) {
+      stop = ensure(m, fh, ra_from, ra_to, NULL, &err);
+      pthread_mutex_lock(&fh->lock);
+      if (stop > fh->ra_end)
+        fh->ra_end = stop;
+      pthread_mutex_unlock(&fh->lock);
+    }
+  }
+
+  for (int i = 0; i < n; i++) {
+    size_t valid, from, to;
+    int wrc = fsx_chunk_wait(m->cache, ctx->chunks[i], &valid);
+    if (wrc)
+      return wrc; /* -ESTALE: the object changed (the caller decides) */
+    from = i == 0 ? (size_t)(off % cs) : 0;
+    to = i == n - 1 ? (size_t)((off + len - 1) % cs) + 1 : cs;
+    if (valid < to)
+      return -EIO;
+    ctx->iov[i].iov_base = (char *)fsx_chunk_data(ctx->chunks[i]) + from;
+    ctx->iov[i].iov_len = to - from;
+  }
+  atomic_fetch_add(&m->st.bytes_from_cache, len);
+  *niov = n;
+  return 0;
+}
+
+void fsx_read_done(struct fsx_mount *m, struct fsx_read_ctx *ctx)
+{
+  if (!ctx)
+    return;
+  for (int i = 0; i < ctx->n; i++)
+    fsx_cache_put(m->cache, ctx->chunks[i]);
+  if (ctx->store_len && !ctx->tmp_kept) { /* the store frees tmp */
+    fsx_kstore_queue(m->kstore, ctx->store_ino, ctx->store_gen,
+                     ctx->store_commits, ctx->store_from, ctx->tmp,
+                     ctx->store_len, ctx->store_skip, ctx->store_skip_len,
+                     NULL, NULL);
+    ctx->tmp = NULL;
+  }
+  if (!ctx->tmp_kept)
+    fsx_bufs_put(m->bufs, ctx->tmp);
+  free(ctx);
+}
