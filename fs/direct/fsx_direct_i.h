@@ -1,5 +1,5 @@
-/* Internals of fsx_direct shared with its write side (fsx_direct_write.c):
-   a registration and its use. */
+/* Internals of fsx_direct shared with its read and write sides
+   (fsx_direct_read.c, fsx_direct_write.c): a registration and its use. */
 #ifndef S3R_FSX_DIRECT_I_H
 #define S3R_FSX_DIRECT_I_H
 
@@ -44,6 +44,11 @@ void fsx_dreg_done(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d);
    GPU staging slots (flags), dma-bufs. */
 void fsx_direct_count(struct fsx_mount *m, const struct fsx_dreg *d,
                       uint32_t flags, size_t done, bool write);
+
+/* fsx_direct_read.c: READ (struct s3rdmafs_ioc_read) of tgid's. */
+struct s3rdmafs_ioc_read;
+int fsx_direct_read(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
+                    unsigned long long start, struct s3rdmafs_ioc_read *a);
 
 /* fsx_direct_write.c: WRITE (struct s3rdmafs_ioc_write) of tgid's. */
 struct s3rdmafs_ioc_write;

@@ -1,52 +1,22 @@
 /*
- * fsx_rdma: the mount's RDMA data plane (see fsx_rdma.h).
- *
- * DESIGN (held memory): a request whose memory is in doubt puts it on
- * d->held (protected by d->lock) with the time it is due back: the
- * deadline of its attempt in doubt plus RECLAIM_MARGIN_MS, on the
- * monotonic clock and on the wall clock (the server's clock, on which the
- * deadline was given). The reaper thread sleeps on d->cv until the
- * earliest is due, takes what is due off the list, and gives it back
- * without the lock (chunks: fsx_cache_put; buffers: free or munmap). At
- * close it runs until the list is empty, each entry bounded by its
- * monotonic due time: one whose wall clock is still behind then (the
- * clock was set back) is left as it is, never reused.
+ * fsx_rdma: the mount's RDMA data plane (see fsx_rdma.h). Memory a server
+ * may still touch after its request ended is fsx_held's to keep.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
 
 #include "common/clock.h"
 #include "common/endpoint.h"
 #include "common/slog.h"
 #include "common/stats_fmt.h"
 #include "fs/mount/fsx_i.h"
+#include "fs/plane/fsx_held.h"
 #include "fs/plane/fsx_rdma.h"
 #include "fs/mem/fsx_pool.h"
 #include "fs/plane/fsx_rdma_rc.h"
 #include "rdma/rdx_transport.h"
-
-/* After the deadline, how long a server's last call may still take. */
-#define RECLAIM_MARGIN_MS 1000
-/* How far the wall clock may lag the monotonic one before a synchronous
-   caller stops waiting for it (the buffer is then never reused). */
-#define WALL_LAG_MAX_MS (10 * 60 * 1000)
-
-/* Memory held for a server: a buffer, or n page-cache chunks. */
-struct held {
-  struct held *next;
-  uint64_t due, due_wall;     /* ms, CLOCK_MONOTONIC and CLOCK_REALTIME */
-  void *buf;                  /* n == 0: a buffer of len bytes */
-  size_t len;
-  bool unmap;                 /* munmap it, else free it */
-  bool run;                   /* a pool run: given back to the pool */
-  int n;
-  struct fsx_chunk *chunks[]; /* references, dropped when due */
-};
 
 struct fsx_rdma {
   struct rdx_transport *t;    /* fixed */
@@ -57,177 +27,13 @@ struct fsx_rdma {
   struct fsx_rdma_rc *rc;     /* fixed; the connect step, rc only */
   size_t chunk_size;          /* fixed */
   struct fsx_mount *m;        /* fixed */
-  pthread_mutex_t lock;
-  pthread_cond_t cv;          /* with lock: memory held, or closing */
-  struct held *held;          /* protected by lock */
-  bool closing;               /* protected by lock */
-  bool reaper_started;        /* fixed after open */
-  pthread_t reaper;
+  struct fsx_held *held;      /* fixed after open */
   _Atomic uint64_t get_tokens, put_tokens, no_token;
   /* buffers registered per request (fsx_rdma_buf): how many, and the
      microseconds spent registering and deregistering them */
   _Atomic uint64_t buf_regs, buf_reg_us, buf_dereg_us, buf_reg_fails;
-  _Atomic uint64_t retired_chunks, reclaimed_chunks, retired_bufs,
-      reclaimed_bufs;
-  _Atomic bool told;          /* the first doubt was logged */
   _Atomic bool told_reg;      /* the first failed registration was logged */
 };
-
-/* When r's memory in doubt is due back, on both clocks. */
-static void due_of(const struct s3_req *r, uint64_t *due, uint64_t *due_wall)
-{
-  uint64_t mono, wall;
-
-  s3_req_rdma_deadline(r, &mono, &wall);
-  *due = mono + RECLAIM_MARGIN_MS;
-  *due_wall = wall + RECLAIM_MARGIN_MS;
-}
-
-static bool is_due(uint64_t due, uint64_t due_wall)
-{
-  return clock_mono_ms() >= due && clock_wall_ms() >= due_wall;
-}
-
-static void tell(struct fsx_rdma *d)
-{
-  if (!atomic_exchange(&d->told, true))
-    log_notice("rdma: a request ended with its token outstanding: its "
-               "memory is held, not reused, until its deadline has passed "
-               "(rdma.held_chunks, rdma.retired_bufs)");
-}
-
-/* Give h's memory back and free h (no lock held). */
-static void give_back(struct fsx_rdma *d, struct held *h)
-{
-  if (h->n) {
-    for (int i = 0; i < h->n; i++)
-      fsx_cache_put(d->m->cache, h->chunks[i]);
-    atomic_fetch_add(&d->reclaimed_chunks, (uint64_t)h->n);
-  } else {
-    if (h->run)
-      fsx_pool_put(d->m->pool, h->buf);
-    else if (h->unmap)
-      munmap(h->buf, h->len);
-    else
-      free(h->buf);
-    atomic_fetch_add(&d->reclaimed_bufs, 1);
-  }
-  free(h);
-}
-
-static void *reaper_main(void *arg)
-{
-  struct fsx_rdma *d = arg;
-  struct held *ready, *h, **pp;
-  uint64_t now, wall, next;
-  struct timespec ts;
-  size_t left;
-
-  pthread_mutex_lock(&d->lock);
-  for (;;) {
-    now = clock_mono_ms();
-    wall = clock_wall_ms();
-    next = now + 60000;
-    ready = NULL;
-    left = 0;
-    for (pp = &d->held; (h = *pp);) {
-      if (now >= h->due && wall >= h->due_wall) {
-        *pp = h->next;
-        h->next = ready;
-        ready = h;
-        continue;
-      }
-      if (d->closing && now >= h->due) {
-        /* the wall clock was set back: the server may think the deadline
-           still ahead; never reused (the arena stays mapped) */
-        *pp = h->next;
-        log_warn("rdma: %d chunk(s) or a buffer left held at close: the "
-                 "wall clock is %llu ms behind their deadline",
-                 h->n ? h->n : 1, (unsigned long long)(h->due_wall - wall));
-        free(h);
-        continue;
-      }
-      left++;
-      if (now < h->due && h->due < next)
-        next = h->due;
-      else if (now >= h->due && now + 1000 < next)
-        next = now + 1000; /* only the wall clock to wait for */
-      pp = &h->next;
-    }
-    if (ready) {
-      pthread_mutex_unlock(&d->lock);
-      while ((h = ready)) {
-        ready = h->next;
-        give_back(d, h);
-      }
-      pthread_mutex_lock(&d->lock);
-      continue;
-    }
-    if (d->closing && !left)
-      break;
-    ts = clock_at(next);
-    pthread_cond_timedwait(&d->cv, &d->lock, &ts);
-  }
-  pthread_mutex_unlock(&d->lock);
-  return NULL;
-}
-
-/* Hold h (its due times set) until the reaper gives it back. */
-static void hold(struct fsx_rdma *d, struct held *h)
-{
-  pthread_mutex_lock(&d->lock);
-  h->next = d->held;
-  d->held = h;
-  pthread_cond_broadcast(&d->cv);
-  pthread_mutex_unlock(&d->lock);
-}
-
-static int reaper_start(struct fsx_rdma *d)
-{
-  int rc;
-
-  rc = pthread_mutex_init(&d->lock, NULL);
-  if (rc)
-    return -rc;
-  rc = -clock_cond_init(&d->cv);
-  if (rc)
-    goto destroy_lock;
-  rc = pthread_create(&d->reaper, NULL, reaper_main, d);
-  if (rc)
-    goto destroy_cv;
-  d->reaper_started = true;
-  return 0;
-
-destroy_cv:
-  pthread_cond_destroy(&d->cv);
-destroy_lock:
-  pthread_mutex_destroy(&d->lock);
-  return -rc;
-}
-
-/* Wait for the reaper to give back everything held, then stop it. */
-static void reaper_stop(struct fsx_rdma *d)
-{
-  uint64_t last = 0, now = clock_mono_ms();
-
-  if (!d->reaper_started)
-    return;
-  pthread_mutex_lock(&d->lock);
-  for (struct held *h = d->held; h; h = h->next)
-    if (h->due > last)
-      last = h->due;
-  d->closing = true;
-  pthread_cond_broadcast(&d->cv);
-  pthread_mutex_unlock(&d->lock);
-  if (last > now)
-    log_notice("rdma: waiting up to %llu ms for memory a server may still "
-               "touch (its token's deadline)",
-               (unsigned long long)(last - now));
-  pthread_join(d->reaper, NULL);
-  pthread_cond_destroy(&d->cv);
-  pthread_mutex_destroy(&d->lock);
-  d->reaper_started = false;
-}
 
 /* The host of the endpoint URL is a loopback address? */
 static bool endpoint_local(const char *url)
@@ -329,7 +135,7 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
              strerror(-rc));
     goto unregister;
   }
-  rc = reaper_start(d);
+  rc = fsx_held_start(m, &d->held);
   if (rc) {
     snprintf(err, errlen, "rdma: cannot start its reclaim thread: %s",
              strerror(-rc));
@@ -375,7 +181,7 @@ void fsx_rdma_close(struct fsx_mount *m)
 
   if (!d)
     return;
-  reaper_stop(d);
+  fsx_held_stop(d->held);
   fsx_rdma_rc_destroy(d->rc); /* the client is gone: every session put */
   rdx_unregister(d->pool);
   rdx_unregister(d->arena);
@@ -535,27 +341,6 @@ void fsx_rdma_buf_done(struct fsx_mount *m, void *reg)
   atomic_fetch_add(&m->rdma->buf_dereg_us, clock_mono_us() - t0);
 }
 
-/* Sleep until r's memory in doubt is due back: true, or false when the
-   wall clock lags too far behind the monotonic one. */
-static bool wait_due(const struct s3_req *r)
-{
-  uint64_t due, due_wall, now;
-
-  due_of(r, &due, &due_wall);
-  while (!is_due(due, due_wall)) {
-    uint64_t ms = 1000;
-    struct timespec ts;
-    now = clock_mono_ms();
-    if (now >= due + WALL_LAG_MAX_MS)
-      return false;
-    if (due > now && due - now < ms)
-      ms = due - now;
-    ts = clock_at(now + ms);
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-  }
-  return true;
-}
-
 /* After n requests finished: wait out each one's memory in doubt (see
    fsx_rdma_run). */
 static void settle(struct fsx_mount *m, struct s3_req *const *r, int n,
@@ -566,15 +351,11 @@ static void settle(struct fsx_mount *m, struct s3_req *const *r, int n,
   for (int i = 0; i < n; i++) {
     if (!m->rdma || !s3_req_rdma_doubt(r[i]))
       continue;
-    tell(m->rdma);
-    atomic_fetch_add(&m->rdma->retired_bufs, 1);
-    if (!wait_due(r[i])) {
+    if (!fsx_held_wait(m->rdma->held, r[i])) {
       log_warn("rdma: the wall clock is far behind a token's deadline: a "
                "%zu-byte buffer is never reused", len[i]);
       *retired = true;
-      continue;
     }
-    atomic_fetch_add(&m->rdma->reclaimed_bufs, 1);
   }
 }
 
@@ -710,47 +491,18 @@ int fsx_rdma_run(struct fsx_mount *m, struct s3_req *r, bool get, void *buf,
 bool fsx_rdma_hold_chunks(struct fsx_mount *m, const struct s3_req *r,
                           struct fsx_chunk *const *chunks, int n)
 {
-  struct fsx_rdma *d = m->rdma;
-  struct held *h;
-
-  if (!d || !s3_req_rdma_doubt(r))
+  if (!m->rdma || !s3_req_rdma_doubt(r))
     return false;
-  tell(d);
-  atomic_fetch_add(&d->retired_chunks, (uint64_t)n);
-  h = calloc(1, sizeof(*h) + (size_t)n * sizeof(h->chunks[0]));
-  if (!h) {
-    log_warn("rdma: out of memory: %d page-cache chunk(s) are never reused",
-             n);
-    return true; /* the references stay taken: never reused */
-  }
-  due_of(r, &h->due, &h->due_wall);
-  h->n = n;
-  memcpy(h->chunks, chunks, (size_t)n * sizeof(h->chunks[0]));
-  hold(d, h);
+  fsx_held_chunks(m->rdma->held, r, chunks, n);
   return true;
 }
 
 static bool hold_mem(struct fsx_mount *m, const struct s3_req *r, void *buf,
                      size_t len, bool unmap, bool run)
 {
-  struct fsx_rdma *d = m->rdma;
-  struct held *h;
-
-  if (!d || !s3_req_rdma_doubt(r))
+  if (!m->rdma || !s3_req_rdma_doubt(r))
     return false;
-  tell(d);
-  atomic_fetch_add(&d->retired_bufs, 1);
-  h = calloc(1, sizeof(*h));
-  if (!h) {
-    log_warn("rdma: out of memory: a %zu-byte buffer is never reused", len);
-    return true;
-  }
-  due_of(r, &h->due, &h->due_wall);
-  h->buf = buf;
-  h->len = len;
-  h->unmap = unmap;
-  h->run = run;
-  hold(d, h);
+  fsx_held_mem(m->rdma->held, r, buf, len, unmap, run);
   return true;
 }
 
@@ -769,17 +521,19 @@ bool fsx_rdma_hold_run(struct fsx_mount *m, const struct s3_req *r,
 size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len)
 {
   struct fsx_rdma *d = m->rdma;
-  uint64_t rc = d ? d->retired_chunks : 0, cc = d ? d->reclaimed_chunks : 0;
+  struct fsx_held_counts hc;
+
+  fsx_held_counts(d ? d->held : NULL, &hc);
   const struct stats_row rows[] = {
       {"active", fsx_rdma_active(m)},
       {"get_tokens", d ? d->get_tokens : 0},
       {"put_tokens", d ? d->put_tokens : 0},
       {"no_token", d ? d->no_token : 0},
-      {"retired_chunks", rc},
-      {"reclaimed_chunks", cc},
-      {"held_chunks", rc - cc},
-      {"retired_bufs", d ? d->retired_bufs : 0},
-      {"reclaimed_bufs", d ? d->reclaimed_bufs : 0},
+      {"retired_chunks", hc.retired_chunks},
+      {"reclaimed_chunks", hc.reclaimed_chunks},
+      {"held_chunks", hc.retired_chunks - hc.reclaimed_chunks},
+      {"retired_bufs", hc.retired_bufs},
+      {"reclaimed_bufs", hc.reclaimed_bufs},
       {"buf_regs", d ? d->buf_regs : 0},
       {"buf_reg_fails", d ? d->buf_reg_fails : 0},
       {"buf_reg_us", d ? d->buf_reg_us : 0},

@@ -12,8 +12,8 @@
  * lost, cancellation) leaves that in doubt until the attempt's deadline,
  * which the server was given with the token (x-amz-rdma-expires, see
  * s3_req_set_rdma): such memory is held, not reused, until both clocks
- * have passed that deadline plus RECLAIM_MARGIN_MS, then given back:
- * page-cache chunks by a reaper thread (fsx_rdma_hold_chunks), buffers
+ * have passed that deadline plus FSX_HELD_MARGIN_MS, then given back
+ * (fsx_held): page-cache chunks by its thread (fsx_rdma_hold_chunks), buffers
  * by the call that moved them, which waits (fsx_rdma_run) or hands them
  * over (fsx_rdma_hold_buf). Counted in rdma.retired_chunks/_bufs (held,
  * ever), rdma.reclaimed_chunks/_bufs (given back) and rdma.held_chunks
@@ -22,10 +22,8 @@
  *
  * DESIGN (threads): the state is set up before the FUSE loop starts and
  * torn down after it ends; in between every function may run on any thread
- * (the transport's token maker is thread-safe, counters are atomics). The
- * held list is protected by the data plane's lock, which is never held
- * while calling into the cache or freeing; the reaper thread owns what it
- * has taken off the list.
+ * (the transport's token maker is thread-safe, counters are atomics); the
+ * held memory has fsx_held's lock and thread.
  */
 #ifndef S3R_FSX_RDMA_H
 #define S3R_FSX_RDMA_H
