@@ -28,6 +28,7 @@
 #include "fs/mem/fsx_bufs.h"
 #include "fs/direct/fsx_direct.h"
 #include "fs/read/fsx_kstore.h"
+#include "fs/read/fsx_read.h"
 #include "fs/ops/fsx_ops.h"
 #include "fs/plane/fsx_rdma.h"
 #include "fs/stage/fsx_recover_proc.h"
@@ -237,9 +238,7 @@ int main(int argc, char **argv)
 {
   struct fsx_args a = {0};
   struct cfg c;
-  struct fsx_mount m = {.wb_lock = PTHREAD_MUTEX_INITIALIZER,
-                        .wb_cond = PTHREAD_COND_INITIALIZER,
-                        .rename_lock = PTHREAD_RWLOCK_INITIALIZER,
+  struct fsx_mount m = {.rename_lock = PTHREAD_RWLOCK_INITIALIZER,
                         .recover_lock = PTHREAD_MUTEX_INITIALIZER,
                         .recover_cond = PTHREAD_COND_INITIALIZER};
   struct s3_client_config sc;
@@ -430,7 +429,7 @@ int main(int argc, char **argv)
     size_t arena_len;
 
     fsx_cache_arena(m.cache, &arena_len);
-    if (!(m.bufs = fsx_bufs_create(arena_len / 8))) {
+    if (!(m.bufs = fsx_bufs_create(arena_len / 8)) || fsx_read_start(&m)) {
       log_err("out of memory");
       goto destroy_cache;
     }
@@ -522,8 +521,10 @@ destroy_client:
   fsx_rdma_close(&m); /* no request in flight names the arena now */
 destroy_cache:
   fsx_pool_close(m.pool); /* every run given back: no state is left */
-  if (!kstore_stuck) /* (else its thread may still give one back) */
+  if (!kstore_stuck) { /* (else its thread may still give one back) */
     fsx_bufs_destroy(m.bufs);
+    fsx_read_stop(&m);
+  }
   fsx_cache_destroy(m.cache);
 destroy_table:
   if (!kstore_stuck)

@@ -33,16 +33,25 @@
    no user is refused for others' taking the entries */
 #define USERS FSX_DIRECT_MOUNT_REGS
 
+/* Buckets of the open files holding registrations (by handle address). */
+#define FILE_BUCKETS 256
+
+/* An open file's registrations, from its first until its release. */
+struct dfile {
+  struct dfile *next;         /* fsx_direct.lock: its bucket's chain */
+  const struct fsx_fh *fh;    /* fixed */
+  struct fsx_dreg *regs;      /* fsx_direct.lock */
+  unsigned n;                 /* fsx_direct.lock: how many */
+};
+
 struct fsx_direct {
   struct fsx_fdtake *take;
   pthread_mutex_t lock;
   struct {
     uid_t uid;
     unsigned regs;            /* 0: a free entry */
-  } users[USERS];             /* lock */
-  struct fsx_fh **fhs;        /* lock: open files that ever held a
-                                 registration, until their release */
-  size_t nfhs, cap;           /* lock */
+  } users[USERS];             /* protected by lock */
+  struct dfile *files[FILE_BUCKETS]; /* protected by lock */
 };
 
 /* A registration for uid counted (at most FSX_DIRECT_USER_REGS), or
@@ -155,49 +164,25 @@ void fsx_direct_stop(struct fsx_mount *m)
   /* open files never released (the session ended with them open: a
      lazy unmount, an abort): their registrations go now, before the data
      plane closes (a dma-buf's must be deregistered first) */
-  while (x->nfhs) /* (each release takes its entry off) */
-    fsx_direct_release(m, x->fhs[x->nfhs - 1]);
-  free(x->fhs);
+  for (int i = 0; i < FILE_BUCKETS; i++)
+    while (x->files[i]) /* (each release takes its record off) */
+      fsx_direct_release(m, x->files[i]->fh);
   fsx_fdtake_stop(x->take);
   pthread_mutex_destroy(&x->lock);
   free(x);
   m->direct = NULL;
 }
 
-/* fh holds registrations: remembered until its release. 0 or -ENOMEM. */
-static int fh_note(struct fsx_direct *x, struct fsx_fh *fh)
+/* The link to fh's record in its bucket, or to the end of the bucket's
+   chain when it has none (lock held). */
+static struct dfile **file_slot(struct fsx_direct *x, const struct fsx_fh *fh)
 {
-  int rc = 0;
+  uint64_t h = (uint64_t)(uintptr_t)fh * 0x9e3779b97f4a7c15ull;
+  struct dfile **pp = &x->files[(h >> 32) % FILE_BUCKETS];
 
-  pthread_mutex_lock(&x->lock);
-  for (size_t i = 0; i < x->nfhs; i++)
-    if (x->fhs[i] == fh)
-      goto out;
-  if (x->nfhs == x->cap) {
-    size_t cap = x->cap ? x->cap * 2 : 16;
-    struct fsx_fh **v = realloc(x->fhs, cap * sizeof(*v));
-    if (!v) {
-      rc = -ENOMEM;
-      goto out;
-    }
-    x->fhs = v;
-    x->cap = cap;
-  }
-  x->fhs[x->nfhs++] = fh;
-out:
-  pthread_mutex_unlock(&x->lock);
-  return rc;
-}
-
-static void fh_forget(struct fsx_direct *x, struct fsx_fh *fh)
-{
-  pthread_mutex_lock(&x->lock);
-  for (size_t i = 0; i < x->nfhs; i++)
-    if (x->fhs[i] == fh) {
-      x->fhs[i] = x->fhs[--x->nfhs];
-      break;
-    }
-  pthread_mutex_unlock(&x->lock);
+  while (*pp && (*pp)->fh != fh)
+    pp = &(*pp)->next;
+  return pp;
 }
 
 /* Made d (mapped or registered) fh's registration of process tgid (user
@@ -208,7 +193,10 @@ static int dreg_add(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
                     uint64_t *handle)
 {
   static _Atomic uint64_t next_handle = 1;
-  int n = 0, rc = 0;
+  struct fsx_direct *x = m->direct;
+  struct dfile **pp, *f;
+  bool added = false;
+  int rc = 0;
 
   /* the mount's, then the user's: one user may not take them all */
   if (atomic_fetch_add(&m->st.direct_regs_now, 1) >= FSX_DIRECT_MOUNT_REGS ||
@@ -219,24 +207,23 @@ static int dreg_add(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
   }
   d->uid = uid;
   d->counted = true; /* (given back by dreg_free from here on) */
-  if ((rc = fh_note(m->direct, fh))) {
-    dreg_free(m, d);
-    return rc;
-  }
   d->tgid = tgid;
   d->start = start;
   d->handle = atomic_fetch_add(&next_handle, 1);
-  pthread_mutex_lock(&fh->lock);
-  for (struct fsx_dreg *e = fh->dregs; e; e = e->next)
-    n++;
-  if (n < FSX_DIRECT_REGS) {
-    d->next = fh->dregs;
-    fh->dregs = d;
+  pthread_mutex_lock(&x->lock);
+  pp = file_slot(x, fh);
+  if (!*pp && (*pp = calloc(1, sizeof(**pp))))
+    (*pp)->fh = fh;
+  if ((f = *pp) && f->n < FSX_DIRECT_REGS) {
+    d->next = f->regs;
+    f->regs = d;
+    f->n++;
+    added = true;
   }
-  pthread_mutex_unlock(&fh->lock);
-  if (n >= FSX_DIRECT_REGS) {
+  pthread_mutex_unlock(&x->lock);
+  if (!added) {
     dreg_free(m, d);
-    return -ENOSPC;
+    return f ? -ENOSPC : -ENOMEM;
   }
   atomic_fetch_add(&m->st.direct_regs, 1);
   *handle = d->handle;
@@ -370,47 +357,59 @@ static int do_register_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
   return rc;
 }
 
-struct fsx_dreg *fsx_dreg_use(struct fsx_fh *fh, uint64_t handle, pid_t tgid,
+struct fsx_dreg *fsx_dreg_use(struct fsx_mount *m, const struct fsx_fh *fh,
+                              uint64_t handle, pid_t tgid,
                               unsigned long long start, bool unlink)
 {
+  struct fsx_direct *x = m->direct;
   struct fsx_dreg **pp, *d = NULL;
+  struct dfile *f;
 
-  pthread_mutex_lock(&fh->lock);
-  for (pp = &fh->dregs; *pp; pp = &(*pp)->next)
+  pthread_mutex_lock(&x->lock);
+  f = *file_slot(x, fh);
+  for (pp = f ? &f->regs : NULL; pp && *pp; pp = &(*pp)->next)
     if ((*pp)->handle == handle && (*pp)->tgid == tgid &&
         (*pp)->start == start) {
       d = *pp;
       if (unlink) {
         *pp = d->next;
         d->gone = true;
+        f->n--;
       }
       d->busy++;
       break;
     }
-  pthread_mutex_unlock(&fh->lock);
+  pthread_mutex_unlock(&x->lock);
   return d;
 }
 
-void fsx_dreg_drop(struct fsx_fh *fh, struct fsx_dreg *d)
+void fsx_dreg_drop(struct fsx_mount *m, const struct fsx_fh *fh,
+                   struct fsx_dreg *d)
 {
-  pthread_mutex_lock(&fh->lock);
-  for (struct fsx_dreg **pp = &fh->dregs; *pp; pp = &(*pp)->next)
+  struct fsx_direct *x = m->direct;
+  struct dfile *f;
+
+  pthread_mutex_lock(&x->lock);
+  f = *file_slot(x, fh);
+  for (struct fsx_dreg **pp = f ? &f->regs : NULL; pp && *pp;
+       pp = &(*pp)->next)
     if (*pp == d) {
       *pp = d->next;
+      f->n--;
       break;
     }
   d->gone = true;
-  pthread_mutex_unlock(&fh->lock);
+  pthread_mutex_unlock(&x->lock);
 }
 
-void fsx_dreg_done(struct fsx_mount *m, struct fsx_fh *fh,
-                   struct fsx_dreg *d)
+void fsx_dreg_done(struct fsx_mount *m, struct fsx_dreg *d)
 {
+  struct fsx_direct *x = m->direct;
   bool last;
 
-  pthread_mutex_lock(&fh->lock);
+  pthread_mutex_lock(&x->lock);
   last = --d->busy == 0 && d->gone;
-  pthread_mutex_unlock(&fh->lock);
+  pthread_mutex_unlock(&x->lock);
   if (last)
     dreg_free(m, d);
 }
@@ -435,9 +434,11 @@ int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
 
   /* what the open allowed: no reading through a file opened to write,
      no writing through one opened to read */
-  if ((cmd == S3RDMAFS_IOC_READ && !fh->readable) ||
-      (cmd == S3RDMAFS_IOC_WRITE && !fh->writer) ||
-      (!fh->readable && !fh->writer))
+  bool readable = fsx_fh_is(fh, FSX_FH_READABLE);
+  bool writer = fsx_fh_is(fh, FSX_FH_WRITER);
+
+  if ((cmd == S3RDMAFS_IOC_READ && !readable) ||
+      (cmd == S3RDMAFS_IOC_WRITE && !writer) || (!readable && !writer))
     return -EBADF;
   if (caller_of(tid, &tgid, &start))
     return -ESRCH;
@@ -461,11 +462,11 @@ int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
   case S3RDMAFS_IOC_UNREGISTER:
     if (!RESERVED_ZERO((struct s3rdmafs_ioc_unregister *)arg))
       return -EINVAL;
-    d = fsx_dreg_use(fh, ((struct s3rdmafs_ioc_unregister *)arg)->handle, tgid,
-                 start, true);
+    d = fsx_dreg_use(m, fh, ((struct s3rdmafs_ioc_unregister *)arg)->handle,
+                     tgid, start, true);
     if (!d)
       return -EBADF;
-    fsx_dreg_done(m, fh, d);
+    fsx_dreg_done(m, d);
     return 0;
   default:
     return -ENOTTY;
@@ -479,13 +480,21 @@ bool fsx_direct_cmd(unsigned int cmd)
          cmd == S3RDMAFS_IOC_WRITE;
 }
 
-void fsx_direct_release(struct fsx_mount *m, struct fsx_fh *fh)
+void fsx_direct_release(struct fsx_mount *m, const struct fsx_fh *fh)
 {
+  struct fsx_direct *x = m->direct;
+  struct dfile **pp, *f;
+
   /* the open file's release: no ioctl of it is running any more */
-  fh_forget(m->direct, fh);
-  while (fh->dregs) {
-    struct fsx_dreg *d = fh->dregs;
-    fh->dregs = d->next;
+  pthread_mutex_lock(&x->lock);
+  pp = file_slot(x, fh);
+  if ((f = *pp))
+    *pp = f->next;
+  pthread_mutex_unlock(&x->lock);
+  while (f && f->regs) {
+    struct fsx_dreg *d = f->regs;
+    f->regs = d->next;
     dreg_free(m, d);
   }
+  free(f);
 }

@@ -105,6 +105,6 @@ int fsx_direct_start(struct fsx_mount *m);
 void fsx_direct_stop(struct fsx_mount *m);
 
 /* The open file is released: its registrations unmapped. */
-void fsx_direct_release(struct fsx_mount *m, struct fsx_fh *fh);
+void fsx_direct_release(struct fsx_mount *m, const struct fsx_fh *fh);
 
 #endif

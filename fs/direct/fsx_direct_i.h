@@ -11,16 +11,17 @@ struct fsx_mount;
 struct fsx_fh;
 
 struct fsx_dreg {
-  struct fsx_dreg *next;      /* fh->lock */
+  struct fsx_dreg *next;      /* fsx_direct's lock: its file's list */
   uint64_t handle;
   pid_t tgid;                 /* the process that registered it, and its */
   unsigned long long start;   /* start time: a later one with the pid is
                                  another process */
   char *map;
   size_t len;
-  unsigned busy;              /* fh->lock: READs and WRITEs using it */
-  bool gone;                  /* fh->lock: unregistered, unmapped by the
-                                 last user */
+  unsigned busy;              /* fsx_direct's lock: READs and WRITEs
+                                 using it */
+  bool gone;                  /* fsx_direct's lock: unregistered, unmapped
+                                 by the last user */
   bool kept;                  /* a server may still touch it (write into
                                  it, or read it for a WRITE) */
   void *dmabuf;               /* a dma-buf's registration (GPUDirect):
@@ -31,14 +32,16 @@ struct fsx_dreg {
   bool counted;
 };
 
-/* The registration for handle of process tgid, marked busy (with unlink,
-   also taken off fh's list); NULL: none. */
-struct fsx_dreg *fsx_dreg_use(struct fsx_fh *fh, uint64_t handle, pid_t tgid,
+/* The registration for handle of process tgid on open file fh, marked
+   busy (with unlink, also taken off fh's list); NULL: none. */
+struct fsx_dreg *fsx_dreg_use(struct fsx_mount *m, const struct fsx_fh *fh,
+                              uint64_t handle, pid_t tgid,
                               unsigned long long start, bool unlink);
 /* d (in use) leaves fh's list: freed by its last fsx_dreg_done. */
-void fsx_dreg_drop(struct fsx_fh *fh, struct fsx_dreg *d);
+void fsx_dreg_drop(struct fsx_mount *m, const struct fsx_fh *fh,
+                   struct fsx_dreg *d);
 /* The end of a use (fsx_dreg_use): the last one frees a dropped d. */
-void fsx_dreg_done(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d);
+void fsx_dreg_done(struct fsx_mount *m, struct fsx_dreg *d);
 
 /* A READ's (write: a WRITE's) done bytes counted, by path: host buffers,
    GPU staging slots (flags), dma-bufs. */

@@ -52,10 +52,10 @@ static int read_get(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d,
 {
   bool all_rdma = true;
 
-  if (off >= fh->size)
+  if (off >= fsx_fh_size(fh))
     return 0;
-  if (len > fh->size - off)
-    len = (size_t)(fh->size - off);
+  if (len > fsx_fh_size(fh) - off)
+    len = (size_t)(fsx_fh_size(fh) - off);
   while (*done < len) {
     struct s3_req *r[PIECES] = {NULL};
     void *buf[PIECES];
@@ -85,7 +85,7 @@ static int read_get(struct fsx_mount *m, struct fsx_fh *fh, struct fsx_dreg *d,
       int prc = rc || !r[i] ? rc : s3_get_object_result(r[i], &got);
       if (!rc && prc == -ESTALE)
         log_warn("%s: the object changed while being read",
-                 fsx_inode_key(m->tab, fh->in));
+                 fsx_inode_key(m->tab, fsx_fh_inode(fh)));
       if (!rc && !prc && got != plen[i])
         prc = -EIO; /* shorter than the object opened: not an EOF */
       if (!rc)
@@ -124,10 +124,10 @@ static int read_dmabuf(struct fsx_mount *m, struct fsx_fh *fh,
   char *scratch;
   int rc = 0;
 
-  if (off >= fh->size)
+  if (off >= fsx_fh_size(fh))
     return 0;
-  if (len > fh->size - off)
-    len = (size_t)(fh->size - off);
+  if (len > fsx_fh_size(fh) - off)
+    len = (size_t)(fsx_fh_size(fh) - off);
   scratch = mmap(NULL, scratch_len, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (scratch == MAP_FAILED)
@@ -244,7 +244,7 @@ static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
   }
   a->path = S3RDMAFS_PATH_RDMA;
   fh = fsx_fh_latest(m, fh0);
-  if (fh->in) {
+  if (fsx_fh_inode(fh)) {
     rc = read_dmabuf(m, fh, d, a->buf_off, a->file_off, (size_t)a->len,
                      done, &doubt);
   } else {
@@ -257,7 +257,7 @@ static int read_device(struct fsx_mount *m, struct fsx_fh *fh0,
        is done): its late writes must not land after we answered */
     log_warn("direct: a GPUDirect transfer is in doubt: its registration "
              "is dropped (the caller registers again)");
-    fsx_dreg_drop(fh0, d);
+    fsx_dreg_drop(m, fh0, d);
   }
   return rc;
 }
@@ -276,29 +276,29 @@ int fsx_direct_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
     return -EINVAL;
   /* opened without asking (fsx_op_open): the direct paths do not retry a
      GET that finds the object changed, so ask before the first of them */
-  if (fh0->in && atomic_load(&fh0->unverified)) {
+  if (fsx_fh_inode(fh0) && fsx_fh_unverified(fh0)) {
     int vrc = fsx_fh_reverify(m, fh0);
     if (vrc < 0)
       return vrc == -ENOENT ? -EIO : vrc;
-    atomic_store(&fh0->unverified, false);
+    fsx_fh_set_unverified(fh0, false);
   }
-  d = fsx_dreg_use(fh0, a->handle, tgid, start, false);
+  d = fsx_dreg_use(m, fh0, a->handle, tgid, start, false);
   if (!d)
     return -EBADF;
   if (!a->len) {
-    fsx_dreg_done(m, fh0, d);
+    fsx_dreg_done(m, d);
     a->done = 0;
     return 0;
   }
   if (a->buf_off > d->len || a->len > d->len - a->buf_off ||
       a->file_off > INT64_MAX || (d->dmabuf && (a->flags || d->source))) {
-    fsx_dreg_done(m, fh0, d);
+    fsx_dreg_done(m, d);
     return -EINVAL;
   }
-  if (fh0->wb)
-    wb = fh0->wb;
-  else if (fh0->in)
-    wb = fsx_wb_get(m, fh0->in); /* written since the open */
+  if (fsx_fh_wb(fh0))
+    wb = fsx_fh_wb(fh0);
+  else if (fsx_fh_inode(fh0))
+    wb = fsx_wb_get(m, fsx_fh_inode(fh0)); /* written since the open */
   if (d->dmabuf) {
     rc = read_device(m, fh0, wb, d, a, &done);
   } else if (wb) {
@@ -308,7 +308,7 @@ int fsx_direct_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
   } else {
     dst = d->map + a->buf_off;
     fh = fsx_fh_latest(m, fh0);
-    if (fh->in && fsx_rdma_active(m)) {
+    if (fsx_fh_inode(fh) && fsx_rdma_active(m)) {
       rc = read_get(m, fh, d, dst, a->file_off, (size_t)a->len, &done,
                     &a->path);
     } else {
@@ -317,11 +317,11 @@ int fsx_direct_read(struct fsx_mount *m, struct fsx_fh *fh0, pid_t tgid,
     }
     fsx_fh_destroy(m, fh);
   }
-  if (wb && wb != fh0->wb)
+  if (wb && wb != fsx_fh_wb(fh0))
     fsx_wb_put(m, wb);
   if (!rc) /* before done: d may be freed by it (dropped meanwhile) */
     fsx_direct_count(m, d, a->flags, done, false);
-  fsx_dreg_done(m, fh0, d);
+  fsx_dreg_done(m, d);
   if (rc)
     return rc;
   a->done = done;

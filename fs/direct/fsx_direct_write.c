@@ -117,14 +117,14 @@ static ssize_t write_parts(struct fsx_mount *m, struct fsx_fh *fh,
 
   *p = (struct dparts){{run_parts, d->map ? d->map + a->buf_off : NULL},
                        m, d, a->buf_off, true, false};
-  if (fh->append || !fsx_rdma_active(m))
+  if (fsx_fh_is(fh, FSX_FH_APPEND) || !fsx_rdma_active(m))
     return 0;
-  n = fsx_wb_write_parts(m, fh->wb, a->file_off, (size_t)a->len, &p->w);
+  n = fsx_wb_write_parts(m, fsx_fh_wb(fh), a->file_off, (size_t)a->len, &p->w);
   if (p->doubt) {
     if (d->dmabuf) { /* revoke the server's access now (as a READ's) */
       log_warn("direct: a GPUDirect transfer is in doubt: its "
                "registration is dropped (the caller registers again)");
-      fsx_dreg_drop(fh, d);
+      fsx_dreg_drop(m, fh, d);
     } else {
       d->kept = true; /* a server may still read there: never unmapped */
     }
@@ -145,20 +145,20 @@ int fsx_direct_write(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
 
   if (a->flags & ~S3RDMAFS_WRITE_FLAGS)
     return -EINVAL;
-  d = fsx_dreg_use(fh, a->handle, tgid, start, false);
+  d = fsx_dreg_use(m, fh, a->handle, tgid, start, false);
   if (!d)
     return -EBADF;
   if (a->buf_off > d->len || a->len > d->len - a->buf_off ||
       a->file_off > INT64_MAX || a->len > INT64_MAX - a->file_off ||
       (d->dmabuf && (a->flags || !d->source))) {
-    fsx_dreg_done(m, fh, d);
+    fsx_dreg_done(m, d);
     return -EINVAL;
   }
   a->done = 0;
   a->path = S3RDMAFS_PATH_RDMA;
   if (!a->len)
     goto out;
-  fsx_wb_attr(fh->wb, &a0); /* the size before */
+  fsx_wb_attr(fsx_fh_wb(fh), &a0); /* the size before */
   n = write_parts(m, fh, d, a, &p);
   if (n > 0) {
     done = (size_t)n;
@@ -177,8 +177,8 @@ int fsx_direct_write(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
     copied = true;
     struct msrc src = {{msrc_to_mem, msrc_to_fd},
                        d->map + a->buf_off + done};
-    n = fsx_wb_write(m, fh->wb, a->file_off + done, &src.s,
-                     (size_t)a->len - done, fh->append);
+    n = fsx_wb_write(m, fsx_fh_wb(fh), a->file_off + done, &src.s,
+                     (size_t)a->len - done, fsx_fh_is(fh, FSX_FH_APPEND));
     if (n < 0 && !done)
       rc = (int)n;
     else if (n > 0)
@@ -192,20 +192,20 @@ int fsx_direct_write(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
   if (done && m->se) {
     uint64_t from = a->file_off / PAGE * PAGE;
     /* the size: asked again (offset -1: attributes only, no page locks) */
-    fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(fh->in), -1, 0);
+    fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(fsx_fh_inode(fh)), -1, 0);
     /* pages the kernel may hold of what changed: from file_off's page to
        the end, where that starts below the old size (its last page holds
        zeros past the end). This waits for their locks, which a read in
        flight holds until its answer: never with one thread serving every
        request (-s), whose answer would wait for us */
     if (!m->single_loop && from < (a0.size + PAGE - 1) / PAGE * PAGE)
-      fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(fh->in),
+      fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(fsx_fh_inode(fh)),
                                        (off_t)from, 0);
   }
 out:
   if (!rc)
     fsx_direct_count(m, d, a->flags, done, true);
-  fsx_dreg_done(m, fh, d); /* (d may be gone from here on) */
+  fsx_dreg_done(m, d); /* (d may be gone from here on) */
   if (rc && rc != -EOPNOTSUPP)
     atomic_fetch_add(&m->st.errors, 1);
   if (rc)

@@ -120,13 +120,8 @@ struct fsx_mount {
                                  operation may wait for another's reply */
   struct fsx_kstore *kstore;  /* dense blocks into the kernel's cache; NULL:
                                  none (kernel_cache off) */
-  _Atomic uint64_t ahead_bytes; /* groups fetched ahead (dense, idle),
-                                 until the kernel's store of them is over */
-  _Atomic unsigned read_gets; /* the read path's GETs in flight */
-  _Atomic unsigned idle_gets; /* groups fetched with capacity no reader
-                                 uses, in flight (fsx_read_group.c) */
-  _Atomic uint64_t idle_owner; /* the file of the last random miss */
-  _Atomic uint64_t idle_since_ms; /* since when it has been that file */
+  struct fsx_reads *reads;    /* the read path's mount-wide load
+                                 (fsx_read_i.h), from fsx_read_start */
   _Atomic bool peek_off;      /* the server answered a cold lookup's range
                                  with a whole object: HEADs from then on */
   struct fsx_bufs *bufs;      /* the buffers of reads outside the cache */
@@ -139,18 +134,8 @@ struct fsx_mount {
   struct fsx_rdma *rdma;      /* the data plane; NULL: HTTP bodies only */
   struct fsx_pool *pool;      /* write buffers (write.stream); NULL: none,
                                  every write goes to the staging file */
-  /* write-back (fsx_wb.c) */
-  pthread_mutex_t wb_lock;
-  pthread_cond_t wb_cond;     /* wb_mem went down, or stopping; on
-                                 CLOCK_MONOTONIC from fsx_wb_start */
-  struct fsx_wb *wbs;         /* wb_lock: every write-back state */
-  uint64_t wb_mem;            /* wb_lock: part bytes uploading */
-  bool wb_stopping;           /* wb_lock */
-  bool wb_started;
-  pthread_t wb_thread;        /* background retries */
-  struct fsx_leftover *leftovers; /* wb_lock: multipart uploads whose abort
-                                 failed, tried again by the retry
-                                 thread and at unmount (fsx_wb_upload.c) */
+  struct fsx_wbm *wbm;        /* write-back's mount-wide side (fsx_wb_i.h),
+                                 from fsx_wb_start; NULL: read-only */
   _Atomic bool no_cond;       /* the server answered a conditional write
                                  with 501: uploads go without conditions */
   /* a directory rename holds it for writing, from before it holds every

@@ -28,19 +28,27 @@ static void open_stats(fuse_req_t req, struct fuse_file_info *fi)
   struct fsx_mount *m = M(req);
   struct fsx_attr a;
   struct fsx_fh *fh;
+  size_t len = 0;
+  char *text;
 
   fsx_stats_attr(&a);
-  fh = fsx_fh_create(m, NULL, &a);
-  if (fh)
-    fh->special = fsx_stats_text(m, &fh->special_len);
-  if (!fh || !fh->special) {
-    fsx_fh_destroy(m, fh);
+  text = fsx_stats_text(m, &len);
+  fh = fsx_fh_create_text(m, &a, text, len);
+  if (!fh) {
     fsx_reply_err(req, ENOMEM);
     return;
   }
   fi->fh = (uintptr_t)fh;
   fi->direct_io = 1;
   fuse_reply_open(req, fi);
+}
+
+/* What an open with flags makes of its handle (FSX_FH_*). */
+static unsigned open_how(int flags, bool writing)
+{
+  return (writing ? FSX_FH_WRITER : 0) |
+         ((flags & O_APPEND) ? FSX_FH_APPEND : 0) |
+         ((flags & O_ACCMODE) != O_WRONLY ? FSX_FH_READABLE : 0);
 }
 
 /* Open a file this mount is writing: its state is the newest there is. */
@@ -68,10 +76,7 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
     fsx_reply_err(req, rc ? -rc : ENOMEM);
     return;
   }
-  fh->wb = mine;
-  fh->writer = writing;
-  fh->append = (fi->flags & O_APPEND) != 0;
-  fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
+  fsx_fh_set_open(fh, mine, open_how(fi->flags, writing));
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = 1; /* the kernel's pages are what was written here */
   if (fuse_reply_open(req, fi))
@@ -115,9 +120,9 @@ static bool open_known(fuse_req_t req, struct fsx_inode *in,
     fsx_reply_err(req, ENOMEM);
     return true;
   }
-  atomic_store(&fh->unverified, true);
+  fsx_fh_set_unverified(fh, true);
   atomic_fetch_add(&m->st.opens_known, 1);
-  fh->readable = true;
+  fsx_fh_set_open(fh, NULL, FSX_FH_READABLE);
   fi->fh = (uintptr_t)fh;
   /* another open came in between (the kernel may hold pages of what it
      found): drop them, the GET checks */
@@ -209,10 +214,7 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fsx_reply_err(req, ENOMEM);
     return;
   }
-  fh->wb = wb;
-  fh->writer = wb != NULL;
-  fh->append = (fi->flags & O_APPEND) != 0;
-  fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
+  fsx_fh_set_open(fh, wb, open_how(fi->flags, wb != NULL));
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = !drop;
   if (drop) /* (why: the kernel's pages are dropped at this open) */
@@ -265,11 +267,11 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   int niov = 0, rc, vrc;
 
   atomic_fetch_add(&m->st.reads, 1);
-  if (fh->wb) {
-    read_written(req, fh->wb, size, off);
+  if (fsx_fh_wb(fh)) {
+    read_written(req, fsx_fh_wb(fh), size, off);
     return;
   }
-  if (fh->in && (wb = fsx_wb_get(m, fh->in))) {
+  if (fsx_fh_inode(fh) && (wb = fsx_wb_get(m, fsx_fh_inode(fh)))) {
     /* written (or unlinked) since this handle was opened: the staged
        data is the file now */
     read_written(req, wb, size, off);
@@ -283,7 +285,7 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
      the size a listing gave, is asked about now; the read goes on with
      the new object, as after an open that had asked (every read racing
      this one asks too: the flag goes once a read has the object) */
-  if (atomic_load(&orig->unverified) &&
+  if (fsx_fh_unverified(orig) &&
       (rc == -ESTALE || (!rc && !iov_bytes(iov, niov))) &&
       (vrc = fsx_fh_reverify(m, orig)) != 0) {
     fsx_read_done(m, ctx);
@@ -295,7 +297,7 @@ void fsx_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   if (rc == -ESTALE || rc == -ENOENT) /* changed (or gone) while read */
     rc = -EIO;
   if (!rc)
-    atomic_store(&orig->unverified, false);
+    fsx_fh_set_unverified(orig, false);
   if (rc) {
     atomic_fetch_add(&m->st.errors, 1);
     fsx_reply_err(req, -rc);
@@ -322,7 +324,7 @@ void fsx_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
   (void)ino;
   (void)arg;
   /* restricted ioctls only: the kernel moved exactly size bytes in */
-  if ((flags & FUSE_IOCTL_DIR) || !fh || !fh->in || fh->special ||
+  if ((flags & FUSE_IOCTL_DIR) || !fh || !fsx_fh_inode(fh) ||
       !fsx_direct_cmd(cmd) || size > sizeof(a)) {
     fsx_reply_err(req, ENOTTY);
     return;
@@ -345,18 +347,20 @@ void fsx_op_release(fuse_req_t req, fuse_ino_t ino,
 {
   struct fsx_mount *m = M(req); /* (req is gone after the reply) */
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
-  bool read = fh->readable && !fh->writer && !fh->special;
+  struct fsx_inode *in = fsx_fh_inode(fh);
+  bool writer = fsx_fh_is(fh, FSX_FH_WRITER);
+  bool read = in && fsx_fh_is(fh, FSX_FH_READABLE) && !writer;
   /* other handles open on the file (this one stops counting at
      fsx_fh_release, though a fetch still in flight may hold it a while) */
-  bool others = read && fh->in && fsx_inode_opens(m->tab, fh->in) > 1;
+  bool others = read && fsx_inode_opens(m->tab, in) > 1;
 
   fsx_direct_release(m, fh); /* its registered buffers */
   /* written after the last flush (a shared mapping's pages): upload now;
      if that fails the file stays dirty and is retried in the background
      (as is one whose flush failed: that was reported to close()) */
-  if (fh->writer && fsx_wb_unflushed(fh->wb))
-    fsx_wb_commit(m, fh->wb);
-  if (fh->in)
+  if (writer && fsx_wb_unflushed(fsx_fh_wb(fh)))
+    fsx_wb_commit(m, fsx_fh_wb(fh));
+  if (in)
     atomic_fetch_add(&m->st.releases, 1);
   fsx_fh_release(m, fh);
   fsx_reply_err(req, 0);

@@ -67,10 +67,10 @@ made:
       fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
     goto out;
   }
-  fh->wb = wb;
-  fh->writer = true;
-  fh->append = (fi->flags & O_APPEND) != 0;
-  fh->readable = (fi->flags & O_ACCMODE) != O_WRONLY;
+  fsx_fh_set_open(fh, wb,
+                  FSX_FH_WRITER | ((fi->flags & O_APPEND) ? FSX_FH_APPEND : 0) |
+                      ((fi->flags & O_ACCMODE) != O_WRONLY ? FSX_FH_READABLE
+                                                           : 0));
   fi->fh = (uintptr_t)fh;
   fsx_inode_note_entry(m->tab, in); /* listed before its upload */
   fsx_entry_of(m, in, &e);
@@ -125,12 +125,13 @@ void fsx_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
   ssize_t n;
 
   (void)ino;
-  if (!fh->writer) { /* (libfuse empties the pipe of what is not read) */
+  if (!fsx_fh_is(fh, FSX_FH_WRITER)) { /* (libfuse empties the pipe of
+                                          what is not read) */
     fsx_reply_err(req, EBADF);
     return;
   }
-  n = fsx_wb_write(M(req), fh->wb, (uint64_t)off, &src.s, fuse_buf_size(bufv),
-                   fh->append);
+  n = fsx_wb_write(M(req), fsx_fh_wb(fh), (uint64_t)off, &src.s,
+                   fuse_buf_size(bufv), fsx_fh_is(fh, FSX_FH_APPEND));
   if (n < 0) {
     atomic_fetch_add(&M(req)->st.errors, 1);
     fsx_reply_err(req, (int)-n);
@@ -143,7 +144,9 @@ void fsx_op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
 
-  fsx_reply_err(req, fh->writer ? -fsx_wb_commit(M(req), fh->wb) : 0);
+  fsx_reply_err(req, fsx_fh_is(fh, FSX_FH_WRITER)
+                         ? -fsx_wb_commit(M(req), fsx_fh_wb(fh))
+                         : 0);
 }
 
 void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
@@ -152,14 +155,15 @@ void fsx_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
   struct fsx_fh *fh = (struct fsx_fh *)(uintptr_t)fi->fh;
 
   (void)datasync; /* the object and its metadata go up together */
-  fsx_reply_err(req, fh->wb ? -fsx_wb_commit(M(req), fh->wb) : 0);
+  fsx_reply_err(req, fsx_fh_wb(fh) ? -fsx_wb_commit(M(req), fsx_fh_wb(fh)) : 0);
 }
 
 static int setattr_size(struct fsx_mount *m, struct fsx_inode *in,
                         struct fsx_fh *fh, uint64_t size)
 {
-  struct fsx_wb *wb = fh && fh->wb ? fh->wb : fsx_wb_get(m, in);
-  bool mine = !(fh && fh->wb), made = false;
+  struct fsx_wb *held = fh ? fsx_fh_wb(fh) : NULL;
+  struct fsx_wb *wb = held ? held : fsx_wb_get(m, in);
+  bool mine = !held, made = false;
   struct fsx_attr a;
   int rc = 0;
 

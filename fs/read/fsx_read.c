@@ -38,165 +38,6 @@ struct fetch {
   size_t want[MAX_CHUNKS_PER_GET];
 };
 
-/* fh lifetime: the open file and each fetch hold a reference. */
-struct fh_box {
-  struct fsx_fh fh;
-  _Atomic unsigned refs;
-  _Atomic bool closed;        /* its open given back to the inode */
-};
-
-/* fh's open given back to its inode, once: at release, or with its last
-   reference (a successor, a handle never released) */
-static void fh_close(struct fsx_mount *m, struct fsx_fh *fh)
-{
-  if (fh->in && !atomic_exchange(&((struct fh_box *)fh)->closed, true))
-    fsx_wb_put(m, fsx_inode_close(m->tab, fh->in));
-}
-
-static void fh_unref(struct fsx_mount *m, struct fsx_fh *fh)
-{
-  struct fh_box *b = (struct fh_box *)fh;
-
-  if (atomic_fetch_sub(&b->refs, 1) != 1)
-    return;
-  fh_close(m, fh);
-  fsx_wb_put(m, fh->wb);
-  if (fh->succ)
-    fh_unref(m, fh->succ);
-  fsx_inode_put(m->tab, fh->in);
-  pthread_cond_destroy(&fh->landed);
-  pthread_mutex_destroy(&fh->lock);
-  fsx_density_free(&fh->dense);
-  free(fh->special);
-  free(b);
-}
-
-struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
-                             const struct fsx_attr *a)
-{
-  struct fh_box *b = calloc(1, sizeof(*b));
-  struct fsx_fh *fh;
-
-  if (!b)
-    return NULL;
-  fh = &b->fh;
-  if (pthread_mutex_init(&fh->lock, NULL)) {
-    free(b);
-    return NULL;
-  }
-  if (pthread_cond_init(&fh->landed, NULL)) {
-    pthread_mutex_destroy(&fh->lock);
-    free(b);
-    return NULL;
-  }
-  atomic_init(&b->refs, 1);
-  fh->in = in;
-  if (in) {
-    fsx_inode_open(m->tab, in);
-    fh->file = fsx_inode_ino(in);
-  }
-  fh->gen = fsx_etag_gen(a->etag);
-  fh->size = a->size;
-  fsx_density_init(&fh->dense, fh->size, m->o.dense_block,
-                   m->cache ? fsx_cache_chunk_size(m->cache) : 0);
-  if (a->etag[0])
-    snprintf(fh->etag, sizeof(fh->etag), "\"%s\"", a->etag);
-  return fh;
-}
-
-struct s3_req *fsx_fh_get(struct fsx_mount *m, struct fsx_fh *fh,
-                          uint64_t off, size_t len, void *buf)
-{
-  struct s3_req *r = s3_get_object_req(m->s3, fsx_inode_bucket(fh->in),
-                                       fsx_inode_key(m->tab, fh->in), off,
-                                       len, buf);
-
-  if (r && fh->etag[0] && s3_req_add_header(r, "if-match", fh->etag)) {
-    s3_req_destroy(r);
-    r = NULL;
-  }
-  return r;
-}
-
-void fsx_fh_release(struct fsx_mount *m, struct fsx_fh *fh)
-{
-  struct fsx_fh *f = fh, *next;
-
-  /* (no op on the file is left, so no successor is added meanwhile) */
-  for (; f; f = next) {
-    fh_close(m, f);
-    pthread_mutex_lock(&fh->lock);
-    next = f->succ;
-    pthread_mutex_unlock(&fh->lock);
-  }
-  fh_unref(m, fh);
-}
-
-void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh)
-{
-  if (fh)
-    fh_unref(m, fh);
-}
-
-void fsx_fh_hold(struct fsx_fh *fh)
-{
-  atomic_fetch_add(&((struct fh_box *)fh)->refs, 1);
-}
-
-struct fsx_fh *fsx_fh_latest(struct fsx_mount *m, struct fsx_fh *fh)
-{
-  struct fsx_fh *cur = fh, *next;
-  struct fsx_inode_view v;
-  struct fsx_attr a;
-
-  if (!fh->in)
-    goto out;
-  fsx_inode_view(m->tab, fh->in, &v);
-  a = v.attr;
-  if (a.kind != FSX_FILE || !a.etag[0])
-    goto out;
-  pthread_mutex_lock(&fh->lock);
-  while (cur->succ) /* successors are only ever added at the end */
-    cur = cur->succ;
-  if (cur->gen != fsx_etag_gen(a.etag) && (next = fsx_fh_create(m, fh->in, &a)))
-    cur = cur->succ = next;
-  pthread_mutex_unlock(&fh->lock);
-out:
-  fsx_fh_hold(cur);
-  return cur;
-}
-
-/*
- * A handle opened without asking found its object changed (412): ask now
- * (what the open skipped), so that fsx_fh_latest moves it to the new
- * object; the kernel's pages, none of which this handle gave it, are left
- * unsure. The kernel's size of the file (the listing's) is dropped when
- * the object grew, so that reads past it ask getattr; one that shrank is
- * corrected by the short read itself (which a dropped size would stop:
- * the kernel then keeps its old size and reads zeros up to it).
- */
-int fsx_fh_reverify(struct fsx_mount *m, struct fsx_fh *fh)
-{
-  struct fsx_inode *in = fh->in;
-  struct fsx_attr a;
-  int rc = fsx_ns_head(m, in, &a);
-
-  if (rc)
-    return rc;
-  if (fsx_etag_gen(a.etag) == fh->gen)
-    return 0; /* the object it was opened on */
-  if (a.kind != FSX_FILE)
-    return -EIO;
-  atomic_fetch_add(&m->st.opens_reverified, 1);
-  fsx_inode_set_attr(m->tab, in, &a, true, m->o.attr_ttl_ms);
-  fsx_inode_kernel_doubt(m->tab, in);
-  fsx_cache_invalidate(m->cache, fsx_inode_ino(in));
-  if (m->se && a.size > fh->size) /* attributes only (offset -1): no page
-                                    locks, safe within a read */
-    fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(in), -1, 0);
-  return 1;
-}
-
 static size_t chunk_len(const struct fsx_fh *fh, size_t cs, uint64_t idx)
 {
   uint64_t start = idx * cs;
@@ -239,8 +80,8 @@ static void fetch_done(struct s3_req *r, void *arg)
   if (rc && !expected)
     atomic_fetch_add(&m->st.errors, 1);
   atomic_fetch_sub(&f->fh->inflight, 1);
-  atomic_fetch_sub(&m->read_gets, 1);
-  fh_unref(m, f->fh);
+  atomic_fetch_sub(&m->reads->read_gets, 1);
+  fsx_fh_destroy(m, f->fh);
   s3_req_destroy(r);
   free(f);
 }
@@ -275,7 +116,7 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
     goto fail;
   fsx_fh_hold(fh);
   atomic_fetch_add(&fh->inflight, 1);
-  atomic_fetch_add(&m->read_gets, 1);
+  atomic_fetch_add(&m->reads->read_gets, 1);
   atomic_fetch_add(&m->st.gets, 1);
   s3_req_submit(f->req, fetch_done, f);
   return 0;
@@ -376,11 +217,11 @@ static int read_direct(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   if (!r)
     return -ENOMEM;
   atomic_fetch_add(&m->st.gets, 1);
-  atomic_fetch_add(&m->read_gets, 1);
+  atomic_fetch_add(&m->reads->read_gets, 1);
   /* waits, when the token was left in doubt, until no server can write
      into tmp any more */
   rc = fsx_rdma_run(m, r, true, ctx->tmp, len, &retired);
-  atomic_fetch_sub(&m->read_gets, 1);
+  atomic_fetch_sub(&m->reads->read_gets, 1);
   if (!rc)
     rc = s3_get_object_result(r, &got);
   s3_req_destroy(r);

@@ -23,48 +23,30 @@
 #ifndef S3R_FSX_READ_H
 #define S3R_FSX_READ_H
 
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "fs/read/fsx_density.h"
 #include "fs/mount/fsx_i.h"
 
-struct fsx_dreg;
 struct fsx_pend;
+/*
+ * An open file's handle: private to this module (fsx_read_i.h); the
+ * operations ask it by intent. The stats file's handle carries its text.
+ */
+struct fsx_fh;
 
-struct fsx_fh {
-  struct fsx_inode *in;       /* internal reference held while open */
-  uint64_t file;              /* page-cache file id (the inode number) */
-  uint64_t gen;               /* page-cache generation (ETag) at open */
-  uint64_t size;              /* object size at open */
-  char etag[FSX_ETAG_MAX + 2]; /* quoted, for If-Match; "" if unknown */
-  pthread_mutex_t lock;
-  uint64_t next_off;          /* lock: where a sequential read goes next */
-  uint64_t window;            /* lock: readahead window, 0 = random */
-  uint64_t ra_end;            /* lock: readahead issued up to here */
-  struct fsx_density dense;   /* lock: random misses per block */
-  uint64_t idle_next;         /* lock: where idle capacity fetches next */
-  struct fsx_pend *pends;     /* lock: groups fetched ahead, not stored */
-  pthread_cond_t landed;      /* lock: one of them landed or failed */
-  _Atomic unsigned inflight;  /* fetches in flight for this file */
-  struct fsx_fh *succ;        /* lock: the handle reads go to since this
-                                 mount changed the object (a reference) */
-  struct fsx_wb *wb;          /* write-back state (a reference), or NULL:
-                                 reads and writes go through it */
-  bool writer;                /* opened for writing: close uploads */
-  bool append;                /* O_APPEND: every write at the end */
-  bool readable;              /* not opened O_WRONLY (fsx_direct reads) */
-  _Atomic bool unverified;    /* opened on attributes a listing or lookup
-                                 gave, without asking the server: the
-                                 first read that finds the object changed
-                                 asks, and goes on with the new one */
-  char *special;              /* the stats file's text, else NULL */
-  size_t special_len;
-  struct fsx_dreg *dregs;     /* lock: registered buffers (fsx_direct) */
-};
+/* How a handle was opened (fsx_fh_set_open; fsx_fh_is asks). */
+#define FSX_FH_WRITER 1u   /* opened for writing: close uploads */
+#define FSX_FH_APPEND 2u   /* O_APPEND: every write at the end */
+#define FSX_FH_READABLE 4u /* not opened O_WRONLY (direct reads too) */
+
+
+/* The read path's mount-wide state (m->reads): made before the first
+   read, 0 or -ENOMEM; stopped once no read, fetch or store is left. */
+int fsx_read_start(struct fsx_mount *m);
+void fsx_read_stop(struct fsx_mount *m);
 
 /* A file handle for inode in (a reference is taken), with attributes a. */
 struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
@@ -75,6 +57,29 @@ struct fsx_fh *fsx_fh_create(struct fsx_mount *m, struct fsx_inode *in,
  */
 struct s3_req *fsx_fh_get(struct fsx_mount *m, struct fsx_fh *fh,
                           uint64_t off, size_t len, void *buf);
+/* The stats file's handle: text (malloc'ed, the handle's from now on, also
+   on failure) is what its reads return; NULL: no memory. */
+struct fsx_fh *fsx_fh_create_text(struct fsx_mount *m,
+                                  const struct fsx_attr *a, char *text,
+                                  size_t len);
+/* How fh was opened (FSX_FH_*), and the write-back state it reads and
+   writes through: wb's reference is the handle's from now on. */
+void fsx_fh_set_open(struct fsx_fh *fh, struct fsx_wb *wb, unsigned how);
+/* Every bit of how set (FSX_FH_*)? */
+bool fsx_fh_is(const struct fsx_fh *fh, unsigned how);
+/* Its inode (NULL: the stats file), the object's size at open, and the
+   write-back state it was opened with (NULL: none). */
+struct fsx_inode *fsx_fh_inode(const struct fsx_fh *fh);
+uint64_t fsx_fh_size(const struct fsx_fh *fh);
+struct fsx_wb *fsx_fh_wb(const struct fsx_fh *fh);
+/* The stats file's handle? */
+bool fsx_fh_is_text(const struct fsx_fh *fh);
+/* Opened on attributes a listing or a lookup gave, without asking the
+   server: the first read that finds the object changed asks
+   (fsx_fh_reverify), and goes on with the new one. Set at open; cleared
+   once a read has the object. */
+void fsx_fh_set_unverified(struct fsx_fh *fh, bool unverified);
+bool fsx_fh_unverified(const struct fsx_fh *fh);
 /* Drop a reference; freed with the last. */
 void fsx_fh_destroy(struct fsx_mount *m, struct fsx_fh *fh);
 /*
@@ -119,7 +124,7 @@ uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
  */
 struct fsx_read_ctx;
 /*
- * fh was opened without asking the server (fh->unverified) and its object
+ * fh was opened without asking the server (fsx_fh_unverified) and its object
  * may have changed since: ask now, and when it did, take the new object's
  * attributes (fsx_fh_latest then gives the handle reads go to). 1: it
  * changed; 0: it is fh's; or a negative errno (-ENOENT: gone).

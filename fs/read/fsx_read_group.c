@@ -60,7 +60,7 @@ static void pend_put(struct fsx_pend *p)
     *pp = p->next;
   pthread_mutex_unlock(&fh->lock);
   fsx_bufs_put(p->m->bufs, p->buf);
-  atomic_fetch_sub(&p->m->ahead_bytes, p->reserved);
+  atomic_fetch_sub(&p->m->reads->ahead_bytes, p->reserved);
   fsx_fh_destroy(p->m, fh);
   free(p);
 }
@@ -100,7 +100,7 @@ static void pend_done(struct s3_req *r, void *arg)
   bool ok = !rc && got == len;
 
   atomic_fetch_add(&m->st.get_bytes, got);
-  atomic_fetch_sub(p->idle ? &m->idle_gets : &m->read_gets, 1);
+  atomic_fetch_sub(p->idle ? &m->reads->idle_gets : &m->reads->read_gets, 1);
   atomic_fetch_sub(&fh->inflight, 1);
   s3_req_destroy(r);
   pend_landed(p, ok ? 1 : (rc ? rc : -EIO));
@@ -135,9 +135,9 @@ static bool pend_start(struct fsx_mount *m, struct fsx_fh *fh,
   if (atomic_load(&fh->inflight) >= m->o.max_inflight_per_file)
     return false;
   /* reserved before it is known: no overshoot by racing readers */
-  if (atomic_fetch_add(&m->ahead_bytes, group) + group > cap ||
+  if (atomic_fetch_add(&m->reads->ahead_bytes, group) + group > cap ||
       !(p = calloc(1, sizeof(*p)))) {
-    atomic_fetch_sub(&m->ahead_bytes, group);
+    atomic_fetch_sub(&m->reads->ahead_bytes, group);
     return false;
   }
   *p = (struct fsx_pend){.refs = 1, .m = m, .fh = fh, .reserved = group,
@@ -169,7 +169,7 @@ static bool pend_start(struct fsx_mount *m, struct fsx_fh *fh,
   }
   *after = p->to;
   atomic_fetch_add(&fh->inflight, 1);
-  atomic_fetch_add(idle ? &m->idle_gets : &m->read_gets, 1);
+  atomic_fetch_add(idle ? &m->reads->idle_gets : &m->reads->read_gets, 1);
   atomic_fetch_add(&m->st.gets, 1);
   atomic_fetch_add(idle ? &m->st.idle_groups : &m->st.dense_ahead, 1);
   s3_req_submit(r, pend_done, p);
@@ -186,8 +186,8 @@ void fsx_group_ahead(struct fsx_mount *m, struct fsx_fh *fh, uint64_t after)
 /* see fsx_read_i.h */
 void fsx_group_miss(struct fsx_mount *m, struct fsx_fh *fh)
 {
-  if (atomic_exchange(&m->idle_owner, fh->file) != fh->file)
-    atomic_store(&m->idle_since_ms, clock_mono_ms());
+  if (atomic_exchange(&m->reads->idle_owner, fh->file) != fh->file)
+    atomic_store(&m->reads->idle_since_ms, clock_mono_ms());
 }
 
 /* see fsx_read_i.h */
@@ -198,10 +198,10 @@ void fsx_group_idle(struct fsx_mount *m, struct fsx_fh *fh)
 
   /* (another reader may have moved the time since: signed) */
   if (!m->o.idle_fetch || fh->size > m->o.idle_fetch ||
-      atomic_load(&m->idle_owner) != fh->file ||
-      (int64_t)(clock_mono_ms() - atomic_load(&m->idle_since_ms)) <
+      atomic_load(&m->reads->idle_owner) != fh->file ||
+      (int64_t)(clock_mono_ms() - atomic_load(&m->reads->idle_since_ms)) <
           FSX_IDLE_ALONE_MS ||
-      atomic_load(&m->read_gets))
+      atomic_load(&m->reads->read_gets))
     return;
   pthread_mutex_lock(&fh->lock);
   after = fh->idle_next;
@@ -209,7 +209,7 @@ void fsx_group_idle(struct fsx_mount *m, struct fsx_fh *fh)
   pthread_mutex_unlock(&fh->lock);
   if (touched < FSX_IDLE_MIN)
     return;
-  while (atomic_load(&m->idle_gets) < FSX_IDLE_DEPTH &&
+  while (atomic_load(&m->reads->idle_gets) < FSX_IDLE_DEPTH &&
          pend_start(m, fh, &after, true))
     ;
   pthread_mutex_lock(&fh->lock);

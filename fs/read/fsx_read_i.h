@@ -1,15 +1,65 @@
 /*
- * fsx_read's private parts: the groups fetched ahead into the kernel's
- * cache (fsx_read_group.c), for fsx_read.c's random reads.
+ * fsx_read's private parts: the open file's handle, and the groups fetched
+ * ahead into the kernel's cache (fsx_read_group.c), for fsx_read.c's
+ * random reads.
  */
 #ifndef S3R_FSX_READ_I_H
 #define S3R_FSX_READ_I_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fs/meta/fsx_attr.h"
+#include "fs/read/fsx_density.h"
+#include "fs/read/fsx_read.h"
+
 struct fsx_mount;
-struct fsx_fh;
+struct fsx_pend;
+
+/* The read path's load on the whole mount (m->reads, fsx_read_start):
+   what steers the groups fetched ahead and the idle capacity. */
+struct fsx_reads {
+  _Atomic uint64_t ahead_bytes; /* groups fetched ahead (dense, idle),
+                                 until the kernel's store of them is over */
+  _Atomic unsigned read_gets; /* the read path's GETs in flight */
+  _Atomic unsigned idle_gets; /* groups fetched with capacity no reader
+                                 uses, in flight (fsx_read_group.c) */
+  _Atomic uint64_t idle_owner; /* the file of the last random miss */
+  _Atomic uint64_t idle_since_ms; /* since when it has been that file */
+};
+
+struct fsx_fh {
+  struct fsx_inode *in;       /* internal reference held while open */
+  uint64_t file;              /* page-cache file id (the inode number) */
+  uint64_t gen;               /* page-cache generation (ETag) at open */
+  uint64_t size;              /* object size at open */
+  char etag[FSX_ETAG_MAX + 2]; /* quoted, for If-Match; "" if unknown */
+  pthread_mutex_t lock;
+  uint64_t next_off;          /* lock: where a sequential read goes next */
+  uint64_t window;            /* lock: readahead window, 0 = random */
+  uint64_t ra_end;            /* lock: readahead issued up to here */
+  struct fsx_density dense;   /* lock: random misses per block */
+  uint64_t idle_next;         /* lock: where idle capacity fetches next */
+  struct fsx_pend *pends;     /* lock: groups fetched ahead, not stored */
+  pthread_cond_t landed;      /* lock: one of them landed or failed */
+  _Atomic unsigned inflight;  /* fetches in flight for this file */
+  struct fsx_fh *succ;        /* lock: the handle reads go to since this
+                                 mount changed the object (a reference) */
+  struct fsx_wb *wb;          /* write-back state (a reference), or NULL:
+                                 reads and writes go through it */
+  bool writer;                /* opened for writing: close uploads */
+  bool append;                /* O_APPEND: every write at the end */
+  bool readable;              /* not opened O_WRONLY (fsx_direct reads) */
+  _Atomic bool unverified;    /* opened on attributes a listing or lookup
+                                 gave, without asking the server: the
+                                 first read that finds the object changed
+                                 asks, and goes on with the new one */
+  char *special;              /* the stats file's text, else NULL */
+  size_t special_len;
+};
 
 /*
  * A dense file (fsx_density_ahead): the groups after byte `after` not

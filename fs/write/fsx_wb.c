@@ -50,15 +50,15 @@ static void wb_destroy(struct fsx_mount *m, struct fsx_wb *wb)
   free(wb);
 }
 
-/* On the mount's list (m->wbs), which the mount-wide side walks. */
+/* On the mount's list (m->wbm->wbs), which the mount-wide side walks. */
 static void wb_list(struct fsx_mount *m, struct fsx_wb *wb)
 {
-  pthread_mutex_lock(&m->wb_lock);
-  wb->next = m->wbs;
-  if (m->wbs)
-    m->wbs->prev = wb;
-  m->wbs = wb;
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_lock(&m->wbm->lock);
+  wb->next = m->wbm->wbs;
+  if (m->wbm->wbs)
+    m->wbm->wbs->prev = wb;
+  m->wbm->wbs = wb;
+  pthread_mutex_unlock(&m->wbm->lock);
 }
 
 /* The last reference went (detached already): off the list, torn down. */
@@ -66,14 +66,14 @@ static void wb_free(struct fsx_mount *m, struct fsx_wb *wb)
 {
   struct fsx_inode *in = wb->in;
 
-  pthread_mutex_lock(&m->wb_lock);
+  pthread_mutex_lock(&m->wbm->lock);
   if (wb->prev)
     wb->prev->next = wb->next;
   else
-    m->wbs = wb->next;
+    m->wbm->wbs = wb->next;
   if (wb->next)
     wb->next->prev = wb->prev;
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_unlock(&m->wbm->lock);
   wb_destroy(m, wb);
   fsx_inode_put(m->tab, in);
 }
@@ -286,6 +286,8 @@ static int wb_open(struct fsx_mount *m, struct fsx_inode *in,
   struct fsx_wb *wb = fsx_wb_get(m, in), *mine;
   int rc;
 
+  if (!wb && !m->wbm) /* no write-back: a read-only mount */
+    return -EROFS;
   if (!wb) {
     mine = wb_new(m, in, base, trunc, meta, &rc);
     if (!mine)

@@ -8,6 +8,21 @@
 #include "fs/write/fsx_wb.h"
 #include "s3/s3_client.h"
 
+/* The mount-wide side (fsx_wb_mount.c; m->wbm, made by fsx_wb_start):
+   every state, the part bytes on the wire, the retry thread. */
+struct fsx_wbm {
+  pthread_mutex_t lock;       /* ranks after wb->lock */
+  pthread_cond_t cond;        /* mem went down, or stopping; on
+                                 CLOCK_MONOTONIC */
+  struct fsx_wb *wbs;         /* protected by lock: every state */
+  uint64_t mem;               /* protected by lock: part bytes uploading */
+  bool stopping;              /* protected by lock */
+  pthread_t thread;           /* background retries */
+  struct fsx_leftover *leftovers; /* protected by lock: multipart uploads
+                                 whose abort failed, tried again by the
+                                 retry thread and at unmount */
+};
+
 enum fsx_part_state { PART_NONE, PART_SENDING, PART_DONE, PART_FAILED };
 
 struct fsx_part {
@@ -23,7 +38,7 @@ struct fsx_part {
 struct fsx_wb {
   struct fsx_mount *m;
   struct fsx_inode *in;       /* an internal reference, for the life of wb */
-  struct fsx_wb *next, *prev; /* m->wb_lock */
+  struct fsx_wb *next, *prev; /* m->wbm->lock */
   int fd;                     /* the staging file */
   int map_fd;                 /* its block map (fsx_stage), or -1 */
   char path[4096];

@@ -1,13 +1,13 @@
 /*
  * fsx_wb_mount: the mount-wide side of write-back (design in fsx_wb.h):
- * the states of the mount (m->wbs) found by what they are (dirty, failed,
+ * the states of the mount (m->wbm->wbs) found by what they are (dirty, failed,
  * below a prefix, children of a directory) for directory renames,
  * listings and rmdir; the retry thread, which wakes every
  * write.retry_interval to commit failed files no handle holds open and to
  * try again the multipart uploads whose abort failed (the leftover
  * list); and stop at unmount: last commits, what still fails
  * kept in cache.dir/unsaved/. Threads: the retry thread; any FUSE thread
- * (finding); the unmounting main thread (stop). m->wb_lock protects the
+ * (finding); the unmounting main thread (stop). m->wbm->lock protects the
  * list of states and the leftover list, and ranks after wb->lock: a
  * state's own lock is never taken under it.
  */
@@ -52,13 +52,13 @@ void fsx_wb_leftover(struct fsx_mount *m, const char *bucket, const char *key,
     return; /* out of memory: the next mount finds its record */
   }
   l->journal_id = journal_id;
-  pthread_mutex_lock(&m->wb_lock);
-  l->next = m->leftovers;
-  m->leftovers = l;
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_lock(&m->wbm->lock);
+  l->next = m->wbm->leftovers;
+  m->wbm->leftovers = l;
+  pthread_mutex_unlock(&m->wbm->lock);
 }
 
-/* Tried again (wb_lock not held): how many are still left. forget: the
+/* Tried again (m->wbm->lock not held): how many are still left. forget: the
    last try, at unmount (their records stay in cache.dir for the next
    mount). */
 static size_t retry_leftovers(struct fsx_mount *m, bool forget)
@@ -66,10 +66,10 @@ static size_t retry_leftovers(struct fsx_mount *m, bool forget)
   struct fsx_leftover *l, *next, *keep = NULL;
   size_t left = 0;
 
-  pthread_mutex_lock(&m->wb_lock);
-  l = m->leftovers;
-  m->leftovers = NULL;
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_lock(&m->wbm->lock);
+  l = m->wbm->leftovers;
+  m->wbm->leftovers = NULL;
+  pthread_mutex_unlock(&m->wbm->lock);
   for (; l; l = next) {
     int rc = FP("leftover");
     if (!rc)
@@ -93,12 +93,12 @@ static size_t retry_leftovers(struct fsx_mount *m, bool forget)
     free(l);
   }
   if (keep) {
-    pthread_mutex_lock(&m->wb_lock);
+    pthread_mutex_lock(&m->wbm->lock);
     for (l = keep; l->next; l = l->next)
       ;
-    l->next = m->leftovers;
-    m->leftovers = keep;
-    pthread_mutex_unlock(&m->wb_lock);
+    l->next = m->wbm->leftovers;
+    m->wbm->leftovers = keep;
+    pthread_mutex_unlock(&m->wbm->lock);
   }
   return left;
 }
@@ -107,7 +107,7 @@ static size_t retry_leftovers(struct fsx_mount *m, bool forget)
 
 /*
  * References to the write-back states matching want. Taken for all under
- * m->wb_lock, filtered after it (want takes wb->lock, which ranks first).
+ * m->wbm->lock, filtered after it (want takes wb->lock, which ranks first).
  */
 static size_t collect(struct fsx_mount *m, struct fsx_wb ***out,
                       bool (*want)(struct fsx_wb *, const void *),
@@ -116,15 +116,18 @@ static size_t collect(struct fsx_mount *m, struct fsx_wb ***out,
   struct fsx_wb **v = NULL, *wb;
   size_t n = 0, cap = 0, kept = 0;
 
-  pthread_mutex_lock(&m->wb_lock);
-  for (wb = m->wbs; wb; wb = wb->next)
+  *out = NULL;
+  if (!m->wbm) /* read-only: no state */
+    return 0;
+  pthread_mutex_lock(&m->wbm->lock);
+  for (wb = m->wbm->wbs; wb; wb = wb->next)
     cap++;
   v = cap ? malloc(cap * sizeof(*v)) : NULL;
-  /* a count of 0: being freed, waits for wb_lock to unlist it */
-  for (wb = m->wbs; v && wb; wb = wb->next)
+  /* a count of 0: being freed, waits for m->wbm->lock to unlist it */
+  for (wb = m->wbm->wbs; v && wb; wb = wb->next)
     if (fsx_inode_wb_ref_live(m->tab, wb->in, wb))
       v[n++] = wb;
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_unlock(&m->wbm->lock);
   for (size_t i = 0; i < n; i++) {
     if (want(v[i], arg))
       v[kept++] = v[i];
@@ -290,18 +293,18 @@ static void *retry_main(void *arg)
 {
   struct fsx_mount *m = arg;
 
-  pthread_mutex_lock(&m->wb_lock);
-  while (!m->wb_stopping) {
+  pthread_mutex_lock(&m->wbm->lock);
+  while (!m->wbm->stopping) {
     struct timespec ts = clock_deadline(m->o.retry_interval_ms);
     struct fsx_wb **v;
     size_t n;
-    /* wb_cond is also broadcast as part uploads end: wait out the time */
-    while (!m->wb_stopping &&
-           pthread_cond_timedwait(&m->wb_cond, &m->wb_lock, &ts) != ETIMEDOUT)
+    /* m->wbm->cond is also broadcast as part uploads end: wait out the time */
+    while (!m->wbm->stopping &&
+           pthread_cond_timedwait(&m->wbm->cond, &m->wbm->lock, &ts) != ETIMEDOUT)
       ;
-    if (m->wb_stopping)
+    if (m->wbm->stopping)
       break;
-    pthread_mutex_unlock(&m->wb_lock);
+    pthread_mutex_unlock(&m->wbm->lock);
     n = collect(m, &v, want_failed, NULL);
     for (size_t i = 0; i < n; i++) {
       if (!fsx_wb_commit(m, v[i]))
@@ -310,25 +313,39 @@ static void *retry_main(void *arg)
     }
     free(v);
     retry_leftovers(m, false);
-    pthread_mutex_lock(&m->wb_lock);
+    pthread_mutex_lock(&m->wbm->lock);
   }
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_unlock(&m->wbm->lock);
   return NULL;
 }
 
 int fsx_wb_start(struct fsx_mount *m)
 {
+  struct fsx_wbm *w = calloc(1, sizeof(*w));
   int rc;
 
-  /* nothing waits on it yet: from now on its timed waits are monotonic */
-  pthread_cond_destroy(&m->wb_cond);
-  clock_cond_init(&m->wb_cond);
-  rc = pthread_create(&m->wb_thread, NULL, retry_main, m);
-
+  if (!w)
+    return -ENOMEM;
+  rc = -pthread_mutex_init(&w->lock, NULL);
   if (rc)
-    return -rc;
-  m->wb_started = true;
+    goto free_w;
+  rc = -clock_cond_init(&w->cond);
+  if (rc)
+    goto destroy_lock;
+  m->wbm = w; /* (before the thread, which reads it) */
+  rc = -pthread_create(&w->thread, NULL, retry_main, m);
+  if (rc)
+    goto destroy_cond;
   return 0;
+
+destroy_cond:
+  m->wbm = NULL;
+  pthread_cond_destroy(&w->cond);
+destroy_lock:
+  pthread_mutex_destroy(&w->lock);
+free_w:
+  free(w);
+  return rc;
 }
 
 void fsx_wb_stop(struct fsx_mount *m)
@@ -336,14 +353,13 @@ void fsx_wb_stop(struct fsx_mount *m)
   struct fsx_wb **v;
   size_t n;
 
-  if (m->wb_started) {
-    pthread_mutex_lock(&m->wb_lock);
-    m->wb_stopping = true;
-    pthread_cond_broadcast(&m->wb_cond);
-    pthread_mutex_unlock(&m->wb_lock);
-    pthread_join(m->wb_thread, NULL);
-    m->wb_started = false;
-  }
+  if (!m->wbm) /* never started: no state was made */
+    return;
+  pthread_mutex_lock(&m->wbm->lock);
+  m->wbm->stopping = true;
+  pthread_cond_broadcast(&m->wbm->cond);
+  pthread_mutex_unlock(&m->wbm->lock);
+  pthread_join(m->wbm->thread, NULL);
   /* a last try for every dirty file; what still fails is kept on disk */
   (void)FP("unmount"); /* (kill only: an error here means nothing) */
   n = collect(m, &v, want_dirty, NULL);
@@ -400,9 +416,13 @@ void fsx_wb_stop(struct fsx_mount *m)
     log_warn("%zu multipart upload(s) could not be aborted: the next mount "
              "with this cache.dir tries again", n);
   /* the kernel is gone: drop every handle's and dirty state's reference */
-  while (m->wbs) {
-    struct fsx_wb *wb = m->wbs;
+  while (m->wbm->wbs) {
+    struct fsx_wb *wb = m->wbm->wbs;
     fsx_inode_wb_reset(m->tab, wb->in, wb);
     fsx_wb_put(m, wb);
   }
+  pthread_cond_destroy(&m->wbm->cond);
+  pthread_mutex_destroy(&m->wbm->lock);
+  free(m->wbm);
+  m->wbm = NULL;
 }

@@ -233,10 +233,10 @@ static void part_done(struct s3_req *r, void *arg)
   if (pc->map && !fsx_rdma_hold_buf(m, r, pc->map, pc->len, true))
     munmap(pc->map, pc->len);
   /* memory first: a writer may wait for it holding wb->lock */
-  pthread_mutex_lock(&m->wb_lock);
-  m->wb_mem -= pc->len;
-  pthread_cond_broadcast(&m->wb_cond);
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_lock(&m->wbm->lock);
+  m->wbm->mem -= pc->len;
+  pthread_cond_broadcast(&m->wbm->cond);
+  pthread_mutex_unlock(&m->wbm->lock);
   pthread_mutex_lock(&wb->plock);
   p = &wb->parts[pc->k];
   if (rc) {
@@ -296,11 +296,11 @@ static int start_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
   while (wb->sending >= m->o.max_parts_inflight)
     pthread_cond_wait(&wb->pcond, &wb->plock);
   pthread_mutex_unlock(&wb->plock);
-  pthread_mutex_lock(&m->wb_lock);
-  while (mem && m->wb_mem && m->wb_mem + mem > m->o.max_memory)
-    pthread_cond_wait(&m->wb_cond, &m->wb_lock);
-  m->wb_mem += mem;
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_lock(&m->wbm->lock);
+  while (mem && m->wbm->mem && m->wbm->mem + mem > m->o.max_memory)
+    pthread_cond_wait(&m->wbm->cond, &m->wbm->lock);
+  m->wbm->mem += mem;
+  pthread_mutex_unlock(&m->wbm->lock);
   rc = -ENOMEM;
   pc = calloc(1, sizeof(*pc));
   if (!pc)
@@ -365,10 +365,10 @@ unmap:
 free_ctx:
   free(pc);
 unaccount:
-  pthread_mutex_lock(&m->wb_lock);
-  m->wb_mem -= mem;
-  pthread_cond_broadcast(&m->wb_cond);
-  pthread_mutex_unlock(&m->wb_lock);
+  pthread_mutex_lock(&m->wbm->lock);
+  m->wbm->mem -= mem;
+  pthread_cond_broadcast(&m->wbm->cond);
+  pthread_mutex_unlock(&m->wbm->lock);
   return rc;
 }
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "fs/read/fsx_read.h"
+#include "fs/read/fsx_read_i.h" /* white-box: the handle's read state */
 
 #define MiB (1024u * 1024u)
 
