@@ -38,6 +38,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rdma/rdx_kinds.h"
+
 enum cfg_style {
   CFG_STYLE_PATH = 0,     /* http://host/bucket/key */
   CFG_STYLE_VIRTUAL,      /* http://bucket.host/key */
@@ -51,12 +53,12 @@ enum cfg_creds_source {
   CFG_CREDS_ANONYMOUS,
 };
 
+/* rdma.transport: the transports of rdma/rdx_kinds.h, in its order (as
+   enum rdx_transport_kind, made from the same list). */
 enum cfg_rdma_transport {
-  CFG_RDMA_OFF = 0,
-  CFG_RDMA_AUTO,
-  CFG_RDMA_CMA,
-  CFG_RDMA_RC,
-  CFG_RDMA_DC,
+#define X(name, up, low, tok) CFG_RDMA_##up,
+  RDX_TRANSPORTS(X)
+#undef X
 };
 
 /* mount.atime: when a read stores the time (x-amz-meta-atime). */

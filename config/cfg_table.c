@@ -71,8 +71,10 @@ static const struct cfg_enum_val atime_vals[] = {
     {NULL, 0}};
 
 static const struct cfg_enum_val transport_vals[] = {
-    {"off", CFG_RDMA_OFF}, {"auto", CFG_RDMA_AUTO}, {"cma", CFG_RDMA_CMA},
-    {"rc", CFG_RDMA_RC},   {"dc", CFG_RDMA_DC},     {NULL, 0}};
+#define X(name, up, low, tok) {name, CFG_RDMA_##up},
+    RDX_TRANSPORTS(X)
+#undef X
+    {NULL, 0}};
 
 /* ---- validators ----------------------------------------------------------- */
 

@@ -17,23 +17,6 @@
 
 #define IB_CLASS "/sys/class/infiniband"
 
-const char *rdx_transport_kind_name(enum rdx_transport_kind kind)
-{
-  switch (kind) {
-  case RDX_TRANSPORT_OFF:
-    return "off";
-  case RDX_TRANSPORT_AUTO:
-    return "auto";
-  case RDX_TRANSPORT_CMA:
-    return "cma";
-  case RDX_TRANSPORT_RC:
-    return "rc";
-  case RDX_TRANSPORT_DC:
-    return "dc";
-  }
-  return "?";
-}
-
 /*
  * Is there an RDMA device? 0, or -ENODEV with the reason. Read from sysfs
  * so that this file needs no libibverbs: the verbs kinds will ask
@@ -115,6 +98,44 @@ static int auto_open(const struct rdx_params *p, struct rdx_transport **out,
                     cma_why);
 }
 
+static int off_open(const struct rdx_params *p, struct rdx_transport **out,
+                    char *err, size_t errlen)
+{
+  (void)p;
+  (void)out;
+  return rdx_reason(err, errlen, -ENODEV, "rdma transport is off");
+}
+
+static int cma_open(const struct rdx_params *p, struct rdx_transport **out,
+                    char *err, size_t errlen)
+{
+  return rdx_cma_open(p, out, err, errlen);
+}
+
+/* The transports of rdx_kinds.h, by kind. */
+static const struct {
+  const char *name;
+  int token_kind;             /* enum rdx_kind, 0: none */
+  int (*open)(const struct rdx_params *p, struct rdx_transport **out,
+              char *err, size_t errlen);
+} kinds[] = {
+#define X(name, up, low, tok) [RDX_TRANSPORT_##up] = {name, tok, low##_open},
+    RDX_TRANSPORTS(X)
+#undef X
+};
+_Static_assert(sizeof(kinds) / sizeof(kinds[0]) == RDX_TRANSPORT_KINDS,
+               "a row of rdx_kinds.h for every kind");
+
+const char *rdx_transport_kind_name(enum rdx_transport_kind kind)
+{
+  return (unsigned)kind < RDX_TRANSPORT_KINDS ? kinds[kind].name : "?";
+}
+
+int rdx_transport_token_kind(enum rdx_transport_kind kind)
+{
+  return (unsigned)kind < RDX_TRANSPORT_KINDS ? kinds[kind].token_kind : 0;
+}
+
 int rdx_transport_open(enum rdx_transport_kind kind,
                        const struct rdx_params *p, struct rdx_transport **out,
                        char *err, size_t errlen)
@@ -123,20 +144,10 @@ int rdx_transport_open(enum rdx_transport_kind kind,
   if (!out)
     return rdx_reason(err, errlen, -EINVAL, "no place for the transport");
   *out = NULL;
-  switch (kind) {
-  case RDX_TRANSPORT_OFF:
-    return rdx_reason(err, errlen, -ENODEV, "rdma transport is off");
-  case RDX_TRANSPORT_CMA:
-    return rdx_cma_open(p, out, err, errlen);
-  case RDX_TRANSPORT_RC:
-    return rc_open(p, out, err, errlen);
-  case RDX_TRANSPORT_DC:
-    return dc_open(p, out, err, errlen);
-  case RDX_TRANSPORT_AUTO:
-    return auto_open(p, out, err, errlen);
-  }
-  return rdx_reason(err, errlen, -EINVAL, "rdma transport kind %d unknown",
-                    (int)kind);
+  if ((unsigned)kind >= RDX_TRANSPORT_KINDS)
+    return rdx_reason(err, errlen, -EINVAL, "rdma transport kind %d unknown",
+                      (int)kind);
+  return kinds[kind].open(p, out, err, errlen);
 }
 
 enum rdx_transport_kind rdx_transport_kind(const struct rdx_transport *t)

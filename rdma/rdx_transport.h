@@ -60,6 +60,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rdma/rdx_kinds.h"
 #include "rdma/rdx_token.h"
 
 /* Largest segment of a registration: the largest DC registration. */
@@ -69,13 +70,13 @@
 /* An err/why buffer of this size holds every message of this module. */
 #define RDX_ERR_MAX 256
 
-/* The values of config's enum cfg_rdma_transport, in the same order. */
+/* The transports of rdx_kinds.h, in its order (as config's enum
+   cfg_rdma_transport, made from the same list). */
 enum rdx_transport_kind {
-  RDX_TRANSPORT_OFF = 0,
-  RDX_TRANSPORT_AUTO,
-  RDX_TRANSPORT_CMA,
-  RDX_TRANSPORT_RC,
-  RDX_TRANSPORT_DC,
+#define X(name, up, low, tok) RDX_TRANSPORT_##up,
+  RDX_TRANSPORTS(X)
+#undef X
+  RDX_TRANSPORT_KINDS
 };
 
 struct rdx_params {
@@ -103,6 +104,9 @@ struct rdx_region;
 
 /* "off", "auto", "cma", "rc", "dc"; "?" for anything else. */
 const char *rdx_transport_kind_name(enum rdx_transport_kind kind);
+/* The token kind a transport's tokens carry (enum rdx_kind); 0 for off,
+   auto and anything else. */
+int rdx_transport_token_kind(enum rdx_transport_kind kind);
 
 /*
  * Open a transport of the given kind. p may be NULL (all defaults). auto

@@ -18,6 +18,14 @@
 #include "fs/plane/fsx_rdma_rc.h"
 #include "rdma/rdx_transport.h"
 
+/* rdma.transport's value is handed on as a transport kind: both enums are
+   made from rdx_kinds.h's list, in its order */
+#define X(name, up, low, tok)                                                  \
+  _Static_assert((int)CFG_RDMA_##up == (int)RDX_TRANSPORT_##up,               \
+                 "config and transport kinds agree: " name);
+RDX_TRANSPORTS(X)
+#undef X
+
 struct fsx_rdma {
   struct rdx_transport *t;    /* fixed */
   struct rdx_region *arena;   /* fixed; NULL: GETs over HTTP */

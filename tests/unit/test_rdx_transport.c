@@ -55,6 +55,16 @@ static void test_kind_names(void **state)
   assert_string_equal(rdx_transport_kind_name(RDX_TRANSPORT_RC), "rc");
   assert_string_equal(rdx_transport_kind_name(RDX_TRANSPORT_DC), "dc");
   assert_string_equal(rdx_transport_kind_name((enum rdx_transport_kind)9), "?");
+  /* the token kind each transport's tokens carry (rdx_kinds.h) */
+  assert_int_equal(rdx_transport_token_kind(RDX_TRANSPORT_OFF), 0);
+  assert_int_equal(rdx_transport_token_kind(RDX_TRANSPORT_AUTO), 0);
+  assert_int_equal(rdx_transport_token_kind(RDX_TRANSPORT_CMA), RDX_CMA);
+  assert_int_equal(rdx_transport_token_kind(RDX_TRANSPORT_RC), RDX_RC);
+  assert_int_equal(rdx_transport_token_kind(RDX_TRANSPORT_DC), RDX_DC);
+  assert_int_equal(rdx_transport_token_kind((enum rdx_transport_kind)9), 0);
+  assert_string_equal(rdx_kind_name((enum rdx_kind)rdx_transport_token_kind(
+                          RDX_TRANSPORT_RC)),
+                      rdx_transport_kind_name(RDX_TRANSPORT_RC));
 }
 
 static void test_open_kinds(void **state)
