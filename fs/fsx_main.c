@@ -28,6 +28,7 @@
 #include "fs/mem/fsx_bufs.h"
 #include "fs/direct/fsx_direct.h"
 #include "fs/read/fsx_kstore.h"
+#include "fs/mount/fsx_renlock.h"
 #include "fs/read/fsx_read.h"
 #include "fs/ops/fsx_ops.h"
 #include "fs/plane/fsx_rdma.h"
@@ -238,8 +239,7 @@ int main(int argc, char **argv)
 {
   struct fsx_args a = {0};
   struct cfg c;
-  struct fsx_mount m = {.rename_lock = PTHREAD_RWLOCK_INITIALIZER,
-                        .recover_lock = PTHREAD_MUTEX_INITIALIZER,
+  struct fsx_mount m = {.recover_lock = PTHREAD_MUTEX_INITIALIZER,
                         .recover_cond = PTHREAD_COND_INITIALIZER};
   struct s3_client_config sc;
   struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
@@ -261,6 +261,10 @@ int main(int argc, char **argv)
      never shrink (RSS growing past cache.size + write.max_memory under
      load, test_fs_load) */
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  if (fsx_renlock_init(&m.rename_lock)) { /* (it lives as long as main) */
+    fprintf(stderr, PROG ": cannot make the rename lock\n");
+    return 1;
+  }
 #ifdef S3R_FAILPOINTS
   {
     const char *bad = NULL;

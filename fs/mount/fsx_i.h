@@ -138,10 +138,7 @@ struct fsx_mount {
                                  from fsx_wb_start; NULL: read-only */
   _Atomic bool no_cond;       /* the server answered a conditional write
                                  with 501: uploads go without conditions */
-  /* a directory rename holds it for writing, from before it holds every
-     write-back state below the directory until the children are moved;
-     file renames, unlinks and new write-back states (fsx_wb_open) take it
-     for reading */
+  /* the rename lock: taken only through fsx_renlock.h (its rules) */
   pthread_rwlock_t rename_lock;
   /* the name recovery uploads now (fsx_recover_thread): an unlink or a
      rename of it waits for that upload to land first; the upload begins

@@ -97,15 +97,30 @@ void fsx_shown_meta(struct fsx_mount *m, uint64_t ino,
   mt->rdev = a->rdev;
 }
 
-int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
-                       const struct fsx_attr *a, int flags, struct fsx_wb **wb)
+static int open_for_write(struct fsx_mount *m, struct fsx_inode *in,
+                          const struct fsx_attr *a, int flags, bool held,
+                          struct fsx_wb **wb)
 {
   struct fsx_wmeta mt;
 
   if (a->kind != FSX_FILE)
     return a->kind == FSX_DIR ? -EISDIR : -EACCES;
   fsx_shown_meta(m, fsx_inode_ino(in), a, &mt);
-  return fsx_wb_open(m, in, a, (flags & O_TRUNC) != 0, &mt, wb);
+  return (held ? fsx_wb_open_held : fsx_wb_open)(
+      m, in, a, (flags & O_TRUNC) != 0, &mt, wb);
+}
+
+int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
+                       const struct fsx_attr *a, int flags, struct fsx_wb **wb)
+{
+  return open_for_write(m, in, a, flags, false, wb);
+}
+
+int fsx_open_for_write_held(struct fsx_mount *m, struct fsx_inode *in,
+                            const struct fsx_attr *a, int flags,
+                            struct fsx_wb **wb)
+{
+  return open_for_write(m, in, a, flags, true, wb);
 }
 
 /* A directory the caller may create entries in: the bucket's, not the

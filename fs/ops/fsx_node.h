@@ -82,5 +82,9 @@ void fsx_atime_closed(struct fsx_mount *m, fuse_ino_t ino, bool others);
 int fsx_open_for_write(struct fsx_mount *m, struct fsx_inode *in,
                        const struct fsx_attr *a, int flags,
                        struct fsx_wb **wb);
+/* The same, the caller holding m->rename_lock (fsx_renlock.h). */
+int fsx_open_for_write_held(struct fsx_mount *m, struct fsx_inode *in,
+                            const struct fsx_attr *a, int flags,
+                            struct fsx_wb **wb);
 
 #endif

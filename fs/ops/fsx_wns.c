@@ -17,6 +17,7 @@
 #include "fs/meta/fsx_dirsnap.h"
 #include "fs/ops/fsx_node.h"
 #include "fs/stage/fsx_recover_thread.h"
+#include "fs/mount/fsx_renlock.h"
 #include "fs/ops/fsx_wns.h"
 #include "fs/write/fsx_wb.h"
 
@@ -66,7 +67,8 @@ static int dir_is_empty(struct fsx_mount *m, const char *bucket,
 }
 
 /*
- * in is about to go (unlink, or replaced by a rename): the write-back state
+ * in is about to go (unlink, or replaced by a rename; m->rename_lock
+ * held): the write-back state
  * that keeps its data for the handles still open (a reference in *wb, or
  * NULL), its base fetched, and held (fsx_wb_hold): no commit of it can
  * land between the delete or the copy over it and gone(). Nothing is
@@ -79,7 +81,7 @@ static int going(struct fsx_mount *m, struct fsx_inode *in,
 
   *wb = fsx_wb_get(m, in);
   if (!*wb && fsx_inode_in_use(m->tab, in)) /* open for reading only */
-    rc = fsx_open_for_write(m, in, a, 0, wb);
+    rc = fsx_open_for_write_held(m, in, a, 0, wb);
   if (rc || !*wb)
     return rc;
   /* held first: no commit may turn blocks it lacks into parts copied on
@@ -160,7 +162,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   if (rc)
     goto out;
   /* not while a directory rename moves what is below it (its key) */
-  pthread_rwlock_rdlock(&m->rename_lock);
+  fsx_renlock_read(&m->rename_lock);
   fsx_inode_store_block(m->tab, in); /* no store lands after the delete */
   fsx_recover_name_hold(m, &hold, fsx_inode_bucket(in),
                         fsx_inode_key(m->tab, in));
@@ -180,7 +182,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
   }
   fsx_recover_name_release(m, &hold);
   fsx_inode_store_unblock(m->tab, in);
-  pthread_rwlock_unlock(&m->rename_lock);
+  fsx_renlock_unlock(&m->rename_lock);
 out:
   fsx_inode_put(m->tab, in);
   fsx_inode_put(m->tab, dir);
@@ -592,15 +594,14 @@ void fsx_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
     goto out;
   /*
    * A directory rename excludes every other rename and unlink (they take
-   * it for reading: glibc's default rwlock lets the nested read lock of
-   * going() -> fsx_wb_open through even with a writer waiting): keys stay
-   * what they were computed to be, and its gating of the files below it
-   * cannot meet a file rename holding them the other way round.
+   * it for reading, once: going() opens a state with the _held calls):
+   * keys stay what they were computed to be, and its gating of the files
+   * below it cannot meet a file rename holding them the other way round.
    */
   if (sa.kind == FSX_DIR)
-    pthread_rwlock_wrlock(&m->rename_lock);
+    fsx_renlock_write(&m->rename_lock);
   else
-    pthread_rwlock_rdlock(&m->rename_lock);
+    fsx_renlock_read(&m->rename_lock);
   locked = true;
   if (!fsx_inode_bucket(src) || !fsx_inode_bucket(ndir) ||
       strcmp(fsx_inode_bucket(src), fsx_inode_bucket(ndir)) ||
@@ -688,7 +689,7 @@ out:
       fsx_inode_store_unblock(m->tab, dst);
   }
   if (locked)
-    pthread_rwlock_unlock(&m->rename_lock);
+    fsx_renlock_unlock(&m->rename_lock);
   free(dstkey);
   fsx_inode_put(m->tab, src);
   fsx_inode_put(m->tab, dst);

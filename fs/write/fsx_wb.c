@@ -4,6 +4,7 @@
  * and the one teardown, the staging record, dirtiness, metadata and the
  * attributes getattr shows.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "common/failpoint.h"
 #include "common/slog.h"
+#include "fs/mount/fsx_renlock.h"
 #include "fs/stage/fsx_stage.h"
 #include "fs/write/fsx_space.h"
 #include "fs/write/fsx_wb_i.h"
@@ -319,10 +321,18 @@ int fsx_wb_open(struct fsx_mount *m, struct fsx_inode *in,
   int rc;
 
   /* not while a directory rename holds what is below it */
-  pthread_rwlock_rdlock(&m->rename_lock);
+  fsx_renlock_read(&m->rename_lock);
   rc = wb_open(m, in, base, trunc, meta, out);
-  pthread_rwlock_unlock(&m->rename_lock);
+  fsx_renlock_unlock(&m->rename_lock);
   return rc;
+}
+
+int fsx_wb_open_held(struct fsx_mount *m, struct fsx_inode *in,
+                     const struct fsx_attr *base, bool trunc,
+                     const struct fsx_wmeta *meta, struct fsx_wb **out)
+{
+  assert(fsx_renlock_held());
+  return wb_open(m, in, base, trunc, meta, out);
 }
 
 /* ---- metadata and attributes ---- */

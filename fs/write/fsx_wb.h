@@ -79,6 +79,11 @@ struct fsx_wb;
 int fsx_wb_open(struct fsx_mount *m, struct fsx_inode *in,
                 const struct fsx_attr *base, bool trunc,
                 const struct fsx_wmeta *meta, struct fsx_wb **out);
+/* The same, the caller holding m->rename_lock (fsx_renlock.h: an unlink
+   or a rename, for a name about to go). */
+int fsx_wb_open_held(struct fsx_mount *m, struct fsx_inode *in,
+                     const struct fsx_attr *base, bool trunc,
+                     const struct fsx_wmeta *meta, struct fsx_wb **out);
 /* A reference to in's write-back state, or NULL if it has none. */
 struct fsx_wb *fsx_wb_get(struct fsx_mount *m, struct fsx_inode *in);
 void fsx_wb_put(struct fsx_mount *m, struct fsx_wb *wb);

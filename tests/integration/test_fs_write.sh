@@ -221,6 +221,20 @@ assert os.pread(fd, 100, 0) == b"doomed and more", os.pread(fd, 100, 0)
 os.close(fd)' "$mnt/unlink-open.txt"
 check "unlink of an open existing file: no object after close" key_absent unlink-open.txt
 rm "$model/unlink-open.txt"
+# open for reading only: the unlink keeps the data for the reader (a
+# write-back state opened under the rename lock, which is never taken twice)
+printf 'read on' >"$model/unlink-ro.txt"
+"$CLI" put "$model/unlink-ro.txt" "$bucket/unlink-ro.txt" >/dev/null
+wcheck "unlink of a file open for reading: the fd keeps its data" python3 -c '
+import os, sys
+p = sys.argv[1]
+fd = os.open(p, os.O_RDONLY)
+os.unlink(p)
+assert not os.path.exists(p), "name still there"
+assert os.pread(fd, 100, 0) == b"read on", os.pread(fd, 100, 0)
+os.close(fd)' "$mnt/unlink-ro.txt"
+check "unlink of a file open for reading: no object" key_absent unlink-ro.txt
+rm "$model/unlink-ro.txt"
 wcheck "unlink of an open new file: the fd keeps its data" python3 -c '
 import os, sys
 p = sys.argv[1]
