@@ -130,13 +130,21 @@ free_endpoint:
   return NULL;
 }
 
+void s3_client_stop(struct s3_client *c)
+{
+  if (!c || c->stopped)
+    return;
+  c->stopped = true;
+  if (c->stop_hook)
+    c->stop_hook(c->stop_arg); /* the engine still sends */
+  s3_engine_stop(c);
+}
+
 void s3_client_destroy(struct s3_client *c)
 {
   if (!c)
     return;
-  if (c->stop_hook)
-    c->stop_hook(c->stop_arg); /* the engine still sends */
-  s3_engine_stop(c);
+  s3_client_stop(c);
   s3_retry_quota_cleanup(&c->quota);
   s3_creds_cleanup(&c->creds);
   free_strings(c);

@@ -64,6 +64,13 @@ struct s3_client *s3_client_create(const struct s3_client_config *cfg,
                                    char *err, size_t errlen);
 void s3_client_destroy(struct s3_client *c);
 /*
+ * The end of c's requests, before its destroy: the stop hook runs, what is
+ * still in flight is cancelled and waited for (every callback has run when
+ * it returns); from then on nothing may be submitted. Once; destroy does
+ * it when it was not done. NULL is fine.
+ */
+void s3_client_stop(struct s3_client *c);
+/*
  * fn(arg) runs at the start of s3_client_destroy, while the engine still
  * sends requests (a data plane says goodbye to its server: s3_rc.h). Set
  * once, before the client is shared; NULL clears it.

@@ -162,8 +162,10 @@ struct s3_client {
   _Atomic bool rdma_put_quiet;    /* it served a PUT without a reply header:
                                      hash PUT bodies before submitting */
   _Atomic bool draining_logged;   /* engine stop: said once */
-  s3_client_stop_fn stop_hook;    /* set before use; runs at destroy */
+  s3_client_stop_fn stop_hook;    /* set before use; runs at stop */
   void *stop_arg;
+  bool stopped;                   /* s3_client_stop ran (the caller's
+                                     thread, once no other submits) */
   struct s3_creds creds;
   struct s3_retry_quota quota;
   struct s3_engine eng;

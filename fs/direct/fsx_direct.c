@@ -161,16 +161,20 @@ void fsx_direct_stop(struct fsx_mount *m)
 
   if (!x)
     return;
-  /* open files never released (the session ended with them open: a
-     lazy unmount, an abort): their registrations go now, before the data
-     plane closes (a dma-buf's must be deregistered first) */
-  for (int i = 0; i < FILE_BUCKETS; i++)
-    while (x->files[i]) /* (each release takes its record off) */
-      fsx_direct_release(m, x->files[i]->fh);
+  fsx_direct_release_all(m);
   fsx_fdtake_stop(x->take);
   pthread_mutex_destroy(&x->lock);
   free(x);
   m->direct = NULL;
+}
+
+void fsx_direct_release_all(struct fsx_mount *m)
+{
+  struct fsx_direct *x = m->direct;
+
+  for (int i = 0; x && i < FILE_BUCKETS; i++)
+    while (x->files[i]) /* (each release takes its record off) */
+      fsx_direct_release(m, x->files[i]->fh);
 }
 
 /* The link to fh's record in its bucket, or to the end of the bucket's

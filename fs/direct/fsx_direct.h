@@ -103,6 +103,10 @@ int fsx_direct_ioctl(struct fsx_mount *m, struct fsx_fh *fh, pid_t tid,
    daemon has then), and its end. 0 or -errno. */
 int fsx_direct_start(struct fsx_mount *m);
 void fsx_direct_stop(struct fsx_mount *m);
+/* Every open file's registrations released (the session ended with them
+   open: a lazy unmount, an abort), before the data plane closes (a
+   dma-buf's must be deregistered first); fsx_direct_stop does it too. */
+void fsx_direct_release_all(struct fsx_mount *m);
 
 /* The open file is released: its registrations unmapped. */
 void fsx_direct_release(struct fsx_mount *m, const struct fsx_fh *fh);
