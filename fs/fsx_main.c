@@ -12,7 +12,8 @@
  * before any thread exists; the bucket is checked with a short-lived
  * client while errors still reach a terminal; the process daemonises
  * (threads do not survive fork) before any part with a thread; what the
- * S3 client's callbacks use outlives the end of its requests; and
+ * S3 client's callbacks use outlives the end of its requests (the downs
+ * of the kernel store and the data plane end them first); and
  * registrations go before the data plane.
  */
 #include <errno.h>
@@ -170,8 +171,10 @@ static int session_up(struct build *b)
       fuse_opt_add_arg(f, "-o") || fuse_opt_add_arg(f, max_read))
     return -1;
   b->se = fuse_session_new(f, &fsx_ops, sizeof(fsx_ops), &b->m);
-  if (!b->se || fuse_set_signal_handlers(b->se))
+  if (!b->se || fuse_set_signal_handlers(b->se)) {
+    log_err("cannot start the FUSE session");
     return -1;
+  }
   b->m.se = b->se;
   return 0;
 }
@@ -301,9 +304,11 @@ static int client_up(struct build *b)
   return -1;
 }
 
+/* (its requests were ended by the first down after it that needs them
+   over: s3_client_stop in kstore_down, rdma_down) */
 static void client_down(struct build *b)
 {
-  s3_client_destroy(b->m.s3); /* (its requests ended: requests_down) */
+  s3_client_destroy(b->m.s3);
 }
 
 /* before the data plane, which may give up capabilities it keeps */
@@ -330,7 +335,8 @@ static int rdma_up(struct build *b)
 
 static void rdma_down(struct build *b)
 {
-  fsx_rdma_close(&b->m); /* no request in flight names the arena now */
+  s3_client_stop(b->m.s3); /* no request in flight names the arena now */
+  fsx_rdma_close(&b->m);
 }
 
 /* dense random reads hand whole blocks to the kernel's cache, which only
@@ -350,17 +356,10 @@ static int kstore_up(struct build *b)
 
 static void kstore_down(struct build *b)
 {
+  s3_client_stop(b->m.s3); /* (its last callbacks may queue stores) */
   if (!fsx_kstore_destroy(b->m.kstore))
     b->kstore_stuck = true; /* it still uses the table and the session */
   b->m.kstore = NULL;
-}
-
-/* The end of the client's requests: the engine stops (every callback
-   run) while all that callbacks use (the kernel store, the data plane,
-   the cache, the table) is still there. */
-static void requests_down(struct build *b)
-{
-  s3_client_stop(b->m.s3);
 }
 
 static int wb_up(struct build *b)
@@ -415,7 +414,6 @@ static const struct part parts[] = {
     {direct_up, direct_down},
     {rdma_up, rdma_down},
     {kstore_up, kstore_down},
-    {NULL, requests_down},
     {wb_up, wb_down},
     {recovery_up, recovery_down},
     {NULL, registrations_down},

@@ -145,6 +145,7 @@ void s3_client_destroy(struct s3_client *c)
   if (!c)
     return;
   s3_client_stop(c);
+  s3_engine_free(c);
   s3_retry_quota_cleanup(&c->quota);
   s3_creds_cleanup(&c->creds);
   free_strings(c);

@@ -507,9 +507,18 @@ void s3_engine_stop(struct s3_client *c)
   while (e->n_pool)
     curl_easy_cleanup(e->pool[--e->n_pool]);
   free(e->pool);
+  e->pool = NULL;
   curl_multi_cleanup(e->multi);
-  pthread_mutex_destroy(&e->lock);
+  e->multi = NULL;
   e->started = false;
+  e->stopped = true;
+}
+
+void s3_engine_free(struct s3_client *c)
+{
+  if (c->eng.stopped)
+    pthread_mutex_destroy(&c->eng.lock);
+  c->eng.stopped = false;
 }
 
 /* ---- the submitter's side ---- */

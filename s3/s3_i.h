@@ -138,6 +138,8 @@ struct s3_engine {
                                      protected by lock */
   bool stop;                      /* protected by lock */
   bool started;
+  bool stopped;                   /* s3_engine_stop ran: the lock is left
+                                     for late submits, freed at destroy */
   CURL **pool;                    /* idle easy handles; engine thread only */
   size_t n_pool;
   uint64_t rng;                   /* engine thread only */
@@ -217,7 +219,10 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
 
 /* s3_engine.c */
 int s3_engine_start(struct s3_client *c);
+/* The thread stopped, every request finished; a submit after it finishes
+   at once with -ECANCELED (the lock stays until s3_engine_free). */
 void s3_engine_stop(struct s3_client *c);
+void s3_engine_free(struct s3_client *c);
 
 /* s3_client.c */
 /* The CLOCK_REALTIME in ms (x-amz-rdma-expires). */

@@ -16,7 +16,10 @@ fsx_X_i.h and fsx_X_*.c that include fsx_X_i.h (fsx_wb_part.c belongs to
 fsx_wb). fsx_i.h (the mount context every file sees) is a module of its
 own. Also checked: a module's files lie in one folder; a private header
 (fsx_X_i.h) is included by its own module alone; no header includes
-itself round a cycle. Exit 1 with one line per finding.
+itself round a cycle; an fs/ header is named from the root, in quotes
+("fs/ROOM/fsx_X.h": not "fsx_X.h", "../ROOM/...", <fs/...>); and nothing
+outside fs/ and tests/ includes one (the daemon is the top of the tree).
+Exit 1 with one line per finding.
 """
 import os
 import re
@@ -25,9 +28,27 @@ import sys
 RANK = {"main": -1, "ops": 0, "room": 1}
 
 
-def includes(path):
+INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
+OUTSIDE = ("common", "config", "gateway", "libs3rdmafs", "rdma", "s3", "tools")
+
+
+def all_includes(path):
     with open(path, encoding="utf-8") as f:
-        return re.findall(r'^\s*#\s*include\s+"(fs/[^"]+)"', f.read(), re.M)
+        return INCLUDE.findall(f.read())
+
+
+def includes(path):
+    return [name for q, name in all_includes(path)
+            if q == '"' and name.startswith("fs/")]
+
+
+def misnamed(path):
+    """Includes of fs/ headers not named "fs/ROOM/fsx_X.h" in quotes."""
+    return [f"{q}{name}{'>' if q == '<' else q}"
+            for q, name in all_includes(path)
+            if (q == "<" and name.startswith("fs/")) or
+            (q == '"' and not name.startswith("fs/") and
+             os.path.basename(name).startswith("fsx_"))]
 
 
 def stem(path):
@@ -95,6 +116,20 @@ def main():
     mods = {f: module_of(f, incs[f]) for f in files}
     bad = []
     home = {}
+    for f in files:
+        for name in misnamed(os.path.join(root, f)):
+            bad.append(f"{f}: includes {name}: name it from the root, "
+                       f"in quotes (\"fs/ROOM/fsx_X.h\")")
+    for top in OUTSIDE:
+        for d, _, names in os.walk(os.path.join(root, top)):
+            for n in sorted(names):
+                if not n.endswith((".c", ".h")):
+                    continue
+                p = os.path.join(d, n)
+                for q, name in all_includes(p):
+                    if name.startswith("fs/"):
+                        bad.append(f"{os.path.relpath(p, root)}: includes "
+                                   f"{name}: fs/ is the top of the tree")
     for f in files:
         if tier(f) == "main" and f.endswith(".h"):
             bad.append(f"{f}: a header in fs/ itself: give it a room")

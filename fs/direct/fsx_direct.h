@@ -54,8 +54,8 @@
  * - A file opened only for writing reads nothing, one opened only for
  *   reading writes nothing (EBADF): ioctls are not checked against the
  *   open's mode by the kernel. Either may register buffers.
- * - A registration belongs to the open file it was made on (struct
- *   fsx_fh, under its lock; at most FSX_DIRECT_REGS, FSX_DIRECT_USER_REGS
+ * - A registration belongs to the open file it was made on (kept here per
+ *   open file, under this module's lock; at most FSX_DIRECT_REGS, FSX_DIRECT_USER_REGS
  *   per user, FSX_DIRECT_MOUNT_REGS on the mount) and to the process that
  *   made it (its pid and start
  *   time: only it may use it); it goes with UNREGISTER or with the
@@ -68,7 +68,7 @@
  *   active, one ranged GET, If-Match the open version, whose token names
  *   the buffer; else through the page cache (fsx_read), copied.
  * - Threads: any FUSE thread. A registration in use by a READ is counted
- *   (busy, under the handle's lock); UNREGISTER unlinks it at once and the
+ *   (busy, under this module's lock); UNREGISTER unlinks it at once and the
  *   last user unmaps it.
  */
 #ifndef S3R_FSX_DIRECT_H

@@ -190,7 +190,7 @@ void fsx_rdma_close(struct fsx_mount *m)
   if (!d)
     return;
   fsx_held_stop(d->held);
-  fsx_rdma_rc_destroy(d->rc); /* the client is gone: every session put */
+  fsx_rdma_rc_destroy(d->rc); /* the client stopped: every session put */
   rdx_unregister(d->pool);
   rdx_unregister(d->arena);
   rdx_transport_close(d->t);

@@ -1,0 +1,338 @@
+/*
+ * The write-back's commit (fsx_wb: fsx_wb_open, _write, _read, _commit)
+ * against an S3 server in the test's process (fake_s3), request by
+ * request: a small new file is one conditional PUT; one block written
+ * into a large object is one part sent and the others copied on the
+ * server; a failed upload is EIO with the bytes kept and goes up at the
+ * next commit; a PUT that landed but whose answer was lost is settled by
+ * looking, not sent again over another writer's; a write that comes
+ * during a commit's upload lands in the next one; after a commit, what the
+ * staging file lacks is fetched from the new object.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fake_mount.h"
+#include "fs/meta/fsx_inode.h"
+#include "fs/write/fsx_wb.h"
+
+#define MiB (1024u * 1024u)
+
+static struct fake_mount fm;
+
+/* ---- a write's bytes, from memory ---- */
+
+struct mem_src {
+  struct fsx_wsrc s;
+  const char *p;
+};
+
+static int to_mem(struct fsx_wsrc *s, void *dst, size_t len)
+{
+  memcpy(dst, ((struct mem_src *)s)->p, len);
+  return 0;
+}
+
+static int to_fd(struct fsx_wsrc *s, int fd, uint64_t off, size_t len)
+{
+  const char *p = ((struct mem_src *)s)->p;
+
+  while (len) {
+    ssize_t n = pwrite(fd, p, len, (off_t)off);
+    if (n <= 0)
+      return -EIO;
+    p += n;
+    off += (uint64_t)n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static ssize_t wb_write(struct fsx_wb *wb, uint64_t off, const void *p,
+                        size_t len)
+{
+  struct mem_src src = {{to_mem, to_fd}, p};
+
+  return fsx_wb_write(&fm.m, wb, off, &src.s, len, false);
+}
+
+/* ---- setup ---- */
+
+static void tune(struct cfg *c)
+{
+  char err[256];
+
+  cfg_set(c, "write.part_size", "5M", err, sizeof(err));
+  cfg_set(c, "write.stream", "false", err, sizeof(err)); /* staging file */
+}
+
+static int setup(void **state)
+{
+  (void)state;
+  return fake_mount_up(&fm, tune);
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  fake_mount_down(&fm);
+  return 0;
+}
+
+/* The write-back state of name: an existing object (its HEAD the base), or
+   a new empty file. *in holds an internal reference. */
+static struct fsx_wb *open_wb(const char *name, bool existing,
+                              struct fsx_inode **in)
+{
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_inode_view v;
+  struct fsx_wb *wb = NULL;
+
+  if (existing) {
+    *in = fake_mount_file(&fm, name);
+    assert_non_null(*in);
+    fsx_inode_view(fm.m.tab, *in, &v);
+    assert_int_equal(fsx_wb_open(&fm.m, *in, &v.attr, false, &meta, &wb), 0);
+  } else {
+    struct fsx_attr a = {.kind = FSX_FILE};
+    struct fsx_inode *root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO);
+    *in = fsx_inode_child(fm.m.tab, root, name, &a, NULL, 0, false);
+    fsx_inode_put(fm.m.tab, root);
+    assert_non_null(*in);
+    assert_int_equal(fsx_wb_open(&fm.m, *in, NULL, true, &meta, &wb), 0);
+  }
+  return wb;
+}
+
+static void close_wb(struct fsx_wb *wb, struct fsx_inode *in)
+{
+  fsx_wb_put(&fm.m, wb);
+  fsx_inode_put(fm.m.tab, in);
+}
+
+/* The object name holds exactly want[0, len). */
+static void assert_object(const char *name, const char *want, size_t len)
+{
+  void *got = NULL;
+  size_t n = 0;
+
+  assert_int_equal(fake_s3_get(fm.s3, FAKE_BUCKET, name, &got, &n, NULL), 0);
+  assert_int_equal(n, len);
+  assert_memory_equal(got, want, len);
+  free(got);
+}
+
+/* ---- tests ---- */
+
+static void test_new_small_file_one_put(void **state)
+{
+  struct fsx_inode *in;
+  struct fsx_wb *wb;
+  char data[100];
+
+  (void)state;
+  fake_fill(data, sizeof(data), 0, 1);
+  wb = open_wb("small.bin", false, &in);
+  fake_s3_reset_counts(fm.s3);
+  assert_int_equal(wb_write(wb, 0, data, sizeof(data)), sizeof(data));
+  assert_false(fake_s3_has(fm.s3, FAKE_BUCKET, "small.bin")); /* at close */
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_object("small.bin", data, sizeof(data));
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_PUT), 1);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ANY), 1);
+  /* clean now: another commit sends nothing */
+  assert_false(fsx_wb_dirty(wb));
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ANY), 1);
+  close_wb(wb, in);
+}
+
+static void test_block_in_large_object(void **state)
+{
+  size_t size = 12 * MiB;
+  char *want = malloc(size), block[4096];
+  struct fsx_inode *in;
+  struct fsx_wb *wb;
+
+  (void)state;
+  fake_fill(want, size, 0, 2);
+  assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "large.bin", want, size), 0);
+  wb = open_wb("large.bin", true, &in);
+  fake_s3_reset_counts(fm.s3);
+  fake_fill(block, sizeof(block), 7 * MiB, 3);
+  memcpy(want + 7 * MiB, block, sizeof(block));
+  assert_int_equal(wb_write(wb, 7 * MiB, block, sizeof(block)), sizeof(block));
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_object("large.bin", want, size);
+  /* parts of 5 MiB: the written one sent (the rest of it fetched first),
+     the other two copied on the server, never through us */
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_INITIATE), 1);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_PART), 1);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_PART_COPY), 2);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_COMPLETE), 1);
+  assert_int_equal(fake_s3_uploads(fm.s3), 0);
+  /* after the commit the new object is the base: part 0's bytes, never
+     fetched, come from it (If-Match its ETag) */
+  {
+    char got[4096];
+    fake_s3_reset_counts(fm.s3);
+    assert_int_equal(fsx_wb_read(&fm.m, wb, MiB, got, sizeof(got)),
+                     sizeof(got));
+    assert_memory_equal(got, want + MiB, sizeof(got));
+    assert_int_equal(fake_s3_count(fm.s3, FAKE_GET), 1);
+  }
+  close_wb(wb, in);
+  free(want);
+}
+
+static void test_failed_upload_kept(void **state)
+{
+  struct fsx_inode *in;
+  struct fsx_wb *wb;
+  char data[5000];
+
+  (void)state;
+  fake_fill(data, sizeof(data), 0, 4);
+  wb = open_wb("fails.bin", false, &in);
+  assert_int_equal(wb_write(wb, 0, data, sizeof(data)), sizeof(data));
+  /* every attempt of the client's (s3.retry.max_attempts, 5) refused */
+  fake_s3_fault(fm.s3, FAKE_PUT, "fails.bin", 500, 5, 0);
+  fake_s3_reset_counts(fm.s3);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), -EIO);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_PUT), 5);
+  assert_false(fake_s3_has(fm.s3, FAKE_BUCKET, "fails.bin"));
+  assert_true(fsx_wb_dirty(wb)); /* kept */
+  {
+    char got[5000];
+    assert_int_equal(fsx_wb_read(&fm.m, wb, 0, got, sizeof(got)),
+                     sizeof(got));
+    assert_memory_equal(got, data, sizeof(got));
+  }
+  /* the server is back: the next commit sends it */
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_object("fails.bin", data, sizeof(data));
+  close_wb(wb, in);
+}
+
+static void test_lost_answer_settled_by_looking(void **state)
+{
+  struct fsx_inode *in;
+  struct fsx_wb *wb;
+  char data[3000];
+
+  (void)state;
+  fake_fill(data, sizeof(data), 0, 5);
+  wb = open_wb("lost.bin", false, &in);
+  assert_int_equal(wb_write(wb, 0, data, sizeof(data)), sizeof(data));
+  /* the PUT lands, its answer is lost: the retry (If-None-Match: *) is
+     refused (412) and the object already holds our bytes: success */
+  fake_s3_fault(fm.s3, FAKE_PUT, "lost.bin", -500, 1, 0);
+  fake_s3_reset_counts(fm.s3);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_object("lost.bin", data, sizeof(data));
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_PUT), 2);
+  assert_false(fsx_wb_dirty(wb));
+  close_wb(wb, in);
+}
+
+struct writer {
+  struct fsx_wb *wb;
+  const char *p;
+  ssize_t rc;
+};
+
+static void *write_thread(void *arg)
+{
+  struct writer *w = arg;
+
+  w->rc = wb_write(w->wb, 8 * MiB, w->p, 4096);
+  return NULL;
+}
+
+struct committer {
+  struct fsx_wb *wb;
+  int rc;
+};
+
+static void *commit_thread(void *arg)
+{
+  struct committer *c = arg;
+
+  c->rc = fsx_wb_commit(&fm.m, c->wb);
+  return NULL;
+}
+
+static void test_write_during_commit_lands_next(void **state)
+{
+  size_t size = 12 * MiB;
+  char *want = malloc(size), a[4096], b[4096];
+  struct fsx_inode *in;
+  struct committer c;
+  struct writer w;
+  pthread_t ct, wt;
+  void *got;
+  size_t n;
+
+  (void)state;
+  fake_fill(want, size, 0, 6);
+  assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "during.bin", want, size),
+                   0);
+  c.wb = open_wb("during.bin", true, &in);
+  fake_fill(a, sizeof(a), 2 * MiB, 7);
+  assert_int_equal(wb_write(c.wb, 2 * MiB, a, sizeof(a)), sizeof(a));
+  /* the commit's completion waits at the server while a write comes */
+  fake_s3_hold(fm.s3, FAKE_COMPLETE, "during.bin");
+  assert_int_equal(pthread_create(&ct, NULL, commit_thread, &c), 0);
+  assert_true(fake_s3_wait_held(fm.s3, 1, 10000));
+  fake_fill(b, sizeof(b), 8 * MiB, 8);
+  w = (struct writer){c.wb, b, 0};
+  assert_int_equal(pthread_create(&wt, NULL, write_thread, &w), 0);
+  usleep(100 * 1000); /* (the write waits for the commit whatever the
+                         timing: this only gives it a chance to go wrong) */
+  fake_s3_release(fm.s3);
+  pthread_join(ct, NULL);
+  pthread_join(wt, NULL);
+  assert_int_equal(c.rc, 0);
+  assert_int_equal(w.rc, sizeof(b));
+  memcpy(want + 2 * MiB, a, sizeof(a));
+  /* the first commit holds a, not yet b */
+  assert_int_equal(fake_s3_get(fm.s3, FAKE_BUCKET, "during.bin", &got, &n,
+                               NULL),
+                   0);
+  assert_memory_equal((char *)got + 2 * MiB, a, sizeof(a));
+  assert_memory_not_equal((char *)got + 8 * MiB, b, sizeof(b));
+  free(got);
+  assert_true(fsx_wb_dirty(c.wb));
+  assert_int_equal(fsx_wb_commit(&fm.m, c.wb), 0);
+  memcpy(want + 8 * MiB, b, sizeof(b));
+  assert_object("during.bin", want, size);
+  close_wb(c.wb, in);
+  free(want);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_new_small_file_one_put, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_block_in_large_object, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_failed_upload_kept, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_lost_answer_settled_by_looking,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_write_during_commit_lands_next,
+                                      setup, teardown),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
