@@ -11,7 +11,7 @@
  * into the staging file, and the parts the server already has are
  * completed as the object under the file's key, which becomes the file's
  * base: they are then copied on the server (UploadPartCopy) at commit,
- * never sent again. The cost, stated in the README: one completion and,
+ * never sent again. The cost, stated in docs/mounting.md: one completion and,
  * until the file is closed, that shorter version visible under its name.
  *
  * Called with wb->lock held (fsx_wb_write_parts, whole parts straight from

@@ -48,6 +48,6 @@ echo "== $name: fuzzing for ${secs}s"
 if ! "$bin" "${args[@]}" "$scratch"; then
   echo "run_fuzz: $name: found a failing input, kept in $art/" >&2
   echo "  minimise: $bin -minimize_crash=1 -runs=10000 $art/crash-..." >&2
-  echo "  then add it as tests/fuzz/regress/$name/<short-name> (README: Fuzzing)" >&2
+  echo "  then add it as tests/fuzz/regress/$name/<short-name> (docs/testing.md: Fuzzing)" >&2
   exit 1
 fi

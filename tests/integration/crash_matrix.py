@@ -184,7 +184,7 @@ def w_rewrite(d, r, base):
     fd = os.open(os.path.join(d, k), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.write(fd, bytes(body))  # streamed, its first part sent
     # leaving the stream path completes the parts the server has as the
-    # object (the README states it: that shorter version is visible until
+    # object (docs/mounting.md states it: that shorter version is visible until
     # the file is closed), so a crash then leaves it there
     r.files[k]["versions"].append(md5(bytes(body[:PART])))
     body[MiB:2 * MiB] = patch

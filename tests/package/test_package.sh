@@ -189,7 +189,7 @@ man_ok() {
   [ "$n" -ge 6 ]
 }
 check "every installed man page renders without a warning" man_ok
-# the unit, and a mount unit as the README shows it
+# the unit, and a mount unit as docs/install.md shows it
 cat >"$root/etc/systemd/system/mnt-data.mount" <<EOF
 [Unit]
 Description=a bucket at /mnt/data
