@@ -340,12 +340,14 @@ static void rdma_down(struct build *b)
 }
 
 /* dense random reads hand whole blocks to the kernel's cache, which only
-   keeps them when it keeps pages across opens */
+   keeps them when it keeps pages across opens; not with one loop thread
+   (-s): a writer's open waits for the stores on their way, which wait for
+   the pages of reads that thread would answer */
 static int kstore_up(struct build *b)
 {
   size_t arena_len;
 
-  if (!b->m.o.kernel_cache || !b->m.o.dense_block)
+  if (!b->m.o.kernel_cache || !b->m.o.dense_block || b->a.single)
     return 0;
   fsx_cache_arena(b->m.cache, &arena_len);
   if ((b->m.kstore = fsx_kstore_create(&b->m, arena_len / 4)))

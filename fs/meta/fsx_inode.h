@@ -165,7 +165,12 @@ void fsx_inode_kernel_doubt(struct fsx_table *t, struct fsx_inode *in);
    (fsx_kstore): true, with *epoch for fsx_inode_kernel_stored and *size
    the object's size (nothing past it may be stored), when the kernel's
    pages and the attributes hold that object and this mount is not writing
-   the file and has uploaded nothing since; false: do not. */
+   the file and has uploaded nothing since; false: do not. From a true
+   until fsx_inode_kernel_stored, which must follow it, no write-back
+   state is attached to in (fsx_inode_wb_attach waits): a store into the
+   kernel's pages while a WRITE is on its way would change the bytes the
+   kernel hands the daemon for it (it takes them from its pages when the
+   request is read, not when it is made). */
 bool fsx_inode_kernel_store(struct fsx_table *t, struct fsx_inode *in,
                             uint64_t gen, uint64_t commits, uint64_t *epoch,
                             uint64_t *size);

@@ -56,6 +56,10 @@ struct fsx_inode {
   unsigned opens;             /* lock: open file handles */
   unsigned stores;            /* lock: background stores on their way
                                  (fsx_inode_store_begin) */
+  unsigned kstores;           /* lock: stores into the kernel's pages on
+                                 their way (fsx_inode_kernel_store to
+                                 _stored): no write-back state is attached
+                                 meanwhile (wb_attach waits) */
   unsigned store_blocks;      /* lock: operations that replace or remove
                                  the object, under way: no store begins */
   bool orphan;                /* lock: wb is kept (one of wb_refs) for the

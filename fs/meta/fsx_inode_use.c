@@ -101,8 +101,10 @@ bool fsx_inode_kernel_store(struct fsx_table *t, struct fsx_inode *in,
        in->gen == gen;
   *epoch = in->kernel_epoch;
   *size = in->attr.size;
-  if (ok)
+  if (ok) {
     in->kernel_drop_ms = clock_mono_ms();
+    in->kstores++; /* until fsx_inode_kernel_stored: no writer meanwhile */
+  }
   pthread_mutex_unlock(&t->lock);
   return ok;
 }
@@ -117,6 +119,8 @@ bool fsx_inode_kernel_stored(struct fsx_table *t, struct fsx_inode *in,
   if (!ok)
     in->kernel_unsure = true;
   in->kernel_drop_ms = clock_mono_ms();
+  if (!--in->kstores)
+    pthread_cond_broadcast(&t->store_cond);
   pthread_mutex_unlock(&t->lock);
   return ok;
 }
@@ -198,7 +202,12 @@ struct fsx_wb *fsx_inode_wb_attach(struct fsx_table *t, struct fsx_inode *in,
   struct fsx_wb *wb;
 
   pthread_mutex_lock(&t->lock);
-  while (!in->wb && in->stores) /* a store began before this writer */
+  /* a store began before this writer: a background one (whose copy must
+     not land after our upload), or one into the kernel's pages, which
+     would overwrite the pages our first writes are read from (the kernel
+     takes a WRITE's bytes from its page cache when the daemon reads the
+     request, the pages unlocked by then) */
+  while (!in->wb && (in->stores || in->kstores))
     pthread_cond_wait(&t->store_cond, &t->lock);
   if (in->wb) { /* another open made one first: that one */
     in->wb_refs++;

@@ -96,8 +96,9 @@ static bool run(struct fsx_kstore *ks, struct item *it)
   if (tail_off < len)
     store(ks, it->ino, it->off + tail_off, (char *)it->buf + tail_off,
           len - tail_off);
-  if (!atomic_load(&ks->stop) && !fsx_inode_kernel_stored(m->tab, in, epoch) &&
-      len && !fuse_session_exited(m->se)) {
+  /* (asked always: a writer's open waits for it) */
+  if (!fsx_inode_kernel_stored(m->tab, in, epoch) &&
+      !atomic_load(&ks->stop) && len && !fuse_session_exited(m->se)) {
     atomic_fetch_add(&m->st.kstore_undone, 1);
     fuse_lowlevel_notify_inval_inode(m->se, it->ino, (off_t)it->off,
                                      (off_t)len);

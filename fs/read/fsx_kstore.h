@@ -13,7 +13,12 @@
  * asked for). A store is made only while
  * the kernel's pages hold the object the bytes came from and this mount
  * is not writing the file (fsx_inode_kernel_store), the same rule as an
- * open's drop (fsx_inode.h).
+ * open's drop (fsx_inode.h), and no writer's state is attached to the
+ * file until it is over: the kernel takes a WRITE's bytes from its pages
+ * when the daemon reads the request (the pages unlocked by then), so a
+ * store meanwhile would send the object's older bytes as the write's.
+ * Not with one loop thread (-s; main does not start it): a writer's open
+ * waits for the store, which waits for pages that thread would answer.
  */
 #ifndef S3R_FSX_KSTORE_H
 #define S3R_FSX_KSTORE_H

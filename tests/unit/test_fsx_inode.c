@@ -15,6 +15,9 @@
 #include <string.h>
 #include <stdlib.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "fs/meta/fsx_inode_i.h" /* white-box: the record itself */
@@ -764,6 +767,23 @@ static void test_wb_attachment(void **state)
 
 /* The kernel's page cache: when an open drops it, and when our own writes
    leave it unsure (a drop may have raced them). */
+/* fsx_inode_wb_attach on a thread of its own (it may wait). */
+struct attacher {
+  struct fsx_table *t;
+  struct fsx_inode *in;
+  struct fsx_wb *mine, *got;
+  _Atomic bool done;
+};
+
+static void *attach_main(void *arg)
+{
+  struct attacher *a = arg;
+
+  a->got = fsx_inode_wb_attach(a->t, a->in, a->mine);
+  atomic_store(&a->done, true);
+  return NULL;
+}
+
 static void test_kernel_pages(void **state)
 {
   struct fsx_table *t = fsx_table_create("bkt", "");
@@ -837,8 +857,22 @@ static void test_kernel_pages(void **state)
   assert_int_equal(sz, 5);
   assert_true(fsx_inode_kernel_stored(t, in, ep));
   assert_true(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c, &ep, &sz));
-  assert_ptr_equal(fsx_inode_wb_attach(t, in, fake), fake); /* a writer */
-  assert_false(fsx_inode_kernel_stored(t, in, ep));
+  /* a writer waits for the store on its way: the kernel takes a WRITE's
+     bytes from its pages when the daemon reads the request, and a store
+     meanwhile would replace them with the object's older ones */
+  {
+    struct attacher a = {t, in, fake, NULL, false};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, attach_main, &a), 0);
+    usleep(200 * 1000); /* (time to get in, were it let in) */
+    assert_false(atomic_load(&a.done));
+    assert_true(fsx_inode_kernel_stored(t, in, ep)); /* no writer came */
+    pthread_join(th, NULL);
+    assert_ptr_equal(a.got, fake);
+    fsx_inode_kernel_writer(t, in); /* (as its open does: right after the
+                                       store, the pages are left unsure) */
+  }
+  assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c, &ep, &sz));
   assert_ptr_equal(fsx_inode_wb_unref(t, in), fake);
   fsx_inode_put(t, in);
   fsx_inode_kernel_wrote(t, in, "e5"); /* unsure: kernel_etag unknown */
