@@ -62,6 +62,21 @@ fs_test_setup() {
   trap fs_cleanup EXIT
 }
 
+# run_case NAME FUNC: a case of the suite (FUNC makes the data it needs),
+# run unless S3R_ONLY, a regular expression of case names, leaves it out;
+# a failing case says how to run it alone
+run_case() {
+  local name=$1 fn=$2 f0=$fail
+  if [ -n "${S3R_ONLY:-}" ] && ! [[ $name =~ $S3R_ONLY ]]; then
+    echo "# case $name: left out (S3R_ONLY='$S3R_ONLY')"
+    return 0
+  fi
+  echo "# case $name"
+  "$fn"
+  [ "$fail" -eq "$f0" ] || echo "# case $name failed; alone: S3R_ONLY='^$name\$'" \
+    "$here/with_rgw.sh $0 $BIN"
+}
+
 check() { # name, then a command that must succeed
   local name=$1; shift
   if "$@"; then pass=$((pass + 1)); echo "ok - $name"
