@@ -72,6 +72,7 @@ run_case() {
     return 0
   fi
   echo "# case $name"
+  cases_run=$((${cases_run:-0} + 1))
   "$fn"
   [ "$fail" -eq "$f0" ] || echo "# case $name failed; alone: S3R_ONLY='^$name\$'" \
     "$here/with_rgw.sh $0 $BIN"
@@ -223,6 +224,9 @@ fs_cleanup_s3fs() {
 }
 
 summary() {
+  if [ -n "${S3R_ONLY:-}" ] && [ "${cases_run:-0}" -eq 0 ]; then
+    fail=$((fail + 1)); echo "not ok - S3R_ONLY='$S3R_ONLY' names no case"
+  fi
   echo "$pass passed, $fail failed"
   [ "$fail" -eq 0 ]
 }

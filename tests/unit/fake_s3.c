@@ -166,8 +166,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
       u->too_big = true;
     } else {
       if (u->len + *data_len > u->cap) {
+        char *p = realloc(u->p, (u->len + *data_len) * 2);
+        if (!p)
+          return MHD_NO;
+        u->p = p;
         u->cap = (u->len + *data_len) * 2;
-        u->p = realloc(u->p, u->cap);
       }
       memcpy(u->p + u->len, data, *data_len);
       u->len += *data_len;
@@ -203,13 +206,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
     free(r.body);
     memset(&r, 0, sizeof(r));
     fake_resp_error(&r, -hit->status, "InternalError");
-  } else if (hit && hit->status)
+  } else if (hit && hit->status) {
+    f->refused++;
     fake_resp_error(&r, hit->status,
                     hit->status == 404   ? "NoSuchKey"
                     : hit->status == 412 ? "PreconditionFailed"
                     : hit->status == 503 ? "SlowDown"
                                          : "InternalError");
-  else
+  } else
     fake_store_serve(f, &q, &r);
   pthread_mutex_unlock(&f->lock);
   free(path);
@@ -443,9 +447,36 @@ unsigned fake_s3_count(struct fake_s3 *f, enum fake_op op)
   return n;
 }
 
+unsigned fake_s3_refused(struct fake_s3 *f)
+{
+  unsigned n;
+
+  pthread_mutex_lock(&f->lock);
+  n = f->refused;
+  pthread_mutex_unlock(&f->lock);
+  return n;
+}
+
+bool fake_s3_quiet(struct fake_s3 *f, unsigned ms)
+{
+  unsigned last = fake_s3_count(f, FAKE_ANY), still = 0;
+
+  for (unsigned waited = 0; waited < 10000; waited += 10) {
+    struct timespec ts = {0, 10 * 1000000L};
+    nanosleep(&ts, NULL);
+    unsigned now = fake_s3_count(f, FAKE_ANY);
+    still = now == last ? still + 10 : 0;
+    last = now;
+    if (still >= ms)
+      return true;
+  }
+  return false;
+}
+
 void fake_s3_reset_counts(struct fake_s3 *f)
 {
   pthread_mutex_lock(&f->lock);
+  f->refused = 0;
   memset(f->counts, 0, sizeof(f->counts));
   pthread_mutex_unlock(&f->lock);
 }

@@ -90,5 +90,10 @@ bool fake_s3_wait_held(struct fake_s3 *f, unsigned n, unsigned ms);
    last reset. */
 unsigned fake_s3_count(struct fake_s3 *f, enum fake_op op);
 void fake_s3_reset_counts(struct fake_s3 *f);
+/* Requests answered by a fault rule's status (since the same reset). */
+unsigned fake_s3_refused(struct fake_s3 *f);
+/* Wait until no request has come for ms (at most 10 s): true when so (a
+   read's readahead GETs, sent after it returned, all in). */
+bool fake_s3_quiet(struct fake_s3 *f, unsigned ms);
 
 #endif

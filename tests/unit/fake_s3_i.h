@@ -79,6 +79,7 @@ struct fake_s3 {
   unsigned held;              /* requests waiting now */
   unsigned hold_epoch;        /* a release: every waiter goes on */
   unsigned counts[FAKE_OPS];
+  unsigned refused;           /* answered by a fault rule's status */
   struct MHD_Daemon *mhd;     /* fixed */
   char endpoint[64];          /* fixed */
 };

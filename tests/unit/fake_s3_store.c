@@ -343,6 +343,11 @@ static void serve_get(struct fake_s3 *f, const struct fake_req *q,
     }
     if (n < 2 || z >= o->len)
       z = o->len - 1;
+    if (z < a) {
+      free(h.p);
+      fake_resp_error(r, 416, "InvalidRange");
+      return;
+    }
     r->status = 206;
     add(&h, "Content-Range: bytes %llu-%llu/%zu\r\n", a, z, o->len);
   }
