@@ -1,5 +1,5 @@
 /*
- * test_xml: s3_xml parsers, builders and s3_parse_iso8601.
+ * test_s3_xml: s3_xml parsers, builders and s3_parse_iso8601.
  *
  * Every document in the table is parsed seven ways (one-shot, one feed, byte
  * by byte, five random chunkings) and each must give the same return code

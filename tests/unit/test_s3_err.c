@@ -1,5 +1,5 @@
 /*
- * test_err: s3_err's mapping of (HTTP status, S3 code) and of curl codes to
+ * test_s3_err: s3_err's mapping of (HTTP status, S3 code) and of curl codes to
  * errno, class, retryable, before_send and log_hint, as a table.
  */
 #include <setjmp.h>

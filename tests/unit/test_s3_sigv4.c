@@ -1,5 +1,5 @@
 /*
- * test_sigv4: s3_sigv4 against published vectors, with a fixed clock.
+ * test_s3_sigv4: s3_sigv4 against published vectors, with a fixed clock.
  *
  * Sources of the expected values (never computed by this code):
  *  - AWS "Signature Version 4 Test Suite" (aws-sig-v4-test-suite.zip, the

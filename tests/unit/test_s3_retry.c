@@ -1,5 +1,5 @@
 /*
- * test_retry: s3_retry's policy, exactly: backoff bounds at both ends of the
+ * test_s3_retry: s3_retry's policy, exactly: backoff bounds at both ends of the
  * random range, the cap and the throttle floor, the attempt limit, the time
  * budget, the quota's exhaustion and refill, and the idempotency rule.
  */

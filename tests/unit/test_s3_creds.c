@@ -1,5 +1,5 @@
 /*
- * test_creds: s3_creds_resolve over explicit options, the environment and
+ * test_s3_creds: s3_creds_resolve over explicit options, the environment and
  * shared files written into a mkdtemp() home. Every test starts with the
  * AWS_* variables (and HOME) cleared and gets them back afterwards.
  */
