@@ -316,6 +316,27 @@ int fake_s3_get(struct fake_s3 *f, const char *bucket, const char *key,
   return rc;
 }
 
+bool fake_s3_holds(struct fake_s3 *f, const char *bucket, const char *key,
+                   const void *want, size_t len)
+{
+  void *got = NULL;
+  size_t n = 0, i = 0;
+  bool same;
+
+  if (fake_s3_get(f, bucket, key, &got, &n, NULL)) {
+    fprintf(stderr, "fake_s3: %s/%s: no such object\n", bucket, key);
+    return false;
+  }
+  while (i < n && i < len && ((char *)got)[i] == ((const char *)want)[i])
+    i++;
+  same = n == len && i == len;
+  if (!same)
+    fprintf(stderr, "fake_s3: %s/%s: %zu bytes, %zu wanted; first "
+            "difference at byte %zu\n", bucket, key, n, len, i);
+  free(got);
+  return same;
+}
+
 bool fake_s3_has(struct fake_s3 *f, const char *bucket, const char *key)
 {
   bool has;

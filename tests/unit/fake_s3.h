@@ -59,6 +59,10 @@ int fake_s3_put(struct fake_s3 *f, const char *bucket, const char *key,
    up to 48 bytes with the NUL): 0, or -ENOENT. */
 int fake_s3_get(struct fake_s3 *f, const char *bucket, const char *key,
                 void **data, size_t *len, char *etag);
+/* Does the object hold exactly want[0, len)? False says why on stderr
+   (absent, its length, the first byte that differs). */
+bool fake_s3_holds(struct fake_s3 *f, const char *bucket, const char *key,
+                   const void *want, size_t len);
 /* Is there such an object? */
 bool fake_s3_has(struct fake_s3 *f, const char *bucket, const char *key);
 /* Multipart uploads begun and neither completed nor aborted. */

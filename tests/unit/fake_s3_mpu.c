@@ -90,7 +90,8 @@ static void upload_part(struct fake_s3 *f, const struct fake_req *q,
     return;
   }
   if (copy) {
-    struct fake_obj *src = fake_copy_source(f, q->header(q, "x-amz-copy-source"));
+    struct fake_obj *src =
+        fake_copy_source(f, q->header(q, "x-amz-copy-source"));
     const char *im = q->header(q, "x-amz-copy-source-if-match");
     const char *range = q->header(q, "x-amz-copy-source-range");
     unsigned long long a = 0, z = 0;
@@ -229,7 +230,8 @@ static void complete(struct fake_s3 *f, const struct fake_req *q,
   }
   {
     struct fake_obj *o = fake_store_find(b, q->key);
-    const char *im = q->header(q, "if-match"), *inm = q->header(q, "if-none-match");
+    const char *im = q->header(q, "if-match");
+    const char *inm = q->header(q, "if-none-match");
     char quoted[FAKE_ETAG_MAX + 2] = "";
     if (o)
       snprintf(quoted, sizeof(quoted), "\"%s\"", o->etag);
