@@ -1,5 +1,6 @@
 /*
- * libs3rdmafs, GPUDirect (s3rdmafs_gdr.h; the daemon's side: fs/direct/fsx_direct.c,
+ * libs3rdmafs, GPUDirect (s3rdmafs_gdr.h; the daemon's side:
+ * fs/direct/fsx_direct.c,
  * fs/direct/fsx_direct_write.c and fsx_rdma_reg_dmabuf).
  *
  * DESIGN

@@ -55,7 +55,8 @@
  *   reading writes nothing (EBADF): ioctls are not checked against the
  *   open's mode by the kernel. Either may register buffers.
  * - A registration belongs to the open file it was made on (kept here per
- *   open file, under this module's lock; at most FSX_DIRECT_REGS, FSX_DIRECT_USER_REGS
+ *   open file, under this module's lock; at most FSX_DIRECT_REGS,
+ *   FSX_DIRECT_USER_REGS
  *   per user, FSX_DIRECT_MOUNT_REGS on the mount) and to the process that
  *   made it (its pid and start
  *   time: only it may use it); it goes with UNREGISTER or with the

@@ -192,7 +192,8 @@ int fsx_direct_write(struct fsx_mount *m, struct fsx_fh *fh, pid_t tgid,
   if (done && m->se) {
     uint64_t from = a->file_off / PAGE * PAGE;
     /* the size: asked again (offset -1: attributes only, no page locks) */
-    fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(fsx_fh_inode(fh)), -1, 0);
+    fuse_lowlevel_notify_inval_inode(m->se, fsx_inode_ino(fsx_fh_inode(fh)),
+                                     -1, 0);
     /* pages the kernel may hold of what changed: from file_off's page to
        the end, where that starts below the old size (its last page holds
        zeros past the end). This waits for their locks, which a read in

@@ -1,7 +1,7 @@
 /*
  * fsx_wb_mount: the mount-wide side of write-back (design in fsx_wb.h):
- * the states of the mount (m->wbm->wbs) found by what they are (dirty, failed,
- * below a prefix, children of a directory) for directory renames,
+ * the states of the mount (m->wbm->wbs) found by what they are (dirty,
+ * failed, below a prefix, children of a directory) for directory renames,
  * listings and rmdir; the retry thread, which wakes every
  * write.retry_interval to commit failed files no handle holds open and to
  * try again the multipart uploads whose abort failed (the leftover
@@ -300,7 +300,8 @@ static void *retry_main(void *arg)
     size_t n;
     /* m->wbm->cond is also broadcast as part uploads end: wait out the time */
     while (!m->wbm->stopping &&
-           pthread_cond_timedwait(&m->wbm->cond, &m->wbm->lock, &ts) != ETIMEDOUT)
+           pthread_cond_timedwait(&m->wbm->cond, &m->wbm->lock, &ts) !=
+               ETIMEDOUT)
       ;
     if (m->wbm->stopping)
       break;
