@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Workload fs_write: sequential write of one file of incompressible data
 # (default 1 GiB), timed from the start of the write until the object is
-# complete on the server with its full size (docs/ARCHITECTURE.md,
-# "Benchmarks"): s3rdmafs,
+# complete on the server with its full size (docs/benchmarks.md):
+# s3rdmafs,
 # s3fs, rclone mount (--vfs-cache-mode off) and `aws s3 cp`, on the same RGW
 # in the same run, tools alternating (A B C D A B C D ...), every filesystem
 # freshly mounted for each repetition, the object deleted between them;

@@ -1,6 +1,6 @@
 /*
  * rdx_rc_client: the client half of the RC transport (elbencho's s3rdma
- * dialect, docs/ARCHITECTURE.md "RC dialect"): the device, memory
+ * dialect, docs/rdma.md "RC dialect"): the device, memory
  * registration (through rdx_register, as every kind), and sessions: one RC
  * queue pair each, connected to the server's through the HTTP connect step
  * the caller makes, pooled per endpoint, one request at a time each.

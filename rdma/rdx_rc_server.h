@@ -1,7 +1,7 @@
 /*
  * rdx_rc_server: the server half of the RC transport's connect step, for
  * the gateway's routes under /.s3rdma-rc/ (elbencho's s3rdma dialect,
- * docs/ARCHITECTURE.md "RC dialect"). The object requests' "rc:" tokens
+ * docs/rdma.md "RC dialect"). The object requests' "rc:" tokens
  * then go through the generic path like every kind: rdx_serve_check and
  * rdx_serve (rdx_server.h) find the session, RDMA-WRITE a GET's chunk into
  * the client or RDMA-READ a PUT's chunk out of it, from and into the

@@ -5,7 +5,7 @@
  * nothing of verbs and takes the time as an argument, so it is unit-tested
  * without a device or a clock.
  *
- * The dialect's rules (docs/ARCHITECTURE.md, "RC dialect"): at most 1024
+ * The dialect's rules (docs/rdma.md, "RC dialect"): at most 1024
  * sessions (a connect beyond: 503); a session unused for 300 s ("used":
  * connected or a transfer ended) is dropped, lazily, at the next connect;
  * a busy or unknown session fails a transfer with ENOTCONN; a failed

@@ -1,7 +1,7 @@
 /*
  * rdx_rc_verbs: devices, GIDs, queue pair attributes and transitions for
  * the RC transport. The rules are in rdx_rc_verbs.h; the attributes' values
- * come from the RC dialect (docs/ARCHITECTURE.md).
+ * come from the RC dialect (docs/rdma.md).
  */
 #include "rdma/rdx_rc_verbs.h"
 

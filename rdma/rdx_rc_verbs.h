@@ -2,7 +2,7 @@
  * rdx_rc_verbs: the verbs pieces both halves of the RC transport share:
  * opening a device (by name or by an address of its netdev), choosing its
  * GID, the queue pair's attributes at each step (INIT, RTR, RTS) as the RC
- * dialect wants them (docs/ARCHITECTURE.md, "RC dialect"), creating and
+ * dialect wants them (docs/rdma.md, "RC dialect"), creating and
  * connecting an RC queue pair, and random PSNs and session ids.
  *
  * What needs no device is pure and unit-tested: rdx_rc_spec_parse,

@@ -1,6 +1,6 @@
 /*
  * rdx_rc_wire: the RC connect step's header values. The layout and the
- * rules are in rdx_rc_wire.h; where they come from, in docs/ARCHITECTURE.md
+ * rules are in rdx_rc_wire.h; where they come from, in docs/rdma.md
  * ("RC dialect").
  */
 #include "rdma/rdx_rc_wire.h"

@@ -1,6 +1,6 @@
 /*
  * rdx_rc_wire: the connect step of the RC dialect (elbencho's s3rdma,
- * docs/ARCHITECTURE.md "RC dialect"): the values of its headers, as pure
+ * docs/rdma.md "RC dialect"): the values of its headers, as pure
  * codecs. No I/O, no allocation, no global state; thread-safe. The object
  * request's "rc:" token is rdx_token's.
  *

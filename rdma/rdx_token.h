@@ -52,7 +52,7 @@
  *
  *    e.g. s3r1:cma:get:00001f90:00000000000a3c1f:00007f3a5c000000:0000000000100000
  *
- * 3. RC, elbencho's s3rdma dialect (docs/ARCHITECTURE.md, "RC dialect"):
+ * 3. RC, elbencho's s3rdma dialect (docs/rdma.md, "RC dialect"):
  *    the client first connects an RC queue pair to the server's through
  *    POST /.s3rdma-rc/connect (rdma/rdx_rc_wire.h), which names a session;
  *    the object request then names that session and the client's memory:

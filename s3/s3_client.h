@@ -175,7 +175,7 @@ void s3_req_cancel(struct s3_req *r);
 void s3_req_destroy(struct s3_req *r);
 
 /*
- * RDMA (docs/ARCHITECTURE.md, "RDMA tokens"). Carry token, a transport's
+ * RDMA (docs/rdma.md, "Token formats"). Carry token, a transport's
  * token for exactly
  * the len bytes this GET, PUT or UploadPart moves, in the client's token
  * header (signed), with x-amz-content-sha256: UNSIGNED-PAYLOAD and no body

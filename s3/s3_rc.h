@@ -1,6 +1,6 @@
 /*
  * s3_rc: the HTTP half of the RC dialect's connect step (elbencho's
- * s3rdma, docs/ARCHITECTURE.md "RC dialect"): two signed POSTs to fixed
+ * s3rdma, docs/rdma.md "RC dialect"): two signed POSTs to fixed
  * paths with no bucket, headers in and headers out. s3/ knows nothing of
  * queue pairs: the values are opaque strings the data plane
  * (fs/plane/fsx_rdma_rc.c, rdma/rdx_rc_client.h) makes and checks.

@@ -1,6 +1,6 @@
 /*
- * s3_rdma: the client side of S3 over RDMA (docs/ARCHITECTURE.md, "RDMA
- * tokens") in the
+ * s3_rdma: the client side of S3 over RDMA (docs/rdma.md, "Token
+ * formats") in the
  * request engine: a request carries a token, and the reply says whether the
  * server moved the bytes (x-amz-rdma-reply 200/204/206), declined (501) or
  * ignored the token (no reply header). The rules are in s3_client.h at

@@ -212,7 +212,7 @@ static int add_authorization(struct s3_req *r, const struct s3_req_target *t,
 
 int s3_req_sign_attempt(struct s3_req *r, const struct s3_req_target *t)
 {
-  /* a token request sends no body (docs/ARCHITECTURE.md, RDMA tokens) */
+  /* a token request sends no body (docs/rdma.md, token formats) */
   struct attempt a = {
       .payload_hash = r->rdma_on ? S3_UNSIGNED_PAYLOAD : r->payload_hash,
   };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The round-trip budget per operation (docs/ARCHITECTURE.md, "Round
+# The round-trip budget per operation (docs/paths.md, "Round
 # trips"), held by counting the requests each one sends (the stats file's
 # s3.request_seconds{op=...}.count, every exchange the server answered)
 # and the most sent at once (s3.max_inflight_seen: requests of one round

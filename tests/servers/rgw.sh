@@ -12,7 +12,7 @@
 #                   leave it down SECONDS (default 0), start it again with
 #                   the same config, wait until authenticated S3 calls work
 #
-# Settings follow docs/ARCHITECTURE.md, "Test servers and hardware" (in the
+# Settings follow docs/testing.md, "Test servers and hardware" (in the
 # style of go-ceph's micro-osd.sh):
 # auth none, pool size 1, pg num 8 without autoscale, no mgr, bluestore on a
 # sparse file.  Everything lives in one state directory with its own
@@ -253,7 +253,7 @@ bluestore block size = $((OSD_GB << 30))
 bluestore fsck on mkfs = false
 osd class load list = *
 osd class default list = *
-# Keep memory near the 0.6 GB noted in docs/ARCHITECTURE.md, "Test servers
+# Keep memory near the 0.6 GB noted in docs/testing.md, "Test servers
 # and hardware" (default target is 4 GiB).
 osd memory target = 1073741824
 
