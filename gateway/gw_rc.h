@@ -1,6 +1,6 @@
 /*
  * gw_rc: the RC dialect's connect step (elbencho's s3rdma,
- * docs/ARCHITECTURE.md "RC dialect"): POST /.s3rdma-rc/connect and POST
+ * docs/rdma.md "RC dialect"): POST /.s3rdma-rc/connect and POST
  * /.s3rdma-rc/disconnect, decided here and answered by gw_http. Pure
  * routing and mapping around rdx_rc_server (rdma/rdx_rc_server.h); no
  * MHD, no I/O but that module's.

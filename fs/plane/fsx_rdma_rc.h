@@ -1,6 +1,6 @@
 /*
  * fsx_rdma_rc: the mount's side of the RC transport's connect step
- * (docs/ARCHITECTURE.md "RC dialect"), under fsx_rdma. One rdx_rc endpoint
+ * (docs/rdma.md "RC dialect"), under fsx_rdma. One rdx_rc endpoint
  * for the S3 endpoint, FSX_RDMA_RC_SESSIONS sessions at most. Per request
  * carrying a token: take a session (waiting at most FSX_RDMA_RC_WAIT_MS),
  * connect a new one with s3_rc_connect (signed POST /.s3rdma-rc/connect)

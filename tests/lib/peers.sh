@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Peer tools for the benchmarks (docs/ARCHITECTURE.md, "Benchmarks") and the
+# Peer tools for the benchmarks (docs/benchmarks.md) and the
 # tests (s3fs on the same bucket, tests/lib/test.sh sources this): the
 # programs s3rdmafs is compared with, started the same way every time
 # against the local RGW.
@@ -467,7 +467,7 @@ peer_head_size() {
 
 # peer_wait_object BUCKET KEY SIZE [SECONDS]: wait (default 120 s, polling
 # every 0.1 s) until the object exists on the server with SIZE bytes; this
-# is where a timed write ends (docs/ARCHITECTURE.md, "Benchmarks").
+# is where a timed write ends (docs/benchmarks.md).
 peer_wait_object() {
   if [ $# -lt 3 ]; then _peer_err "usage: peer_wait_object BUCKET KEY SIZE [SECONDS]"; return 2; fi
   local end i got=
