@@ -62,20 +62,36 @@ fs_test_setup() {
   trap fs_cleanup EXIT
 }
 
-# run_case NAME FUNC: a case of the suite (FUNC makes the data it needs),
-# run unless S3R_ONLY, a regular expression of case names, leaves it out;
-# a failing case says how to run it alone
+# run_case NAME FUNC: a case of the suite (FUNC makes the data it needs,
+# need_case runs the cases it builds on), run unless S3R_ONLY, a regular
+# expression of case names, leaves it out, or it ran already as another's
+# need; a failing case says how to run it alone
+declare -gA cases_done=()
 run_case() {
   local name=$1 fn=$2 f0=$fail
   if [ -n "${S3R_ONLY:-}" ] && ! [[ $name =~ $S3R_ONLY ]]; then
     echo "# case $name: left out (S3R_ONLY='$S3R_ONLY')"
     return 0
   fi
-  echo "# case $name"
   cases_run=$((${cases_run:-0} + 1))
+  if [ -n "${cases_done[$name]:-}" ]; then
+    echo "# case $name: ran already, needed by another"
+    return 0
+  fi
+  echo "# case $name"
+  cases_done[$name]=1
   "$fn"
   [ "$fail" -eq "$f0" ] || echo "# case $name failed; alone: S3R_ONLY='^$name\$'" \
     "$here/with_rgw.sh $0 $BIN"
+}
+
+# need_case NAME: case NAME (case_NAME), whose files another case uses,
+# run now unless it ran already
+need_case() {
+  [ -z "${cases_done[$1]:-}" ] || return 0
+  echo "# case $1 (needed first)"
+  cases_done[$1]=1
+  "case_$1"
 }
 
 check() { # name, then a command that must succeed
