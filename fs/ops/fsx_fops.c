@@ -43,14 +43,6 @@ static void open_stats(fuse_req_t req, struct fuse_file_info *fi)
   fuse_reply_open(req, fi);
 }
 
-/* What an open with flags makes of its handle (FSX_FH_*). */
-static unsigned open_how(int flags, bool writing)
-{
-  return (writing ? FSX_FH_WRITER : 0) |
-         ((flags & O_APPEND) ? FSX_FH_APPEND : 0) |
-         ((flags & O_ACCMODE) != O_WRONLY ? FSX_FH_READABLE : 0);
-}
-
 /* Open a file this mount is writing: its state is the newest there is. */
 static void open_written(fuse_req_t req, struct fsx_inode *in,
                          struct fsx_wb *wb, struct fuse_file_info *fi,
@@ -76,7 +68,7 @@ static void open_written(fuse_req_t req, struct fsx_inode *in,
     fsx_reply_err(req, rc ? -rc : ENOMEM);
     return;
   }
-  fsx_fh_set_open(fh, mine, open_how(fi->flags, writing));
+  fsx_fh_set_open(fh, mine, fsx_fh_how(fi->flags, writing));
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = 1; /* the kernel's pages are what was written here */
   if (fuse_reply_open(req, fi))
@@ -214,7 +206,7 @@ void fsx_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fsx_reply_err(req, ENOMEM);
     return;
   }
-  fsx_fh_set_open(fh, wb, open_how(fi->flags, wb != NULL));
+  fsx_fh_set_open(fh, wb, fsx_fh_how(fi->flags, wb != NULL));
   fi->fh = (uintptr_t)fh;
   fi->keep_cache = !drop;
   if (drop) /* (why: the kernel's pages are dropped at this open) */

@@ -67,10 +67,7 @@ made:
       fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
     goto out;
   }
-  fsx_fh_set_open(fh, wb,
-                  FSX_FH_WRITER | ((fi->flags & O_APPEND) ? FSX_FH_APPEND : 0) |
-                      ((fi->flags & O_ACCMODE) != O_WRONLY ? FSX_FH_READABLE
-                                                           : 0));
+  fsx_fh_set_open(fh, wb, fsx_fh_how(fi->flags, true));
   fi->fh = (uintptr_t)fh;
   fsx_inode_note_entry(m->tab, in); /* listed before its upload */
   fsx_entry_of(m, in, &e);

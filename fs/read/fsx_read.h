@@ -65,6 +65,9 @@ struct fsx_fh *fsx_fh_create_text(struct fsx_mount *m,
 /* How fh was opened (FSX_FH_*), and the write-back state it reads and
    writes through: wb's reference is the handle's from now on. */
 void fsx_fh_set_open(struct fsx_fh *fh, struct fsx_wb *wb, unsigned how);
+/* What an open with open(2)'s flags makes of its handle (FSX_FH_*): a
+   writer when writing; O_APPEND; readable unless O_WRONLY. */
+unsigned fsx_fh_how(int flags, bool writing);
 /* Every bit of how set (FSX_FH_*)? */
 bool fsx_fh_is(const struct fsx_fh *fh, unsigned how);
 /* Its inode (NULL: the stats file), the object's size at open, and the

@@ -5,6 +5,7 @@
  * mount-wide state.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,13 @@ void fsx_fh_set_open(struct fsx_fh *fh, struct fsx_wb *wb, unsigned how)
   fh->writer = (how & FSX_FH_WRITER) != 0;
   fh->append = (how & FSX_FH_APPEND) != 0;
   fh->readable = (how & FSX_FH_READABLE) != 0;
+}
+
+unsigned fsx_fh_how(int flags, bool writing)
+{
+  return (writing ? FSX_FH_WRITER : 0) |
+         ((flags & O_APPEND) ? FSX_FH_APPEND : 0) |
+         ((flags & O_ACCMODE) != O_WRONLY ? FSX_FH_READABLE : 0);
 }
 
 bool fsx_fh_is(const struct fsx_fh *fh, unsigned how)

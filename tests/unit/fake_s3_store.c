@@ -52,7 +52,7 @@ static void add_xml(struct text *t, const char *s)
   }
 }
 
-static void md5_hex(const void *p, size_t n, char out[FAKE_ETAG_MAX])
+void fake_text_md5(const void *p, size_t n, char out[FAKE_ETAG_MAX])
 {
   unsigned char md[16];
   unsigned len = 0;
@@ -175,7 +175,7 @@ int fake_store_put(struct fake_bucket *b, const char *key, const char *data,
   if (etag)
     snprintf(o->etag, sizeof(o->etag), "%s", etag);
   else
-    md5_hex(data, len, o->etag);
+    fake_text_md5(data, len, o->etag);
   o->mtime = time(NULL);
   return 0;
 }
@@ -187,7 +187,7 @@ static void obj_free(struct fake_obj *o)
   free(o->meta);
 }
 
-static void obj_remove(struct fake_bucket *b, const char *key)
+void fake_obj_remove(struct fake_bucket *b, const char *key)
 {
   bool hit;
   size_t i = find_at(b, key, &hit);
@@ -199,7 +199,7 @@ static void obj_remove(struct fake_bucket *b, const char *key)
   b->nobjs--;
 }
 
-static void upload_free(struct fake_upload *u)
+void fake_upload_free(struct fake_upload *u)
 {
   for (size_t i = 0; i < u->nparts; i++)
     free(u->parts[i].data);
@@ -222,7 +222,7 @@ void fake_store_free(struct fake_s3 *f)
   while (f->uploads) {
     struct fake_upload *u = f->uploads;
     f->uploads = u->next;
-    upload_free(u);
+    fake_upload_free(u);
   }
 }
 
@@ -256,26 +256,26 @@ enum fake_op fake_op_of(const struct fake_req *q)
   return FAKE_ANY;
 }
 
-/* The x-amz-meta-* and content-type headers of a PUT, as meta lines. */
-static char *meta_of(const struct fake_req *q, const char *const *names)
-{
-  struct text t = {0};
-
-  add(&t, "%s", "");
-  for (; *names; names++) {
-    const char *v = q->header(q, *names);
-    if (v)
-      add(&t, "%s: %s\n", *names, v);
-  }
-  return t.p;
-}
-
 /* The metadata headers a client may send (the fs's and s3fs's). */
 static const char *const meta_names[] = {
     "content-type",       "x-amz-meta-mode",  "x-amz-meta-uid",
     "x-amz-meta-gid",     "x-amz-meta-mtime", "x-amz-meta-ctime",
     "x-amz-meta-atime",   "x-amz-meta-rdev",  "x-amz-meta-color",
     NULL};
+
+/* Those of a PUT's headers, as meta lines. */
+char *fake_meta_of(const struct fake_req *q)
+{
+  struct text t = {0};
+
+  add(&t, "%s", "");
+  for (const char *const *n = meta_names; *n; n++) {
+    const char *v = q->header(q, *n);
+    if (v)
+      add(&t, "%s: %s\n", *n, v);
+  }
+  return t.p;
+}
 
 static void obj_headers(struct text *h, const struct fake_obj *o)
 {
@@ -363,7 +363,7 @@ static void serve_get(struct fake_s3 *f, const struct fake_req *q,
 }
 
 /* x-amz-copy-source: "/bucket/key" or "bucket/key", url-encoded. */
-static struct fake_obj *copy_source(struct fake_s3 *f, const char *src)
+struct fake_obj *fake_copy_source(struct fake_s3 *f, const char *src)
 {
   char buf[2048], *w = buf, *slash;
 
@@ -385,7 +385,7 @@ static struct fake_obj *copy_source(struct fake_s3 *f, const char *src)
   return fake_store_find(fake_store_bucket(f, buf, false), slash + 1);
 }
 
-static void etag_result(struct fake_resp *r, const char *root,
+void fake_etag_result(struct fake_resp *r, const char *root,
                         const char *etag)
 {
   struct text t = {0};
@@ -418,7 +418,7 @@ static void serve_put(struct fake_s3 *f, const struct fake_req *q,
     return;
   }
   if (copy) {
-    src = copy_source(f, q->header(q, "x-amz-copy-source"));
+    src = fake_copy_source(f, q->header(q, "x-amz-copy-source"));
     if (!src) {
       fake_resp_error(r, 404, "NoSuchKey");
       return;
@@ -427,7 +427,7 @@ static void serve_put(struct fake_s3 *f, const struct fake_req *q,
       fake_resp_error(r, 412, "PreconditionFailed");
       return;
     }
-    meta = dir && !strcasecmp(dir, "REPLACE") ? meta_of(q, meta_names)
+    meta = dir && !strcasecmp(dir, "REPLACE") ? fake_meta_of(q)
                                                : strdup(src->meta);
     /* (src may move when the store grows: copied first) */
     char *data = malloc(src->len ? src->len : 1);
@@ -436,13 +436,13 @@ static void serve_put(struct fake_s3 *f, const struct fake_req *q,
     fake_store_put(b, q->key, data, len, meta, NULL);
     free(data);
   } else {
-    meta = meta_of(q, meta_names);
+    meta = fake_meta_of(q);
     fake_store_put(b, q->key, q->body, q->body_len, meta, NULL);
   }
   free(meta);
   snprintf(etag, sizeof(etag), "%s", fake_store_find(b, q->key)->etag);
   if (copy) {
-    etag_result(r, "CopyObjectResult", etag);
+    fake_etag_result(r, "CopyObjectResult", etag);
     return;
   }
   add(&h, "ETag: \"%s\"\r\n", etag);
@@ -551,7 +551,7 @@ void fake_store_serve(struct fake_s3 *f, const struct fake_req *q,
     return;
   case FAKE_DELETE:
     if (fake_store_bucket(f, q->bucket, false))
-      obj_remove(fake_store_bucket(f, q->bucket, false), q->key);
+      fake_obj_remove(fake_store_bucket(f, q->bucket, false), q->key);
     r->status = 204;
     return;
   case FAKE_LIST:
@@ -560,35 +560,4 @@ void fake_store_serve(struct fake_s3 *f, const struct fake_req *q,
   default:
     fake_mpu_serve(f, q, r, op);
   }
-}
-
-/* For fake_s3_mpu.c. */
-void fake_text_md5(const void *p, size_t n, char out[FAKE_ETAG_MAX])
-{
-  md5_hex(p, n, out);
-}
-
-void fake_obj_remove(struct fake_bucket *b, const char *key)
-{
-  obj_remove(b, key);
-}
-
-void fake_upload_free(struct fake_upload *u)
-{
-  upload_free(u);
-}
-
-char *fake_meta_of(const struct fake_req *q)
-{
-  return meta_of(q, meta_names);
-}
-
-void fake_etag_result(struct fake_resp *r, const char *root, const char *etag)
-{
-  etag_result(r, root, etag);
-}
-
-struct fake_obj *fake_copy_source(struct fake_s3 *f, const char *src)
-{
-  return copy_source(f, src);
 }
