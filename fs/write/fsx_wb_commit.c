@@ -109,10 +109,12 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
   if (!wb->data_dirty && wb->on_server) { /* metadata only: copy onto itself */
     fsx_wb_effective_meta(wb, &mt);
     rc = fsx_copy_meta(m, fsx_wb_bucket(wb), key, &mt, etag);
+    wb->base_plain = false; /* (what the copy kept, unknown here) */
   } else if (wb->size <= wb->psize) {
     rc = fsx_wb_put_single(m, wb, key, etag);
   } else {
     rc = fsx_wb_put_multipart(m, wb, key, etag);
+    wb->base_plain = !rc && wb->upload_plain;
     /* an upload started early carries the time it started: that is the
        file's mtime, unless one was set since (then it is stored anew) */
     if (!rc && !wb->meta.has_mtime) {
@@ -123,6 +125,8 @@ static int do_commit(struct fsx_mount *m, struct fsx_wb *wb)
     fsx_wb_effective_meta(wb, &mt);
     if (!rc && !fsx_meta_same(&mt, &wb->sent_meta)) {
       int mrc = fsx_copy_meta(m, fsx_wb_bucket(wb), key, &mt, etag);
+
+      wb->base_plain = false;
       if (mrc) { /* the bytes are up: only the metadata is left to do */
         committed(m, wb, etag);
         wb->meta_dirty = true;

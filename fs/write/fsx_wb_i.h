@@ -66,6 +66,12 @@ struct fsx_wb {
   bool committing;            /* lock */
   bool failed;                /* lock: the last commit failed: retry */
   bool on_server;             /* lock: an object exists (base or ours) */
+  bool base_plain;            /* lock: the base is an object this file
+                                 stored carrying nothing but s3fs's
+                                 metadata (no Content-Type, no other
+                                 tool's x-amz-meta-*): what a HEAD before
+                                 the next upload would keep is known */
+  bool upload_plain;          /* lock: so does the multipart upload begun */
   bool rec_on_disk;           /* lock: the staging record is written */
   bool unflushed;             /* lock: bytes written since the last close
                                  or fsync (a crash leaves them partial) */

@@ -90,9 +90,11 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   int rc;
 
   fsx_wb_effective_meta(wb, &mt);
-  rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key, wb->on_server, &mt, &w);
+  rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key,
+                      wb->on_server && !wb->base_plain, &mt, &w);
   if (rc)
     return rc;
+  wb->upload_plain = !w.have_cur;
   /* recorded before it is made: a lost answer (the upload made anyway)
      or a crash before the next record is said and counted, never hidden
      (nothing can prove such an upload ours: never aborted) */

@@ -368,6 +368,7 @@ static int become_base(struct fsx_mount *m, struct fsx_wb *wb, uint64_t len,
   pthread_mutex_lock(&wb->plock);
   snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", etag);
   wb->on_server = true;
+  wb->base_plain = wb->upload_plain;
   pthread_mutex_unlock(&wb->plock);
   return 0;
 }

@@ -94,13 +94,16 @@ static int map_file(struct fsx_wb *wb, void **out)
 
 /*
  * The condition of a write that replaces what the HEAD in w found (or
- * creates the object where none was). RGW compares If-Match on a PUT
+ * creates the object where none was); base: the ETag of the object this
+ * file stored, where no HEAD was asked. RGW compares If-Match on a PUT
  * unquoted and refuses the quoted form; S3 takes either.
  */
-static struct s3_kv condition(const struct fsx_wopts *w)
+static struct s3_kv condition(const struct fsx_wopts *w, const char *base)
 {
-  return w->have_cur ? (struct s3_kv){"If-Match", w->cur.etag}
-                     : (struct s3_kv){"If-None-Match", "*"};
+  if (w->have_cur)
+    return (struct s3_kv){"If-Match", w->cur.etag};
+  return base ? (struct s3_kv){"If-Match", base}
+              : (struct s3_kv){"If-None-Match", "*"};
 }
 
 /*
@@ -141,7 +144,8 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   struct fsx_wopts w;
   struct fsx_wmeta mt;
   struct s3_kv cond;
-  bool look = wb->on_server; /* what is there now: asked first */
+  /* what is there now: asked first, unless this file stored it */
+  bool look = wb->on_server && !wb->base_plain, carried = false;
   void *run0 = NULL;
   bool plain = atomic_load(&m->no_cond), was_plain = plain;
   void *map = NULL;
@@ -170,17 +174,19 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
       break;
     if (already_there(&w, map, wb->size, &mt)) {
       snprintf(etag, S3_ETAG_MAX, "%s", w.cur.etag);
+      carried = true; /* (its Content-Type and all) */
       fsx_wopts_cleanup(&w);
       break;
     }
     note_replaced(wb, key, &w);
-    cond = condition(&w);
+    cond = condition(&w, !look && wb->on_server ? wb->base_etag : NULL);
     w.o.headers = &cond;
     w.o.n_headers = plain ? 0 : 1;
     log_debug("%s: PUT of %" PRIu64 " bytes, %s: %s", key, wb->size,
               plain ? "no condition" : cond.key, cond.val);
     rc = put_object(m, fsx_wb_bucket(wb), key, map, (size_t)wb->size, &w.o,
                     w.have_cur, etag, &map);
+    carried = w.have_cur;
     fsx_wopts_cleanup(&w);
     if (rc == -EOPNOTSUPP && !plain) {
       plain = true; /* 501: again without the condition */
@@ -208,6 +214,8 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   }
   if (!rc && plain && !was_plain)
     note_no_cond(m);
+  if (!rc)
+    wb->base_plain = !carried;
   return rc;
 }
 

@@ -19,7 +19,8 @@
 #     bytes (the first GET's If-Match fails, the open's question is asked
 #     then);
 #   - create, write and close of a small new file (one descriptor) in a
-#     listed directory: one PUT;
+#     listed directory: one PUT; through a shell's redirect, two PUTs
+#     (the second conditional on the first's ETag, no HEAD);
 #   - ls -l of 1000 names under a directory marker: one LIST, no HEAD;
 #   - mkdir: one PUT; rm: one DELETE;
 #   - a directory longer than one page: a cold lookup lists it once, then
@@ -126,6 +127,25 @@ done
 # in a directory ls listed: their lookups answered by it, a PUT at each close
 spent "creates in a listed directory: one PUT each" "0 5 0 0 0" "$bef"
 check "  ... on the server" eq new1 "$(key_md5 w/new1)" "$(printf hello | md5sum | cut -d' ' -f1)"
+# a shell's redirect (open, dup2, close, then the write): the empty file's
+# PUT at the first close, the bytes' at the last, conditional on the ETag
+# of the object this mount just stored (no HEAD before it)
+bef=$(counts)
+check "redirect: echo hi > w/redir" bash -c 'echo hi >"$1"' _ "$mnt/w/redir"
+spent "a shell's redirect: a PUT at each close, no HEAD" "0 2 0 0 0" "$bef"
+check "  ... on the server" eq redir "$(key_md5 w/redir)" "$(echo hi | md5sum | cut -d' ' -f1)"
+# ... and where another client replaced the object between the two closes:
+# the second PUT's condition fails, the object is asked for, and the last
+# close wins
+printf theirs >"$tmp/local/theirs"
+check "replaced between two closes: the last close wins" python3 -c '
+import os, subprocess, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.close(os.dup(fd))  # a close: the empty file stored
+subprocess.run(sys.argv[2:], check=True, stdout=subprocess.DEVNULL)
+os.write(fd, b"mine")
+os.close(fd)' "$mnt/w/redir2" "$CLI" put "$tmp/local/theirs" "$bucket/w/redir2"
+check "  ... on the server: ours" eq redir2 "$(key_md5 w/redir2)" "$(printf mine | md5sum | cut -d' ' -f1)"
 bef=$(counts)
 check "w/old is found (a HEAD for its metadata: the page said file)" stat "$mnt/w/old" >/dev/null
 spent "a file ls listed: no request" "0 0 0 0 0" "$bef"
