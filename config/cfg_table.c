@@ -289,7 +289,9 @@ const struct cfg_key cfg_keys[] = {
      .doc = "first readahead window of a sequential reader"},
     {K_SIZE("read.readahead_max", read.readahead_max, 64 * MiB, 64 * KiB,
             4 * GiB, NULL),
-     .doc = "the window doubles up to this; at most cache.size/2"},
+     .doc = "the window doubles up to this; at most cache.size/2 (far from "
+            "the server it may grow past: four round trips of the "
+            "reader's rate, at most cache.size/4)"},
     {K_UINT("read.max_inflight_per_file", read.max_inflight_per_file, 16, 1,
             1024),
      .doc = "ranged GETs in flight for one open file"},

@@ -82,6 +82,10 @@ struct s3_client *s3_client_create(const struct s3_client_config *cfg,
     return NULL;
   }
   c->cfg = *cfg;
+  for (int i = 0; i < 2; i++) {
+    atomic_init(&c->rtt_min_us[i], UINT64_MAX);
+    c->rtt_window[i] = UINT64_MAX;
+  }
   if (!c->cfg.max_inflight)
     c->cfg.max_inflight = 128;
   if (!c->cfg.retry.max_attempts)
@@ -168,6 +172,15 @@ const char *s3_client_creds_source(const struct s3_client *c)
   return c->creds.source;
 }
 
+uint64_t s3_client_rtt_us(const struct s3_client *c)
+{
+  uint64_t a = atomic_load(&c->rtt_min_us[0]),
+           b = atomic_load(&c->rtt_min_us[1]);
+
+  a = b < a ? b : a;
+  return a == UINT64_MAX ? 0 : a;
+}
+
 void s3_client_stats(const struct s3_client *c, struct s3_stats *out)
 {
   memset(out, 0, sizeof(*out));
@@ -179,6 +192,7 @@ void s3_client_stats(const struct s3_client *c, struct s3_stats *out)
   out->cancelled = atomic_load(&c->st_cancelled);
   out->inflight = atomic_load(&c->st_inflight);
   out->max_inflight_seen = atomic_load(&c->st_max_inflight);
+  out->rtt_us = s3_client_rtt_us(c);
   out->rdma_requests = atomic_load(&c->st_rdma_requests);
   out->rdma_bytes = atomic_load(&c->st_rdma_bytes);
   out->rdma_declined = atomic_load(&c->st_rdma_declined);
@@ -218,6 +232,7 @@ size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len)
       {"cancelled", s->cancelled},
       {"inflight", s->inflight},
       {"max_inflight_seen", s->max_inflight_seen},
+      {"round_trip_us", s->rtt_us},
       {"rdma_requests", s->rdma_requests},
       {"rdma_bytes", s->rdma_bytes},
       {"rdma_declined", s->rdma_declined},

@@ -95,6 +95,7 @@ struct s3_stats {
   uint64_t errors[16];        /* by enum s3_err_class, final outcomes */
   uint64_t inflight;          /* now */
   uint64_t max_inflight_seen;
+  uint64_t rtt_us;            /* s3_client_rtt_us, now */
   /* RDMA tokens (s3_req_set_rdma): bytes_sent/bytes_received above count
      HTTP bodies only, these the bytes the server moved by RDMA */
   uint64_t rdma_requests;     /* attempts that carried a token */
@@ -107,6 +108,13 @@ struct s3_stats {
 };
 
 void s3_client_stats(const struct s3_client *c, struct s3_stats *out);
+/*
+ * The server's round trip as this client sees it, in microseconds: the
+ * least time from a request sent (its connection made) to the first byte
+ * of the answer, over the last 10 to 20 s of answers (the network's delay
+ * and the server's quickest reply together); 0 before the first answer.
+ */
+uint64_t s3_client_rtt_us(const struct s3_client *c);
 /* Human-readable, one "name value" per line, into buf; returns length. */
 size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len);
 /*

@@ -233,10 +233,24 @@ enum s3_op s3_op_of(const struct s3_req *r)
   return S3_OP_OTHER;
 }
 
+/* A round trip seen: into the current window's least (engine thread). */
+static void note_rtt(struct s3_client *c, uint64_t us)
+{
+  uint64_t w = clock_mono_ms() / S3_RTT_WINDOW_MS;
+  int slot = (int)(w % 2);
+
+  if (c->rtt_window[slot] != w) { /* a new window: its first answer */
+    c->rtt_window[slot] = w;
+    atomic_store(&c->rtt_min_us[slot], us);
+  } else if (us < atomic_load(&c->rtt_min_us[slot])) {
+    atomic_store(&c->rtt_min_us[slot], us);
+  }
+}
+
 /* An exchange the server answered: its times into the histograms. */
 static void note_latency(struct s3_client *c, const struct s3_req *r)
 {
-  curl_off_t ttfb = 0, total = 0;
+  curl_off_t ttfb = 0, total = 0, pre = 0;
   enum s3_op op = s3_op_of(r);
 
   if (!r->status ||
@@ -246,6 +260,10 @@ static void note_latency(struct s3_client *c, const struct s3_req *r)
     return;
   stats_hist_add(&c->lat_ttfb[op], ttfb > 0 ? (uint64_t)ttfb : 0);
   stats_hist_add(&c->lat_total[op], total > 0 ? (uint64_t)total : 0);
+  /* from the request sent (connection made) to the answer's first byte */
+  if (curl_easy_getinfo(r->easy, CURLINFO_PRETRANSFER_TIME_T, &pre) ==
+          CURLE_OK && ttfb > pre)
+    note_rtt(c, (uint64_t)(ttfb - pre));
 }
 
 static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)

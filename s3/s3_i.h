@@ -180,7 +180,15 @@ struct s3_client {
   /* per HTTP exchange answered, by operation (s3_op_of): the time to the
      first byte of the answer and to its end */
   struct stats_hist lat_ttfb[S3_OP_COUNT], lat_total[S3_OP_COUNT];
+  /* the round trip (s3_client_rtt_us): the least time from a request
+     sent to the first byte of its answer, one slot per S3_RTT_WINDOW_MS
+     window, the current and the one before (UINT64_MAX: no answer yet);
+     written by the engine thread alone */
+  _Atomic uint64_t rtt_min_us[2];
+  uint64_t rtt_window[2];      /* engine thread: each slot's window */
 };
+
+#define S3_RTT_WINDOW_MS 10000
 
 enum s3_op s3_op_of(const struct s3_req *r);
 extern const char *const s3_op_names[S3_OP_COUNT];

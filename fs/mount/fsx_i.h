@@ -19,6 +19,10 @@
 /* The name of the stats file in the mount's root (not listed). */
 #define FSX_STATS_NAME ".s3rdmafs-stats"
 
+/* the kernel's readahead on a mount, in max_read requests: that many
+   may be in flight at once, in any order */
+#define FSX_KERNEL_RA 4
+
 struct fuse_session;
 struct fsx_rdma;
 struct fsx_space;
@@ -43,6 +47,8 @@ struct fsx_opts {
                                  allow_other */
   uint64_t readahead_min;
   uint64_t readahead_max;
+  uint64_t readahead_far;     /* the window's cap far from the server:
+                                 cache.size / 4 (fsx_read_cap) */
   uint64_t dense_block;       /* read.dense_block */
   uint64_t idle_fetch;        /* read.idle_fetch */
   uint64_t lookup_bytes;      /* read.lookup_bytes (fsx_ns_lookup) */
@@ -50,7 +56,8 @@ struct fsx_opts {
                                  off): a data plane is meant to carry
                                  every byte */
   unsigned max_inflight_per_file;
-  size_t max_read;
+  size_t max_read;            /* the kernel reads ahead FSX_KERNEL_RA of
+                                 these at once (fsx_ops' init) */
   time_t mount_time;          /* the times of directories without one */
   uint64_t part_size;
   unsigned max_parts_inflight; /* per file */
@@ -71,6 +78,7 @@ struct fsx_stats {
   _Atomic uint64_t lookup_whole; /* ... and so had the whole file, kept */
   _Atomic uint64_t bytes_from_cache, bytes_direct;
   _Atomic uint64_t readahead_chunks, readahead_resets;
+  _Atomic uint64_t readahead_peak; /* the widest window a reader had */
   _Atomic uint64_t dense_blocks, dense_exact; /* random misses: fetched a
                                                  block whole, or exactly */
   _Atomic uint64_t kstore_bytes, kstore_dropped, kstore_undone; /* fsx_kstore */

@@ -177,6 +177,8 @@ void fsx_setup_opts(const struct cfg *c, struct fsx_opts *o)
   o->listing_attrs = c->mount.listing_attrs && !c->mount.allow_other;
   o->readahead_min = c->read.readahead_min;
   o->readahead_max = c->read.readahead_max;
+  o->readahead_far = c->cache.size / 4 > o->readahead_max ? c->cache.size / 4
+                                                          : o->readahead_max;
   o->dense_block = c->read.dense_block;
   o->idle_fetch = c->read.idle_fetch;
   o->max_inflight_per_file = c->read.max_inflight_per_file;

@@ -54,6 +54,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"fs.inodes", fsx_table_count(m->tab)},
       {"readahead.chunks", m->st.readahead_chunks},
       {"readahead.resets", m->st.readahead_resets},
+      {"readahead.window_peak", m->st.readahead_peak},
       {"read.dense_blocks", m->st.dense_blocks},
       {"read.dense_exact", m->st.dense_exact},
       {"read.kstore_bytes", m->st.kstore_bytes},
@@ -143,7 +144,8 @@ static const char *const gauges[] = {
     "cache.chunk_size",  "cache.pinned",       "direct.registered",
     "staging.bytes",     "staging.reserved",   "staging.limit",
     "staging.waiting",   "recovery.running",   "s3.inflight",
-    "s3.max_inflight_seen", "rdma.active",     "rdma.held_chunks",
+    "s3.max_inflight_seen", "s3.round_trip_us", "readahead.window_peak",
+    "rdma.active",     "rdma.held_chunks",
     "write.pool_slots",  "write.pool_slots_used", "write.pool_on_wire",
     "read.bufs_kept",    "rdma.rc_usable",    NULL};
 

@@ -57,7 +57,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
   }
   /* the kernel reads ahead up to this much (and the bdi's read_ahead_kb,
      which fsx_main raises to match): several max_read requests at once */
-  conn->max_readahead = 4 * (unsigned)m->o.max_read;
+  conn->max_readahead = FSX_KERNEL_RA * (unsigned)m->o.max_read;
   conn->max_background = 64;
   conn->congestion_threshold = 48;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_bufs.h"
 #include "fs/mount/fsx_fuse.h"
@@ -302,20 +303,46 @@ static int dense_read(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
   return 1;
 }
 
+uint64_t fsx_read_cap(uint64_t max, uint64_t far, uint64_t rtt_us,
+                      uint64_t rate_bps)
+{
+  /* (no overflow: rates under 100 GB/s, round trips under 100 s) */
+  uint64_t want = 4 * (rate_bps * rtt_us / 1000000);
+
+  return want <= max ? max : want >= far ? far : want;
+}
+
 uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
                        size_t len, uint64_t *ra_from, uint64_t *ra_to)
 {
   size_t cs = fsx_cache_chunk_size(m->cache);
-  uint64_t tol = 2 * (uint64_t)m->o.max_read, end = off + len, window;
+  /* the kernel's readahead comes as several reads at once, in any order */
+  uint64_t tol = (FSX_KERNEL_RA + 1) * (uint64_t)m->o.max_read;
+  uint64_t end = off + len, window;
+  uint64_t now = clock_mono_us(), rtt = m->s3 ? s3_client_rtt_us(m->s3) : 0;
   bool seq;
 
   pthread_mutex_lock(&fh->lock);
   seq = off >= fh->next_off ? off - fh->next_off <= tol
                             : fh->next_off - off <= tol;
   if (seq) {
+    uint64_t rate = 0, cap;
+
+    if (!fh->window) { /* a run begins */
+      fh->run_from = off;
+      fh->run_t0_us = now;
+    } else if (now - fh->run_t0_us >= 2 * rtt + 1000 && end > fh->run_from) {
+      /* (a rate once the run has had two round trips: never from a burst
+         of the kernel's readahead alone) */
+      rate = (end - fh->run_from) * 1000000 / (now - fh->run_t0_us);
+    }
+    cap = fsx_read_cap(m->o.readahead_max, m->o.readahead_far, rtt, rate);
     fh->window = fh->window ? fh->window * 2 : m->o.readahead_min;
-    if (fh->window > m->o.readahead_max)
-      fh->window = m->o.readahead_max;
+    if (fh->window > cap)
+      fh->window = cap;
+    for (uint64_t p = atomic_load(&m->st.readahead_peak); fh->window > p;)
+      if (atomic_compare_exchange_weak(&m->st.readahead_peak, &p, fh->window))
+        break;
     if (end > fh->next_off)
       fh->next_off = end;
   } else {

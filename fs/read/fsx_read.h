@@ -109,9 +109,20 @@ void fsx_fh_hold(struct fsx_fh *fh);
 struct fsx_fh *fsx_fh_latest(struct fsx_mount *m, struct fsx_fh *fh);
 
 /*
+ * The window's cap for a sequential reader going at rate_bps (bytes a
+ * second) from a server rtt_us away (s3_client_rtt_us): four round trips
+ * of its bytes (the pipe kept full: a top-up goes once half the window is
+ * used, and a GET's own transfer adds to its round trip), never under max
+ * (read.readahead_max) nor over far (readahead_far).
+ */
+uint64_t fsx_read_cap(uint64_t max, uint64_t far, uint64_t rtt_us,
+                      uint64_t rate_bps);
+
+/*
  * The readahead policy (exposed for its unit test): is a read of [off,
  * off+len) sequential? Updates fh's window (0 after a seek; readahead_min,
- * doubling to readahead_max while sequential) and returns it; when chunks
+ * doubling to its cap while sequential: fsx_read_cap, from the server's
+ * round trip and the rate of the run so far) and returns it; when chunks
  * should be read ahead now, [*ra_from, *ra_to) are their indexes (else both
  * 0): topped up only once less than half the window is in flight, and never
  * past the end of the object.

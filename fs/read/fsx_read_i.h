@@ -41,6 +41,8 @@ struct fsx_fh {
   uint64_t next_off;          /* lock: where a sequential read goes next */
   uint64_t window;            /* lock: readahead window, 0 = random */
   uint64_t ra_end;            /* lock: readahead issued up to here */
+  uint64_t run_from;          /* lock: where the sequential run began */
+  uint64_t run_t0_us;         /* lock: and when (its rate: fsx_read_cap) */
   struct fsx_density dense;   /* lock: random misses per block */
   uint64_t idle_next;         /* lock: where idle capacity fetches next */
   struct fsx_pend *pends;     /* lock: groups fetched ahead, not stored */

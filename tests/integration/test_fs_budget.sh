@@ -24,7 +24,10 @@
 #   - ls -l of 1000 names under a directory marker: one LIST, no HEAD;
 #   - mkdir: one PUT; rm: one DELETE;
 #   - a directory longer than one page: a cold lookup lists it once, then
-#     asks for the name only.
+#     asks for the name only;
+#   - far from the server (the fault proxy holding each answer 20 ms): the
+#     round trip measured (s3.round_trip_us), and a sequential reader's
+#     window grown past read.readahead_max to fill it.
 #
 #   test_fs_budget.sh BUILD_BIN_DIR          (under with_rgw.sh)
 set -euo pipefail
@@ -190,4 +193,23 @@ sleep 0.3
 check "replaced after a cold lookup, opened later: cat e/f2 reads the new object" \
   eq "md5 e/f2" "$(md5 "$mnt/e/f2")" "$(md5 "$tmp/local/f5")"
 check "no operation failed" eq fs.errors "$(stat_of fs.errors)" 0
+
+# ---- far from the server: the round trip measured, the readahead sized
+# from it ----
+# (read.readahead_max 1 MiB: a window that fills a 20 ms round trip only by
+# growing past it)
+fault_proxy_start --delay-ms 20 # PROXY: every answer held 20 ms
+head -c $((24 << 20)) /dev/urandom >"$tmp/local/seq"
+"$CLI" put "$tmp/local/seq" "$bucket/seq" >/dev/null
+fs_umount "$mnt" >/dev/null 2>&1 || true
+S3R_FS_ENDPOINT='' fs_mount "$bucket" "$mnt" "$log" -o endpoint="$PROXY" \
+  -o cache.dir="$tmp/cache",read.readahead_min=64K,read.readahead_max=1M
+check "far: cat seq (24 MiB, every answer 20 ms late)" \
+  eq "md5 seq" "$(md5 "$mnt/seq")" "$(md5 "$tmp/local/seq")"
+rtt=$(stat_of s3.round_trip_us)
+check "far: the round trip measured, at least the proxy's 20 ms (s3.round_trip_us $rtt)" \
+  test "$rtt" -ge 20000
+peak=$(stat_of readahead.window_peak)
+check "far: the readahead window grew past read.readahead_max to fill it (readahead.window_peak $peak)" \
+  test "$peak" -gt $((1 << 20))
 summary

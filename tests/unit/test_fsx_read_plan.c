@@ -1,8 +1,9 @@
 /*
  * The readahead policy (fsx_read_plan): sequential detection with some
  * tolerance for the kernel's reordering, a window that starts small and
- * doubles up to its cap, a reset on a seek, top-ups in half-window batches,
- * and nothing past the end of the object.
+ * doubles up to its cap (higher far from the server: fsx_read_cap), a reset
+ * on a seek (the kernel's readahead, several reads in any order, is none),
+ * top-ups in half-window batches, and nothing past the end of the object.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@ static int setup(void **state)
   m.o.max_read = MiB;
   m.o.readahead_min = MiB;
   m.o.readahead_max = 8 * MiB;
+  m.o.readahead_far = 16 * MiB;
   m.cache = fsx_cache_create(64 * MiB, MiB, false, err, sizeof(err));
   fh = fsx_fh_create(&m, NULL, &a);
   return m.cache && fh ? 0 : -1;
@@ -118,8 +120,45 @@ static void test_reordered_reads_stay_sequential(void **state)
   fsx_read_plan(&m, fh, MiB, MiB, &from, &to);     /* readahead, reordered */
   assert_true(fh->window >= 2 * MiB);
   assert_int_equal(fh->next_off, 3 * MiB);
-  /* beyond the tolerance (2 x max_read) it is a seek */
-  assert_int_equal(fsx_read_plan(&m, fh, 6 * MiB + 1, MiB, &from, &to), 0);
+  /* reads the kernel's readahead sent at once arrive in any order: one
+     from the far end of it, then the ones before */
+  fsx_read_plan(&m, fh, 7 * MiB, MiB, &from, &to);
+  fsx_read_plan(&m, fh, 3 * MiB, MiB, &from, &to);
+  assert_true(fh->window >= 8 * MiB);
+  assert_int_equal(fh->next_off, 8 * MiB);
+  /* beyond the tolerance (the kernel's readahead and one read more) it
+     is a seek */
+  assert_int_equal(fsx_read_plan(&m, fh, 13 * MiB + 1, MiB, &from, &to), 0);
+}
+
+/* The cap follows the server's distance: four round trips of the reader's
+   bytes, between read.readahead_max and readahead_far. */
+static void test_cap_from_round_trip(void **state)
+{
+  const uint64_t max = 64 * MiB, far = 256 * MiB, rate = 400000000;
+
+  /* near (a LAN, 0.5 ms): the configured cap */
+  assert_int_equal(fsx_read_cap(max, far, 500, rate), max);
+  /* nothing measured yet: the configured cap */
+  assert_int_equal(fsx_read_cap(max, far, 0, rate), max);
+  assert_int_equal(fsx_read_cap(max, far, 50000, 0), max);
+  /* 50 ms away at 400 MB/s: 20 MB in flight a round trip, 80 MB */
+  assert_int_equal(fsx_read_cap(max, far, 50000, rate), 80000000);
+  /* 500 ms away: no more than readahead_far */
+  assert_int_equal(fsx_read_cap(max, far, 500000, rate), far);
+}
+
+/* A run's rate, once it has had two round trips, raises the window past
+   read.readahead_max when the server is far (here the rate alone: no
+   client, no round trip measured, so the configured cap holds). */
+static void test_window_caps_without_round_trip(void **state)
+{
+  uint64_t from, to;
+
+  reset(1024ull * MiB);
+  for (int i = 0; i < 12; i++)
+    fsx_read_plan(&m, fh, (uint64_t)i * MiB, MiB, &from, &to);
+  assert_int_equal(fh->window, m.o.readahead_max);
 }
 
 static void test_end_of_object(void **state)
@@ -145,6 +184,8 @@ int main(void)
       cmocka_unit_test(test_first_read_and_topups),
       cmocka_unit_test(test_seek_resets),
       cmocka_unit_test(test_reordered_reads_stay_sequential),
+      cmocka_unit_test(test_cap_from_round_trip),
+      cmocka_unit_test(test_window_caps_without_round_trip),
       cmocka_unit_test(test_end_of_object),
   };
   return cmocka_run_group_tests_name("fsx_readahead", tests, setup, teardown);
