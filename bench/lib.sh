@@ -99,6 +99,7 @@ bench_release() {
   if _peer_mounted "$2"; then
     echo "$1: $2 is still mounted; $3 left in place" >&2
   else
+    fs_drop_pools "$3"
     rm -rf --one-file-system "$3"
   fi
 }
@@ -186,6 +187,7 @@ _bench_gateway_cleanup() {
   set +e
   bench_umount_ours "$mnt"
   "$GW" stop
+  fs_drop_pools "$tmp"
   rm -rf "$tmp"
   bench_teardown
 }

@@ -25,6 +25,12 @@
 #       (which removes the dead mount) then expects exactly that status.
 #   fs_umount_all
 #       fs_umount every mount fs_mount made that is still there (cleanup).
+#   fs_drop_pools DIR
+#       remove the part-buffer files (write.pool_dir, /dev/shm) that the
+#       pool.at files under DIR name: a daemon killed on purpose leaves its
+#       pool for the next mount's recovery, which a test whose cache.dir
+#       goes with DIR never makes (each one 256 MiB of tmpfs, for ever).
+#       Before DIR itself is removed.
 #   fs_san_env CMD...
 #       run CMD (a daemonising s3rdmafs, mount(8), a mount helper) with the
 #       sanitizers writing their reports under $FS_SAN_DIR rather than to a
@@ -82,6 +88,16 @@ _fs_status_text() {
   else
     echo "exit $1"
   fi
+}
+
+fs_drop_pools() {
+  local at pool
+  while IFS= read -r -d '' at; do
+    pool=$(head -n 1 "$at" 2>/dev/null) || continue
+    case ${pool##*/} in
+      s3rdmafs-pool-*) [ -f "$pool" ] && [ ! -L "$pool" ] && rm -f "$pool" ;;
+    esac
+  done < <(find "$1" -xdev -name pool.at -type f -print0 2>/dev/null)
 }
 
 fs_mount() {

@@ -226,6 +226,7 @@ fs_cleanup() {
   fs_umount "$mnt" || true
   fs_umount_all || true
   aws_ s3 rb "s3://$bucket" --force >/dev/null 2>&1 || true
+  fs_drop_pools "$tmp"
   rm -rf "$tmp"
   if [ "$rc" -eq 0 ] && [ "$fail" -gt "$fail0" ]; then exit 1; fi
 }
