@@ -4,34 +4,43 @@
 # (the kernel here has no netem; the relay is used at 0 ms too, so that its
 # own cost is in every figure), then, for each tool (s3rdmafs, s3fs,
 # rclone; each mount fresh, defaults) and each delay (default 0 and 10 ms
-# of round trip):
+# of round trip), the median of --reps runs of:
 #   ls       ls -l of 1,000 names (s)
 #   cat400   cat of 400 files of 256 KiB, 8 readers at once (MiB/s)
-#   first    the first byte of a 4 KiB file, cold directory (ms)
+#   first    the first byte of a 4 KiB file, cold directory: fone/f00000,
+#            one directory below the mount's root (ms)
 #   second   ... of a second file of the directory just looked in (ms)
+#   listed   ... of a file of a directory ls just listed (ms)
+#   deep     ... of a file three names down, cold: far/one/f00000 (ms)
 #   create   200 new 4 KiB files written one after another by one
 #            process, one descriptor each (files/s)
 #   seqread  a cold read of 512 MiB (MB/s)
 #   seqwrite a write of 256 MiB, until close returns (MB/s)
-# and for s3rdmafs the requests each step sent (its stats file). Printed
-# as a table, BENCH lines (workload far_STEP_dDELAY), and ratios: ours over
-# s3fs's and rclone's at each delay, and ours at each delay over ours at
-# 0 ms.
+# and for s3rdmafs the requests each step sent (its stats file). The row
+# "bare" is what the round trips allow: curl on one kept connection
+# sending, one after another, the requests a step cannot do without
+# (first: LIST fone/ and GET; second and listed: GET; deep: LIST far/,
+# LIST far/one/, GET; create: PUT), through the same relay. Printed as a
+# table, BENCH lines (workload far_STEP_dDELAY), and ratios: ours over
+# s3fs's, rclone's and bare's at each delay, and ours at each delay over
+# ours at the first.
 #
 #   bench/far.sh [--delays "0 10 50"] [--tools "s3rdmafs s3fs rclone"]
+#                [--reps N]
 # Needs root (mounts).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=bench/lib.sh
 . "$here/lib.sh"
 
-delays="0 10" tools="s3rdmafs s3fs rclone"
+delays="0 10" tools="s3rdmafs s3fs rclone" reps=3
 while [ $# -gt 0 ]; do
   case $1 in
     --delays) delays=$2; shift 2 ;;
     --tools) tools=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
     far) shift ;;
-    *) echo "usage: $0 [--delays \"0 10 50\"] [--tools \"s3rdmafs s3fs rclone\"]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--delays \"0 10 50\"] [--tools \"s3rdmafs s3fs rclone\"] [--reps N]" >&2; exit 2 ;;
   esac
 done
 
@@ -68,10 +77,11 @@ trap 'delay_off; bench_release far "$mnt" "$tmp"; bench_teardown' EXIT
 "$CLI" mb "$bucket" 2>/dev/null || true
 have() { "$CLI" ls "$bucket/$1" 2>/dev/null | wc -l; }
 : >"$tmp/empty"
-for d in ls small one new; do "$CLI" put "$tmp/empty" "$bucket/far/$d/" >/dev/null; done
+for d in far/ls far/small far/one far/new fone; do "$CLI" put "$tmp/empty" "$bucket/$d/" >/dev/null; done
 [ "$(have far/ls/)" -ge 1000 ] || "$CLI" --parallel 32 fill "$bucket/far/ls/f" 1000 100 >/dev/null
 [ "$(have far/small/)" -ge 400 ] || "$CLI" --parallel 32 fill "$bucket/far/small/f" 400 262144 >/dev/null
 [ "$(have far/one/)" -ge 4 ] || "$CLI" --parallel 4 fill "$bucket/far/one/f" 4 4096 >/dev/null
+[ "$(have fone/)" -ge 4 ] || "$CLI" --parallel 4 fill "$bucket/fone/f" 4 4096 >/dev/null
 bench_object far "$bucket" far/seq.bin $((512 * 1048576))
 
 mount_tool() { bench_mount_tool "$1" "$bucket" "$mnt" "$tmp/fs.log"; }
@@ -94,12 +104,18 @@ run() {
   case $step in
     ls) ls -l "$mnt/far/ls" >/dev/null ;;
     cat400) printf '%s\n' "$mnt"/far/small/f* | xargs -P 8 -n 50 cat >/dev/null ;;
-    first) head -c 1 "$mnt/far/one/f00000" >/dev/null ;;
+    first) head -c 1 "$mnt/fone/f00000" >/dev/null ;;
     second)
-      head -c 1 "$mnt/far/one/f00000" >/dev/null
+      head -c 1 "$mnt/fone/f00000" >/dev/null
       r0=$(reqs "$tool")
       t0=$(now)
-      head -c 1 "$mnt/far/one/f00001" >/dev/null ;;
+      head -c 1 "$mnt/fone/f00001" >/dev/null ;;
+    listed)
+      ls "$mnt/fone" >/dev/null
+      r0=$(reqs "$tool")
+      t0=$(now)
+      head -c 1 "$mnt/fone/f00002" >/dev/null ;;
+    deep) head -c 1 "$mnt/far/one/f00000" >/dev/null ;;
     create) python3 -c 'import sys
 data = open(sys.argv[1], "rb").read()
 for i in range(200):
@@ -120,51 +136,85 @@ for i in range(200):
   case $step in
     ls) val=$s ;;
     cat400) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", 100 / s }') ;;
-    first | second) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", s * 1000 }') ;;
+    first | second | listed | deep) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", s * 1000 }') ;;
     create) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", 200 / s }') ;;
     seqread) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", 512 * 1048576 / 1e6 / s }') ;;
     seqwrite) val=$(awk -v s="$s" 'BEGIN { printf "%.1f", 256 * 1048576 / 1e6 / s }') ;;
   esac
 }
+# bare STEP: what the round trips allow for STEP (ms; create: files/s):
+# curl on one connection, warmed by a first request, sends the step's
+# requests one after another; the median of 5 goes
+bare() {
+  local b=${S3R_ENDPOINT%/}/$bucket list="?list-type=2&delimiter=%2F&max-keys=1" u
+  local -a urls=() args=() v=()
+  case $1 in
+    first) urls=("$b$list&prefix=fone%2F" "$b/fone/f00000") ;;
+    second | listed) urls=("$b/fone/f00001") ;;
+    deep) urls=("$b$list&prefix=far%2F" "$b$list&prefix=far%2Fone%2F" "$b/far/one/f00000") ;;
+    create) args=(-o /dev/null -T "$tmp/src4k" "$b/far/new/bare") ;;
+    *) echo - ; return ;;
+  esac
+  for u in ${urls[@]+"${urls[@]}"}; do args+=(-o /dev/null "$u"); done
+  for _ in 1 2 3 4 5; do
+    v+=("$(_peer_curl -w '%{time_total}\n' -o /dev/null "$b/fone/f00003" "${args[@]}" |
+      tail -n +2 | awk '{ t += $1 } END { printf "%.1f", t * 1000 }')")
+  done
+  if [ "$1" = create ]; then
+    _peer_curl -X DELETE -o /dev/null "$b/far/new/bare" || true
+    awk -v ms="$(median "${v[@]}")" 'BEGIN { printf "%.1f", 1000 / ms }'
+  else
+    median "${v[@]}"
+  fi
+}
 head -c 4096 /dev/urandom >"$tmp/src4k"
 head -c $((256 * 1048576)) /dev/urandom >"$tmp/src256"
 
-steps=(ls cat400 first second create seqread seqwrite)
-declare -A unit=([ls]=s [cat400]=MiB/s [first]=ms [second]=ms [create]=files/s
-                 [seqread]=MB/s [seqwrite]=MB/s)
+steps=(ls cat400 first second listed deep create seqread seqwrite)
+declare -A unit=([ls]=s [cat400]=MiB/s [first]=ms [second]=ms [listed]=ms
+                 [deep]=ms [create]=files/s [seqread]=MB/s [seqwrite]=MB/s)
 declare -A res reqn
 for d in $delays; do
   delay_on "$d"
   for step in "${steps[@]}"; do
-    for tool in $tools; do
-      run "$tool" "$step"
-      res[$d,$step,$tool]=$val
-      reqn[$d,$step,$tool]=$nreq
-      echo "far: ${d} ms $step $tool: $val ${unit[$step]} (requests: $nreq)" >&2
+    declare -A vals=()
+    for _ in $(seq 1 "$reps"); do # tools alternate between repetitions
+      for tool in $tools; do
+        run "$tool" "$step"
+        vals[$tool]+=" $val"
+        reqn[$d,$step,$tool]=$nreq
+        echo "far: ${d} ms $step $tool: $val ${unit[$step]} (requests: $nreq)" >&2
+      done
     done
+    for tool in $tools; do
+      # shellcheck disable=SC2086 # (the values, one word each)
+      res[$d,$step,$tool]=$(median ${vals[$tool]})
+    done
+    unset vals
+    res[$d,$step,bare]=$(bare "$step")
   done
   delay_off
 done
 
 printf '\n%-6s %-9s %-9s' far delay step
-for tool in $tools; do printf ' %12s' "$tool"; done
+for tool in $tools bare; do printf ' %12s' "$tool"; done
 printf ' %10s\n' "our reqs"
 for d in $delays; do
   for step in "${steps[@]}"; do
     printf '%-6s %-9s %-9s' "" "${d}ms" "$step"
-    for tool in $tools; do printf ' %12s' "${res[$d,$step,$tool]}"; done
+    for tool in $tools bare; do printf ' %12s' "${res[$d,$step,$tool]}"; done
     printf ' %10s\n' "${reqn[$d,$step,s3rdmafs]:--}"
   done
 done
 for d in $delays; do
   for step in "${steps[@]}"; do
     for tool in $tools; do
-      bench_line "far_${step}_d${d}" "$tool" "${res[$d,$step,$tool]}" "${unit[$step]}" 1
+      bench_line "far_${step}_d${d}" "$tool" "${res[$d,$step,$tool]}" "${unit[$step]}" "$reps"
     done
-    for tool in $tools; do
-      [ "$tool" != s3rdmafs ] || continue
+    for tool in $tools bare; do
+      [ "$tool" != s3rdmafs ] && [ "${res[$d,$step,$tool]}" != - ] || continue
       case $step in # time: the other's over ours (higher: we are faster)
-        ls | first | second) ratio_line "far_${step}_d${d}" "$tool" s3rdmafs \
+        ls | first | second | listed | deep) ratio_line "far_${step}_d${d}" "$tool" s3rdmafs \
           "${res[$d,$step,$tool]}" "${res[$d,$step,s3rdmafs]}" ;;
         *) ratio_line "far_${step}_d${d}" s3rdmafs "$tool" \
           "${res[$d,$step,s3rdmafs]}" "${res[$d,$step,$tool]}" ;;

@@ -278,8 +278,8 @@ const struct cfg_key cfg_keys[] = {
     {K_SECS("cache.burst_ttl", cache.burst_ttl_ms, 0, 0, 3600),
      .doc = "a cold lookup also lists its directory's first page, which "
             "then answers the lookups after it this long (directories at "
-            "once, files with one HEAD, absent names still asked); never "
-            "past negative_ttl or dir_ttl; 0 = off"},
+            "once, files with their GET alone, absent names still asked); "
+            "never past negative_ttl or dir_ttl; 0 = off"},
     {K_BOOL("cache.kernel_cache", cache.kernel_cache, true),
      .doc = "keep the kernel's page cache across opens while the ETag is "
             "unchanged"},

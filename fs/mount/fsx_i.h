@@ -157,26 +157,36 @@ struct fsx_mount {
   struct fsx_recover_hold *recover_holds; /* recover_lock */
 };
 
-/* fsx_ns.c: the namespace */
+/* fsx_ns.c, fsx_ns_lookup.c: the namespace */
 
 /* List a directory from S3 (every page) into a new snapshot. */
 int fsx_ns_load_dir(struct fsx_mount *m, struct fsx_inode *dir,
                     struct fsx_dirsnap **out);
-/* A file's first bytes, as a cold lookup's GET brought them: the whole
-   object (buf: malloc'd; NULL: none), for the lookup to keep. */
+/* What a lookup's round brought besides the attributes, for the lookup to
+   keep: a file's first bytes when they are the whole object (buf:
+   malloc'd; NULL: none), a directory's first page when it holds all its
+   names (names only, a reference; NULL: none). Zeroed before. */
 struct fsx_peek {
   char *buf;
   size_t len;
+  struct fsx_dirsnap *page;
 };
 /*
  * Resolve name in dir: from the directory's fresh snapshot when there is
  * one, else by asking S3 (HEAD name and LIST name/ at once; with pk and
  * read.lookup_bytes, a GET of the name's first bytes instead of its HEAD,
- * the whole object in *pk when it fits). 0 and *a, or -ENOENT, or another
- * negative errno.
+ * the whole object in *pk when it fits; with pk, a directory's first page
+ * in pk->page). 0 and *a, or -ENOENT, or another negative errno.
  */
 int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
                   struct fsx_attr *a, struct fsx_peek *pk);
+/*
+ * The attributes of dir's subdirectory name, which a listing or a page
+ * showed: its marker's HEAD (as fsx_ns_head_dir), and with pk its first
+ * page (LIST name/) in the same round, in pk->page when that is all of it.
+ */
+int fsx_ns_dir_round(struct fsx_mount *m, struct fsx_inode *dir,
+                     const char *name, struct fsx_attr *a, struct fsx_peek *pk);
 /*
  * A directory's attributes from its "dir/" marker (dkey), where s3fs keeps
  * its mode, owner and mtime; an implicit directory (no marker) gets the

@@ -28,20 +28,21 @@ struct fsx_dirh {
 #define M fsx_req_mount
 #define secs fsx_secs
 
-/* A listed entry's metadata: a directory's from its marker, an object's
-   from a HEAD (which may find it changed or gone since the listing). */
+/* A listed entry's metadata: a directory's from its marker (its first
+   page with it, into pk), an object's from a HEAD (which may find it
+   changed or gone since the listing). */
 static int entry_meta(struct fsx_mount *m, struct fsx_inode *dir,
-                      const char *name, struct fsx_attr *a)
+                      const char *name, struct fsx_attr *a,
+                      struct fsx_peek *pk)
 {
-  char *key = fsx_inode_key_of(m->tab, dir, name, a->kind);
+  char *key;
   int rc;
 
-  if (!key)
-    return -ENOMEM;
   if (a->kind == FSX_DIR)
-    rc = fsx_ns_head_dir(m, fsx_inode_bucket(dir), key, a);
-  else
-    rc = fsx_ns_head_key(m, fsx_inode_bucket(dir), key, a);
+    return fsx_ns_dir_round(m, dir, name, a, pk);
+  if (!(key = fsx_inode_key_of(m->tab, dir, name, a->kind)))
+    return -ENOMEM;
+  rc = fsx_ns_head_key(m, fsx_inode_bucket(dir), key, a);
   free(key);
   return rc;
 }
@@ -61,7 +62,7 @@ static int listed_meta(struct fsx_mount *m, struct fsx_inode *dir,
   if (e && e->attr.kind == a->kind)
     rc = fsx_ahead_meta(m, dir, s, (size_t)(e - s->ents), a);
   fsx_dirsnap_put(s);
-  return rc == 1 ? entry_meta(m, dir, name, a) : rc;
+  return rc == 1 ? entry_meta(m, dir, name, a, NULL) : rc;
 }
 
 /* in's first chunk from a cold lookup's GET (pk: the whole object), when
@@ -96,7 +97,7 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
   struct fsx_mount *m = M(req);
   struct fuse_entry_param e;
-  struct fsx_peek pk = {NULL, 0};
+  struct fsx_peek pk = {NULL, 0, NULL};
   struct fsx_inode *dir, *in;
   bool writing = false;
   struct fsx_attr a;
@@ -131,7 +132,7 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   if (!rc && !writing && !a.from_head && fsx_inode_bucket(dir) &&
       (a.kind == FSX_DIR || !m->o.listing_attrs) &&
       !fsx_inode_child_meta_known(m->tab, dir, name, &a))
-    rc = m->o.listing_attrs ? entry_meta(m, dir, name, &a)
+    rc = m->o.listing_attrs ? entry_meta(m, dir, name, &a, &pk)
                             : listed_meta(m, dir, name, &a);
   if (rc == -ENOENT) {
     memset(&e, 0, sizeof(e)); /* a negative entry the kernel caches */
@@ -143,11 +144,15 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     fsx_reply_err(req, ENOMEM);
   } else {
     peek_keep(m, in, &a, &pk); /* before the kernel can open it */
+    if (pk.page && a.kind == FSX_DIR) /* (a fresh listing stays) */
+      fsx_dir_set_snap_since(m->tab, in, pk.page, m->o.dir_ttl_ms,
+                             fsx_dir_changes(m->tab, in));
     fsx_entry_of(m, in, &e);
     if (fuse_reply_entry(req, &e))
       fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);
   }
   free(pk.buf);
+  fsx_dirsnap_put(pk.page);
   fsx_inode_put(m->tab, dir);
 }
 

@@ -5,11 +5,13 @@
 # and the most sent at once (s3.max_inflight_seen: requests of one round
 # go together), each on a fresh mount:
 #   - a cold lookup: one round (GET the name's first bytes (its metadata
-#     from the GET's headers), HEAD its marker, LIST below it, and with
-#     cache.burst_ttl set the directory's first page, all at once); that
-#     page then answers files with one HEAD (their s3fs metadata) and
-#     absent names with their own requests; a directory ls listed answers
-#     with none;
+#     from the GET's headers), HEAD its marker, LIST below it (its first
+#     64 names, kept as its page when they are all), and with
+#     cache.burst_ttl set the directory's first page, all at once); a
+#     page then answers files with their GET alone (their s3fs metadata
+#     and first bytes), subdirectories with their marker's HEAD and their
+#     own page at once, and absent names with their whole round; a
+#     directory ls listed answers with none;
 #   - a small file cold: its lookup's GET brought all of it, so its open
 #     and read send nothing more; a larger one's read sends its GET; a
 #     file replaced after its lookup's GET and opened later than that GET
@@ -72,16 +74,26 @@ head -c 102400 /dev/urandom >"$tmp/local/big"
 "$CLI" put "$tmp/local/empty" "$bucket/e/"
 "$CLI" put "$tmp/local/big" "$bucket/e/big"
 "$CLI" put "$tmp/local/f2" "$bucket/e/f2"
+for k in p/ p/q/; do "$CLI" put "$tmp/local/empty" "$bucket/$k"; done
+"$CLI" put "$tmp/local/f3" "$bucket/p/q/f3"
 
 # ---- lookups ----
 mount_fresh
 bef=$(counts)
 check "cold: stat d/f1" stat "$mnt/d/f1" >/dev/null
-# two cold lookups (d in the root, f1 in d): each a GET, a HEAD and 2
-# LISTs, sent together
-spent "cold lookups of d and d/f1 (one round each)" "2 0 2 4 0" "$bef"
+# two lookups, one round each: d cold (a GET, a HEAD of its marker, a LIST
+# below it that brings its names, a LIST of the root's page, sent
+# together), f1 from d's page (its GET alone)
+spent "cold lookups of d and d/f1 (one round each)" "2 0 1 2 0" "$bef"
 check "  ... sent at once: s3.max_inflight_seen $(stat_of s3.max_inflight_seen)" \
   test "$(stat_of s3.max_inflight_seen)" -ge 4
+# a path three names down: p from the root's page (the lookup of d made
+# it), q from p's page (each its marker's HEAD and its own page at once),
+# f3 from q's page (its GET)
+bef=$(counts)
+check "cold: cat p/q/f3" eq "md5 f3" "$(md5 "$mnt/p/q/f3")" "$(md5 "$tmp/local/f3")"
+spent "a path three names down, cold: three rounds, no HEAD or LIST of a file's name" \
+  "1 0 2 2 0" "$bef"
 bef=$(counts)
 check "paged: d/nosuch absent" test ! -e "$mnt/d/nosuch"
 # (absent from the page: asked, as another client may have made it since;
@@ -89,7 +101,7 @@ check "paged: d/nosuch absent" test ! -e "$mnt/d/nosuch"
 spent "an absent name a cold lookup's page does not show: asked (no page again)" "1 0 1 1 0" "$bef"
 bef=$(counts)
 check "listed: stat d/f2" stat "$mnt/d/f2" >/dev/null
-spent "a file a cold lookup's listing showed: its metadata, one HEAD" "0 0 1 0 0" "$bef"
+spent "a file a lookup's page showed: its metadata (and bytes), its GET alone" "1 0 0 0 0" "$bef"
 bef=$(counts)
 check "ls d" ls "$mnt/d" >/dev/null
 check "listed by ls: stat d/f6" stat "$mnt/d/f6" >/dev/null
@@ -175,14 +187,14 @@ mount_fresh
 bef=$(counts)
 check "cold: cat d/f1" eq "md5 f1" "$(md5 "$mnt/d/f1")" "$(md5 "$tmp/local/f1")"
 spent "cold lookups of d and d/f1 (f1's GET has all 4 KiB), open, read: nothing more" \
-  "2 0 2 4 0" "$bef"
+  "2 0 1 2 0" "$bef"
 check "  ... kept whole (fs.lookup_whole)" eq fs.lookup_whole "$(stat_of fs.lookup_whole)" 1
 bef=$(counts)
 check "cold: cat e/big (100 KiB, past read.lookup_bytes)" \
   eq "md5 big" "$(md5 "$mnt/e/big")" "$(md5 "$tmp/local/big")"
-# (e from the root's page: its marker's HEAD; big cold: its GET of 64 KiB,
-# HEAD big/, LIST below, LIST e's page; then the read)
-spent "lookups of e and e/big, then the read's GET" "2 0 2 2 0" "$bef"
+# (e from the root's page: its marker's HEAD and its own page, at once;
+# big from e's page: its GET of 64 KiB; then the read)
+spent "lookups of e and e/big, then the read's GET" "2 0 1 1 0" "$bef"
 # replaced after the lookup's GET, opened after it is fresh: the new bytes
 mount_fresh
 w0=$(stat_of fs.lookup_whole)
