@@ -266,7 +266,9 @@ const struct cfg_key cfg_keys[] = {
             64 * MiB, check_pow2),
      .doc = "page cache unit and smallest ranged GET; a power of two"},
     {K_BOOL("cache.mlock", cache.mlock, true),
-     .doc = "pin the page cache (needed for RDMA; degrades with a warning)"},
+     .doc = "pin the page cache (needed for RDMA; degrades with a warning), "
+            "a sixteenth of it (at most 64 MiB) at a time as reads first "
+            "use it"},
     {K_STR("cache.dir", cache.dir, "/var/cache/s3rdmafs", check_abs_path),
      .doc = "staging directory for random writes and overwrites"},
     {K_SECS("cache.attr_ttl", cache.attr_ttl_ms, 60, 0, 30 * DAY_S),

@@ -24,14 +24,18 @@
  *   last reference is freed, but waiters on it would sleep on) and never
  *   waits on a chunk it must fill. invalidate scans the descriptors: it is
  *   rare, and a per-file index would cost every get.
- * - The arena is mmap'ed, then mlock'ed when asked. mlock(2) faults in every
- *   page itself, which is what MAP_POPULATE would add, so the mapping is
- *   made without it and an unpinned arena is populated lazily.
+ * - The arena is mmap'ed whole (address space only: untouched pages take
+ *   no memory) and, when asked, mlock'ed a segment at a time (1/16 of it,
+ *   at most SEG_MAX) by the first get that claims a chunk of a segment not
+ *   locked yet, after it lets go of the mutex (mlock(2) faults in every
+ *   page of the segment: slow). The free list gives chunks lowest first,
+ *   so a mount that reads little locks little. A segment stays locked.
  */
 #include "fs/mem/fsx_cache.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +47,10 @@
 #include "common/slog.h"
 
 #define NCV 64 /* condition variables shared by waiters (a power of two) */
+#define SEG_MAX (64u << 20) /* the most locked at once when a chunk needs it */
+
+/* a segment's lock: not yet, being locked, locked, refused (unpinned) */
+enum { SEG_NONE, SEG_BUSY, SEG_LOCKED, SEG_REFUSED };
 
 enum chunk_state { CH_FREE, CH_FILLING, CH_READY, CH_ERROR };
 
@@ -72,6 +80,11 @@ struct fsx_cache {
   struct fsx_chunk freel;          /* protected by mu */
   size_t nused;                    /* protected by mu */
   struct fsx_cache_stats st;       /* protected by mu (counters only) */
+  bool want_mlock;                 /* fixed */
+  size_t seg_chunks, nsegs;        /* fixed: chunks a segment, segments */
+  _Atomic unsigned char *seg;      /* SEG_*, by the segment's first get */
+  _Atomic bool refused_logged;
+  _Atomic uint64_t locked_bytes;
 };
 
 static uint64_t key_hash(uint64_t file, uint64_t gen, uint64_t index)
@@ -211,21 +224,18 @@ struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
              c->arena_len, strerror(rc));
     goto free_tables;
   }
-  if (want_mlock) {
-    if (sys_mlock(c->arena, c->arena_len) == 0) {
-      c->st.pinned = true;
-    } else {
-      struct rlimit rl = {0, 0};
-
-      rc = errno;
-      syscall(SYS_munlock, c->arena, c->arena_len); /* undo a partial lock */
-      getrlimit(RLIMIT_MEMLOCK, &rl);
-      log_warn("page cache: cannot pin the %zu-byte arena (%zu chunks of "
-               "%zu bytes) with mlock: %s; RLIMIT_MEMLOCK is %llu bytes "
-               "(raise it or run with CAP_IPC_LOCK); continuing unpinned",
-               c->arena_len, c->nchunks, chunk_size, strerror(rc),
-               (unsigned long long)rl.rlim_cur);
-    }
+  c->want_mlock = want_mlock;
+  c->st.pinned = want_mlock; /* until a segment is refused */
+  c->seg_chunks = c->nchunks / 16;
+  if (c->seg_chunks * chunk_size > SEG_MAX)
+    c->seg_chunks = SEG_MAX / chunk_size;
+  if (!c->seg_chunks)
+    c->seg_chunks = 1;
+  c->nsegs = (c->nchunks + c->seg_chunks - 1) / c->seg_chunks;
+  c->seg = calloc(c->nsegs, sizeof(*c->seg));
+  if (!c->seg) {
+    snprintf(err, errlen, "out of memory for %zu cache segments", c->nsegs);
+    goto unmap_arena;
   }
   rc = pthread_mutex_init(&c->mu, NULL);
   if (rc) {
@@ -249,6 +259,7 @@ struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
   return c;
 
 unmap_arena:
+  free(c->seg);
   munmap(c->arena, c->arena_len);
 free_tables:
   free(c->buckets);
@@ -276,6 +287,7 @@ void fsx_cache_destroy(struct fsx_cache *c)
      something else; left mapped, it goes with the process */
   if (!busy)
     munmap(c->arena, c->arena_len);
+  free(c->seg);
   free(c->buckets);
   free(c->chunks);
   free(c);
@@ -291,6 +303,42 @@ void *fsx_cache_arena(struct fsx_cache *c, size_t *len)
 size_t fsx_cache_chunk_size(const struct fsx_cache *c)
 {
   return c->chunk_size;
+}
+
+/* The segment of chunk slot locked, by the first get that claims a chunk
+   of it (the others go on: pinning is not needed for the bytes to be
+   right); a refusal is logged once and the cache goes on unpinned. */
+static void lock_segment(struct fsx_cache *c, uint32_t slot)
+{
+  size_t s = slot / c->seg_chunks, first = s * c->seg_chunks;
+  size_t n = first + c->seg_chunks > c->nchunks ? c->nchunks - first
+                                                : c->seg_chunks;
+  unsigned char none = SEG_NONE;
+  struct rlimit rl = {0, 0};
+  int err;
+
+  if (!atomic_compare_exchange_strong(&c->seg[s], &none, SEG_BUSY))
+    return;
+  if (sys_mlock(c->arena + first * c->chunk_size, n * c->chunk_size) == 0) {
+    atomic_fetch_add(&c->locked_bytes, n * c->chunk_size);
+    atomic_store(&c->seg[s], SEG_LOCKED);
+    return;
+  }
+  err = errno;
+  /* (undo a partial lock) */
+  syscall(SYS_munlock, c->arena + first * c->chunk_size, n * c->chunk_size);
+  atomic_store(&c->seg[s], SEG_REFUSED);
+  pthread_mutex_lock(&c->mu);
+  c->st.pinned = false;
+  pthread_mutex_unlock(&c->mu);
+  if (atomic_exchange(&c->refused_logged, true))
+    return;
+  getrlimit(RLIMIT_MEMLOCK, &rl);
+  log_warn("page cache: cannot pin %zu bytes more of the %zu-byte arena "
+           "(%zu chunks of %zu bytes) with mlock: %s; RLIMIT_MEMLOCK is %llu "
+           "bytes (raise it or run with CAP_IPC_LOCK); continuing unpinned",
+           n * c->chunk_size, c->arena_len, c->nchunks, c->chunk_size,
+           strerror(err), (unsigned long long)rl.rlim_cur);
 }
 
 int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
@@ -344,6 +392,9 @@ int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
   *must_fill = true;
 out:
   pthread_mutex_unlock(&c->mu);
+  if (*must_fill && c->want_mlock &&
+      atomic_load(&c->seg[ch->slot / c->seg_chunks]) == SEG_NONE)
+    lock_segment(c, ch->slot);
   return rc;
 }
 
@@ -465,5 +516,6 @@ void fsx_cache_stats(struct fsx_cache *c, struct fsx_cache_stats *out)
   pthread_mutex_lock(&c->mu);
   *out = c->st;
   out->chunks_used = c->nused;
+  out->locked_bytes = atomic_load(&c->locked_bytes);
   pthread_mutex_unlock(&c->mu);
 }

@@ -35,14 +35,17 @@ struct fsx_cache_stats {
   uint64_t chunks_total;
   uint64_t chunks_used;   /* holding data or being filled */
   uint64_t chunk_size;
-  bool pinned;            /* the arena is mlock'ed */
+  uint64_t locked_bytes;  /* of the arena, mlock'ed so far (a segment at a
+                             time, as reads first claim its chunks) */
+  bool pinned;            /* asked, and no segment was refused so far */
 };
 
 /*
  * Create a cache of total_bytes (rounded down to whole chunks, at least 2)
- * of chunk_size each (a power of two). With want_mlock, try to pin the
- * arena; failure is a warning (logged once, naming RLIMIT_MEMLOCK), not an
- * error. Returns NULL with a reason in err.
+ * of chunk_size each (a power of two). With want_mlock, pin the arena a
+ * segment at a time as gets first claim its chunks (an idle cache locks
+ * nothing); failure is a warning (logged once, naming RLIMIT_MEMLOCK), not
+ * an error. Returns NULL with a reason in err.
  */
 struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
                                    bool want_mlock, char *err, size_t errlen);

@@ -73,6 +73,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"cache.chunks_total", cs.chunks_total},
       {"cache.chunk_size", cs.chunk_size},
       {"cache.pinned", cs.pinned},
+      {"cache.locked_bytes", cs.locked_bytes},
       {"cache.bytes_from_cache", m->st.bytes_from_cache},
       {"cache.bytes_direct", m->st.bytes_direct},
       {"write.writes", m->st.writes},
@@ -141,7 +142,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
 /* The rows that say how much there is now (the rest count events). */
 static const char *const gauges[] = {
     "fs.inodes",         "cache.chunks_used",  "cache.chunks_total",
-    "cache.chunk_size",  "cache.pinned",       "direct.registered",
+    "cache.chunk_size",  "cache.pinned",       "cache.locked_bytes",
+    "direct.registered",
     "staging.bytes",     "staging.reserved",   "staging.limit",
     "staging.waiting",   "recovery.running",   "s3.inflight",
     "s3.max_inflight_seen", "s3.round_trip_us", "readahead.window_peak",

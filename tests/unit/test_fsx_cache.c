@@ -784,21 +784,76 @@ static void test_mlock_allowed(void **state)
   assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
   c = fsx_cache_create(len, CS, true, err, sizeof(err));
   assert_non_null(c);
+  load(c, 1, 1, 0);
+  assert_true(cached(c, 1, 1, 0));
   fsx_cache_stats(c, &st);
   /* with the capability, or room under the limit, pinning must succeed */
   if (cap_ipc_lock(false) == 1 || rl.rlim_cur == RLIM_INFINITY)
     assert_true(st.pinned);
   print_message("mlock of %zu bytes: %s\n", len,
                 st.pinned ? "pinned" : "not pinned");
-  load(c, 1, 1, 0);
-  assert_true(cached(c, 1, 1, 0));
   fsx_cache_destroy(c);
+}
+
+/* VmLck of this process, in kB (-1: not found). */
+static long vm_locked_kb(void)
+{
+  char line[256];
+  long kb = -1;
+  FILE *f = fopen("/proc/self/status", "r");
+
+  while (f && fgets(line, sizeof(line), f))
+    if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return kb;
+}
+
+/*
+ * The arena is pinned as it is used: nothing at create, one segment (a
+ * sixteenth) when its first chunk is claimed, the next only when a chunk
+ * of it is; chunks are claimed lowest first.
+ */
+static void test_mlock_follows_use(void **state)
+{
+  char err[256];
+  struct fsx_cache *c;
+  struct fsx_cache_stats st;
+  struct rlimit rl;
+  const size_t len = 64 * CS, seg = 4 * CS; /* 16 segments of 4 chunks */
+  long before;
+
+  assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+  if (cap_ipc_lock(false) != 1 && rl.rlim_cur != RLIM_INFINITY &&
+      rl.rlim_cur < 2 * len) {
+    print_message("skipped: mlock not allowed for %zu bytes\n", len);
+    return;
+  }
+  before = vm_locked_kb();
+  c = fsx_cache_create(len, CS, true, err, sizeof(err));
+  assert_non_null(c);
+  fsx_cache_stats(c, &st);
+  assert_int_equal(st.locked_bytes, 0);
+  assert_int_equal(vm_locked_kb(), before);
+  for (uint64_t i = 0; i < 4; i++) /* the first segment's chunks */
+    load(c, 1, 1, i);
+  fsx_cache_stats(c, &st);
+  assert_int_equal(st.locked_bytes, seg);
+  assert_int_equal(vm_locked_kb(), before + (long)(seg / 1024));
+  load(c, 1, 1, 4); /* one of the second */
+  fsx_cache_stats(c, &st);
+  assert_int_equal(st.locked_bytes, 2 * seg);
+  assert_true(st.pinned);
+  fsx_cache_destroy(c);
+  assert_int_equal(vm_locked_kb(), before);
 }
 
 /*
  * In a child without CAP_IPC_LOCK and with RLIMIT_MEMLOCK at 64 KiB: 32 KiB
- * pins, 1 MiB does not and still works, with one warning naming the limit.
- * The child reports by exit code (cmocka's asserts belong to the parent).
+ * pins, 1 MiB does not (its first 64 KiB segment does, the second not) and
+ * still works, with one warning naming the limit. The child reports by
+ * exit code (cmocka's asserts belong to the parent).
  */
 static int mlock_child(void)
 {
@@ -817,8 +872,14 @@ static int mlock_child(void)
   c = fsx_cache_create(32 << 10, CS, true, err, sizeof(err));
   if (!c)
     return 12;
+  for (uint64_t i = 0; i < 8; i++) { /* all of it */
+    if (fsx_cache_get(c, 1, 1, i, true, &ch, &fill) != 0 || !fill)
+      return 13;
+    fsx_chunk_fill_done(c, ch, 0, CS);
+    fsx_cache_put(c, ch);
+  }
   fsx_cache_stats(c, &st);
-  if (!st.pinned)
+  if (!st.pinned || st.locked_bytes != 32 << 10)
     return 13;
   fsx_cache_destroy(c);
 
@@ -826,15 +887,20 @@ static int mlock_child(void)
   if (!c)
     return 14;
   fsx_cache_stats(c, &st);
-  if (st.pinned || st.chunks_total != 256)
+  if (!st.pinned || st.locked_bytes || st.chunks_total != 256)
     return 15;
-  if (fsx_cache_get(c, 1, 1, 255, true, &ch, &fill) != 0 || !fill)
-    return 16;
-  memset(fsx_chunk_data(ch), 0xab, CS);
-  fsx_chunk_fill_done(c, ch, 0, CS);
-  if (fsx_chunk_wait(c, ch, &valid) != 0 || valid != CS)
-    return 17;
-  fsx_cache_put(c, ch);
+  for (uint64_t i = 0; i < 32; i++) { /* two segments of 64 KiB */
+    if (fsx_cache_get(c, 1, 1, i, true, &ch, &fill) != 0 || !fill)
+      return 16;
+    memset(fsx_chunk_data(ch), 0xab, CS);
+    fsx_chunk_fill_done(c, ch, 0, CS);
+    if (fsx_chunk_wait(c, ch, &valid) != 0 || valid != CS)
+      return 17;
+    fsx_cache_put(c, ch);
+  }
+  fsx_cache_stats(c, &st);
+  if (st.pinned || st.locked_bytes != 64 << 10)
+    return 18;
   fsx_cache_destroy(c);
   return 0;
 }
@@ -868,7 +934,7 @@ static void test_mlock_refused(void **state)
   assert_int_equal(warnings, 1);
   assert_non_null(strstr(buf, "RLIMIT_MEMLOCK"));
   assert_non_null(strstr(buf, "1048576")); /* the arena size */
-  assert_non_null(strstr(buf, "65536"));   /* the limit */
+  assert_non_null(strstr(buf, "65536"));   /* the limit (and the segment) */
 }
 
 int main(void)
@@ -888,6 +954,7 @@ int main(void)
       cmocka_unit_test(test_invalidate_referenced),
       cmocka_unit_test(test_generation_change),
       cmocka_unit_test(test_stress),
+      cmocka_unit_test(test_mlock_follows_use),
       cmocka_unit_test(test_mlock_allowed),
       cmocka_unit_test(test_mlock_refused),
   };
