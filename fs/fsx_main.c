@@ -286,8 +286,6 @@ static int pool_up(struct build *b)
   if (*home && strncmp(fsx_pool_path(b->m.pool), home, strlen(home)))
     log_notice("write buffers in %s: write.pool_dir %s has no room for them",
                fsx_pool_path(b->m.pool), home);
-  if (!fsx_pool_pinned(b->m.pool))
-    log_notice("write buffers not locked in memory (RLIMIT_MEMLOCK)");
   return 0;
 }
 

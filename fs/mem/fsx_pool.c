@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/slog.h"
 
 #define POOL_MAGIC "s3rpool1"
 #define POOL_FILE "pool"        /* in the mount's directory */
@@ -45,12 +48,18 @@ struct fsx_pool {
   char *map;                    /* the whole file */
   size_t map_len;
   char *data;                   /* the slots */
+  size_t data_off;              /* where they start in the file */
   size_t slot, nslots;
-  bool pinned;
+  int fd;                       /* the file's, for the slots' blocks */
+  _Atomic bool pinned;          /* no slot's lock refused so far */
   pthread_mutex_t lock;
   pthread_cond_t cond;          /* lock: a run came back */
   unsigned *run_len;            /* lock: slots of the run starting here */
   unsigned char *used;          /* lock: the slot is lent */
+  unsigned char *ready;         /* lock: the slot's blocks are reserved
+                                   (and locked where allowed): done by
+                                   the first get that lends it */
+  size_t ready_slots;           /* lock */
   size_t used_slots;            /* lock */
   unsigned on_wire;             /* lock: runs on the wire */
   unsigned long waits, refused; /* lock */
@@ -88,11 +97,13 @@ static int write_new(const char *path, const char *text)
 /* Its blocks taken now: a full filesystem fails the mount, not a write
    through the mapping later (SIGBUS). Filesystems without fallocate are
    left sparse. */
-static int reserve(int fd, size_t len)
+/* The file len long, its first head bytes (the headers) reserved: the
+   slots' are as each is first lent (fsx_pool_get). */
+static int reserve(int fd, size_t len, size_t head)
 {
   if (ftruncate(fd, (off_t)len))
     return -errno;
-  if (fallocate(fd, 0, 0, (off_t)len) && errno != EOPNOTSUPP)
+  if (fallocate(fd, 0, 0, (off_t)head) && errno != EOPNOTSUPP)
     return -errno;
   return 0;
 }
@@ -119,7 +130,8 @@ static int in_home(struct fsx_pool *p, const char *dir, const char *home)
   fd = mkostemp(p->path, O_CLOEXEC);
   if (fd < 0)
     goto free_path;
-  if (reserve(fd, p->map_len) || !(p->at = path_of(dir, POOL_AT)))
+  if (reserve(fd, p->map_len, p->data_off) ||
+      !(p->at = path_of(dir, POOL_AT)))
     goto remove_file;
   if ((size_t)snprintf(line, sizeof(line), "%s\n", p->path) < sizeof(line) &&
       !write_new(p->at, line))
@@ -153,7 +165,7 @@ static int make_file(struct fsx_pool *p, const char *dir, const char *home)
   fd = open(p->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     return -errno;
-  rc = reserve(fd, p->map_len);
+  rc = reserve(fd, p->map_len, p->data_off);
   if (rc) {
     close(fd);
     unlink(p->path);
@@ -178,12 +190,15 @@ int fsx_pool_open(const char *dir, const char *home, size_t size, size_t slot,
     goto fail;
   }
   p->slot = slot;
+  p->fd = -1;
   p->nslots = size / slot ? size / slot : 1;
   data_off = ((p->nslots + 1) * HDR_SIZE + PAGE - 1) / PAGE * PAGE;
+  p->data_off = data_off;
   p->map_len = data_off + p->nslots * slot;
   p->run_len = calloc(p->nslots, sizeof(*p->run_len));
   p->used = calloc(p->nslots, 1);
-  if (!p->run_len || !p->used)
+  p->ready = calloc(p->nslots, 1);
+  if (!p->run_len || !p->used || !p->ready)
     goto fail;
   fd = make_file(p, dir, home);
   if (fd < 0) {
@@ -191,20 +206,20 @@ int fsx_pool_open(const char *dir, const char *home, size_t size, size_t slot,
     goto fail;
   }
   p->map = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
   if (p->map == MAP_FAILED) {
     p->map = NULL;
     rc = -errno;
+    close(fd);
     goto remove_file;
   }
+  p->fd = fd;
   p->data = p->map + data_off;
   h = (struct pool_head *)p->map;
   h->slot = slot;
   h->nslots = p->nslots;
   h->data_off = data_off;
   memcpy(h->magic, POOL_MAGIC, sizeof(h->magic));
-  /* the pages stay: locked, and faulted in now, where allowed */
-  p->pinned = !mlock(p->data, p->nslots * slot);
+  p->pinned = true; /* (each slot locked as it is first lent) */
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->cond, NULL);
   *out = p;
@@ -220,6 +235,7 @@ fail:
   if (p) {
     free(p->run_len);
     free(p->used);
+    free(p->ready);
     free(p->path);
     free(p->at);
     free(p);
@@ -237,6 +253,7 @@ void fsx_pool_close(struct fsx_pool *p)
   if (!p)
     return;
   munmap(p->map, p->map_len);
+  close(p->fd);
   unlink(p->path);
   if (p->at)
     unlink(p->at);
@@ -244,6 +261,7 @@ void fsx_pool_close(struct fsx_pool *p)
   pthread_cond_destroy(&p->cond);
   free(p->run_len);
   free(p->used);
+  free(p->ready);
   free(p->path);
   free(p->at);
   free(p);
@@ -260,10 +278,6 @@ size_t fsx_pool_slot_size(const struct fsx_pool *p)
   return p->slot;
 }
 
-bool fsx_pool_pinned(const struct fsx_pool *p)
-{
-  return p->pinned;
-}
 
 /* The first of n adjacent free slots, or nslots (lock held). */
 static size_t find_run(const struct fsx_pool *p, size_t n)
@@ -274,6 +288,36 @@ static size_t find_run(const struct fsx_pool *p, size_t n)
       return i + 1 - n;
   }
   return p->nslots;
+}
+
+/*
+ * Slots [i, i + n), lent to the caller: the blocks of those never lent
+ * before reserved (a write to a tmpfs page it cannot have would be a
+ * SIGBUS) and locked where allowed (a refusal said once). -errno when the
+ * blocks cannot be had.
+ */
+static int make_ready(struct fsx_pool *p, size_t i, size_t n)
+{
+  for (size_t k = i; k < i + n; k++) {
+    bool ready;
+
+    pthread_mutex_lock(&p->lock);
+    ready = p->ready[k];
+    pthread_mutex_unlock(&p->lock);
+    if (ready)
+      continue;
+    if (fallocate(p->fd, 0, (off_t)(p->data_off + k * p->slot),
+                  (off_t)p->slot) && errno != EOPNOTSUPP)
+      return -errno;
+    if (mlock(p->data + k * p->slot, p->slot) &&
+        atomic_exchange(&p->pinned, false))
+      log_notice("write buffers: not all locked in memory (RLIMIT_MEMLOCK)");
+    pthread_mutex_lock(&p->lock);
+    p->ready[k] = 1;
+    p->ready_slots++;
+    pthread_mutex_unlock(&p->lock);
+  }
+  return 0;
 }
 
 int fsx_pool_get(struct fsx_pool *p, size_t len, const char *name,
@@ -303,6 +347,13 @@ int fsx_pool_get(struct fsx_pool *p, size_t len, const char *name,
   p->used_slots += n;
   p->waits += waited;
   pthread_mutex_unlock(&p->lock);
+  if (make_ready(p, i, n)) { /* no room for its blocks: stage instead */
+    pthread_mutex_lock(&p->lock);
+    p->refused++;
+    pthread_mutex_unlock(&p->lock);
+    fsx_pool_put(p, p->data + i * p->slot);
+    return -EAGAIN;
+  }
   /* the header names the run's file before the run holds its bytes */
   h = hdr_of(p, i);
   h->nslots = (uint32_t)n;
@@ -358,8 +409,9 @@ size_t fsx_pool_stats(struct fsx_pool *p, char *buf, size_t len)
   n = snprintf(buf, len,
                "write.pool_slots %zu\nwrite.pool_slots_used %zu\n"
                "write.pool_on_wire %u\nwrite.pool_waits %lu\n"
-               "write.pool_refused %lu\n",
-               p->nslots, p->used_slots, p->on_wire, p->waits, p->refused);
+               "write.pool_refused %lu\nwrite.pool_slots_ready %zu\n",
+               p->nslots, p->used_slots, p->on_wire, p->waits, p->refused,
+               p->ready_slots);
   pthread_mutex_unlock(&p->lock);
   return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len;
 }

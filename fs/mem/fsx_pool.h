@@ -4,7 +4,8 @@
  * to a disk, and no write to one faults after the kernel wrote it back)
  * named by pool.at in the mount's staging directory (cache.dir/mount-*),
  * or, where that has no room, pool in that directory itself, mapped
- * shared, its pages touched once at mount and locked where allowed, and
+ * shared, each slot's blocks reserved and its pages locked (where allowed)
+ * when it is first lent (an idle mount holds none of it), and
  * registered with the data plane once (fsx_rdma: a PUT token names a slot
  * directly). A sequential writer copies its bytes into a run of slots (one
  * part) and the part is uploaded from there: no staging-file write.
@@ -54,8 +55,6 @@ void fsx_pool_close(struct fsx_pool *p);
 /* The slots, for registration with the data plane. */
 void *fsx_pool_data(struct fsx_pool *p, size_t *len);
 size_t fsx_pool_slot_size(const struct fsx_pool *p);
-/* Was the memory locked (mlock)? */
-bool fsx_pool_pinned(const struct fsx_pool *p);
 
 /*
  * A run of slots for len bytes of the staging file named name (its base

@@ -316,13 +316,15 @@ uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
                        size_t len, uint64_t *ra_from, uint64_t *ra_to)
 {
   size_t cs = fsx_cache_chunk_size(m->cache);
-  /* the kernel's readahead comes as several reads at once, in any order */
-  uint64_t tol = (FSX_KERNEL_RA + 1) * (uint64_t)m->o.max_read;
-  uint64_t end = off + len, window;
+  uint64_t tol, end = off + len, window;
   uint64_t now = clock_mono_us(), rtt = m->s3 ? s3_client_rtt_us(m->s3) : 0;
   bool seq;
 
   pthread_mutex_lock(&fh->lock);
+  /* within a run, the kernel's readahead comes as several reads at once,
+     in any order; a read that would begin one is near where the last
+     ended (a file's first read near its start) */
+  tol = (fh->window ? FSX_KERNEL_RA + 1 : 2) * (uint64_t)m->o.max_read;
   seq = off >= fh->next_off ? off - fh->next_off <= tol
                             : fh->next_off - off <= tol;
   if (seq) {

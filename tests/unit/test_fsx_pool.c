@@ -6,7 +6,8 @@
  * those (a run given back is not), with names that leave the directory
  * refused. A pool in write.pool_dir (named by pool.at) is recovered the
  * same way, and only when it is a private plain file of ours named as we
- * name them; one gone with its tmpfs is said (-ENOENT).
+ * name them; one gone with its tmpfs is said (-ENOENT). Its file's blocks
+ * are taken as slots are first lent.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,6 +133,43 @@ static void *give_back(void *arg)
   fsx_pool_sending(l->p, l->buf, false);
   fsx_pool_put(l->p, l->buf);
   return NULL;
+}
+
+/* Bytes of the pool's file that hold blocks (st_blocks). */
+static long long held(struct fsx_pool *p)
+{
+  struct stat st;
+
+  assert_int_equal(stat(fsx_pool_path(p), &st), 0);
+  return (long long)st.st_blocks * 512;
+}
+
+/*
+ * The pool takes memory as it is used: at open its file holds the headers'
+ * blocks only; a run's slots get theirs when first lent, and keep them.
+ */
+static void test_blocks_follow_use(void **state)
+{
+  struct fsx_pool *p = open_pool(16);
+  long long at_open = held(p);
+  void *a, *b;
+  char line[4096];
+
+  (void)state;
+  assert_true(at_open < (long long)SLOT);
+  assert_int_equal(fsx_pool_get(p, 2 * SLOT, "ino-1-1", 0, &a), 0);
+  assert_true(held(p) >= at_open + 2 * (long long)SLOT);
+  assert_true(held(p) < at_open + 3 * (long long)SLOT);
+  memset(a, 0x5a, 2 * SLOT);
+  fsx_pool_put(p, a);
+  /* the same slots again: nothing more */
+  assert_int_equal(fsx_pool_get(p, SLOT, "ino-1-1", 0, &b), 0);
+  assert_ptr_equal(a, b);
+  assert_true(held(p) < at_open + 3 * (long long)SLOT);
+  fsx_pool_stats(p, line, sizeof(line));
+  assert_non_null(strstr(line, "write.pool_slots_ready 2\n"));
+  fsx_pool_put(p, b);
+  fsx_pool_close(p);
 }
 
 static void test_wait(void **state)
@@ -347,6 +385,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_blocks_follow_use, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
       cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
       cmocka_unit_test_setup_teardown(test_recover_hostile, setup, teardown),
