@@ -242,6 +242,8 @@ static void note_rtt(struct s3_client *c, uint64_t us)
   if (c->rtt_window[slot] != w) { /* a new window: its first answer */
     c->rtt_window[slot] = w;
     atomic_store(&c->rtt_min_us[slot], us);
+    if (c->rtt_window[!slot] != w - 1) /* the other: older than the last */
+      atomic_store(&c->rtt_min_us[!slot], UINT64_MAX);
   } else if (us < atomic_load(&c->rtt_min_us[slot])) {
     atomic_store(&c->rtt_min_us[slot], us);
   }

@@ -82,9 +82,10 @@ struct fsx_cache {
   struct fsx_cache_stats st;       /* protected by mu (counters only) */
   bool want_mlock;                 /* fixed */
   size_t seg_chunks, nsegs;        /* fixed: chunks a segment, segments */
-  _Atomic unsigned char *seg;      /* SEG_*, by the segment's first get */
-  _Atomic bool refused_logged;
-  _Atomic uint64_t locked_bytes;
+  _Atomic unsigned char *seg;      /* atomic: SEG_*, set by the segment's
+                                      first get (lock_segment) */
+  _Atomic bool refused_logged;     /* atomic: the refusal was said */
+  _Atomic uint64_t locked_bytes;   /* atomic: added by lock_segment */
 };
 
 static uint64_t key_hash(uint64_t file, uint64_t gen, uint64_t index)

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,11 +95,10 @@ static int write_new(const char *path, const char *text)
   return rc;
 }
 
-/* Its blocks taken now: a full filesystem fails the mount, not a write
-   through the mapping later (SIGBUS). Filesystems without fallocate are
-   left sparse. */
-/* The file len long, its first head bytes (the headers) reserved: the
-   slots' are as each is first lent (fsx_pool_get). */
+/* The file len long, its first head bytes (the headers) reserved now (a
+   full filesystem fails the mount, not a write through the mapping later:
+   SIGBUS); the slots' as each is first lent (make_ready). Filesystems
+   without fallocate are left sparse. */
 static int reserve(int fd, size_t len, size_t head)
 {
   if (ftruncate(fd, (off_t)len))
@@ -278,7 +278,6 @@ size_t fsx_pool_slot_size(const struct fsx_pool *p)
   return p->slot;
 }
 
-
 /* The first of n adjacent free slots, or nslots (lock held). */
 static size_t find_run(const struct fsx_pool *p, size_t n)
 {
@@ -309,7 +308,8 @@ static int make_ready(struct fsx_pool *p, size_t i, size_t n)
     if (fallocate(p->fd, 0, (off_t)(p->data_off + k * p->slot),
                   (off_t)p->slot) && errno != EOPNOTSUPP)
       return -errno;
-    if (mlock(p->data + k * p->slot, p->slot) &&
+    /* (the system call: the sanitizers' mlock() is a no-op) */
+    if (syscall(SYS_mlock, p->data + k * p->slot, p->slot) &&
         atomic_exchange(&p->pinned, false))
       log_notice("write buffers: not all locked in memory (RLIMIT_MEMLOCK)");
     pthread_mutex_lock(&p->lock);

@@ -4,8 +4,8 @@
  * page (fsx_ns_dir_round). A directory learnt so brings its first
  * CHILD_PAGE names: when they are all of them, the lookups in it are
  * answered with fewer requests (a file by its own GET, a subdirectory by
- * its marker and page), so a path walked cold costs one request or two per
- * component, not three (design in docs/paths.md, "Round trips").
+ * its marker and page), so past its first name a path walked cold costs one
+ * request or two per name, not three (docs/paths.md, "Round trips").
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -24,8 +24,8 @@
 /*
  * How long a cold lookup's page answers (cache.burst_ttl; 0, the default:
  * no page is listed), never past cache.negative_ttl or cache.dir_ttl. It
- * answers directories, and files by one HEAD (their metadata); an absent
- * name is still asked for (another client may have made it since).
+ * answers directories, and files by their own GET (their metadata); an
+ * absent name is still asked for (another client may have made it since).
  */
 static uint64_t page_ttl(const struct fsx_mount *m)
 {
@@ -38,7 +38,7 @@ static uint64_t page_ttl(const struct fsx_mount *m)
 /*
  * A directory's first listing page, complete (not truncated), as its
  * snapshot from t0 on for page_ttl (names only: lookups of its
- * files still HEAD them for their metadata; absent names and directories
+ * files still ask for their metadata; absent names are asked; directories
  * are answered); a longer one marks the directory big instead.
  */
 static void keep_page(struct fsx_mount *m, struct fsx_inode *dir,
@@ -120,66 +120,25 @@ static int peek_result(struct fsx_mount *m, struct s3_req *get,
   return 0;
 }
 
-/*
- * A cold lookup's one round, all at once: HEAD the name as a file (with
- * pk and read.lookup_bytes: GET its first bytes instead, the metadata from
- * the GET's headers, the bytes kept when they are all of it), HEAD
- * its directory marker, LIST below it (after the marker: with pk, its first
- * CHILD_PAGE names, in pk->page when they are all of them), and,
- * unless the directory is known to be big or was just paged, LIST the
- * directory's first page (cache.burst_ttl set): when that is all of it,
- * it answers for a moment (page_ttl) the lookups after this one.
- * A page (that one, or the one a lookup of dir brought) answers
- * directories at once, files with the file's request alone (its metadata
- * and first bytes), absent names with the name's whole round (another
- * client may have made it since). A directory (marker or keys below) wins
- * over a file of the same name.
- */
-int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
-                  struct fsx_attr *a, struct fsx_peek *pk)
+/* The round of a name no snapshot answers (file_only: a file a page
+   showed, its own request alone; paged: the directory's page was just
+   listed, not again); see fsx_ns_lookup. */
+static int cold_round(struct fsx_mount *m, struct fsx_inode *dir,
+                      const char *name, struct fsx_attr *a,
+                      struct fsx_peek *pk, bool file_only, bool paged)
 {
   struct s3_list_params p = {.delimiter = "/",
-                             .max_keys = pk ? CHILD_PAGE : 1};
+                             .max_keys = pk && m->o.dir_ttl_ms ? CHILD_PAGE
+                                                               : 1};
   struct s3_list_params dp = {.prefix = fsx_inode_key(m->tab, dir),
                               .delimiter = "/",
                               .start_after = fsx_inode_key(m->tab, dir)};
-  const struct fsx_dirent *e;
   struct s3_list_result lres = {0}, dres;
   struct s3_object_meta mt, dmt;
-  struct fsx_dirsnap *s;
   struct s3_req *head = NULL, *dhead = NULL, *list = NULL, *dlist = NULL;
   char *key = NULL, *dkey = NULL, *peek = NULL;
   uint64_t t0 = clock_mono_ms(), changes = fsx_dir_changes(m->tab, dir);
-  bool names_only, paged = false, file_only = false;
   int rc, hrc, drc = -ENOENT, lrc = -ENOENT;
-
-  if ((rc = fsx_inode_name_fits(m->tab, dir, name, FSX_FILE)))
-    return rc;
-  if (fsx_ns_bad_name(name, strlen(name)))
-    return -ENOENT;
-  s = fsx_dir_get_snap(m->tab, dir, true);
-  if (!s && !fsx_inode_bucket(dir)) {
-    /* the all-buckets root: the bucket list is the only truth */
-    rc = fsx_ns_load_dir(m, dir, &s);
-    if (rc)
-      return rc;
-    fsx_dir_set_snap(m->tab, dir, s, m->o.dir_ttl_ms); /* s: ours too */
-  }
-  if (s) {
-    e = fsx_dirsnap_find(s, name);
-    if (e)
-      *a = e->attr;
-    names_only = s->names_only;
-    fsx_dirsnap_put(s);
-    if (e && (!names_only || a->kind != FSX_FILE))
-      return 0;
-    /* absent: so says a listing; a cold lookup's page does not, since
-       another client may have made the name after it: ask */
-    if (!e && !names_only)
-      return -ENOENT;
-    file_only = e != NULL; /* a file a page showed: its own request */
-    paged = true;
-  }
 
   key = fsx_inode_key_of(m->tab, dir, name, FSX_FILE);
   dkey = fsx_inode_key_of(m->tab, dir, name, FSX_DIR);
@@ -244,7 +203,8 @@ int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
     /* a directory wins over a file of the same name */
     if (!hrc)
       fsx_ns_skip_once(m, key, fsx_ns_both_names);
-    fsx_ns_dir_of_marker(drc, &dmt, a); /* its marker asked (absent: implicit) */
+    /* its marker asked (absent: implicit) */
+    fsx_ns_dir_of_marker(drc, &dmt, a);
     if (pk && !lrc)
       pk->page = child_page(m, dkey, &lres, t0);
     rc = 0;
@@ -272,6 +232,61 @@ out:
   return rc;
 }
 
+/*
+ * A cold lookup's one round, all at once: HEAD the name as a file (with
+ * pk and read.lookup_bytes: GET its first bytes instead, the metadata from
+ * the GET's headers, the bytes kept when they are all of it), HEAD
+ * its directory marker, LIST below it (after the marker: with pk, its first
+ * CHILD_PAGE names, in pk->page when they are all of them), and,
+ * unless the directory is known to be big or was just paged, LIST the
+ * directory's first page (cache.burst_ttl set): when that is all of it,
+ * it answers for a moment (page_ttl) the lookups after this one.
+ * A page (that one, or the one a lookup of dir brought) answers
+ * directories at once, files with the file's request alone (its metadata
+ * and first bytes), absent names with the name's whole round (another
+ * client may have made it since). A directory (marker or keys below) wins
+ * over a file of the same name.
+ */
+int fsx_ns_lookup(struct fsx_mount *m, struct fsx_inode *dir, const char *name,
+                  struct fsx_attr *a, struct fsx_peek *pk)
+{
+  const struct fsx_dirent *e;
+  struct fsx_dirsnap *s;
+  bool names_only, paged = false, file_only = false;
+  int rc;
+
+  if ((rc = fsx_inode_name_fits(m->tab, dir, name, FSX_FILE)))
+    return rc;
+  if (fsx_ns_bad_name(name, strlen(name)))
+    return -ENOENT;
+  s = fsx_dir_get_snap(m->tab, dir, true);
+  if (!s && !fsx_inode_bucket(dir)) {
+    /* the all-buckets root: the bucket list is the only truth */
+    rc = fsx_ns_load_dir(m, dir, &s);
+    if (rc)
+      return rc;
+    fsx_dir_set_snap(m->tab, dir, s, m->o.dir_ttl_ms); /* s: ours too */
+  }
+  if (s) {
+    e = fsx_dirsnap_find(s, name);
+    if (e)
+      *a = e->attr;
+    names_only = s->names_only;
+    fsx_dirsnap_put(s);
+    if (e && (!names_only || a->kind != FSX_FILE))
+      return 0;
+    /* absent: so says a listing; a cold lookup's page does not, since
+       another client may have made the name after it: ask */
+    if (!e && !names_only)
+      return -ENOENT;
+    file_only = e != NULL; /* a file a page showed: its own request */
+    paged = true;
+  }
+  rc = cold_round(m, dir, name, a, pk, file_only, paged);
+  if (file_only && rc == -ENOENT) /* gone since the page: a directory now? */
+    rc = cold_round(m, dir, name, a, pk, false, true);
+  return rc;
+}
 
 int fsx_ns_dir_round(struct fsx_mount *m, struct fsx_inode *dir,
                      const char *name, struct fsx_attr *a, struct fsx_peek *pk)
@@ -289,8 +304,9 @@ int fsx_ns_dir_round(struct fsx_mount *m, struct fsx_inode *dir,
     return -ENOMEM;
   p.prefix = p.start_after = dkey; /* (the marker is HEADed) */
   head = s3_req_create(m->s3, "HEAD", bucket, dkey);
-  list = pk ? s3_list_objects_req(m->s3, bucket, &p, &lres) : NULL;
-  if (!head || (pk && !list)) {
+  list = pk && m->o.dir_ttl_ms ? s3_list_objects_req(m->s3, bucket, &p, &lres)
+                               : NULL;
+  if (!head || (pk && m->o.dir_ttl_ms && !list)) {
     rc = -ENOMEM;
     goto out;
   }
@@ -303,7 +319,9 @@ int fsx_ns_dir_round(struct fsx_mount *m, struct fsx_inode *dir,
   s3_req_wait(head);
   lrc = list ? s3_req_wait(list) : -ENOENT;
   rc = s3_head_object_result(head, &mt);
-  if (!rc || rc == -ENOENT) {
+  if (rc == -ENOENT && !lrc && !lres.n_objects && !lres.n_prefixes) {
+    rc = -ENOENT; /* no marker, nothing below: gone since it was listed */
+  } else if (!rc || rc == -ENOENT) {
     fsx_ns_dir_of_marker(rc, &mt, a); /* -ENOENT: an implicit directory */
     if (!rc)
       s3_object_meta_cleanup(&mt);

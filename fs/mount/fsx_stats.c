@@ -149,6 +149,7 @@ static const char *const gauges[] = {
     "s3.max_inflight_seen", "s3.round_trip_us", "readahead.window_peak",
     "rdma.active",     "rdma.held_chunks",
     "write.pool_slots",  "write.pool_slots_used", "write.pool_on_wire",
+    "write.pool_slots_ready",
     "read.bufs_kept",    "rdma.rc_usable",    NULL};
 
 /* The usage of `s3rdmafs stats`: on stdout for -h, stderr for a mistake. */

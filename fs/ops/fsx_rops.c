@@ -101,6 +101,7 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
   struct fsx_inode *dir, *in;
   bool writing = false;
   struct fsx_attr a;
+  uint64_t was = 0, changes = 0; /* the inode before the round, its count */
   int rc;
 
   atomic_fetch_add(&m->st.lookups, 1);
@@ -124,6 +125,8 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     fsx_inode_view(m->tab, in, &v);
     writing = v.writing;
     a = v.attr;
+    was = fsx_inode_ino(in);
+    changes = fsx_dir_changes(m->tab, in);
     fsx_inode_put(m->tab, in);
   }
   rc = writing ? 0 : fsx_ns_lookup(m, dir, name, &a, &pk);
@@ -144,9 +147,11 @@ void fsx_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     fsx_reply_err(req, ENOMEM);
   } else {
     peek_keep(m, in, &a, &pk); /* before the kernel can open it */
-    if (pk.page && a.kind == FSX_DIR) /* (a fresh listing stays) */
-      fsx_dir_set_snap_since(m->tab, in, pk.page, m->o.dir_ttl_ms,
-                             fsx_dir_changes(m->tab, in));
+    /* the page, unless this mount changed a name in the directory since
+       the round began, or the name is another inode now (a rename); a
+       fresh listing stays */
+    if (pk.page && a.kind == FSX_DIR && (!was || fsx_inode_ino(in) == was))
+      fsx_dir_set_snap_since(m->tab, in, pk.page, m->o.dir_ttl_ms, changes);
     fsx_entry_of(m, in, &e);
     if (fuse_reply_entry(req, &e))
       fsx_inode_forget(m->tab, fsx_inode_ino(in), 1);

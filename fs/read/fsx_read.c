@@ -317,10 +317,11 @@ uint64_t fsx_read_plan(struct fsx_mount *m, struct fsx_fh *fh, uint64_t off,
 {
   size_t cs = fsx_cache_chunk_size(m->cache);
   uint64_t tol, end = off + len, window;
-  uint64_t now = clock_mono_us(), rtt = m->s3 ? s3_client_rtt_us(m->s3) : 0;
+  uint64_t now, rtt = m->s3 ? s3_client_rtt_us(m->s3) : 0;
   bool seq;
 
   pthread_mutex_lock(&fh->lock);
+  now = clock_mono_us(); /* (under the lock: never before run_t0_us) */
   /* within a run, the kernel's readahead comes as several reads at once,
      in any order; a read that would begin one is near where the last
      ended (a file's first read near its start) */

@@ -91,7 +91,9 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
 
   fsx_wb_effective_meta(wb, &mt);
   rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key,
-                      wb->on_server && !wb->base_plain, &mt, &w);
+                      wb->on_server && (!wb->base_plain ||
+                                        atomic_load(&m->no_cond)),
+                      &mt, &w);
   if (rc)
     return rc;
   wb->upload_plain = !w.have_cur;

@@ -144,8 +144,11 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   struct fsx_wopts w;
   struct fsx_wmeta mt;
   struct s3_kv cond;
-  /* what is there now: asked first, unless this file stored it */
-  bool look = wb->on_server && !wb->base_plain, carried = false;
+  /* what is there now: asked first, unless this file stored it (and a
+     condition will say whether it is still there) */
+  bool look = wb->on_server && (!wb->base_plain || !wb->base_etag[0] ||
+                                atomic_load(&m->no_cond)),
+       carried = false;
   void *run0 = NULL;
   bool plain = atomic_load(&m->no_cond), was_plain = plain;
   void *map = NULL;
@@ -185,7 +188,7 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
     log_debug("%s: PUT of %" PRIu64 " bytes, %s: %s", key, wb->size,
               plain ? "no condition" : cond.key, cond.val);
     rc = put_object(m, fsx_wb_bucket(wb), key, map, (size_t)wb->size, &w.o,
-                    w.have_cur, etag, &map);
+                    w.have_cur || (wb->on_server && !look), etag, &map);
     carried = w.have_cur;
     fsx_wopts_cleanup(&w);
     if (rc == -EOPNOTSUPP && !plain) {

@@ -153,6 +153,7 @@ check "  ... on the server" eq redir "$(key_md5 w/redir)" "$(echo hi | md5sum | 
 # the second PUT's condition fails, the object is asked for, and the last
 # close wins
 printf theirs >"$tmp/local/theirs"
+bef=$(counts)
 check "replaced between two closes: the last close wins" python3 -c '
 import os, subprocess, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -161,6 +162,10 @@ subprocess.run(sys.argv[2:], check=True, stdout=subprocess.DEVNULL)
 os.write(fd, b"mine")
 os.close(fd)' "$mnt/w/redir2" "$CLI" put "$tmp/local/theirs" "$bucket/w/redir2"
 check "  ... on the server: ours" eq redir2 "$(key_md5 w/redir2)" "$(printf mine | md5sum | cut -d' ' -f1)"
+# (the empty file's PUT, the second PUT refused by its If-Match (412), the
+# HEAD that asks what is there, the PUT conditional on that; the CLI's PUT
+# goes to RGW itself)
+spent "  ... the second PUT was conditional: refused, asked, sent again" "0 3 1 0 0" "$bef"
 bef=$(counts)
 check "w/old is found (a HEAD for its metadata: the page said file)" stat "$mnt/w/old" >/dev/null
 spent "a file ls listed: no request" "0 0 0 0 0" "$bef"

@@ -151,19 +151,6 @@ static void test_cap_from_round_trip(void **state)
   assert_int_equal(fsx_read_cap(max, far, 500000, rate), far);
 }
 
-/* A run's rate, once it has had two round trips, raises the window past
-   read.readahead_max when the server is far (here the rate alone: no
-   client, no round trip measured, so the configured cap holds). */
-static void test_window_caps_without_round_trip(void **state)
-{
-  uint64_t from, to;
-
-  reset(1024ull * MiB);
-  for (int i = 0; i < 12; i++)
-    fsx_read_plan(&m, fh, (uint64_t)i * MiB, MiB, &from, &to);
-  assert_int_equal(fh->window, m.o.readahead_max);
-}
-
 static void test_end_of_object(void **state)
 {
   uint64_t from, to;
@@ -188,7 +175,6 @@ int main(void)
       cmocka_unit_test(test_seek_resets),
       cmocka_unit_test(test_reordered_reads_stay_sequential),
       cmocka_unit_test(test_cap_from_round_trip),
-      cmocka_unit_test(test_window_caps_without_round_trip),
       cmocka_unit_test(test_end_of_object),
   };
   return cmocka_run_group_tests_name("fsx_readahead", tests, setup, teardown);
