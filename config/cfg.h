@@ -111,6 +111,8 @@ struct cfg_cache {
   unsigned negative_ttl_ms;
   unsigned burst_ttl_ms;
   bool kernel_cache;          /* keep kernel pages while the ETag holds */
+  unsigned idle_release_ms;   /* segments unused this long given back;
+                                 0: never */
 };
 
 struct cfg_read {
@@ -151,6 +153,9 @@ struct cfg_mount {
   bool all_buckets;
   int atime;                  /* enum cfg_atime */
   bool listing_attrs;         /* show a listing's attributes unasked */
+  uint64_t memory_target;     /* cache and write buffers together; 0: from
+                                 the cgroup's limit or the machine's memory
+                                 (fs/mem/fsx_memory.h) */
 };
 
 struct cfg_log {

@@ -285,6 +285,9 @@ const struct cfg_key cfg_keys[] = {
     {K_BOOL("cache.kernel_cache", cache.kernel_cache, true),
      .doc = "keep the kernel's page cache across opens while the ETag is "
             "unchanged"},
+    {K_SECS("cache.idle_release", cache.idle_release_ms, 300, 0, 30 * DAY_S),
+     .doc = "a segment of the page cache no read used this long is given "
+            "back (its memory unlocked and freed); 0 = never"},
 
     {K_SIZE("read.readahead_min", read.readahead_min, 1 * MiB, 64 * KiB,
             4 * GiB, NULL),
@@ -376,6 +379,13 @@ const struct cfg_key cfg_keys[] = {
             "other handle open: relatime (once its atime is not newer than "
             "its mtime or ctime, or is a day old) or strictatime (every "
             "time); also -o noatime|relatime|strictatime"},
+    {K_SIZE("mount.memory_target", mount.memory_target, 0, 0, 16 * TiB,
+            NULL),
+     .doc = "memory the page cache and the write buffers hold together at "
+            "most: cache.size and write.max_memory are cut to fit at mount "
+            "(at least 48 MiB); 0 = half the memory cgroup's limit where one "
+            "is set (v2 memory.max or memory.high, v1 "
+            "memory.limit_in_bytes), else a quarter of the machine's"},
 
     {K_ENUM("log.level", log.level, level_vals, LOG_NOTICE),
      .doc = "least important message logged"},

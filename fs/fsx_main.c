@@ -43,6 +43,8 @@
 #include "fs/write/fsx_space.h"
 #include "fs/mount/fsx_stats.h"
 #include "fs/mem/fsx_pool.h"
+#include "fs/mem/fsx_memory.h"
+#include "fs/mem/fsx_memwatch.h"
 #include "fs/stage/fsx_stage.h"
 #include "fs/write/fsx_wb_geo.h"
 #include "fs/write/fsx_wb.h"
@@ -59,7 +61,8 @@ static const char *const failpoints[] = {
     "commit.put",   "commit.complete", "commit.done",  "unstream",
     "abort",        "leftover",        "unmount",      "pool.recover",
     "recover.file",
-    "recover.put",  "recover.complete", "recover.done", NULL};
+    "recover.put",  "recover.complete", "recover.done", "mem.pressure",
+    NULL};
 #endif
 
 /* What main builds and takes down (the parts' state). */
@@ -73,6 +76,7 @@ struct build {
   struct fsx_recover_proc rproc;
   struct fsx_recover_thread *recovery;
   char *real_mnt;
+  uint64_t mem_target;        /* fsx_memory_target's; 0: none known */
   bool kstore_stuck;          /* its thread may still use the table, the
                                  session and the read buffers: left to
                                  the process's exit */
@@ -341,6 +345,26 @@ static void rdma_down(struct build *b)
    keeps them when it keeps pages across opens; not with one loop thread
    (-s): a writer's open waits for the stores on their way, which wait for
    the pages of reads that thread would answer */
+static int memwatch_up(struct build *b)
+{
+  const struct fsx_memwatch_cfg wc = {
+      .cache = b->m.cache, .pool = b->m.pool,
+      .idle_ms = b->c.cache.idle_release_ms, .target = b->mem_target,
+      .root = "/"};
+  int rc = fsx_memwatch_start(&wc, &b->m.memwatch);
+
+  if (!rc)
+    return 0;
+  log_err("cannot start the memory watcher: %s", strerror(-rc));
+  return -1;
+}
+
+static void memwatch_down(struct build *b)
+{
+  fsx_memwatch_stop(b->m.memwatch);
+  b->m.memwatch = NULL;
+}
+
 static int kstore_up(struct build *b)
 {
   size_t arena_len;
@@ -413,6 +437,7 @@ static const struct part parts[] = {
     {client_up, client_down},
     {direct_up, direct_down},
     {rdma_up, rdma_down},
+    {memwatch_up, memwatch_down},
     {kstore_up, kstore_down},
     {wb_up, wb_down},
     {recovery_up, recovery_down},
@@ -463,6 +488,18 @@ static int run(struct build *b)
   }
   log_notice("unmounting %s", b->a.mountpoint);
   return rc;
+}
+
+/* cache.size and write.max_memory cut to the memory target (said) */
+static void fit_memory(struct build *b)
+{
+  char why[4200], msg[256];
+
+  b->mem_target = fsx_memory_target("/", b->c.mount.memory_target, why,
+                                    sizeof(why));
+  if (fsx_memory_fit(&b->c, b->mem_target, msg, sizeof(msg)))
+    log_notice("memory target %llu MiB (%s): %s",
+               (unsigned long long)(b->mem_target >> 20), why, msg);
 }
 
 /*
@@ -554,6 +591,7 @@ static int configure(struct build *b, int argc, char **argv)
     fprintf(stderr, PROG ": '%s': expected BUCKET[:/PREFIX]\n", b->a.source);
     goto free_lists;
   }
+  fit_memory(b);
   fsx_setup_opts(&b->c, &b->m.o);
   fsx_setup_s3(&b->c, &b->sc);
   rc = -1;

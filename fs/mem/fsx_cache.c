@@ -17,19 +17,22 @@
  *   is 48 bytes, 12 MiB at 256k chunks) at the price of rare spurious
  *   wake-ups; fills complete far less often than gets hit.
  * - A chunk is in exactly one of: the free list (FREE, refs 0, not hashed);
- *   the LRU (READY, refs 0, hashed); or no list (refs > 0). A chunk hashed
- *   is findable by get; invalidation and fill errors unhash at once and the
- *   last put frees. Eviction takes the free list first, then the LRU tail.
- *   The filler calls fill_done before its own put (a fill abandoned by its
- *   last reference is freed, but waiters on it would sleep on) and never
- *   waits on a chunk it must fill. invalidate scans the descriptors: it is
- *   rare, and a per-file index would cost every get.
+ *   the LRU (READY, refs 0, hashed); or no list (refs > 0, or set aside by
+ *   a segment's release). A chunk hashed is findable by get; invalidation
+ *   and fill errors unhash at once and the last put frees. Eviction takes
+ *   the free list first, then the LRU tail. The filler calls fill_done
+ *   before its own put (a fill abandoned by its last reference is freed,
+ *   but waiters on it would sleep on) and never waits on a chunk it must
+ *   fill. invalidate scans the descriptors: it is rare, and a per-file
+ *   index would cost every get.
  * - The arena is mmap'ed whole (address space only: untouched pages take
- *   no memory) and, when asked, mlock'ed a segment at a time (1/16 of it,
- *   at most SEG_MAX) by the first get that claims a chunk of a segment not
- *   locked yet, after it lets go of the mutex (mlock(2) faults in every
- *   page of the segment: slow). The free list gives chunks lowest first,
- *   so a mount that reads little locks little. A segment stays locked.
+ *   no memory) and used in segments (1/16 of it, at most SEG_MAX): the
+ *   first get that claims a chunk of a segment not backed backs it
+ *   (mlock'ed when asked, after it lets go of the mutex: mlock(2) faults
+ *   in every page) in fsx_cache_seg.c, which also gives idle segments
+ *   back (fsx_cache_release). The free list gives chunks lowest first and
+ *   those of segments given back last, so a mount that reads little holds
+ *   little.
  */
 #include "fs/mem/fsx_cache.h"
 
@@ -40,53 +43,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/slog.h"
-
-#define NCV 64 /* condition variables shared by waiters (a power of two) */
-#define SEG_MAX (64u << 20) /* the most locked at once when a chunk needs it */
-
-/* a segment's lock: not yet, being locked, locked, refused (unpinned) */
-enum { SEG_NONE, SEG_BUSY, SEG_LOCKED, SEG_REFUSED };
-
-enum chunk_state { CH_FREE, CH_FILLING, CH_READY, CH_ERROR };
-
-struct fsx_chunk {
-  unsigned char *data;             /* fixed at create */
-  uint64_t file, gen, index;       /* protected by c->mu */
-  struct fsx_chunk *hnext;         /* protected by c->mu: hash chain */
-  struct fsx_chunk **hpprev;       /* protected by c->mu: NULL when unhashed */
-  struct fsx_chunk *prev, *next;   /* protected by c->mu: LRU or free list */
-  size_t valid;                    /* protected by c->mu */
-  uint32_t refs;                   /* protected by c->mu */
-  int rc;                          /* protected by c->mu */
-  uint32_t slot;                   /* fixed: position in c->chunks */
-  uint8_t state;                   /* protected by c->mu: enum chunk_state */
-};
-
-struct fsx_cache {
-  pthread_mutex_t mu;
-  pthread_cond_t cv[NCV];
-  unsigned char *arena;            /* fixed */
-  size_t arena_len, chunk_size;    /* fixed */
-  size_t nchunks;                  /* fixed */
-  struct fsx_chunk *chunks;        /* descriptors; fields as marked above */
-  struct fsx_chunk **buckets;      /* protected by mu */
-  size_t bucket_mask;              /* fixed */
-  struct fsx_chunk lru;            /* protected by mu: head = most recent */
-  struct fsx_chunk freel;          /* protected by mu */
-  size_t nused;                    /* protected by mu */
-  struct fsx_cache_stats st;       /* protected by mu (counters only) */
-  bool want_mlock;                 /* fixed */
-  size_t seg_chunks, nsegs;        /* fixed: chunks a segment, segments */
-  _Atomic unsigned char *seg;      /* atomic: SEG_*, set by the segment's
-                                      first get (lock_segment) */
-  _Atomic bool refused_logged;     /* atomic: the refusal was said */
-  _Atomic uint64_t locked_bytes;   /* atomic: added by lock_segment */
-};
+#include "fs/mem/fsx_cache_i.h"
 
 static uint64_t key_hash(uint64_t file, uint64_t gen, uint64_t index)
 {
@@ -105,7 +65,7 @@ static void list_init(struct fsx_chunk *head)
   head->prev = head->next = head;
 }
 
-static void list_del(struct fsx_chunk *ch)
+void fsx_cache_list_del(struct fsx_chunk *ch)
 {
   ch->prev->next = ch->next;
   ch->next->prev = ch->prev;
@@ -121,7 +81,7 @@ static void list_add_head(struct fsx_chunk *head, struct fsx_chunk *ch)
 }
 
 /* ch next to go (the tail: the least recently used end) */
-static void list_add_tail(struct fsx_chunk *head, struct fsx_chunk *ch)
+void fsx_cache_list_add_tail(struct fsx_chunk *head, struct fsx_chunk *ch)
 {
   ch->prev = head->prev;
   ch->next = head;
@@ -141,7 +101,7 @@ static void hash_add(struct fsx_cache *c, struct fsx_chunk *ch)
   *b = ch;
 }
 
-static void hash_del(struct fsx_chunk *ch)
+void fsx_cache_hash_del(struct fsx_chunk *ch)
 {
   if (!ch->hpprev)
     return;
@@ -155,22 +115,12 @@ static void hash_del(struct fsx_chunk *ch)
 /* Back to the free list: refs 0 and not on any list. */
 static void chunk_free(struct fsx_cache *c, struct fsx_chunk *ch)
 {
-  hash_del(ch);
+  fsx_cache_hash_del(ch);
   ch->state = CH_FREE;
   ch->valid = 0;
   ch->rc = 0;
   c->nused--;
   list_add_head(&c->freel, ch);
-}
-
-/*
- * mlock(2) by its system call: the ASan/TSan runtimes intercept mlock() as a
- * no-op that reports success, which would claim pinned in the sanitizer
- * builds and hide the failure path from their tests.
- */
-static int sys_mlock(void *addr, size_t len)
-{
-  return (int)syscall(SYS_mlock, addr, len);
 }
 
 struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
@@ -234,7 +184,10 @@ struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
     c->seg_chunks = 1;
   c->nsegs = (c->nchunks + c->seg_chunks - 1) / c->seg_chunks;
   c->seg = calloc(c->nsegs, sizeof(*c->seg));
-  if (!c->seg) {
+  c->seg_locked = calloc(c->nsegs, sizeof(*c->seg_locked));
+  c->seg_used = calloc(c->nsegs, sizeof(*c->seg_used));
+  c->seg_seq = calloc(c->nsegs, sizeof(*c->seg_seq));
+  if (!c->seg || !c->seg_locked || !c->seg_used || !c->seg_seq) {
     snprintf(err, errlen, "out of memory for %zu cache segments", c->nsegs);
     goto unmap_arena;
   }
@@ -260,6 +213,9 @@ struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
   return c;
 
 unmap_arena:
+  free(c->seg_seq);
+  free(c->seg_used);
+  free(c->seg_locked);
   free(c->seg);
   munmap(c->arena, c->arena_len);
 free_tables:
@@ -288,6 +244,9 @@ void fsx_cache_destroy(struct fsx_cache *c)
      something else; left mapped, it goes with the process */
   if (!busy)
     munmap(c->arena, c->arena_len);
+  free(c->seg_seq);
+  free(c->seg_used);
+  free(c->seg_locked);
   free(c->seg);
   free(c->buckets);
   free(c->chunks);
@@ -306,42 +265,6 @@ size_t fsx_cache_chunk_size(const struct fsx_cache *c)
   return c->chunk_size;
 }
 
-/* The segment of chunk slot locked, by the first get that claims a chunk
-   of it (the others go on: pinning is not needed for the bytes to be
-   right); a refusal is logged once and the cache goes on unpinned. */
-static void lock_segment(struct fsx_cache *c, uint32_t slot)
-{
-  size_t s = slot / c->seg_chunks, first = s * c->seg_chunks;
-  size_t n = first + c->seg_chunks > c->nchunks ? c->nchunks - first
-                                                : c->seg_chunks;
-  unsigned char none = SEG_NONE;
-  struct rlimit rl = {0, 0};
-  int err;
-
-  if (!atomic_compare_exchange_strong(&c->seg[s], &none, SEG_BUSY))
-    return;
-  if (sys_mlock(c->arena + first * c->chunk_size, n * c->chunk_size) == 0) {
-    atomic_fetch_add(&c->locked_bytes, n * c->chunk_size);
-    atomic_store(&c->seg[s], SEG_LOCKED);
-    return;
-  }
-  err = errno;
-  /* (undo a partial lock) */
-  syscall(SYS_munlock, c->arena + first * c->chunk_size, n * c->chunk_size);
-  atomic_store(&c->seg[s], SEG_REFUSED);
-  pthread_mutex_lock(&c->mu);
-  c->st.pinned = false;
-  pthread_mutex_unlock(&c->mu);
-  if (atomic_exchange(&c->refused_logged, true))
-    return;
-  getrlimit(RLIMIT_MEMLOCK, &rl);
-  log_warn("page cache: cannot pin %zu bytes more of the %zu-byte arena "
-           "(%zu chunks of %zu bytes) with mlock: %s; RLIMIT_MEMLOCK is %llu "
-           "bytes (raise it or run with CAP_IPC_LOCK); continuing unpinned",
-           n * c->chunk_size, c->arena_len, c->nchunks, c->chunk_size,
-           strerror(err), (unsigned long long)rl.rlim_cur);
-}
-
 int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
                   uint64_t index, bool create, struct fsx_chunk **out,
                   bool *must_fill)
@@ -358,7 +281,7 @@ int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
       break;
   if (ch) {
     if (ch->refs++ == 0 && ch->state == CH_READY)
-      list_del(ch); /* off the LRU while referenced */
+      fsx_cache_list_del(ch); /* off the LRU while referenced */
     c->st.hits++;
     *out = ch;
     goto out;
@@ -372,14 +295,14 @@ int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
     c->nused++;
   } else if (c->lru.prev != &c->lru) {
     ch = c->lru.prev; /* least recently used */
-    hash_del(ch);
+    fsx_cache_hash_del(ch);
     c->st.evictions++;
   } else {
     c->st.nobufs++;
     rc = -ENOBUFS;
     goto out;
   }
-  list_del(ch);
+  fsx_cache_list_del(ch);
   ch->file = file;
   ch->gen = gen;
   ch->index = index;
@@ -392,10 +315,14 @@ int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
   *out = ch;
   *must_fill = true;
 out:
+  if (*out) {
+    c->seg_used[(*out)->slot / c->seg_chunks] = fsx_cache_now_ms();
+    c->seg_seq[(*out)->slot / c->seg_chunks] = ++c->gets;
+  }
   pthread_mutex_unlock(&c->mu);
-  if (*must_fill && c->want_mlock &&
+  if (*must_fill &&
       atomic_load(&c->seg[ch->slot / c->seg_chunks]) == SEG_NONE)
-    lock_segment(c, ch->slot);
+    fsx_cache_seg_back(c, ch->slot);
   return rc;
 }
 
@@ -418,7 +345,7 @@ void fsx_chunk_fill_done(struct fsx_cache *c, struct fsx_chunk *ch, int rc,
     ch->state = CH_ERROR;
     ch->rc = rc;
     ch->valid = 0;
-    hash_del(ch); /* not cached: the next get fetches again */
+    fsx_cache_hash_del(ch); /* not cached: the next get fetches again */
     c->st.fill_errors++;
   } else {
     ch->state = CH_READY;
@@ -473,7 +400,7 @@ static void put(struct fsx_cache *c, struct fsx_chunk *ch, bool cold)
     if (ch->state != CH_READY || !ch->hpprev)
       chunk_free(c, ch);
     else if (cold)
-      list_add_tail(&c->lru, ch);
+      fsx_cache_list_add_tail(&c->lru, ch);
     else
       list_add_head(&c->lru, ch);
   }
@@ -502,10 +429,10 @@ void fsx_cache_invalidate(struct fsx_cache *c, uint64_t file)
 
     if (!ch->hpprev || ch->file != file)
       continue;
-    hash_del(ch);
+    fsx_cache_hash_del(ch);
     c->st.invalidated++;
     if (ch->refs == 0) { /* READY on the LRU */
-      list_del(ch);
+      fsx_cache_list_del(ch);
       chunk_free(c, ch);
     }
   }
@@ -518,5 +445,8 @@ void fsx_cache_stats(struct fsx_cache *c, struct fsx_cache_stats *out)
   *out = c->st;
   out->chunks_used = c->nused;
   out->locked_bytes = atomic_load(&c->locked_bytes);
+  out->backed_bytes = atomic_load(&c->backed_bytes);
+  out->segments_added = atomic_load(&c->segs_added);
+  out->segments_released = atomic_load(&c->segs_released);
   pthread_mutex_unlock(&c->mu);
 }

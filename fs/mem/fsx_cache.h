@@ -35,17 +35,21 @@ struct fsx_cache_stats {
   uint64_t chunks_total;
   uint64_t chunks_used;   /* holding data or being filled */
   uint64_t chunk_size;
-  uint64_t locked_bytes;  /* of the arena, mlock'ed so far (a segment at a
+  uint64_t locked_bytes;  /* of the arena, mlock'ed now (a segment at a
                              time, as reads first claim its chunks) */
+  uint64_t backed_bytes;  /* of the arena, in segments backed now */
+  uint64_t segments_added;    /* backed (again) by a read */
+  uint64_t segments_released; /* given back (fsx_cache_release) */
   bool pinned;            /* asked, and no segment was refused so far */
 };
 
 /*
  * Create a cache of total_bytes (rounded down to whole chunks, at least 2)
- * of chunk_size each (a power of two). With want_mlock, pin the arena a
- * segment at a time as gets first claim its chunks (an idle cache locks
- * nothing); failure is a warning (logged once, naming RLIMIT_MEMLOCK), not
- * an error. Returns NULL with a reason in err.
+ * of chunk_size each (a power of two). The arena is backed a segment at a
+ * time as gets first claim its chunks (an idle cache holds nothing); with
+ * want_mlock each segment is pinned as it is backed; failure is a warning
+ * (logged once, naming RLIMIT_MEMLOCK), not an error. Returns NULL with a
+ * reason in err.
  */
 struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
                                    bool want_mlock, char *err, size_t errlen);
@@ -99,5 +103,31 @@ void fsx_cache_put_cold(struct fsx_cache *c, struct fsx_chunk *ch);
 void fsx_cache_invalidate(struct fsx_cache *c, uint64_t file);
 
 void fsx_cache_stats(struct fsx_cache *c, struct fsx_cache_stats *out);
+
+/*
+ * Give segments back (their chunks forgotten, pages unlocked and dropped):
+ * every one no chunk of which was got for idle_ms (UINT64_MAX: none for
+ * age), then the least recently used while more than keep bytes are
+ * backed. A segment with a chunk referenced stays. Returns the bytes given
+ * back. Reads go on meanwhile: they back segments again as they need them.
+ */
+uint64_t fsx_cache_release(struct fsx_cache *c, uint64_t idle_ms,
+                           uint64_t keep);
+
+/* From now on nothing is given back: the arena is registered whole with a
+   kind that pins its pages (a page dropped and faulted in again would not
+   be the one the NIC writes). */
+void fsx_cache_fix(struct fsx_cache *c);
+
+/*
+ * hook(arg, off, len, back) is told of each segment [off, off + len) of
+ * the arena before it is backed (back true) and before its pages are
+ * given back (false): the RDMA plane registers segments as they come.
+ * Set before the first get.
+ */
+void fsx_cache_set_hook(struct fsx_cache *c,
+                        void (*hook)(void *arg, size_t off, size_t len,
+                                     bool back),
+                        void *arg);
 
 #endif

@@ -13,11 +13,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/slog.h"
+#include "fs/mem/fsx_mlock.h"
 
 #define POOL_MAGIC "s3rpool1"
 #define POOL_FILE "pool"        /* in the mount's directory */
@@ -61,6 +61,10 @@ struct fsx_pool {
                                    (and locked where allowed): done by
                                    the first get that lends it */
   size_t ready_slots;           /* lock */
+  uint64_t *put_ms;             /* lock: when the slot was last given back */
+  bool fixed;                   /* lock: registered by a verbs kind (its
+                                   pages pinned there): never given back */
+  unsigned long released;       /* lock: slots given back */
   size_t used_slots;            /* lock */
   unsigned on_wire;             /* lock: runs on the wire */
   unsigned long waits, refused; /* lock */
@@ -198,7 +202,8 @@ int fsx_pool_open(const char *dir, const char *home, size_t size, size_t slot,
   p->run_len = calloc(p->nslots, sizeof(*p->run_len));
   p->used = calloc(p->nslots, 1);
   p->ready = calloc(p->nslots, 1);
-  if (!p->run_len || !p->used || !p->ready)
+  p->put_ms = calloc(p->nslots, sizeof(*p->put_ms));
+  if (!p->run_len || !p->used || !p->ready || !p->put_ms)
     goto fail;
   fd = make_file(p, dir, home);
   if (fd < 0) {
@@ -236,6 +241,7 @@ fail:
     free(p->run_len);
     free(p->used);
     free(p->ready);
+    free(p->put_ms);
     free(p->path);
     free(p->at);
     free(p);
@@ -262,6 +268,7 @@ void fsx_pool_close(struct fsx_pool *p)
   free(p->run_len);
   free(p->used);
   free(p->ready);
+  free(p->put_ms);
   free(p->path);
   free(p->at);
   free(p);
@@ -276,6 +283,14 @@ void *fsx_pool_data(struct fsx_pool *p, size_t *len)
 size_t fsx_pool_slot_size(const struct fsx_pool *p)
 {
   return p->slot;
+}
+
+static uint64_t now_ms(void)
+{
+  struct timespec ts;
+
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /* The first of n adjacent free slots, or nslots (lock held). */
@@ -308,8 +323,7 @@ static int make_ready(struct fsx_pool *p, size_t i, size_t n)
     if (fallocate(p->fd, 0, (off_t)(p->data_off + k * p->slot),
                   (off_t)p->slot) && errno != EOPNOTSUPP)
       return -errno;
-    /* (the system call: the sanitizers' mlock() is a no-op) */
-    if (syscall(SYS_mlock, p->data + k * p->slot, p->slot) &&
+    if (fsx_mlock(p->data + k * p->slot, p->slot) &&
         atomic_exchange(&p->pinned, false))
       log_notice("write buffers: not all locked in memory (RLIMIT_MEMLOCK)");
     pthread_mutex_lock(&p->lock);
@@ -391,6 +405,8 @@ void fsx_pool_put(struct fsx_pool *p, void *buf)
   pthread_mutex_lock(&p->lock);
   p->used_slots -= p->run_len[i];
   memset(p->used + i, 0, p->run_len[i]);
+  for (size_t k = i; k < i + p->run_len[i]; k++)
+    p->put_ms[k] = now_ms();
   p->run_len[i] = 0;
   pthread_cond_broadcast(&p->cond);
   pthread_mutex_unlock(&p->lock);
@@ -409,11 +425,45 @@ size_t fsx_pool_stats(struct fsx_pool *p, char *buf, size_t len)
   n = snprintf(buf, len,
                "write.pool_slots %zu\nwrite.pool_slots_used %zu\n"
                "write.pool_on_wire %u\nwrite.pool_waits %lu\n"
-               "write.pool_refused %lu\nwrite.pool_slots_ready %zu\n",
+               "write.pool_refused %lu\nwrite.pool_slots_ready %zu\n"
+               "write.pool_slots_released %lu\n",
                p->nslots, p->used_slots, p->on_wire, p->waits, p->refused,
-               p->ready_slots);
+               p->ready_slots, p->released);
   pthread_mutex_unlock(&p->lock);
   return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len;
+}
+
+void fsx_pool_fix(struct fsx_pool *p)
+{
+  pthread_mutex_lock(&p->lock);
+  p->fixed = true;
+  pthread_mutex_unlock(&p->lock);
+}
+
+/* (the lock held throughout: a slot given back cannot be lent meanwhile;
+   this runs once a second at most, on slots idle for long) */
+size_t fsx_pool_release(struct fsx_pool *p, uint64_t idle_ms)
+{
+  uint64_t now = now_ms();
+  size_t n = 0;
+
+  pthread_mutex_lock(&p->lock);
+  for (size_t k = 0; k < p->nslots && !p->fixed; k++) {
+    char *base = p->data + k * p->slot;
+
+    if (!p->ready[k] || p->used[k] || now - p->put_ms[k] < idle_ms)
+      continue;
+    fsx_munlock(base, p->slot);
+    if (fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)(p->data_off + k * p->slot), (off_t)p->slot))
+      madvise(base, p->slot, MADV_DONTNEED); /* (at least not resident) */
+    p->ready[k] = 0;
+    p->ready_slots--;
+    p->released++;
+    n++;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return n;
 }
 
 /* ---- recovery of a dead mount's pool ---- */

@@ -78,6 +78,16 @@ void fsx_pool_retire(struct fsx_pool *p, void *buf);
 size_t fsx_pool_stats(struct fsx_pool *p, char *buf, size_t len);
 
 /*
+ * Give back the blocks and pages of every slot not lent and given back
+ * idle_ms ago or more (punched out of the file, unlocked): the first
+ * lend after makes it ready again. Returns how many. Nothing, once
+ * fsx_pool_fix was called: a verbs registration pins the pages, and new
+ * ones would not be what the NIC reads.
+ */
+size_t fsx_pool_release(struct fsx_pool *p, uint64_t idle_ms);
+void fsx_pool_fix(struct fsx_pool *p);
+
+/*
  * A dead mount's directory: the bytes of every run in use in its pool
  * (dir/pool, or the file dir/pool.at names: a plain file of this user's,
  * mode 0600, else -EPERM) written into the staging file the run names (at

@@ -113,6 +113,7 @@ struct fsx_stats {
 };
 
 struct fsx_bufs;
+struct fsx_memwatch;
 struct fsx_direct;
 
 struct fsx_mount {
@@ -140,6 +141,7 @@ struct fsx_mount {
   struct fsx_space *space;    /* the staging files' disk use and limit;
                                  NULL when read-only */
   struct fsx_rdma *rdma;      /* the data plane; NULL: HTTP bodies only */
+  struct fsx_memwatch *memwatch; /* memory following use; NULL: none */
   struct fsx_pool *pool;      /* write buffers (write.stream); NULL: none,
                                  every write goes to the staging file */
   struct fsx_wbm *wbm;        /* write-back's mount-wide side (fsx_wb_i.h),

@@ -15,6 +15,7 @@
 #include "fs/mem/fsx_bufs.h"
 #include "fs/mount/fsx_i.h"
 #include "fs/mem/fsx_pool.h"
+#include "fs/mem/fsx_memwatch.h"
 #include "fs/mount/fsx_stats.h"
 #include "fs/plane/fsx_rdma.h"
 #include "fs/write/fsx_space.h"
@@ -74,6 +75,9 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
       {"cache.chunk_size", cs.chunk_size},
       {"cache.pinned", cs.pinned},
       {"cache.locked_bytes", cs.locked_bytes},
+      {"cache.backed_bytes", cs.backed_bytes},
+      {"cache.segments_added", cs.segments_added},
+      {"cache.segments_released", cs.segments_released},
       {"cache.bytes_from_cache", m->st.bytes_from_cache},
       {"cache.bytes_direct", m->st.bytes_direct},
       {"write.writes", m->st.writes},
@@ -133,6 +137,8 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
   n += fsx_rdma_stats(m, buf + n, cap - n);
   if (m->pool)
     n += fsx_pool_stats(m->pool, buf + n, cap - n);
+  if (m->memwatch)
+    n += fsx_memwatch_stats(m->memwatch, buf + n, cap - n);
   if (m->bufs)
     n += fsx_bufs_stats(m->bufs, buf + n, cap - n);
   *len = n;
@@ -149,7 +155,8 @@ static const char *const gauges[] = {
     "s3.max_inflight_seen", "s3.round_trip_us", "readahead.window_peak",
     "rdma.active",     "rdma.held_chunks",
     "write.pool_slots",  "write.pool_slots_used", "write.pool_on_wire",
-    "write.pool_slots_ready",
+    "write.pool_slots_ready", "cache.backed_bytes", "mem.resident_bytes",
+    "mem.locked_bytes",  "mem.target_bytes",  "mem.pressure_some_permille",
     "read.bufs_kept",    "rdma.rc_usable",    NULL};
 
 /* The usage of `s3rdmafs stats`: on stdout for -h, stderr for a mistake. */

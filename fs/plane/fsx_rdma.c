@@ -125,6 +125,12 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
              len, strerror(-rc));
     goto close_transport;
   }
+  if (rdx_transport_kind(d->t) != RDX_TRANSPORT_CMA) {
+    /* (verbs kinds pin what they register: its pages stay) */
+    fsx_cache_fix(m->cache);
+    if (m->pool)
+      fsx_pool_fix(m->pool);
+  }
   if (m->pool) { /* once: a part's token then costs no registration */
     size_t plen;
     void *pbase = fsx_pool_data(m->pool, &plen);

@@ -178,6 +178,7 @@ static void test_defaults(void **state)
   assert_int_equal(c.cache.dir_ttl_ms, 60000);
   assert_int_equal(c.cache.negative_ttl_ms, 10000);
   assert_true(c.cache.kernel_cache);
+  assert_int_equal(c.cache.idle_release_ms, 300000);
   assert_int_equal(c.read.readahead_min, 1 * MiB);
   assert_int_equal(c.read.readahead_max, 64 * MiB);
   assert_int_equal(c.read.max_inflight_per_file, 16);
@@ -202,6 +203,7 @@ static void test_defaults(void **state)
   assert_false(c.mount.all_buckets);
   assert_true(c.mount.listing_attrs);
   assert_int_equal(c.mount.atime, CFG_ATIME_NO);
+  assert_int_equal(c.mount.memory_target, 0);
   assert_int_equal(c.log.level, LOG_NOTICE);
   assert_false(c.log.syslog);
   assert_int_equal(c.rdma.transport, CFG_RDMA_AUTO);
@@ -911,7 +913,7 @@ static const char full_file[] =
     "  \"cache\": {\"size\": \"4G\", \"chunk_size\": \"4M\", \"mlock\": false,\n"
     "    \"dir\": \"/srv/s3r\", \"attr_ttl\": 5, \"dir_ttl\": \"2m\",\n"
     "    \"negative_ttl\": \"500ms\", \"burst_ttl\": \"250ms\",\n"
-    "    \"kernel_cache\": false},\n"
+    "    \"kernel_cache\": false, \"idle_release\": \"90s\"},\n"
     "  \"read\": {\"readahead_min\": \"2M\", \"readahead_max\": \"128M\",\n"
     "    \"max_inflight_per_file\": 32, \"max_read\": \"128K\",\n"
     "    \"dense_block\": \"4M\", \"idle_fetch\": \"512M\",\n"
@@ -923,7 +925,7 @@ static const char full_file[] =
     "  \"mount\": {\"uid\": 4242, \"gid\": 4343, \"umask\": \"027\",\n"
     "    \"file_mode\": \"0640\", \"dir_mode\": 750, \"allow_other\": true,\n"
     "    \"ro\": true, \"all_buckets\": true, \"atime\": \"relatime\",\n"
-    "    \"listing_attrs\": false},\n"
+    "    \"listing_attrs\": false, \"memory_target\": \"3G\"},\n"
     "  \"log\": {\"level\": \"debug\", \"syslog\": true},\n"
     "  \"rdma\": {\"transport\": \"cma\", \"token_header\": \"x-scal-rdma\",\n"
     "    \"dc_access_key\": \"0x12345678\", \"timeout\": \"45s\",\n"
@@ -983,6 +985,7 @@ static void test_full_file(void **state)
   assert_int_equal(c.cache.negative_ttl_ms, 500);
   assert_int_equal(c.cache.burst_ttl_ms, 250);
   assert_false(c.cache.kernel_cache);
+  assert_int_equal(c.cache.idle_release_ms, 90000);
   assert_int_equal(c.read.readahead_min, 2 * MiB);
   assert_int_equal(c.read.readahead_max, 128 * MiB);
   assert_int_equal(c.read.max_inflight_per_file, 32);
@@ -1009,6 +1012,7 @@ static void test_full_file(void **state)
   assert_true(c.mount.all_buckets);
   assert_int_equal(c.mount.atime, CFG_ATIME_REL);
   assert_false(c.mount.listing_attrs);
+  assert_int_equal(c.mount.memory_target, 3 * GiB);
   assert_int_equal(c.log.level, LOG_DEBUG);
   assert_true(c.log.syslog);
   assert_int_equal(c.rdma.transport, CFG_RDMA_CMA);
