@@ -19,6 +19,7 @@
 #ifndef S3R_RDX_I_H
 #define S3R_RDX_I_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,9 @@ struct rdx_seg {
   int fd;        /* dmabuf: the dma-buf, and this segment's offset in it */
   uint64_t fd_off;
   void *priv;    /* the transport's (verbs: its struct ibv_mr *) */
+  _Atomic bool live; /* registered: set by its registration (a lazy
+                        region's by rdx_region_seg_set, whose caller
+                        makes no token for it meanwhile) */
 };
 
 struct rdx_region {
@@ -161,7 +165,8 @@ extern const struct rdx_server_ops rdx_dc_server_ops;
 /* ---- shared by the kinds (rdx_transport.c, rdx_server.c) ---------------- */
 
 /* The segment of r holding region offsets [off, off + len): 0 and *seg,
-   -EINVAL (len 0), -ERANGE (not inside r) or -EXDEV (crosses segments). */
+   -EINVAL (len 0), -ERANGE (not inside r), -EXDEV (crosses segments) or
+   -ENXIO (a lazy region's segment not registered now). */
 int rdx_region_seg_of(const struct rdx_region *r, uint64_t off, uint64_t len,
                       const struct rdx_seg **seg);
 

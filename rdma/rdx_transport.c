@@ -161,9 +161,20 @@ void rdx_transport_close(struct rdx_transport *t)
     t->ops->close(t);
 }
 
-/* fd >= 0: a dma-buf, base the I/O virtual address its tokens name */
+/* Register segment s (live once done): 0 or a negative errno. */
+static int seg_reg(struct rdx_transport *t, struct rdx_seg *s)
+{
+  int rc = s->dmabuf ? t->ops->reg_dmabuf(t, s) : t->ops->reg(t, s);
+
+  if (!rc)
+    atomic_store(&s->live, true);
+  return rc;
+}
+
+/* fd >= 0: a dma-buf, base the I/O virtual address its tokens name;
+   lazy: the segments made, none registered (rdx_register_lazy) */
 static int reg(struct rdx_transport *t, void *base, size_t len, size_t unit,
-               bool src, int fd, struct rdx_region **out)
+               bool src, int fd, bool lazy, struct rdx_region **out)
 {
   struct rdx_region *r;
   uint64_t b = (uint64_t)(uintptr_t)base;
@@ -178,6 +189,8 @@ static int reg(struct rdx_transport *t, void *base, size_t len, size_t unit,
   if ((uint64_t)len - 1 > UINT64_MAX - b)
     return -EINVAL;
   seg_len = unit <= 1 ? RDX_SEG_MAX : RDX_SEG_MAX / unit * unit;
+  if (lazy)
+    seg_len = unit;
   nseg = (size_t)(((uint64_t)len - 1) / seg_len + 1);
   r = calloc(1, sizeof(*r) + nseg * sizeof(r->seg[0]));
   if (!r)
@@ -198,10 +211,9 @@ static int reg(struct rdx_transport *t, void *base, size_t len, size_t unit,
     s->dmabuf = fd >= 0;
     s->fd = fd;
     s->fd_off = off;
-    rc = s->dmabuf ? t->ops->reg_dmabuf(t, s) : t->ops->reg(t, s);
-    if (rc)
-      goto clean_segs;
     r->nseg = i + 1;
+    if (!lazy && (rc = seg_reg(t, s)))
+      goto clean_segs;
   }
   *out = r;
   return 0;
@@ -214,14 +226,57 @@ clean_segs:
 int rdx_register(struct rdx_transport *t, void *base, size_t len, size_t unit,
                  struct rdx_region **out)
 {
-  return reg(t, base, len, unit, false, -1, out);
+  return reg(t, base, len, unit, false, -1, false, out);
+}
+
+int rdx_register_lazy(struct rdx_transport *t, void *base, size_t len,
+                      size_t seg_len, struct rdx_region **out)
+{
+  if (out)
+    *out = NULL;
+  if (seg_len == 0)
+    return -EINVAL;
+  return reg(t, base, len, seg_len, false, -1, true, out);
+}
+
+int rdx_region_seg_set(struct rdx_region *r, uint64_t off, uint64_t len,
+                       bool on)
+{
+  uint64_t first, last;
+  int rc = 0;
+
+  if (!r || len == 0 || off % r->seg_len || off >= r->len ||
+      len > r->len - off || (len % r->seg_len && off + len != r->len))
+    return -EINVAL;
+  first = off / r->seg_len;
+  last = (off + len - 1) / r->seg_len;
+  for (uint64_t i = first; i <= last && !rc; i++) {
+    struct rdx_seg *s = &r->seg[i];
+
+    if (on && !atomic_load(&s->live)) {
+      rc = seg_reg(r->t, s);
+    } else if (!on && atomic_exchange(&s->live, false)) {
+      r->t->ops->unreg(r->t, s);
+    }
+  }
+  return rc;
+}
+
+uint64_t rdx_region_live_bytes(const struct rdx_region *r)
+{
+  uint64_t n = 0;
+
+  for (size_t i = 0; r && i < r->nseg; i++)
+    if (atomic_load(&r->seg[i].live))
+      n += r->seg[i].len;
+  return n;
 }
 
 int rdx_register_src(struct rdx_transport *t, const void *base, size_t len,
                      size_t unit, struct rdx_region **out)
 {
   /* never written through: the kinds register it for remote read only */
-  return reg(t, (void *)(uintptr_t)base, len, unit, true, -1, out);
+  return reg(t, (void *)(uintptr_t)base, len, unit, true, -1, false, out);
 }
 
 int rdx_register_dmabuf(struct rdx_transport *t, int fd, uint64_t iova,
@@ -233,7 +288,7 @@ int rdx_register_dmabuf(struct rdx_transport *t, int fd, uint64_t iova,
     return -EOPNOTSUPP;
   if (fd < 0 || !iova)
     return -EINVAL;
-  return reg(t, (void *)(uintptr_t)iova, len, 0, src, fd, out);
+  return reg(t, (void *)(uintptr_t)iova, len, 0, src, fd, false, out);
 }
 
 bool rdx_transport_dmabuf(const struct rdx_transport *t)
@@ -246,7 +301,8 @@ void rdx_unregister(struct rdx_region *r)
   if (!r)
     return;
   for (size_t i = r->nseg; i-- > 0;)
-    r->t->ops->unreg(r->t, &r->seg[i]);
+    if (atomic_exchange(&r->seg[i].live, false))
+      r->t->ops->unreg(r->t, &r->seg[i]);
   free(r);
 }
 
@@ -279,6 +335,8 @@ int rdx_region_seg_of(const struct rdx_region *r, uint64_t off, uint64_t len,
   last = (off + len - 1) / r->seg_len;
   if (first != last)
     return -EXDEV;
+  if (!atomic_load(&r->seg[first].live))
+    return -ENXIO;
   *seg = &r->seg[first];
   return 0;
 }

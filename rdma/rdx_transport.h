@@ -177,6 +177,29 @@ int rdx_register_dmabuf(struct rdx_transport *t, int fd, uint64_t iova,
 /* Can t's kind register dma-bufs at all (rc, dc)? */
 bool rdx_transport_dmabuf(const struct rdx_transport *t);
 
+/*
+ * As rdx_register, the segments seg_len long (not above RDX_SEG_MAX) and
+ * none registered: rdx_region_seg_set registers each as the memory comes
+ * to be used, and drops it before the memory goes (a token for a segment
+ * not registered: -ENXIO). For memory used a segment at a time (the page
+ * cache: verbs kinds pin only what is in use).
+ */
+int rdx_register_lazy(struct rdx_transport *t, void *base, size_t len,
+                      size_t seg_len, struct rdx_region **out)
+    __attribute__((warn_unused_result));
+/*
+ * Register (on) or unregister the segments of a lazy region covering
+ * region offsets [off, off + len) (off at a segment's start; len whole
+ * segments, or to the region's end). No token for them may be in the
+ * making meanwhile, nor a server touching them after off. 0, -EINVAL, or
+ * a registration's error (the segments before the failing one stay
+ * registered).
+ */
+int rdx_region_seg_set(struct rdx_region *r, uint64_t off, uint64_t len,
+                       bool on);
+/* Bytes of r registered now. */
+uint64_t rdx_region_live_bytes(const struct rdx_region *r);
+
 /* Release a region; NULL does nothing. Tokens for it must be finished. */
 void rdx_unregister(struct rdx_region *r);
 
@@ -198,6 +221,7 @@ size_t rdx_region_nseg(const struct rdx_region *r);
  *   -EACCES  RDX_GET on a region of rdx_register_src
  *   -ERANGE  [off, off + len) not inside the region
  *   -EXDEV   the range crosses a segment boundary (split it, or use HTTP)
+ *   -ENXIO   its segment of a lazy region is not registered now
  *   -ENOSPC  buf cannot hold the token (RDX_TOKEN_MAX always can)
  *   -ECHILD  cma: called in a child forked after rdx_transport_open (the
  *            token would name the parent)

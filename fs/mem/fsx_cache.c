@@ -198,6 +198,7 @@ struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
   }
   for (int i = 0; i < NCV; i++)
     pthread_cond_init(&c->cv[i], NULL); /* cannot fail with NULL attrs */
+  pthread_cond_init(&c->seg_cv, NULL);
 
   list_init(&c->lru);
   list_init(&c->freel);
@@ -238,6 +239,7 @@ void fsx_cache_destroy(struct fsx_cache *c)
              "arena stays mapped (a server may still write there)", busy);
   for (int i = 0; i < NCV; i++)
     pthread_cond_destroy(&c->cv[i]);
+  pthread_cond_destroy(&c->seg_cv);
   pthread_mutex_destroy(&c->mu);
   /* a reference left is memory a server may still touch (fsx_rdma held
      it past close): unmapped, the range could be mapped again for
@@ -321,7 +323,7 @@ out:
   }
   pthread_mutex_unlock(&c->mu);
   if (*must_fill &&
-      atomic_load(&c->seg[ch->slot / c->seg_chunks]) == SEG_NONE)
+      atomic_load(&c->seg[ch->slot / c->seg_chunks]) != SEG_LIVE)
     fsx_cache_seg_back(c, ch->slot);
   return rc;
 }

@@ -60,6 +60,9 @@ void fsx_cache_destroy(struct fsx_cache *c);
 /* The arena (for registration with the RDMA transport): base and length. */
 void *fsx_cache_arena(struct fsx_cache *c, size_t *len);
 size_t fsx_cache_chunk_size(const struct fsx_cache *c);
+/* A segment's bytes (the arena is backed, locked, registered and given
+   back in these; the last may be shorter). */
+size_t fsx_cache_seg_bytes(const struct fsx_cache *c);
 
 /*
  * Find chunk (file, gen, index). Found: *out referenced, *must_fill false.
@@ -114,16 +117,12 @@ void fsx_cache_stats(struct fsx_cache *c, struct fsx_cache_stats *out);
 uint64_t fsx_cache_release(struct fsx_cache *c, uint64_t idle_ms,
                            uint64_t keep);
 
-/* From now on nothing is given back: the arena is registered whole with a
-   kind that pins its pages (a page dropped and faulted in again would not
-   be the one the NIC writes). */
-void fsx_cache_fix(struct fsx_cache *c);
-
 /*
  * hook(arg, off, len, back) is told of each segment [off, off + len) of
- * the arena before it is backed (back true) and before its pages are
- * given back (false): the RDMA plane registers segments as they come.
- * Set before the first get.
+ * the arena before it is backed (back true; a get that claims a chunk of
+ * it returns only after) and before its pages are given back (false, no
+ * chunk of it referenced): the RDMA plane registers segments as they
+ * come. Set before the first get.
  */
 void fsx_cache_set_hook(struct fsx_cache *c,
                         void (*hook)(void *arg, size_t off, size_t len,

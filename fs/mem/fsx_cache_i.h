@@ -63,8 +63,7 @@ struct fsx_cache {
   uint64_t *seg_used;              /* protected by mu: ms of its last get */
   uint64_t *seg_seq;               /* protected by mu: gets' count then */
   uint64_t gets;                   /* protected by mu */
-  bool fixed;                      /* protected by mu: nothing given back
-                                      (fsx_cache_fix) */
+  pthread_cond_t seg_cv;           /* with mu: a segment left BUSY */
   void (*hook)(void *arg, size_t off, size_t len, bool back);
   void *hook_arg;                  /* fixed once set, before any get */
   _Atomic bool refused_logged;     /* atomic: the refusal was said */

@@ -5,8 +5,10 @@
  * - A segment is backed by the first get that claims one of its chunks
  *   (fsx_cache_seg_back: NONE -> BUSY -> LIVE, mlock'ed when asked, the
  *   hook told first: the RDMA plane registers it), outside c->mu; other
- *   gets claiming chunks of a BUSY segment go on (the bytes are right
- *   pinned or not).
+ *   gets claiming chunks of a BUSY segment go on without a hook (the bytes
+ *   are right pinned or not), and wait for LIVE (seg_cv) with one (their
+ *   tokens need the registration). A get finds a segment BUSY only while
+ *   it is backed: one being given back has no chunk to claim.
  * - fsx_cache_release gives segments back: under c->mu it takes a LIVE
  *   segment none of whose chunks is referenced, moves it to BUSY and sets
  *   all its chunks aside (off the hash, the LRU and the free list: no get
@@ -72,8 +74,17 @@ void fsx_cache_seg_back(struct fsx_cache *c, uint32_t slot)
   unsigned char none = SEG_NONE;
   int rc;
 
-  if (!atomic_compare_exchange_strong(&c->seg[s], &none, SEG_BUSY))
+  if (!atomic_compare_exchange_strong(&c->seg[s], &none, SEG_BUSY)) {
+    /* being backed by another get: with a hook, wait for it (a token
+       for a chunk of it needs its registration) */
+    if (c->hook && none == SEG_BUSY) {
+      pthread_mutex_lock(&c->mu);
+      while (atomic_load(&c->seg[s]) == SEG_BUSY)
+        pthread_cond_wait(&c->seg_cv, &c->mu);
+      pthread_mutex_unlock(&c->mu);
+    }
     return;
+  }
   if (c->hook)
     c->hook(c->hook_arg, first * c->chunk_size, len, true);
   c->seg_locked[s] = false;
@@ -88,7 +99,15 @@ void fsx_cache_seg_back(struct fsx_cache *c, uint32_t slot)
   }
   atomic_fetch_add(&c->backed_bytes, len);
   atomic_fetch_add(&c->segs_added, 1);
+  pthread_mutex_lock(&c->mu);
   atomic_store(&c->seg[s], SEG_LIVE);
+  pthread_cond_broadcast(&c->seg_cv);
+  pthread_mutex_unlock(&c->mu);
+}
+
+size_t fsx_cache_seg_bytes(const struct fsx_cache *c)
+{
+  return c->seg_chunks * c->chunk_size;
 }
 
 void fsx_cache_set_hook(struct fsx_cache *c,
@@ -98,13 +117,6 @@ void fsx_cache_set_hook(struct fsx_cache *c,
 {
   c->hook = hook;
   c->hook_arg = arg;
-}
-
-void fsx_cache_fix(struct fsx_cache *c)
-{
-  pthread_mutex_lock(&c->mu);
-  c->fixed = true;
-  pthread_mutex_unlock(&c->mu);
 }
 
 /* Under c->mu: can segment s go (LIVE, no chunk referenced)? */
@@ -172,8 +184,6 @@ static ssize_t pick(struct fsx_cache *c, uint64_t now, uint64_t idle_ms,
 {
   ssize_t best = -1;
 
-  if (c->fixed)
-    return -1;
   for (size_t s = 0; s < c->nsegs; s++) {
     uint64_t age = now - c->seg_used[s];
 

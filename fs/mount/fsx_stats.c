@@ -157,7 +157,7 @@ static const char *const gauges[] = {
     "write.pool_slots",  "write.pool_slots_used", "write.pool_on_wire",
     "write.pool_slots_ready", "cache.backed_bytes", "mem.resident_bytes",
     "mem.locked_bytes",  "mem.target_bytes",  "mem.pressure_some_permille",
-    "read.bufs_kept",    "rdma.rc_usable",    NULL};
+    "read.bufs_kept",    "rdma.rc_usable",    "rdma.registered_bytes", NULL};
 
 /* The usage of `s3rdmafs stats`: on stdout for -h, stderr for a mistake. */
 static void stats_usage(FILE *f)

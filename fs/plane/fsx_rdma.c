@@ -41,7 +41,21 @@ struct fsx_rdma {
      microseconds spent registering and deregistering them */
   _Atomic uint64_t buf_regs, buf_reg_us, buf_dereg_us, buf_reg_fails;
   _Atomic bool told_reg;      /* the first failed registration was logged */
+  _Atomic bool told_seg;      /* ... of a page cache segment */
 };
+
+/* The cache backs a segment (back) or gives it back: registered first,
+   unregistered before its pages go (fsx_cache_set_hook). A segment that
+   cannot be registered moves its bytes over HTTP (-ENXIO tokens). */
+static void arena_hook(void *arg, size_t off, size_t len, bool back)
+{
+  struct fsx_rdma *d = arg;
+  int rc = rdx_region_seg_set(d->arena, off, len, back);
+
+  if (rc && !atomic_exchange(&d->told_seg, true))
+    log_warn("rdma: cannot register %zu bytes of the page cache (%s): "
+             "their reads go in HTTP bodies", len, strerror(-rc));
+}
 
 /* The host of the endpoint URL is a loopback address? */
 static bool endpoint_local(const char *url)
@@ -119,18 +133,18 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
   base = fsx_cache_arena(m->cache, &len);
   d->chunk_size = fsx_cache_chunk_size(m->cache);
   d->m = m;
-  rc = rdx_register(d->t, base, len, d->chunk_size, &d->arena);
+  /* the page cache a segment at a time, as the cache backs them (a
+     verbs kind pins only what reads use); a segment's tokens need it */
+  rc = rdx_register_lazy(d->t, base, len, fsx_cache_seg_bytes(m->cache),
+                         &d->arena);
   if (rc) {
     snprintf(err, errlen, "rdma: cannot register the %zu-byte page cache: %s",
              len, strerror(-rc));
     goto close_transport;
   }
-  if (rdx_transport_kind(d->t) != RDX_TRANSPORT_CMA) {
-    /* (verbs kinds pin what they register: its pages stay) */
-    fsx_cache_fix(m->cache);
-    if (m->pool)
-      fsx_pool_fix(m->pool);
-  }
+  fsx_cache_set_hook(m->cache, arena_hook, d);
+  if (m->pool && rdx_transport_kind(d->t) != RDX_TRANSPORT_CMA)
+    fsx_pool_fix(m->pool); /* (registered whole below: pinned, it stays) */
   if (m->pool) { /* once: a part's token then costs no registration */
     size_t plen;
     void *pbase = fsx_pool_data(m->pool, &plen);
@@ -162,7 +176,7 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
   else
     snprintf(how, sizeof(how), " (auto%s%s)", why[0] ? "; " : "", why);
   log_notice("rdma: transport %s%s, header %s, page cache registered in "
-             "%zu segment(s)",
+             "%zu segment(s) as reads use them",
              rdx_transport_kind_name(rdx_transport_kind(d->t)), how,
              c->rdma.token_header, rdx_region_nseg(d->arena));
   return 0;
@@ -173,6 +187,7 @@ destroy_rc:
     fsx_rdma_rc_destroy(d->rc);
   }
 unregister:
+  fsx_cache_set_hook(m->cache, NULL, NULL);
   rdx_unregister(d->pool);
   rdx_unregister(d->arena);
 close_transport:
@@ -197,6 +212,7 @@ void fsx_rdma_close(struct fsx_mount *m)
     return;
   fsx_held_stop(d->held);
   fsx_rdma_rc_destroy(d->rc); /* the client stopped: every session put */
+  fsx_cache_set_hook(m->cache, NULL, NULL);
   rdx_unregister(d->pool);
   rdx_unregister(d->arena);
   rdx_transport_close(d->t);
@@ -552,6 +568,10 @@ size_t fsx_rdma_stats(struct fsx_mount *m, char *buf, size_t len)
       {"buf_reg_fails", d ? d->buf_reg_fails : 0},
       {"buf_reg_us", d ? d->buf_reg_us : 0},
       {"buf_dereg_us", d ? d->buf_dereg_us : 0},
+      /* the page cache's segments in use and the write buffers */
+      {"registered_bytes", d ? rdx_region_live_bytes(d->arena) +
+                                   rdx_region_live_bytes(d->pool)
+                             : 0},
   };
   size_t n = stats_fmt_text(
       buf, len, 0, "rdma.transport",

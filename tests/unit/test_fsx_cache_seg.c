@@ -212,6 +212,62 @@ static void test_release_unlocks(void **state)
   fsx_cache_destroy(c);
 }
 
+/* a hook slow to register: a segment is "registered" only when it ends */
+static _Atomic bool seg_reg[NCH / 4];
+
+static void slow_hook(void *arg, size_t off, size_t len, bool back)
+{
+  (void)arg;
+  (void)len;
+  if (back)
+    usleep(20000);
+  atomic_store(&seg_reg[off / SEG], back);
+}
+
+struct claimer {
+  struct fsx_cache *c;
+  uint64_t index;
+  bool saw_registered;
+};
+
+static void *claim(void *arg)
+{
+  struct claimer *k = arg;
+  struct fsx_chunk *ch;
+  bool fill;
+
+  assert_int_equal(fsx_cache_get(k->c, 9, 1, k->index, true, &ch, &fill), 0);
+  k->saw_registered = atomic_load(&seg_reg[fsx_chunk_arena_offset(k->c, ch) /
+                                           SEG]);
+  fsx_chunk_fill_done(k->c, ch, 0, CS);
+  fsx_cache_put(k->c, ch);
+  return NULL;
+}
+
+/* With a hook, every get that claims a chunk of a segment being backed
+   returns only once the hook has done (its token needs the registration);
+   the hook is told before the pages go. */
+static void test_hook_before_use(void **state)
+{
+  struct fsx_cache *c = make(false);
+  struct claimer k[4];
+  pthread_t th[4];
+
+  (void)state;
+  fsx_cache_set_hook(c, slow_hook, NULL);
+  for (unsigned i = 0; i < 4; i++) { /* the four chunks of segment 0 */
+    k[i] = (struct claimer){c, i, false};
+    assert_int_equal(pthread_create(&th[i], NULL, claim, &k[i]), 0);
+  }
+  for (unsigned i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    assert_true(k[i].saw_registered);
+  }
+  assert_int_equal(fsx_cache_release(c, 0, UINT64_MAX), SEG);
+  assert_false(atomic_load(&seg_reg[0]));
+  fsx_cache_destroy(c);
+}
+
 struct stress {
   struct fsx_cache *c;
   unsigned id;
@@ -285,6 +341,7 @@ int main(void)
       cmocka_unit_test(test_release_keeps_referenced_and_recent),
       cmocka_unit_test(test_release_unlocks),
       cmocka_unit_test(test_release_under_readers),
+      cmocka_unit_test(test_hook_before_use),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

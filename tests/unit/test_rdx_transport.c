@@ -278,6 +278,54 @@ static void test_segments(void **state)
   rdx_transport_close(t);
 }
 
+/* A lazy region: segments of the length asked, none registered until
+   rdx_region_seg_set; a token for a segment not registered is -ENXIO;
+   registered bytes counted; bad ranges refused. */
+static void test_lazy_segments(void **state)
+{
+  const uint64_t seg = 4 * MiB, len = 3 * seg + 4096;
+  struct rdx_transport *t = open_cma();
+  struct rdx_region *r;
+  uint64_t b;
+  void *base;
+
+  (void)state;
+  base = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+              -1, 0);
+  assert_true(base != MAP_FAILED);
+  b = (uint64_t)(uintptr_t)base;
+  assert_int_equal(rdx_register_lazy(t, base, len, 0, &r), -EINVAL);
+  assert_int_equal(rdx_register_lazy(t, base, len, seg, &r), 0);
+  assert_int_equal(rdx_region_seg_len(r), seg);
+  assert_int_equal(rdx_region_nseg(r), 4);
+  assert_int_equal(rdx_region_live_bytes(r), 0);
+  expect(t, r, b, 0, 1, RDX_GET, -ENXIO);
+  expect(t, r, b, seg - 1, 2, RDX_GET, -EXDEV);
+  assert_int_equal(rdx_region_seg_set(r, seg, seg, true), 0);
+  assert_int_equal(rdx_region_live_bytes(r), seg);
+  expect(t, r, b, seg, seg, RDX_GET, 0);
+  expect(t, r, b, 0, 1, RDX_GET, -ENXIO);
+  expect(t, r, b, 2 * seg, 1, RDX_GET, -ENXIO);
+  assert_int_equal(rdx_region_seg_set(r, 3 * seg, 4096, true), 0); /* last */
+  expect(t, r, b, 3 * seg, 4096, RDX_PUT, 0);
+  assert_int_equal(rdx_region_live_bytes(r), seg + 4096);
+  assert_int_equal(rdx_region_seg_set(r, seg, seg, false), 0);
+  expect(t, r, b, seg, seg, RDX_GET, -ENXIO);
+  assert_int_equal(rdx_region_live_bytes(r), 4096);
+  /* not a segment's start, part of one, past the end */
+  assert_int_equal(rdx_region_seg_set(r, 1, seg, true), -EINVAL);
+  assert_int_equal(rdx_region_seg_set(r, 0, seg - 1, true), -EINVAL);
+  assert_int_equal(rdx_region_seg_set(r, 0, len + 1, true), -EINVAL);
+  assert_int_equal(rdx_region_seg_set(r, len, 1, true), -EINVAL);
+  assert_int_equal(rdx_region_seg_set(r, 0, 0, true), -EINVAL);
+  /* two at once, and unregistered with the region */
+  assert_int_equal(rdx_region_seg_set(r, 0, 2 * seg, true), 0);
+  assert_int_equal(rdx_region_live_bytes(r), 2 * seg + 4096);
+  rdx_unregister(r);
+  munmap(base, len);
+  rdx_transport_close(t);
+}
+
 /* The unit keeps fixed-size chunks inside one segment each. */
 static void test_segment_unit(void **state)
 {
@@ -597,6 +645,7 @@ int main(void)
       cmocka_unit_test(test_register_args),
       cmocka_unit_test(test_register_dmabuf_cma),
       cmocka_unit_test(test_segments),
+      cmocka_unit_test(test_lazy_segments),
       cmocka_unit_test(test_segment_unit),
       cmocka_unit_test(test_token_errors),
       cmocka_unit_test(test_register_src),
