@@ -62,7 +62,7 @@ static const char *const failpoints[] = {
     "abort",        "leftover",        "unmount",      "pool.recover",
     "recover.file",
     "recover.put",  "recover.complete", "recover.done", "mem.pressure",
-    NULL};
+    "pool.reserve", NULL};
 #endif
 
 /* What main builds and takes down (the parts' state). */

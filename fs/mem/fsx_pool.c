@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_mlock.h"
 
@@ -320,6 +321,8 @@ static int make_ready(struct fsx_pool *p, size_t i, size_t n)
     pthread_mutex_unlock(&p->lock);
     if (ready)
       continue;
+    if (FP("pool.reserve")) /* (tests: a full tmpfs) */
+      return -ENOSPC;
     if (fallocate(p->fd, 0, (off_t)(p->data_off + k * p->slot),
                   (off_t)p->slot) && errno != EOPNOTSUPP)
       return -errno;

@@ -138,6 +138,11 @@ void fsx_wb_reset_parts(struct fsx_wb *wb);
 /* The multipart upload begun (journaled first), with the metadata the
    file should carry now (lock held). */
 int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb);
+/* Must what the server holds be asked (a HEAD) before this file's object
+   replaces it? Not when this file stored it itself with a known ETag and
+   the server takes conditions (If-Match then says whether it is still
+   there). Lock held. */
+bool fsx_wb_must_look(struct fsx_mount *m, const struct fsx_wb *wb);
 /* The open multipart upload forgotten: aborted on the server, or (abort
    false) known gone; nothing left on the wire (lock held). */
 void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort);

@@ -90,9 +90,7 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   int rc;
 
   fsx_wb_effective_meta(wb, &mt);
-  rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key,
-                      wb->on_server && (!wb->base_plain ||
-                                        atomic_load(&m->no_cond)),
+  rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key, fsx_wb_must_look(m, wb),
                       &mt, &w);
   if (rc)
     return rc;

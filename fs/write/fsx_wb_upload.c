@@ -138,17 +138,19 @@ static void note_replaced(const struct fsx_wb *wb, const char *key,
                key, w->cur.etag, wb->base_etag[0] ? wb->base_etag : "none");
 }
 
+bool fsx_wb_must_look(struct fsx_mount *m, const struct fsx_wb *wb)
+{
+  return wb->on_server && (!wb->base_plain || !wb->base_etag[0] ||
+                           atomic_load(&m->no_cond));
+}
+
 int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                       char etag[S3_ETAG_MAX])
 {
   struct fsx_wopts w;
   struct fsx_wmeta mt;
   struct s3_kv cond;
-  /* what is there now: asked first, unless this file stored it (and a
-     condition will say whether it is still there) */
-  bool look = wb->on_server && (!wb->base_plain || !wb->base_etag[0] ||
-                                atomic_load(&m->no_cond)),
-       carried = false;
+  bool look = fsx_wb_must_look(m, wb), carried = false;
   void *run0 = NULL;
   bool plain = atomic_load(&m->no_cond), was_plain = plain;
   void *map = NULL;

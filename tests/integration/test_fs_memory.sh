@@ -8,7 +8,8 @@
 #     the resident set back near where it started;
 #   - pressure (the mem.pressure failpoint, sanitizer build: fired once,
 #     at the watcher's first round with some of the cache backed): backed
-#     segments given back, counted, said, reads going on;
+#     segments given back, counted, said, reads going on; a part buffer
+#     whose blocks cannot be had (pool.reserve): the writer stages;
 #   - in a memory cgroup of 512 MiB (v2, else v1): the daemon and the
 #     workload inside it, the defaults cut to the target (half of it), a
 #     1 GiB write and a 2 GiB read byte-exact, and no OOM kill.
@@ -96,6 +97,16 @@ if S3R_FAILPOINTS=mem.pressure=error "$FS" --version >/dev/null 2>&1 &&
   check "pressure: said" grep -q "memory pressure (some avg10" "$log"
   check "pressure: reads go on" same 2048 "$mnt/big"
   fs_umount "$mnt"
+  # a part buffer that cannot have its blocks (a full tmpfs): the writer
+  # stages instead (write.pool_refused), nothing lost
+  S3R_FAILPOINTS=pool.reserve=error fs_mount "$bucket" "$mnt" "$log" \
+    -o cache.dir="$tmp/cache"
+  check "pool full: 64 MiB written" store 64 "$mnt/full"
+  check "pool full: the writer staged" test "$(stat_of write.pool_refused)" -ge 1
+  fs_umount "$mnt"
+  aws_ s3 cp "s3://$bucket/full" "$tmp/full" >/dev/null
+  check "pool full: stored byte-exact" same 64 "$tmp/full"
+  rm -f "$tmp/full"
 else
   echo "# pressure: $FS has no failpoints (a build without S3R_FAILPOINTS): left out"
 fi

@@ -172,6 +172,43 @@ static void test_blocks_follow_use(void **state)
   fsx_pool_close(p);
 }
 
+/*
+ * Idle slots go back: their blocks punched out of the file, the slot made
+ * ready again by its next lend; a lent slot stays; a fixed pool (a verbs
+ * registration) gives nothing back.
+ */
+static void test_release_idle(void **state)
+{
+  struct fsx_pool *p = open_pool(16);
+  long long at_open = held(p);
+  void *a, *b, *c;
+  char line[4096];
+
+  (void)state;
+  assert_int_equal(fsx_pool_get(p, 2 * SLOT, "ino-1-1", 0, &a), 0);
+  assert_int_equal(fsx_pool_get(p, SLOT, "ino-2-1", 0, &b), 0);
+  memset(a, 0x5a, 2 * SLOT);
+  memset(b, 0x5b, SLOT);
+  fsx_pool_put(p, a);
+  assert_int_equal(fsx_pool_release(p, 60000), 0); /* not idle long enough */
+  assert_int_equal(fsx_pool_release(p, 0), 2);     /* b is still lent */
+  assert_true(held(p) < at_open + 2 * (long long)SLOT);
+  fsx_pool_stats(p, line, sizeof(line));
+  assert_non_null(strstr(line, "write.pool_slots_ready 1\n"));
+  assert_non_null(strstr(line, "write.pool_slots_released 2\n"));
+  assert_int_equal(((unsigned char *)b)[SLOT - 1], 0x5b);
+  /* lent again: ready again, zeros where the bytes were */
+  assert_int_equal(fsx_pool_get(p, 2 * SLOT, "ino-1-2", 0, &c), 0);
+  assert_ptr_equal(a, c);
+  assert_int_equal(((unsigned char *)c)[0], 0);
+  assert_true(held(p) >= at_open + 3 * (long long)SLOT);
+  fsx_pool_put(p, c);
+  fsx_pool_put(p, b);
+  fsx_pool_fix(p);
+  assert_int_equal(fsx_pool_release(p, 0), 0);
+  fsx_pool_close(p);
+}
+
 static void test_wait(void **state)
 {
   struct fsx_pool *p = open_pool(1);
@@ -386,6 +423,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
       cmocka_unit_test_setup_teardown(test_blocks_follow_use, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_release_idle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_wait, setup, teardown),
       cmocka_unit_test_setup_teardown(test_recover, setup, teardown),
       cmocka_unit_test_setup_teardown(test_recover_hostile, setup, teardown),
