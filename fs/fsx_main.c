@@ -341,10 +341,8 @@ static void rdma_down(struct build *b)
   fsx_rdma_close(&b->m);
 }
 
-/* dense random reads hand whole blocks to the kernel's cache, which only
-   keeps them when it keeps pages across opens; not with one loop thread
-   (-s): a writer's open waits for the stores on their way, which wait for
-   the pages of reads that thread would answer */
+/* idle cache segments and part buffers given back, and more under
+   memory pressure (after rdma: its hook registers segments) */
 static int memwatch_up(struct build *b)
 {
   const struct fsx_memwatch_cfg wc = {
@@ -365,6 +363,10 @@ static void memwatch_down(struct build *b)
   b->m.memwatch = NULL;
 }
 
+/* dense random reads hand whole blocks to the kernel's cache, which only
+   keeps them when it keeps pages across opens; not with one loop thread
+   (-s): a writer's open waits for the stores on their way, which wait for
+   the pages of reads that thread would answer */
 static int kstore_up(struct build *b)
 {
   size_t arena_len;

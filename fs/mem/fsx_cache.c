@@ -187,7 +187,9 @@ struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
   c->seg_locked = calloc(c->nsegs, sizeof(*c->seg_locked));
   c->seg_used = calloc(c->nsegs, sizeof(*c->seg_used));
   c->seg_seq = calloc(c->nsegs, sizeof(*c->seg_seq));
-  if (!c->seg || !c->seg_locked || !c->seg_used || !c->seg_seq) {
+  c->seg_refs = calloc(c->nsegs, sizeof(*c->seg_refs));
+  if (!c->seg || !c->seg_locked || !c->seg_used || !c->seg_seq ||
+      !c->seg_refs) {
     snprintf(err, errlen, "out of memory for %zu cache segments", c->nsegs);
     goto unmap_arena;
   }
@@ -214,6 +216,7 @@ struct fsx_cache *fsx_cache_create(uint64_t total_bytes, size_t chunk_size,
   return c;
 
 unmap_arena:
+  free(c->seg_refs);
   free(c->seg_seq);
   free(c->seg_used);
   free(c->seg_locked);
@@ -246,6 +249,7 @@ void fsx_cache_destroy(struct fsx_cache *c)
      something else; left mapped, it goes with the process */
   if (!busy)
     munmap(c->arena, c->arena_len);
+  free(c->seg_refs);
   free(c->seg_seq);
   free(c->seg_used);
   free(c->seg_locked);
@@ -282,8 +286,11 @@ int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
     if (ch->index == index && ch->file == file && ch->gen == gen)
       break;
   if (ch) {
-    if (ch->refs++ == 0 && ch->state == CH_READY)
-      fsx_cache_list_del(ch); /* off the LRU while referenced */
+    if (ch->refs++ == 0) {
+      c->seg_refs[ch->slot / c->seg_chunks]++;
+      if (ch->state == CH_READY)
+        fsx_cache_list_del(ch); /* off the LRU while referenced */
+    }
     c->st.hits++;
     *out = ch;
     goto out;
@@ -312,6 +319,7 @@ int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
   ch->valid = 0;
   ch->rc = 0;
   ch->refs = 1;
+  c->seg_refs[ch->slot / c->seg_chunks]++;
   hash_add(c, ch);
   c->st.misses++;
   *out = ch;
@@ -397,6 +405,7 @@ static void put(struct fsx_cache *c, struct fsx_chunk *ch, bool cold)
   if (ch->refs == 0) {
     unreferenced = true;
   } else if (--ch->refs == 0) {
+    c->seg_refs[ch->slot / c->seg_chunks]--;
     /* READY and still named: keep it for reuse. Anything else (a failed or
      * abandoned fill, an invalidated chunk) goes back to the free list. */
     if (ch->state != CH_READY || !ch->hpprev)

@@ -63,6 +63,8 @@ struct fsx_cache {
   uint64_t *seg_used;              /* protected by mu: ms of its last get */
   uint64_t *seg_seq;               /* protected by mu: gets' count then */
   uint64_t gets;                   /* protected by mu */
+  uint32_t *seg_refs;              /* protected by mu: its chunks with
+                                      refs > 0 */
   pthread_cond_t seg_cv;           /* with mu: a segment left BUSY */
   void (*hook)(void *arg, size_t off, size_t len, bool back);
   void *hook_arg;                  /* fixed once set, before any get */

@@ -122,14 +122,7 @@ void fsx_cache_set_hook(struct fsx_cache *c,
 /* Under c->mu: can segment s go (LIVE, no chunk referenced)? */
 static bool seg_idle(struct fsx_cache *c, size_t s)
 {
-  size_t first, n = seg_span(c, s, &first);
-
-  if (atomic_load(&c->seg[s]) != SEG_LIVE)
-    return false;
-  for (size_t i = first; i < first + n; i++)
-    if (c->chunks[i].refs)
-      return false;
-  return true;
+  return atomic_load(&c->seg[s]) == SEG_LIVE && !c->seg_refs[s];
 }
 
 /* Under c->mu: segment s (seg_idle) to BUSY, its chunks set aside. */

@@ -185,6 +185,7 @@ int fsx_memory_fit(struct cfg *c, uint64_t target, char *msg, size_t mlen)
   uint64_t cache = c->cache.size, write = c->write.max_memory;
   uint64_t part = c->write.part_size, chunk = c->cache.chunk_size;
   uint64_t least_cache = 16 * chunk > 16 * MiB ? 16 * chunk : 16 * MiB;
+  uint64_t least_write;
 
   if (mlen)
     msg[0] = '\0';
@@ -192,9 +193,12 @@ int fsx_memory_fit(struct cfg *c, uint64_t target, char *msg, size_t mlen)
     return 0;
   if (target < FSX_MEMORY_MIN)
     target = FSX_MEMORY_MIN;
-  write = min64(write, target / 4 > 2 * part ? target / 4 : 2 * part);
+  least_write = 2 * part > 16 * MiB ? 2 * part : 16 * MiB;
+  write = min64(write, target / 4 > least_write ? target / 4 : least_write);
   cache = target > write + least_cache ? target - write : least_cache;
   cache = min64(cache, c->cache.size) / chunk * chunk;
+  if (cache == c->cache.size && write == c->write.max_memory)
+    return 0; /* (nothing can be cut: the least that works is more) */
   snprintf(msg, mlen,
            "cache.size %" PRIu64 " MiB -> %" PRIu64 " MiB, write.max_memory "
            "%" PRIu64 " MiB -> %" PRIu64 " MiB",
@@ -212,7 +216,7 @@ int fsx_memory_fit(struct cfg *c, uint64_t target, char *msg, size_t mlen)
 
 double fsx_memory_pressure(const char *root)
 {
-  char cg[2048], base[2048], path[8192], line[256];
+  char cg[4096], base[4096], path[8320], line[256];
   double some;
 
   line[0] = '\0';

@@ -44,8 +44,9 @@ uint64_t fsx_memory_target(const char *root, uint64_t set, char *why,
  * Cut c's cache.size and write.max_memory (and what must stay below
  * them: read.readahead_max, read.readahead_min, write.max_parts_inflight)
  * so that the two fit in target, never below the smallest that works
- * (16 chunks; two parts). Returns 1 if anything changed (said in msg),
- * 0 if not.
+ * (16 chunks and 16 MiB; two parts and 16 MiB: with large parts or
+ * chunks the two may pass a small target). Returns 1 if anything changed
+ * (said in msg), 0 if not.
  */
 int fsx_memory_fit(struct cfg *c, uint64_t target, char *msg, size_t mlen);
 

@@ -63,9 +63,10 @@ static void round_once(struct fsx_memwatch *w, time_t *cool_until)
                                 cs.backed_bytes / 2);
     if (w->cfg.pool)
       fsx_pool_release(w->cfg.pool, 0);
-    log_notice("memory pressure (some avg10 %.1f%%): the page cache gave "
-               "back %" PRIu64 " MiB of its %" PRIu64 " MiB",
-               some, pressed >> 20, cs.backed_bytes >> 20);
+    if (pressed) /* (else every segment is in use: nothing to say) */
+      log_notice("memory pressure (some avg10 %.1f%%): the page cache gave "
+                 "back %" PRIu64 " MiB of its %" PRIu64 " MiB",
+                 some, pressed >> 20, cs.backed_bytes >> 20);
   }
   pthread_mutex_lock(&w->lock);
   w->some = some;

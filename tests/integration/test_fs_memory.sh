@@ -4,8 +4,8 @@
 #     64 MiB locked (/proc/PID/status), nothing of its cache backed;
 #   - at work: a 2 GiB cold sequential read leaves it at most cache.size +
 #     write.max_memory + 64 MiB (docs/ARCHITECTURE.md, "Memory");
-#   - idle again (cache.idle_release=1): the cache's segments given back,
-#     the resident set back near where it started;
+#   - idle again (cache.idle_release=1): the cache's segments and the part
+#     buffers given back, the resident set back near where it started;
 #   - pressure (the mem.pressure failpoint, sanitizer build: fired once,
 #     at the watcher's first round with some of the cache backed): backed
 #     segments given back, counted, said, reads going on; a part buffer
@@ -64,16 +64,20 @@ echo "# after the read: VmRSS $rss kB (peak $hwm kB), cache $cache_kb kB," \
 bound "read: peak resident kB" "$hwm" $((cache_kb + 256 * 1024 + 64 * 1024))
 backed=$(stat_of cache.backed_bytes)
 check "read: the cache grew" test "$backed" -gt 0
-left=$backed
+check "write: 64 MiB through the part buffers" store 64 "$mnt/small"
+check "write: part buffers taken" test "$(stat_of write.pool_slots_ready)" -gt 0
+left=$backed slots=1
 for _ in $(seq 1 100); do # bounded: 10 s (idle 1 s, the watcher every 1 s)
-  left=$(stat_of cache.backed_bytes)
-  [ "$left" = 0 ] && break
+  left=$(stat_of cache.backed_bytes) slots=$(stat_of write.pool_slots_ready)
+  [ "$left" = 0 ] && [ "$slots" = 0 ] && break
   sleep 0.1
 done
 rss2=$(vm_kb "$pid" VmRSS)
 echo "# idle again: backed $left bytes, VmRSS $rss2 kB," \
   "$(stat_of cache.segments_released) segments released"
 check "idle again: every segment given back" test "$left" = 0
+check "idle again: every part buffer given back" test "$slots" = 0
+check "idle again: ... counted" test "$(stat_of write.pool_slots_released)" -ge 1
 check "idle again: counted" test "$(stat_of cache.segments_released)" -ge 1
 bound "idle again: resident kB" "$rss2" $((64 * 1024))
 check "idle again: the file still reads byte-exact" \

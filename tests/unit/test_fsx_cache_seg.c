@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -82,6 +83,29 @@ static void hook(void *arg, size_t off, size_t len, bool back)
   h->last_len = len;
 }
 
+/* Nothing lost, nothing counted twice: with every segment given back,
+   nothing is backed, locked or used, and every chunk can be claimed. */
+static void drained(struct fsx_cache *c)
+{
+  struct fsx_cache_stats st;
+  struct fsx_chunk *ch[NCH];
+  bool fill;
+
+  fsx_cache_release(c, 0, 0);
+  fsx_cache_stats(c, &st);
+  assert_int_equal(st.backed_bytes, 0);
+  assert_int_equal(st.locked_bytes, 0);
+  assert_int_equal(st.chunks_used, 0);
+  for (unsigned i = 0; i < NCH; i++)
+    assert_int_equal(fsx_cache_get(c, 77, 1, i, true, &ch[i], &fill), 0);
+  fsx_cache_stats(c, &st);
+  assert_int_equal(st.backed_bytes, NCH * CS);
+  for (unsigned i = 0; i < NCH; i++) {
+    fsx_chunk_fill_done(c, ch[i], 0, CS);
+    fsx_cache_put(c, ch[i]);
+  }
+}
+
 static struct fsx_cache *make(bool mlock)
 {
   char err[256];
@@ -121,8 +145,12 @@ static void test_release_idle(void **state)
   assert_int_equal(st.chunks_used, 0);
   assert_int_equal(h.drops, 2);
   assert_int_equal(resident_pages(arena, 2 * SEG), 0);
-  for (uint64_t i = 0; i < 8; i++)
-    assert_false(cached(c, i, (unsigned char)(i + 1)));
+  for (uint64_t i = 0; i < 8; i++) { /* forgotten, not merely zeroed */
+    struct fsx_chunk *ch;
+    bool fill;
+
+    assert_int_equal(fsx_cache_get(c, 1, 1, i, false, &ch, &fill), -ENOENT);
+  }
   /* used again: backed again, lowest first, bytes right */
   for (uint64_t i = 0; i < 8; i++)
     load(c, 100 + i, (unsigned char)(0x40 + i));
@@ -131,6 +159,7 @@ static void test_release_idle(void **state)
   fsx_cache_stats(c, &st);
   assert_int_equal(st.backed_bytes, 2 * SEG);
   assert_int_equal(st.segments_added, 4);
+  drained(c);
   fsx_cache_destroy(c);
 }
 
@@ -162,6 +191,7 @@ static void test_release_keeps_referenced_and_recent(void **state)
   assert_int_equal(fsx_cache_release(c, 0, UINT64_MAX), SEG);
   fsx_cache_stats(c, &st);
   assert_int_equal(st.backed_bytes, 0);
+  drained(c);
   fsx_cache_destroy(c);
 }
 
@@ -190,9 +220,9 @@ static void test_release_unlocks(void **state)
 
   (void)state;
   assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 4 * NCH * CS &&
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 4 * SEG &&
       geteuid() != 0) {
-    print_message("skipped: mlock not allowed for %u bytes\n", NCH * CS);
+    print_message("skipped: mlock not allowed for %u bytes\n", 4 * SEG);
     return;
   }
   c = make(true);
@@ -209,6 +239,9 @@ static void test_release_unlocks(void **state)
   fsx_cache_stats(c, &st);
   assert_int_equal(st.locked_bytes, SEG);
   assert_true(cached(c, 50, 9));
+  drained(c);
+  fsx_cache_stats(c, &st);
+  assert_int_equal(st.locked_bytes, NCH * CS);
   fsx_cache_destroy(c);
 }
 
@@ -271,9 +304,18 @@ static void test_hook_before_use(void **state)
 struct stress {
   struct fsx_cache *c;
   unsigned id;
-  _Atomic bool *stop;
-  unsigned long bad, hits;
+  _Atomic unsigned *done;          /* readers finished */
+  unsigned long bad, hits, fills;
 };
+
+/* Does d hold byte v in every one of its CS bytes? */
+static bool all_of(const unsigned char *d, unsigned char v)
+{
+  for (size_t i = 0; i < CS; i++)
+    if (d[i] != v)
+      return false;
+  return true;
+}
 
 /* chunk i of reader id holds byte (id * 31 + i) throughout */
 static void *reader(void *arg)
@@ -282,7 +324,7 @@ static void *reader(void *arg)
   unsigned seed = t->id;
 
   for (unsigned n = 0; n < 20000; n++) {
-    uint64_t i = (uint64_t)(rand_r(&seed) % 24);
+    uint64_t i = (uint64_t)(rand_r(&seed) % 40); /* 160 keys, 64 chunks */
     unsigned char v = (unsigned char)(t->id * 31 + i);
     struct fsx_chunk *ch;
     bool fill;
@@ -294,14 +336,17 @@ static void *reader(void *arg)
     d = fsx_chunk_data(ch);
     if (fill) {
       memset(fsx_chunk_data(ch), v, CS);
+      sched_yield(); /* (a release may run now: the bytes must stay) */
+      t->bad += !all_of(d, v);
       fsx_chunk_fill_done(t->c, ch, 0, CS);
+      t->fills++;
     } else if (fsx_chunk_wait(t->c, ch, &valid) == 0) {
       t->hits++;
-      t->bad += d[0] != v || d[CS / 2] != v || d[CS - 1] != v;
+      t->bad += !all_of(d, v);
     }
     fsx_cache_put(t->c, ch);
   }
-  atomic_store(t->stop, true);
+  atomic_fetch_add(t->done, 1);
   return NULL;
 }
 
@@ -310,17 +355,19 @@ static void *reader(void *arg)
 static void test_release_under_readers(void **state)
 {
   struct fsx_cache *c = make(false);
+  struct fsx_cache_stats st;
   struct stress t[4];
   pthread_t th[4];
-  _Atomic bool stop = false;
-  unsigned long rounds = 0, hits = 0;
+  _Atomic unsigned done = 0;
+  unsigned long rounds = 0, hits = 0, fills = 0;
 
   (void)state;
   for (unsigned k = 0; k < 4; k++) {
-    t[k] = (struct stress){c, k + 1, &stop, 0, 0};
+    t[k] = (struct stress){c, k + 1, &done, 0, 0, 0};
     assert_int_equal(pthread_create(&th[k], NULL, reader, &t[k]), 0);
   }
-  while (!atomic_load(&stop) && rounds < 1000000) {
+  /* until the last reader is done (bounded: the readers' loops are) */
+  while (atomic_load(&done) < 4) {
     fsx_cache_release(c, 0, (rounds & 1) ? UINT64_MAX : 4 * SEG);
     rounds++;
   }
@@ -328,9 +375,15 @@ static void test_release_under_readers(void **state)
     pthread_join(th[k], NULL);
     assert_int_equal(t[k].bad, 0);
     hits += t[k].hits;
+    fills += t[k].fills;
   }
-  print_message("%lu release rounds, %lu hits\n", rounds, hits);
-  assert_true(hits > 0);
+  fsx_cache_stats(c, &st);
+  print_message("%lu release rounds, %lu hits, %lu fills, %llu segments "
+                "released\n", rounds, hits, fills,
+                (unsigned long long)st.segments_released);
+  assert_true(hits > 1000 && fills > 1000);
+  assert_true(st.segments_released > 100);
+  drained(c);
   fsx_cache_destroy(c);
 }
 
