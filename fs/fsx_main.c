@@ -45,6 +45,7 @@
 #include "fs/mem/fsx_pool.h"
 #include "fs/mem/fsx_memory.h"
 #include "fs/mem/fsx_memwatch.h"
+#include "fs/mount/fsx_inval.h"
 #include "fs/stage/fsx_stage.h"
 #include "fs/write/fsx_wb_geo.h"
 #include "fs/write/fsx_wb.h"
@@ -216,6 +217,23 @@ static int daemon_up(struct build *b)
   if (!b->a.foreground || b->c.log.syslog)
     slog_use_syslog(PROG); /* nothing on stderr once daemonised */
   return fuse_daemonize(b->a.foreground);
+}
+
+/* after daemon_up: a thread (a fork would leave it behind) */
+static int inval_up(struct build *b)
+{
+  int rc = fsx_inval_start(&b->m, &b->m.inval);
+
+  if (!rc)
+    return 0;
+  log_err("cannot start the invalidation thread: %s", strerror(-rc));
+  return -1;
+}
+
+static void inval_down(struct build *b)
+{
+  fsx_inval_stop(b->m.inval);
+  b->m.inval = NULL;
 }
 
 static int table_up(struct build *b)
@@ -432,6 +450,7 @@ static const struct part parts[] = {
     {session_up, session_down},
     {mount_up, mount_down},
     {daemon_up, NULL},
+    {inval_up, inval_down},
     {table_up, table_down},
     {cache_up, cache_down},
     {reads_up, reads_down},

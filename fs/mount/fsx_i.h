@@ -114,6 +114,7 @@ struct fsx_stats {
 
 struct fsx_bufs;
 struct fsx_memwatch;
+struct fsx_inval;
 struct fsx_direct;
 
 struct fsx_mount {
@@ -142,6 +143,8 @@ struct fsx_mount {
                                  NULL when read-only */
   struct fsx_rdma *rdma;      /* the data plane; NULL: HTTP bodies only */
   struct fsx_memwatch *memwatch; /* memory following use; NULL: none */
+  struct fsx_inval *inval;    /* names the kernel is told to forget;
+                                 NULL: none (tests without a session) */
   struct fsx_pool *pool;      /* write buffers (write.stream); NULL: none,
                                  every write goes to the staging file */
   struct fsx_wbm *wbm;        /* write-back's mount-wide side (fsx_wb_i.h),

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "fs/meta/fsx_dirsnap.h"
+#include "fs/mount/fsx_inval.h"
 #include "fs/mount/fsx_renlock.h"
 #include "fs/ops/fsx_node.h"
 #include "fs/ops/fsx_wns.h"
@@ -267,7 +268,7 @@ int fsx_wns_rename(struct fsx_mount *m, fuse_ino_t parent, const char *name,
   struct fsx_inode *src = NULL, *dst = NULL;
   struct fsx_wb *dwb = NULL, *swb = NULL, **held = NULL;
   size_t nheld = 0;
-  bool locked = false, blocked = false, dst_exists = false;
+  bool locked = false, blocked = false, dst_exists = false, tried = false;
   struct fsx_recover_hold hold[2];
   struct fsx_attr sa, da;
   char etag[S3_ETAG_MAX] = "", *dstkey = NULL;
@@ -330,6 +331,7 @@ int fsx_wns_rename(struct fsx_mount *m, fuse_ino_t parent, const char *name,
     goto out;
   }
   /* no store of either name's object lands after this rename */
+  tried = true;
   fsx_inode_store_block(m->tab, src);
   if (dst_exists)
     fsx_inode_store_block(m->tab, dst);
@@ -381,6 +383,17 @@ int fsx_wns_rename(struct fsx_mount *m, fuse_ino_t parent, const char *name,
     fsx_inode_dir_touch(m->tab, ndir);
   }
 out:
+  if (rc && tried) {
+    /* failed once it began: what the server holds under either name is
+       not known (a copy may have landed, a delete whose answer was lost
+       may have been done): both asked again at their next lookup, the
+       kernel's entries too (the negative one the kernel made for the new
+       name before it asked for the rename) */
+    fsx_dir_invalidate(m->tab, ndir);
+    fsx_dir_invalidate(m->tab, dir);
+    fsx_inval_entry(m->inval, newparent, newname);
+    fsx_inval_entry(m->inval, parent, name);
+  }
   if (blocked) {
     fsx_recover_name_release(m, &hold[1]);
     fsx_recover_name_release(m, &hold[0]);

@@ -20,6 +20,8 @@
 #     aborted by the retry thread once the server answers.
 #   - via-gateway: late-put and lost-reply through s3rdma-gateway (token
 #     PUTs over cma, the proxy between the gateway and RGW).
+#   - rename-fails: a rename whose copy landed and whose DELETE of the
+#     source was refused: the new name shown at once, the old one kept.
 #   - server-gone: nothing listening where the server was: reads and
 #     lookups fail with EIO (fsx_errno), not ECONNREFUSED.
 #
@@ -210,6 +212,33 @@ admin pause >/dev/null
 fs_umount "$mnt2"
 gw_stop
 gw_on=0
+
+# ---- rename-fails: its copy landed, the source's DELETE refused ----
+# The rename fails (EACCES) with the copy on the server: the new name must
+# be shown at once (the kernel's negative entry for it, made as the rename
+# began, forgotten: fsx_inval), the old one still readable.
+admin pause >/dev/null
+check "rename-fails: source stored" put rs "$(body r)"
+check "rename-fails: the new name absent (the kernel remembers that)" \
+  test ! -e "$mnt/rd"
+one_fault forbidden delete
+rename_rc=$(python3 -c 'import errno, os, sys
+try:
+    os.rename(sys.argv[1], sys.argv[2]); print("ok")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$mnt/rs" "$mnt/rd")
+admin pause >/dev/null
+check "rename-fails: the rename failed (EACCES)" test "$rename_rc" = EACCES
+check "rename-fails: the copy on the server" server_has rd "$(body r)"
+shown=''
+for _ in $(seq 1 20); do # bounded: 2 s (the notification is on its thread)
+  shown=$(cat "$mnt/rd" 2>/dev/null) && break
+  sleep 0.1
+done
+check "rename-fails: the new name shown, before negative_ttl (10 s)" \
+  test "$shown" = "$(body r)"
+check "rename-fails: the old one still read" \
+  test "$(cat "$mnt/rs")" = "$(body r)"
 
 # ---- server-gone: errors a filesystem has ----
 # With nothing listening where the server was, reads and lookups fail with
