@@ -14,12 +14,12 @@
 # BENCH_BUILD=0: no build, the binaries in build/bin are used as they are.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-all=(s3_get fs_read fs_ls fs_write fs_rdma fs_fio fs_direct gpu_bw gw_starve far)
+all=(s3_get fs_read fs_ls fs_write fs_rdma fs_fio fs_direct gpu_bw gw_starve far py_read)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for w in "$@"; do
   case $w in
     s3_get | fs_read | fs_ls | fs_write | fs_rdma | fs_fio | fs_direct | gpu_bw | \
-      gw_starve | far) ;;
+      gw_starve | far | py_read) ;;
     *) echo "run.sh: unknown workload '$w' (known: ${all[*]})" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +36,7 @@ for w in "$@"; do
     gpu_bw) "$here/gpu_bw.sh" || ok=0 ;;
     gw_starve) "$here/gw_starve.sh" || ok=0 ;;
     far) "$here/far.sh" || ok=0 ;;
+    py_read) "$here/py_read.sh" || ok=0 ;;
   esac
   [ "$ok" -eq 1 ] || { echo "run.sh: workload $w failed" >&2; rc=1; }
 done

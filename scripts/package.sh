@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the Debian packages into OUTDIR: s3rdmafs, s3rdma-gateway,
-# libs3rdmafs0, libs3rdmafs-dev (and their -dbgsym), then lintian them.
+# libs3rdmafs0, libs3rdmafs-dev, python3-s3rdmafs (and their -dbgsym),
+# then lintian them.
 #
 #   scripts/package.sh OUTDIR [--no-check] [--no-lintian]
 #

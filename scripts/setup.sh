@@ -32,6 +32,8 @@ PKGS=(
   rsync vim s3fs
   # tests: Prometheus's own parser for the metrics (test_metrics)
   python3-prometheus-client
+  # the Python module (python/) and its tests (tests/python)
+  python3-dev python3-numpy python3-pytest
   # tests/rdma-vm: a QEMU guest (TCG) with soft-RoCE, Debian's kernel
   # unpacked into a busybox initramfs, perftest as the RC reference
   qemu-system-x86 busybox-static cpio kmod xz-utils iproute2

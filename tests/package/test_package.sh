@@ -20,6 +20,7 @@
 #   - a program compiled (on the host) against the packaged header and
 #     library, found by pkg-config, reads a file of the mount with
 #     libs3rdmafs inside the root;
+#   - python3-s3rdmafs: `import s3rdmafs` works in the root;
 #   - umount, then apt purges the packages cleanly.
 #
 #   test_package.sh BUILD_BIN_DIR   (root: chroot, mounts)
@@ -129,6 +130,12 @@ files_lib() {
 check "s3rdmafs: daemon, CLI, mount helper in /sbin, man pages, example" files_fs
 check "s3rdma-gateway: gateway in sbin, unit, settings file 0600" files_gw
 check "libs3rdmafs0 and -dev: library, header, pkg-config file, man pages" files_lib
+files_py() {
+  has python3-s3rdmafs -rw-r--r-- usr/lib/python3/dist-packages/s3rdmafs/__init__.py &&
+    dpkg-deb -c "$(deb python3-s3rdmafs)" |
+      grep -q 'usr/lib/python3/dist-packages/s3rdmafs/_s3rdmafs\.cpython-.*\.so$'
+}
+check "python3-s3rdmafs: the module and its C part" files_py
 echo "# built in $((SECONDS - t0)) s"
 
 # ---- a fresh Debian 12 root ----
@@ -158,7 +165,9 @@ if [ -f /etc/apt/sources.list.d/debian.sources ]; then
   : >"$root/etc/apt/sources.list"
 fi
 mkdir -p "$root/tmp/debs"
-for p in s3rdmafs s3rdma-gateway libs3rdmafs0 libs3rdmafs-dev; do cp "$(deb $p)" "$root/tmp/debs/"; done
+for p in s3rdmafs s3rdma-gateway libs3rdmafs0 libs3rdmafs-dev python3-s3rdmafs; do
+  cp "$(deb $p)" "$root/tmp/debs/"
+done
 t1=$SECONDS
 in_root apt-get update -qq >"$tmp/apt.log" 2>&1 || true
 apt_install() {
@@ -166,10 +175,14 @@ apt_install() {
     --no-install-recommends /tmp/debs/s3rdmafs_"$ver"_"$arch".deb \
     /tmp/debs/s3rdma-gateway_"$ver"_"$arch".deb \
     /tmp/debs/libs3rdmafs0_"$ver"_"$arch".deb \
-    /tmp/debs/libs3rdmafs-dev_"$ver"_"$arch".deb >>"$tmp/apt.log" 2>&1 ||
+    /tmp/debs/libs3rdmafs-dev_"$ver"_"$arch".deb \
+    /tmp/debs/python3-s3rdmafs_"$ver"_"$arch".deb >>"$tmp/apt.log" 2>&1 ||
     { tail -n 20 "$tmp/apt.log"; return 1; }
 }
-check "apt installs the four packages and their dependencies in the root" apt_install
+check "apt installs the five packages and their dependencies in the root" apt_install
+check "python3 -c 'import s3rdmafs' in the root" \
+  in_root python3 -c 'import s3rdmafs; print(s3rdmafs.File)'
+
 echo "# apt: $((SECONDS - t1)) s"
 check_eq "the unit is installed disabled" \
   "$(in_root systemctl is-enabled s3rdma-gateway 2>/dev/null || true)" disabled
@@ -340,7 +353,8 @@ stop_gw
 check "umount of the fstab mounts" in_root umount /mnt/a /mnt/b /mnt/all
 apt_purge() {
   in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q s3rdmafs \
-    s3rdma-gateway libs3rdmafs0 libs3rdmafs-dev >>"$tmp/apt.log" 2>&1 ||
+    s3rdma-gateway libs3rdmafs0 libs3rdmafs-dev python3-s3rdmafs \
+    >>"$tmp/apt.log" 2>&1 ||
     { tail -n 20 "$tmp/apt.log"; return 1; }
 }
 check "apt purges the packages" apt_purge
