@@ -95,6 +95,6 @@ for t in "${tools[@]}"; do
   bench_line py_read "$t" "${m_mbs[$t]}" MB/s "$reps"
   bench_line py_read_cpu "$t" "${m_cpu[$t]}" cpu_s_per_GiB "$reps"
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 echo "RATIO workload=py_read read_into/readinto speed=$(ratio "${m_mbs[read_into]}" "${m_mbs[readinto]}") cpu=$(ratio "${m_cpu[read_into]}" "${m_cpu[readinto]}")"
 echo "RATIO workload=py_read load_st/load_ref speed=$(ratio "${m_mbs[load_st]}" "${m_mbs[load_ref]}") cpu=$(ratio "${m_cpu[load_st]}" "${m_cpu[load_ref]}")"
