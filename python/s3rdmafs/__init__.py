@@ -21,9 +21,11 @@ import atexit
 
 from ._s3rdmafs import Buffer, File, Future, alloc, counters, strerror
 from ._s3rdmafs import _shutdown
+from .dataset import FileDataset, ShardDataset
 from .safetensors import load_safetensors, save_safetensors
 
 atexit.register(_shutdown)
 
 __all__ = ["Buffer", "File", "Future", "alloc", "counters", "strerror",
-           "load_safetensors", "save_safetensors"]
+           "load_safetensors", "save_safetensors", "FileDataset",
+           "ShardDataset"]

@@ -491,3 +491,77 @@ def test_safetensors_hostile():
         f.write(struct.pack("<Q", len(h)) + h + b"\0" * 10)
     with pytest.raises(ValueError):
         s3rdmafs.load_safetensors(bad)
+
+
+# ---- datasets ----
+
+def make_tree(base, n, size_of):
+    """n files below base (two levels), file i holding data(size_of(i), i)."""
+    want = []
+    for i in range(n):
+        d = os.path.join(base, "part%d" % (i % 3))
+        os.makedirs(d, exist_ok=True)
+        p = os.path.join(d, "s%03d.bin" % i)
+        b = data(size_of(i), 100 + i)
+        with open(p, "wb") as f:
+            f.write(b)
+        want.append((p, b))
+    return sorted(want)
+
+
+def where_dir(where, name):
+    if where == "mnt":
+        if MNT is None:
+            pytest.skip("no mount (S3R_PY_MNT)")
+        return os.path.join(MNT, name)
+    return os.path.join(PLAIN, name)
+
+
+def _sample(args):
+    """(in a forked worker) sample i of a FileDataset over root"""
+    root, i = args
+    return bytes(s3rdmafs.FileDataset(root)[i])
+
+
+@pytest.mark.parametrize("where", ["mnt", "plain"])
+def test_file_dataset(where):
+    root = where_dir(where, "ds-files")
+    want = make_tree(root, 12, lambda i: 1000 * i + 7)
+    ds = s3rdmafs.FileDataset(root, suffix=".bin")
+    assert len(ds) == 12
+    for i, (_, b) in enumerate(want):
+        assert ds[i].tobytes() == b
+    assert s3rdmafs.FileDataset(root, transform=len)[3] == len(want[3][1])
+    # forked workers, as a DataLoader's: each reads on its own
+    import multiprocessing
+    with multiprocessing.get_context("fork").Pool(3) as pool:
+        got = pool.map(_sample, [(root, i) for i in range(12)])
+    assert got == [b for _, b in want]
+    with pytest.raises(ValueError):
+        s3rdmafs.FileDataset(root, suffix=".none")
+
+
+@pytest.mark.parametrize("where", ["mnt", "plain"])
+def test_shard_dataset(where):
+    root = where_dir(where, "ds-shards")
+    rs = 4096
+    want = make_tree(root, 4, lambda i: rs * (50 + i) + (i * 13))
+    recs = [b[o:o + rs] for _, b in want
+            for o in range(0, len(b) // rs * rs, rs)]
+    got = [r.tobytes() for r in s3rdmafs.ShardDataset(root, rs)]
+    assert got == recs
+    with pytest.raises(ValueError):
+        s3rdmafs.ShardDataset(root, 0)
+
+
+def test_torch_dataloader():
+    torch = pytest.importorskip("torch")
+    root = where_dir("mnt" if MNT else "plain", "ds-torch")
+    want = make_tree(root, 8, lambda i: 4096 * (i + 1))
+    dl = torch.utils.data.DataLoader(s3rdmafs.FileDataset(root),
+                                     batch_size=None, num_workers=2)
+    assert [t.numpy().tobytes() for t in dl] == [b for _, b in want]
+    sh = torch.utils.data.DataLoader(s3rdmafs.ShardDataset(root, 4096),
+                                     batch_size=None, num_workers=2)
+    assert sorted(t.numpy().tobytes() for t in sh) == sorted(
+        b[o:o + 4096] for _, b in want for o in range(0, len(b), 4096))
