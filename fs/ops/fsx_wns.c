@@ -100,8 +100,9 @@ void fsx_wns_kept(struct fsx_mount *m, struct fsx_wb *wb)
   fsx_wb_put(m, wb);
 }
 
-/* The server's object is gone: what fsx_wns_going() kept is never uploaded again
-   and stays for the open handles only. Drops the reference. */
+/* The server's object is gone: what fsx_wns_going() kept is never
+   uploaded again and stays for the open handles only. Drops the
+   reference. */
 void fsx_wns_gone(struct fsx_mount *m, struct fsx_inode *in,
                   struct fsx_wb *wb)
 {

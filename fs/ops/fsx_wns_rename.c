@@ -322,7 +322,8 @@ int fsx_wns_rename(struct fsx_mount *m, fuse_ino_t parent, const char *name,
   else if (dst_exists && sa.kind != FSX_DIR && da.kind == FSX_DIR)
     rc = -EISDIR;
   else if (dst_exists && da.kind == FSX_DIR)
-    rc = fsx_wns_dir_is_empty(m, fsx_inode_bucket(dst), fsx_inode_key(m->tab, dst));
+    rc = fsx_wns_dir_is_empty(m, fsx_inode_bucket(dst),
+                              fsx_inode_key(m->tab, dst));
   if (rc || (dst_exists && dst == src))
     goto out;
   dstkey = fsx_inode_key_of(m->tab, ndir, newname, sa.kind);
