@@ -45,6 +45,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_cache_i.h"
 
@@ -326,7 +327,7 @@ int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
   *must_fill = true;
 out:
   if (*out) {
-    c->seg_used[(*out)->slot / c->seg_chunks] = fsx_cache_now_ms();
+    c->seg_used[(*out)->slot / c->seg_chunks] = clock_mono_ms();
     c->seg_seq[(*out)->slot / c->seg_chunks] = ++c->gets;
   }
   pthread_mutex_unlock(&c->mu);

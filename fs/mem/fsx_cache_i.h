@@ -83,7 +83,5 @@ void fsx_cache_hash_del(struct fsx_chunk *ch);
 /* The segment of chunk slot backed (and locked, when asked), if it is
    not: called by the get that claimed the chunk, without c->mu. */
 void fsx_cache_seg_back(struct fsx_cache *c, uint32_t slot);
-/* Milliseconds of a monotonic clock (coarse: a get's touch). */
-uint64_t fsx_cache_now_ms(void);
 
 #endif

@@ -26,20 +26,12 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/types.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_cache.h"
 #include "fs/mem/fsx_cache_i.h"
 #include "fs/mem/fsx_mlock.h"
-
-uint64_t fsx_cache_now_ms(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* segment s's chunks: the first and how many */
 static size_t seg_span(const struct fsx_cache *c, size_t s, size_t *first)
@@ -198,7 +190,7 @@ uint64_t fsx_cache_release(struct fsx_cache *c, uint64_t idle_ms,
     ssize_t s;
 
     pthread_mutex_lock(&c->mu);
-    s = pick(c, fsx_cache_now_ms(), idle_ms, over);
+    s = pick(c, clock_mono_ms(), idle_ms, over);
     if (s >= 0)
       seg_take(c, (size_t)s);
     pthread_mutex_unlock(&c->mu);

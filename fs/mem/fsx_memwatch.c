@@ -2,7 +2,7 @@
  * fsx_memwatch: see fsx_memwatch.h.
  *
  * DESIGN
- * - One thread, woken by a timed wait on w->cond (CLOCK_MONOTONIC) once a
+ * - One thread, woken by a timed wait on w->cond (clock_cond_init) once a
  *   second or by fsx_memwatch_stop; w->lock protects stop and the
  *   counters. The cache and the pool have their own locks: the thread
  *   calls them without w->lock.
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_cache.h"
@@ -37,13 +38,13 @@ struct fsx_memwatch {
 };
 
 /* One round: idle segments and slots, then pressure. */
-static void round_once(struct fsx_memwatch *w, time_t *cool_until)
+static void round_once(struct fsx_memwatch *w, uint64_t *cool_until)
 {
   struct fsx_cache_stats cs;
   uint64_t idle = 0, pressed = 0;
   bool event = false;
   double some = fsx_memory_pressure(w->cfg.root);
-  struct timespec now;
+  uint64_t now = clock_mono_ms();
 
   fsx_cache_stats(w->cfg.cache, &cs);
   /* (tests: the system's pressure simulated, once the cache holds some) */
@@ -54,10 +55,9 @@ static void round_once(struct fsx_memwatch *w, time_t *cool_until)
     if (w->cfg.pool)
       fsx_pool_release(w->cfg.pool, w->cfg.idle_ms);
   }
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  if (some >= FSX_MEMWATCH_SOME && now.tv_sec >= *cool_until) {
+  if (some >= FSX_MEMWATCH_SOME && now >= *cool_until) {
     event = true;
-    *cool_until = now.tv_sec + FSX_MEMWATCH_COOL_S;
+    *cool_until = now + FSX_MEMWATCH_COOL_S * 1000u;
     fsx_cache_stats(w->cfg.cache, &cs);
     pressed = fsx_cache_release(w->cfg.cache, UINT64_MAX,
                                 cs.backed_bytes / 2);
@@ -79,7 +79,7 @@ static void round_once(struct fsx_memwatch *w, time_t *cool_until)
 static void *watch_main(void *arg)
 {
   struct fsx_memwatch *w = arg;
-  time_t cool_until = 0;
+  uint64_t cool_until = 0;
   struct timespec until;
 
   pthread_mutex_lock(&w->lock);
@@ -87,8 +87,7 @@ static void *watch_main(void *arg)
     pthread_mutex_unlock(&w->lock);
     round_once(w, &cool_until);
     pthread_mutex_lock(&w->lock);
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += 1;
+    until = clock_deadline(1000);
     while (!w->stop &&
            pthread_cond_timedwait(&w->cond, &w->lock, &until) != ETIMEDOUT)
       ;
@@ -101,7 +100,6 @@ int fsx_memwatch_start(const struct fsx_memwatch_cfg *cfg,
                        struct fsx_memwatch **out)
 {
   struct fsx_memwatch *w = calloc(1, sizeof(*w));
-  pthread_condattr_t ca;
   int rc;
 
   *out = NULL;
@@ -110,10 +108,7 @@ int fsx_memwatch_start(const struct fsx_memwatch_cfg *cfg,
   w->cfg = *cfg;
   w->some = -1;
   pthread_mutex_init(&w->lock, NULL);
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&w->cond, &ca);
-  pthread_condattr_destroy(&ca);
+  clock_cond_init(&w->cond);
   rc = -pthread_create(&w->thread, NULL, watch_main, w);
   if (rc) {
     pthread_cond_destroy(&w->cond);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_mlock.h"
@@ -286,14 +287,6 @@ size_t fsx_pool_slot_size(const struct fsx_pool *p)
   return p->slot;
 }
 
-static uint64_t now_ms(void)
-{
-  struct timespec ts;
-
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* The first of n adjacent free slots, or nslots (lock held). */
 static size_t find_run(const struct fsx_pool *p, size_t n)
 {
@@ -409,7 +402,7 @@ void fsx_pool_put(struct fsx_pool *p, void *buf)
   p->used_slots -= p->run_len[i];
   memset(p->used + i, 0, p->run_len[i]);
   for (size_t k = i; k < i + p->run_len[i]; k++)
-    p->put_ms[k] = now_ms();
+    p->put_ms[k] = clock_mono_ms();
   p->run_len[i] = 0;
   pthread_cond_broadcast(&p->cond);
   pthread_mutex_unlock(&p->lock);
@@ -447,7 +440,7 @@ void fsx_pool_fix(struct fsx_pool *p)
    this runs once a second at most, on slots idle for long) */
 size_t fsx_pool_release(struct fsx_pool *p, uint64_t idle_ms)
 {
-  uint64_t now = now_ms();
+  uint64_t now = clock_mono_ms();
   size_t n = 0;
 
   pthread_mutex_lock(&p->lock);
