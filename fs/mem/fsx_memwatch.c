@@ -46,19 +46,18 @@ static void round_once(struct fsx_memwatch *w, uint64_t *cool_until)
   double some = fsx_memory_pressure(w->cfg.root);
   uint64_t now = clock_mono_ms();
 
-  fsx_cache_stats(w->cfg.cache, &cs);
-  /* (tests: the system's pressure simulated, once the cache holds some) */
-  if (cs.backed_bytes && FP("mem.pressure"))
-    some = 100.0;
   if (w->cfg.idle_ms) {
     idle = fsx_cache_release(w->cfg.cache, w->cfg.idle_ms, UINT64_MAX);
     if (w->cfg.pool)
       fsx_pool_release(w->cfg.pool, w->cfg.idle_ms);
   }
+  fsx_cache_stats(w->cfg.cache, &cs); /* (what is backed after that) */
+  /* (tests: the system's pressure simulated, once the cache holds some) */
+  if (cs.backed_bytes && FP("mem.pressure"))
+    some = 100.0;
   if (some >= FSX_MEMWATCH_SOME && now >= *cool_until) {
     event = true;
     *cool_until = now + FSX_MEMWATCH_COOL_S * 1000u;
-    fsx_cache_stats(w->cfg.cache, &cs);
     pressed = fsx_cache_release(w->cfg.cache, UINT64_MAX,
                                 cs.backed_bytes / 2);
     if (w->cfg.pool)
