@@ -32,8 +32,9 @@ PKGS=(
   rsync vim s3fs
   # tests: Prometheus's own parser for the metrics (test_metrics)
   python3-prometheus-client
-  # the Python module (python/) and its tests (tests/python)
-  python3-dev python3-numpy python3-pytest
+  # the Python module (python/) and its tests (tests/python), torch's
+  # DataLoader (forked workers) and tensors among them
+  python3-dev python3-numpy python3-pytest python3-torch
   # tests/rdma-vm: a QEMU guest (TCG) with soft-RoCE, Debian's kernel
   # unpacked into a busybox initramfs, perftest as the RC reference
   qemu-system-x86 busybox-static cpio kmod xz-utils iproute2

@@ -40,6 +40,12 @@ def stat(name):
     raise KeyError(name)
 
 
+def host(x):
+    """x as a NumPy array: load_safetensors gives torch tensors where
+    torch is installed"""
+    return x if isinstance(x, numpy.ndarray) else x.numpy()
+
+
 def data(n, seed):
     return numpy.random.default_rng(seed).integers(
         0, 256, n, dtype=numpy.uint8).tobytes()
@@ -429,8 +435,9 @@ def test_load_safetensors_reference_file(where):
     got = s3rdmafs.load_safetensors(path)
     assert sorted(got) == sorted(want)
     for k in want:
-        assert got[k].dtype == want[k].dtype and got[k].shape == want[k].shape
-        assert got[k].tobytes() == want[k].tobytes(), k
+        g = host(got[k])
+        assert g.dtype == want[k].dtype and g.shape == want[k].shape
+        assert g.tobytes() == want[k].tobytes(), k
 
 
 @pytest.mark.parametrize("where", ["mnt", "plain"])
@@ -445,7 +452,7 @@ def test_save_safetensors_read_by_reference(where):
         assert got[k].tobytes() == want[k].tobytes(), k
         assert got[k].shape == want[k].shape
     again = s3rdmafs.load_safetensors(path)
-    assert all(again[k].tobytes() == want[k].tobytes() for k in want)
+    assert all(host(again[k]).tobytes() == want[k].tobytes() for k in want)
 
 
 def st(header, data=b""):
@@ -565,3 +572,46 @@ def test_torch_dataloader():
                                      batch_size=None, num_workers=2)
     assert sorted(t.numpy().tobytes() for t in sh) == sorted(
         b[o:o + 4096] for _, b in want for o in range(0, len(b), 4096))
+
+
+@mounted
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
+def test_torch_dataloader_forked_after_use():
+    """PyTorch's DataLoader forks its workers after the main process has
+    read (its thread's bounce buffer and the module's threads exist): 4
+    workers each read files of 16 MiB (two bounce buffers' worth) at once
+    into memory of their own, byte for byte what was written."""
+    torch = pytest.importorskip("torch")
+    root = os.path.join(MNT, "ds-forked")
+    want = make_tree(root, 8, lambda i: 16 * MiB + 4096 * i + 3)
+    ds = s3rdmafs.FileDataset(root)
+    assert ds[0].tobytes() == want[0][1]  # the parent's bounce buffer made
+    with s3rdmafs.File(want[1][0]) as f:  # and the module's threads
+        a = numpy.empty(len(want[1][1]), dtype=numpy.uint8)
+        assert f.pread(a, 0).result() == a.size
+    dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=4,
+                                     multiprocessing_context="fork",
+                                     prefetch_factor=2)
+    for _ in range(2):
+        got = [t.numpy().tobytes() for t in dl]
+        for i, (p, b) in enumerate(want):
+            assert got[i] == b, "%s: wrong bytes in a forked worker" % p
+
+
+def test_torch_safetensors():
+    """Where torch is installed, a checkpoint loads into torch tensors,
+    bfloat16 included, and torch tensors save."""
+    torch = pytest.importorskip("torch")
+    path = os.path.join(MNT or PLAIN, "torch.safetensors")
+    g = torch.Generator().manual_seed(7)
+    want = {"w": torch.randn(300, 257, generator=g),
+            "bf": torch.randn(1000, generator=g).to(torch.bfloat16),
+            "i": torch.arange(5, dtype=torch.int64),
+            "flag": torch.tensor([True, False, True])}
+    s3rdmafs.save_safetensors(want, path)
+    got = s3rdmafs.load_safetensors(path)
+    assert sorted(got) == sorted(want)
+    for k, t in want.items():
+        assert isinstance(got[k], torch.Tensor), k
+        assert got[k].dtype == t.dtype and got[k].shape == t.shape, k
+        assert torch.equal(got[k], t), k
