@@ -130,8 +130,10 @@ static void *give_back(void *arg)
   struct later *l = arg;
 
   usleep(100 * 1000);
-  fsx_pool_sending(l->p, l->buf, false);
+  /* as the write-back does (fsx_wb_part.c): put first, so that a waiter
+     woken with nothing on the wire finds the run free, not -EAGAIN */
   fsx_pool_put(l->p, l->buf);
+  fsx_pool_sending(l->p, l->buf, false);
   return NULL;
 }
 
