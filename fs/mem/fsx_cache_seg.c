@@ -3,8 +3,12 @@
  *
  * DESIGN
  * - A segment is backed by the first get that claims one of its chunks
- *   (fsx_cache_seg_back: NONE -> BUSY -> LIVE, mlock'ed when asked, the
- *   hook told first: the RDMA plane registers it), outside c->mu; other
+ *   (fsx_cache_seg_back: NONE -> BUSY -> LIVE, locked when asked, the
+ *   hook told first: the RDMA plane registers it), outside c->mu. Locked
+ *   as its pages are touched (MLOCK_ONFAULT): none is faulted in here, so
+ *   a mount's first read waits for its own chunk's pages (fsx_cache_get
+ *   faults in a chunk's when it is first claimed), not for a segment's
+ *   (64 MiB: some 20 ms, a first byte's whole budget far away). Other
  *   gets claiming chunks of a BUSY segment go on without a hook (the bytes
  *   are right pinned or not), and wait for LIVE (seg_cv) with one (their
  *   tokens need the registration). A get finds a segment BUSY only while
@@ -81,7 +85,7 @@ void fsx_cache_seg_back(struct fsx_cache *c, uint32_t slot)
     c->hook(c->hook_arg, first * c->chunk_size, len, true);
   c->seg_locked[s] = false;
   if (c->want_mlock) {
-    if (!(rc = fsx_mlock(base, len))) {
+    if (!(rc = fsx_mlock_onfault(base, len))) {
       c->seg_locked[s] = true;
       atomic_fetch_add(&c->locked_bytes, len);
     } else {
@@ -156,8 +160,10 @@ static void seg_drop(struct fsx_cache *c, size_t s)
   atomic_fetch_sub(&c->backed_bytes, len);
   atomic_fetch_add(&c->segs_released, 1);
   pthread_mutex_lock(&c->mu);
-  for (size_t i = first; i < first + n; i++)
+  for (size_t i = first; i < first + n; i++) {
+    c->chunks[i].populated = false;
     fsx_cache_list_add_tail(&c->freel, &c->chunks[i]);
+  }
   atomic_store(&c->seg[s], SEG_NONE);
   pthread_mutex_unlock(&c->mu);
 }

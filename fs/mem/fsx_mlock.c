@@ -4,8 +4,16 @@
 #include "fs/mem/fsx_mlock.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef MLOCK_ONFAULT
+#define MLOCK_ONFAULT 0x01
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 int fsx_mlock(void *addr, size_t len)
 {
@@ -15,4 +23,26 @@ int fsx_mlock(void *addr, size_t len)
 int fsx_munlock(void *addr, size_t len)
 {
   return syscall(SYS_munlock, addr, len) ? -errno : 0;
+}
+
+int fsx_mlock_onfault(void *addr, size_t len)
+{
+#ifdef SYS_mlock2
+  if (!syscall(SYS_mlock2, addr, len, MLOCK_ONFAULT))
+    return 0;
+  if (errno != ENOSYS && errno != EINVAL)
+    return -errno;
+#endif
+  return fsx_mlock(addr, len);
+}
+
+void fsx_populate(void *addr, size_t len)
+{
+  long page = sysconf(_SC_PAGESIZE);
+
+  if (!madvise(addr, len, MADV_POPULATE_WRITE) || errno != EINVAL)
+    return; /* (a failure other than an old kernel's: the faults come
+               with the first writes instead) */
+  for (size_t o = 0; o < len; o += (size_t)page)
+    ((volatile unsigned char *)addr)[o] = 0;
 }

@@ -12,4 +12,13 @@
 int fsx_mlock(void *addr, size_t len);
 int fsx_munlock(void *addr, size_t len);
 
+/* [addr, addr + len) locked as its pages are first touched, none faulted
+   in now (mlock2 MLOCK_ONFAULT; before Linux 4.4, mlock: all of them). */
+int fsx_mlock_onfault(void *addr, size_t len);
+
+/* [addr, addr + len) of a private writable mapping faulted in now, in one
+   call (MADV_POPULATE_WRITE; before Linux 5.14, a write to each page: its
+   bytes are the caller's to overwrite). */
+void fsx_populate(void *addr, size_t len);
+
 #endif

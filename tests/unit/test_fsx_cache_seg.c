@@ -245,6 +245,49 @@ static void test_release_unlocks(void **state)
   fsx_cache_destroy(c);
 }
 
+/* A locked segment's first claim faults in that chunk's pages only: the
+   rest of the segment stays untouched (a first read waits for its own
+   chunk, not a whole segment), each chunk's pages come with its own first
+   claim, and the segment's locked range is all of it. */
+static void test_first_claim_faults_its_chunk(void **state)
+{
+  struct fsx_cache *c;
+  struct fsx_cache_stats st;
+  struct fsx_chunk *ch;
+  struct rlimit rl;
+  unsigned char *base;
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  bool fill;
+
+  (void)state;
+  assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 4 * SEG &&
+      geteuid() != 0) {
+    print_message("skipped: mlock not allowed for %u bytes\n", 4 * SEG);
+    return;
+  }
+  c = make(true);
+  assert_int_equal(fsx_cache_get(c, 1, 1, 0, true, &ch, &fill), 0);
+  assert_true(fill);
+  base = fsx_chunk_data(ch); /* chunk 0: the first of segment 0 */
+  assert_int_equal(resident_pages(base, CS), CS / pg);
+  assert_int_equal(resident_pages(base + CS, SEG - CS), 0);
+  fsx_cache_stats(c, &st);
+  assert_int_equal(st.locked_bytes, SEG);
+  fsx_chunk_fill_done(c, ch, 0, CS);
+  fsx_cache_put(c, ch);
+  load(c, 1, 3); /* the next chunk's pages with its claim */
+  assert_int_equal(resident_pages(base + CS, CS), CS / pg);
+  assert_int_equal(resident_pages(base + 2 * CS, SEG - 2 * CS), 0);
+  /* given back and claimed again: faulted in anew */
+  assert_int_equal(fsx_cache_release(c, 0, UINT64_MAX), SEG);
+  assert_int_equal(resident_pages(base, SEG), 0);
+  load(c, 9, 4);
+  assert_true(cached(c, 9, 4));
+  drained(c);
+  fsx_cache_destroy(c);
+}
+
 /* a hook slow to register: a segment is "registered" only when it ends */
 static _Atomic bool seg_reg[NCH / 4];
 
@@ -393,6 +436,7 @@ int main(void)
       cmocka_unit_test(test_release_idle),
       cmocka_unit_test(test_release_keeps_referenced_and_recent),
       cmocka_unit_test(test_release_unlocks),
+      cmocka_unit_test(test_first_claim_faults_its_chunk),
       cmocka_unit_test(test_release_under_readers),
       cmocka_unit_test(test_hook_before_use),
   };
