@@ -51,6 +51,7 @@
 #include "fs/write/fsx_wb.h"
 
 #define PROG FSX_PROG
+#define WARM_CONNS 4u /* connections made at mount (client_up) */
 
 
 #ifdef S3R_FAILPOINTS
@@ -316,10 +317,17 @@ static void pool_down(struct build *b)
   fsx_pool_close(b->m.pool); /* every run given back: no state is left */
 }
 
+/* The client, and its first connections made at once (a lookup's round
+   sends 3 requests, each of which would otherwise wait for a connection
+   of its own to be made: a round trip far away) */
 static int client_up(struct build *b)
 {
-  if ((b->m.s3 = s3_client_create(&b->sc, b->err, sizeof(b->err))))
+  if ((b->m.s3 = s3_client_create(&b->sc, b->err, sizeof(b->err)))) {
+    s3_client_warm(b->m.s3, b->m.bucket,
+                   b->sc.max_inflight < WARM_CONNS ? b->sc.max_inflight
+                                                   : WARM_CONNS);
     return 0;
+  }
   log_err("%s", b->err);
   return -1;
 }

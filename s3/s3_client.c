@@ -155,6 +155,25 @@ void s3_client_destroy(struct s3_client *c)
   free_strings(c);
 }
 
+static void warm_done(struct s3_req *r, void *arg)
+{
+  (void)arg;
+  s3_req_destroy(r);
+}
+
+void s3_client_warm(struct s3_client *c, const char *bucket, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++) {
+    struct s3_req *r = s3_req_create(c, "HEAD", bucket, NULL);
+
+    if (!r)
+      return;
+    r->warm = true;
+    s3_req_set_timeout(r, 10000);
+    s3_req_submit(r, warm_done, NULL);
+  }
+}
+
 void s3_client_set_stop_hook(struct s3_client *c, s3_client_stop_fn fn,
                              void *arg)
 {
@@ -192,6 +211,7 @@ void s3_client_stats(const struct s3_client *c, struct s3_stats *out)
   out->cancelled = atomic_load(&c->st_cancelled);
   out->inflight = atomic_load(&c->st_inflight);
   out->max_inflight_seen = atomic_load(&c->st_max_inflight);
+  out->warm_requests = atomic_load(&c->st_warm);
   out->rtt_us = s3_client_rtt_us(c);
   out->rdma_requests = atomic_load(&c->st_rdma_requests);
   out->rdma_bytes = atomic_load(&c->st_rdma_bytes);
@@ -232,6 +252,7 @@ size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len)
       {"cancelled", s->cancelled},
       {"inflight", s->inflight},
       {"max_inflight_seen", s->max_inflight_seen},
+      {"warm_requests", s->warm_requests},
       {"round_trip_us", s->rtt_us},
       {"rdma_requests", s->rdma_requests},
       {"rdma_bytes", s->rdma_bytes},

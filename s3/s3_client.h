@@ -83,6 +83,14 @@ void s3_client_set_stop_hook(struct s3_client *c, s3_client_stop_fn fn,
 const char *s3_client_region(const struct s3_client *c);
 const char *s3_client_creds_source(const struct s3_client *c);
 
+/*
+ * n connections to the endpoint made now, ready for the first requests: n
+ * HEADs of bucket (of the service, bucket NULL) sent at once, in the
+ * background, each answer (any) dropped. Counted in warm_requests only;
+ * their round trips feed s3_client_rtt_us. Never retried.
+ */
+void s3_client_warm(struct s3_client *c, const char *bucket, unsigned n);
+
 /* ---- stats ---- */
 
 struct s3_stats {
@@ -94,7 +102,8 @@ struct s3_stats {
   uint64_t cancelled;
   uint64_t errors[16];        /* by enum s3_err_class, final outcomes */
   uint64_t inflight;          /* now */
-  uint64_t max_inflight_seen;
+  uint64_t max_inflight_seen; /* (connection warmers left out) */
+  uint64_t warm_requests;     /* s3_client_warm's, done (not in requests) */
   uint64_t rtt_us;            /* s3_client_rtt_us, now */
   /* RDMA tokens (s3_req_set_rdma): bytes_sent/bytes_received above count
      HTTP bodies only, these the bytes the server moved by RDMA */

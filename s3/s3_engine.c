@@ -76,6 +76,14 @@ static void list_unlink(struct s3_req **head, struct s3_req **tail,
   r->next = r->prev = NULL;
 }
 
+/* r off the active list (e->lock held) */
+static void active_del(struct s3_engine *e, struct s3_req *r)
+{
+  list_unlink(&e->active, NULL, r);
+  e->n_active--;
+  e->n_warm -= r->warm;
+}
+
 static uint32_t rng_next(struct s3_engine *e)
 {
   uint64_t x = e->rng;
@@ -164,11 +172,15 @@ static void finish(struct s3_client *c, struct s3_req *r, int rc,
 
   r->rc = rc;
   s3_req_run_release(r); /* before anyone sees r finished */
-  atomic_fetch_add(&c->st_requests, 1);
-  if (rc == -ECANCELED)
-    atomic_fetch_add(&c->st_cancelled, 1);
-  else if (rc)
-    atomic_fetch_add(&c->st_errors[cls ? cls : S3_EC_CLIENT], 1);
+  if (r->warm) {
+    atomic_fetch_add(&c->st_warm, 1); /* (its outcome is nobody's) */
+  } else {
+    atomic_fetch_add(&c->st_requests, 1);
+    if (rc == -ECANCELED)
+      atomic_fetch_add(&c->st_cancelled, 1);
+    else if (rc)
+      atomic_fetch_add(&c->st_errors[cls ? cls : S3_EC_CLIENT], 1);
+  }
   pthread_mutex_lock(&c->eng.lock);
   r->state = S3_REQ_DONE;
   done = r->done;
@@ -260,8 +272,10 @@ static void note_latency(struct s3_client *c, const struct s3_req *r)
           CURLE_OK ||
       curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &total) != CURLE_OK)
     return;
-  stats_hist_add(&c->lat_ttfb[op], ttfb > 0 ? (uint64_t)ttfb : 0);
-  stats_hist_add(&c->lat_total[op], total > 0 ? (uint64_t)total : 0);
+  if (!r->warm) { /* (a warmer's round trip counts, not its times) */
+    stats_hist_add(&c->lat_ttfb[op], ttfb > 0 ? (uint64_t)ttfb : 0);
+    stats_hist_add(&c->lat_total[op], total > 0 ? (uint64_t)total : 0);
+  }
   /* from the request sent (connection made) to the answer's first byte */
   if (curl_easy_getinfo(r->easy, CURLINFO_PRETRANSFER_TIME_T, &pre) ==
           CURLE_OK && ttfb > pre)
@@ -285,8 +299,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   r->easy = NULL;
 
   pthread_mutex_lock(&e->lock);
-  list_unlink(&e->active, NULL, r);
-  e->n_active--;
+  active_del(e, r);
   atomic_store(&c->st_inflight, e->n_active);
   cancel = r->cancel;
   pthread_mutex_unlock(&e->lock);
@@ -307,9 +320,10 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
     requeue(e, r, 0);
     return;
   }
-  if (rc == 0) {
-    s3_retry_quota_success(&c->quota);
-    finish(c, r, 0, S3_EC_NONE);
+  if (rc == 0 || r->warm) { /* (a warmer's answer is its whole use) */
+    if (!rc)
+      s3_retry_quota_success(&c->quota);
+    finish(c, r, rc, rc ? m.cls : S3_EC_NONE);
     return;
   }
   if (m.log_hint)
@@ -357,8 +371,7 @@ static unsigned schedule(struct s3_client *c, struct s3_req **start,
   for (r = e->n_cancel ? e->active : NULL; r; r = nx) {
     nx = r->next;
     if (r->cancel) {
-      list_unlink(&e->active, NULL, r);
-      e->n_active--;
+      active_del(e, r);
       r->link = *cancelled;
       *cancelled = r;
     }
@@ -385,13 +398,14 @@ static unsigned schedule(struct s3_client *c, struct s3_req **start,
     list_push(&e->active, NULL, r);
     r->state = S3_REQ_ACTIVE;
     e->n_active++;
+    e->n_warm += r->warm;
     r->link = *start;
     *start = r;
   }
   e->n_cancel = 0;
   atomic_store(&c->st_inflight, e->n_active);
-  if (e->n_active > atomic_load(&c->st_max_inflight))
-    atomic_store(&c->st_max_inflight, e->n_active);
+  if (e->n_active - e->n_warm > atomic_load(&c->st_max_inflight))
+    atomic_store(&c->st_max_inflight, e->n_active - e->n_warm);
   return (unsigned)(next - now);
 }
 
@@ -450,8 +464,7 @@ static void *engine_main(void *arg)
       rc = start_attempt(c, r);
       if (rc) {
         pthread_mutex_lock(&e->lock);
-        list_unlink(&e->active, NULL, r);
-        e->n_active--;
+        active_del(e, r);
         pthread_mutex_unlock(&e->lock);
         finish(c, r, rc, S3_EC_CLIENT);
       }

@@ -53,6 +53,8 @@ struct s3_req {
   uint64_t range_off, range_len;
   unsigned timeout_ms;
   bool idempotent;
+  bool warm;                      /* a connection warmer (s3_client_warm):
+                                     counted apart, never retried */
 
   /* RDMA token (s3_rdma.c); owned */
   char *rdma_token;               /* NULL: none */
@@ -133,6 +135,9 @@ struct s3_engine {
   struct s3_req *queue;           /* FIFO head; protected by lock */
   struct s3_req *queue_tail;      /* protected by lock */
   size_t n_active;                /* protected by lock */
+  size_t n_warm;                  /* protected by lock: of n_active,
+                                     connection warmers (not counted in
+                                     st_max_inflight) */
   struct s3_req *active;          /* protected by lock */
   unsigned n_cancel;              /* cancel requests not yet handled;
                                      protected by lock */
@@ -173,7 +178,7 @@ struct s3_client {
   struct s3_engine eng;
 
   _Atomic uint64_t st_requests, st_attempts, st_retries, st_sent, st_recv,
-      st_cancelled, st_inflight, st_max_inflight;
+      st_cancelled, st_inflight, st_max_inflight, st_warm;
   _Atomic uint64_t st_rdma_requests, st_rdma_bytes, st_rdma_declined,
       st_rdma_ignored, st_rdma_resent, st_rdma_put_etag;
   _Atomic uint64_t st_errors[S3_EC_COUNT];

@@ -4,6 +4,9 @@
 # s3.request_seconds{op=...}.count, every exchange the server answered)
 # and the most sent at once (s3.max_inflight_seen: requests of one round
 # go together), each on a fresh mount:
+#   - the mount's first connections made at mount (4 HEADs of the bucket,
+#     s3.warm_requests, in no request count), so that a cold lookup's
+#     round makes none;
 #   - a cold lookup: one round (GET the name's first bytes (its metadata
 #     from the GET's headers), HEAD its marker, LIST below it (its first
 #     64 names, kept as its page when they are all), and with
@@ -77,10 +80,26 @@ head -c 102400 /dev/urandom >"$tmp/local/big"
 for k in p/ p/q/; do "$CLI" put "$tmp/local/empty" "$bucket/$k"; done
 "$CLI" put "$tmp/local/f3" "$bucket/p/q/f3"
 
+# conns: the daemon's TCP connections to the S3 endpoint, established now
+port=${S3R_ENDPOINT##*:}
+port=${port%%/*}
+conns() {
+  ss -Htnp state established "( dport = :$port )" | grep -c "pid=$FS_PID," || true
+}
+
 # ---- lookups ----
 mount_fresh
 bef=$(counts)
+warmed() { [ "$(stat_of s3.warm_requests)" = 4 ]; }
+check "warm: 4 connections made at mount (s3.warm_requests)" \
+  wait_for 10 0.1 warmed
+# (fs_mount asks no request: the 4 connections are the warmers' alone)
+check "  ... and held, ready: $(conns) established" test "$(conns)" -ge 4
+check "  ... counted in no request count" eq "counts" "$(counts)" "$bef"
+c0=$(conns)
 check "cold: stat d/f1" stat "$mnt/d/f1" >/dev/null
+check "  ... its round made no connection: $(conns) established" \
+  test "$(conns)" -le "$c0"
 # two lookups, one round each: d cold (a GET, a HEAD of its marker, a LIST
 # below it that brings its names, a LIST of the root's page, sent
 # together), f1 from d's page (its GET alone)
