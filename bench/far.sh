@@ -29,6 +29,7 @@
 #
 #   bench/far.sh [--delays "0 10 50"] [--tools "s3rdmafs s3fs rclone"]
 #                [--reps N] [--steps "first second ..."]
+#                [--ours "-o KEY=VALUE ..."]  (options for our mounts)
 # Needs root (mounts).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,12 +38,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 delays="0 10" tools="s3rdmafs s3fs rclone" reps=3
 steps=(ls cat400 first second listed deep create seqread seqwrite)
+ours=()
 while [ $# -gt 0 ]; do
   case $1 in
     --delays) delays=$2; shift 2 ;;
     --tools) tools=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --steps) read -ra steps <<<"$2"; shift 2 ;;
+    --ours) read -ra ours <<<"$2"; shift 2 ;;
     far) shift ;;
     *) echo "usage: $0 [--delays \"0 10 50\"] [--tools \"s3rdmafs s3fs rclone\"] [--reps N] [--steps \"first ...\"]" >&2; exit 2 ;;
   esac
@@ -88,7 +91,7 @@ for d in far/ls far/small far/one far/new fone; do "$CLI" put "$tmp/empty" "$buc
 [ "$(have fone/)" -ge 4 ] || "$CLI" --parallel 4 fill "$bucket/fone/f" 4 4096 >/dev/null
 bench_object far "$bucket" far/seq.bin $((512 * 1048576))
 
-mount_tool() { bench_mount_tool "$1" "$bucket" "$mnt" "$tmp/fs.log"; }
+mount_tool() { bench_mount_tool "$1" "$bucket" "$mnt" "$tmp/fs.log" ${ours[@]+"${ours[@]}"}; }
 umount_tool() { bench_umount_tool "$1" "$mnt"; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
 # requests our mount has sent so far (0 for the others)
@@ -166,7 +169,7 @@ bare() {
       # each PUT is a call of its own, its connection made to the relay,
       # which adds no round trip for it)
       for _ in 1 2 3 4 5; do
-        v+=("$(_peer_curl -w '%{time_total}\n' -o /dev/null -T "$tmp/src4k" "$b/far/new/bare" |
+        v+=("$(_peer_curl -w '%{time_total}\n' -o /dev/null -H 'Expect:' -T "$tmp/src4k" "$b/far/new/bare" |
           awk '{ printf "%.1f", $1 * 1000 }')")
       done
       _peer_curl -X DELETE -o /dev/null "$b/far/new/bare" || true

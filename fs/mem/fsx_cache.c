@@ -28,11 +28,11 @@
  * - The arena is mmap'ed whole (address space only: untouched pages take
  *   no memory) and used in segments (1/16 of it, at most SEG_MAX): the
  *   first get that claims a chunk of a segment not backed backs it
- *   (locked when asked, as its pages are touched) in fsx_cache_seg.c, and
- *   the get that first claims a chunk of it faults in that chunk's pages,
- *   after it lets go of the mutex (in its own thread, not in the event
- *   loop whose write fills the chunk). fsx_cache_seg.c also gives idle
- *   segments back (fsx_cache_release). The free list gives chunks lowest
+ *   (locked when asked, as its pages are touched) in fsx_cache_seg.c;
+ *   the filler of a chunk's first claim faults in its pages while its
+ *   request is on the wire (fsx_chunk_take_populate: in its own thread,
+ *   not in the event loop whose copy fills the chunk, and not before the
+ *   request goes). fsx_cache_seg.c also gives idle segments back (fsx_cache_release). The free list gives chunks lowest
  *   first and those of segments given back last, so a mount that reads
  *   little holds little.
  */
@@ -50,7 +50,6 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_cache_i.h"
-#include "fs/mem/fsx_mlock.h"
 
 static uint64_t key_hash(uint64_t file, uint64_t gen, uint64_t index)
 {
@@ -337,16 +336,21 @@ out:
   if (*must_fill &&
       atomic_load(&c->seg[ch->slot / c->seg_chunks]) != SEG_LIVE)
     fsx_cache_seg_back(c, ch->slot);
-  if (*must_fill && !ch->populated) {
-    fsx_populate(ch->data, c->chunk_size);
-    ch->populated = true;
-  }
   return rc;
 }
 
 void *fsx_chunk_data(struct fsx_chunk *ch)
 {
   return ch->data;
+}
+
+bool fsx_chunk_take_populate(struct fsx_cache *c, struct fsx_chunk *ch)
+{
+  (void)c;
+  if (ch->populated)
+    return false;
+  ch->populated = true;
+  return true;
 }
 
 size_t fsx_chunk_arena_offset(const struct fsx_cache *c,

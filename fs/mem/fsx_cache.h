@@ -75,6 +75,14 @@ int fsx_cache_get(struct fsx_cache *c, uint64_t file, uint64_t gen,
 
 /* The chunk's memory (chunk_size bytes). */
 void *fsx_chunk_data(struct fsx_chunk *ch);
+/*
+ * For the filler of a claimed chunk (must_fill): true once per backing of
+ * its segment, when its pages are still to be faulted in. The filler then
+ * faults them in (fsx_populate) while its request is on the wire, so that
+ * the fill (the event loop's copy, or the server's write) meets them
+ * present; a segment is locked as its pages are touched, not at once.
+ */
+bool fsx_chunk_take_populate(struct fsx_cache *c, struct fsx_chunk *ch);
 /* Its offset in the arena. */
 size_t fsx_chunk_arena_offset(const struct fsx_cache *c,
                               const struct fsx_chunk *ch);

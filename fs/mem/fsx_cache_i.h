@@ -37,9 +37,9 @@ struct fsx_chunk {
   int rc;                          /* protected by c->mu */
   uint32_t slot;                   /* fixed: position in c->chunks */
   uint8_t state;                   /* protected by c->mu: enum chunk_state */
-  bool populated;                  /* its pages faulted in since its
-                                      segment was backed: owned by the get
-                                      that claims it to fill, and by its
+  bool populated;                  /* its pages faulted in (or being) since
+                                      its segment was backed: owned by the
+                                      filler of a claim, and by its
                                       segment's release (under c->mu) */
 };
 

@@ -6,9 +6,10 @@
  *   (fsx_cache_seg_back: NONE -> BUSY -> LIVE, locked when asked, the
  *   hook told first: the RDMA plane registers it), outside c->mu. Locked
  *   as its pages are touched (MLOCK_ONFAULT): none is faulted in here, so
- *   a mount's first read waits for its own chunk's pages (fsx_cache_get
- *   faults in a chunk's when it is first claimed), not for a segment's
- *   (64 MiB: some 20 ms, a first byte's whole budget far away). Other
+ *   a mount's first read waits for no segment's pages (64 MiB: some 20
+ *   ms, a first byte's whole budget far away); a chunk's are faulted in
+ *   by its filler while its request is on the wire
+ *   (fsx_chunk_take_populate). Other
  *   gets claiming chunks of a BUSY segment go on without a hook (the bytes
  *   are right pinned or not), and wait for LIVE (seg_cv) with one (their
  *   tokens need the registration). A get finds a segment BUSY only while

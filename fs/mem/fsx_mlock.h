@@ -17,8 +17,8 @@ int fsx_munlock(void *addr, size_t len);
 int fsx_mlock_onfault(void *addr, size_t len);
 
 /* [addr, addr + len) of a private writable mapping faulted in now, in one
-   call (MADV_POPULATE_WRITE; before Linux 5.14, a write to each page: its
-   bytes are the caller's to overwrite). */
+   call (MADV_POPULATE_WRITE: no byte changes, so it may race a write into
+   the same pages; before Linux 5.14 nothing: the first writes fault). */
 void fsx_populate(void *addr, size_t len);
 
 #endif

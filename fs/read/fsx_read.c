@@ -7,6 +7,8 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_bufs.h"
+#include "fs/mem/fsx_cache.h"
+#include "fs/mem/fsx_mlock.h"
 #include "fs/mount/fsx_fuse.h"
 #include "fs/read/fsx_kstore.h"
 #include "fs/plane/fsx_rdma.h"
@@ -92,9 +94,9 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
                        struct fsx_chunk **chunks, int n)
 {
   size_t cs = fsx_cache_chunk_size(m->cache), total = 0;
-  struct iovec iov[MAX_CHUNKS_PER_GET];
+  struct iovec iov[MAX_CHUNKS_PER_GET], fault[MAX_CHUNKS_PER_GET];
   struct fetch *f = calloc(1, sizeof(*f));
-  int rc = -ENOMEM;
+  int rc = -ENOMEM, nfault = 0, early;
 
   if (!f)
     goto fail;
@@ -115,11 +117,23 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
   if (s3_req_set_sink_iov(f->req, iov, n) ||
       fsx_rdma_get(m, f->req, chunks[0], total))
     goto fail;
+  for (int i = 0; i < n; i++)
+    if (fsx_chunk_take_populate(m->cache, chunks[i]))
+      fault[nfault++] = iov[i];
+  /* the first chunk's pages before the request goes, the rest in order
+     while its answer comes: ahead of the event loop's copy (a chunk is
+     faulted in several times faster than a body fills it), which then
+     meets no fault, and the request waits for one chunk's, not all */
+  early = nfault && fault[0].iov_base == iov[0].iov_base;
+  if (early)
+    fsx_populate(fault[0].iov_base, fault[0].iov_len);
   fsx_fh_hold(fh);
   atomic_fetch_add(&fh->inflight, 1);
   atomic_fetch_add(&m->reads->read_gets, 1);
   atomic_fetch_add(&m->st.gets, 1);
   s3_req_submit(f->req, fetch_done, f);
+  for (int i = early; i < nfault; i++)
+    fsx_populate(fault[i].iov_base, fault[i].iov_len); /* (f may be gone) */
   return 0;
 
 fail:

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fs/mem/fsx_cache.h"
+#include "fs/mem/fsx_mlock.h"
 
 #define CS (64u << 10) /* chunk: 16 pages */
 #define NCH 64u        /* 16 segments of 4 chunks */
@@ -245,11 +246,11 @@ static void test_release_unlocks(void **state)
   fsx_cache_destroy(c);
 }
 
-/* A locked segment's first claim faults in that chunk's pages only: the
-   rest of the segment stays untouched (a first read waits for its own
-   chunk, not a whole segment), each chunk's pages come with its own first
-   claim, and the segment's locked range is all of it. */
-static void test_first_claim_faults_its_chunk(void **state)
+/* A locked segment's first claim faults in no page (a first read waits
+   for no segment's pages); its filler is told, once per backing, to fault
+   in its chunk's (fsx_chunk_take_populate), and doing so makes that chunk
+   alone resident; the segment's locked range is all of it. */
+static void test_first_claim_faults_nothing(void **state)
 {
   struct fsx_cache *c;
   struct fsx_cache_stats st;
@@ -270,20 +271,24 @@ static void test_first_claim_faults_its_chunk(void **state)
   assert_int_equal(fsx_cache_get(c, 1, 1, 0, true, &ch, &fill), 0);
   assert_true(fill);
   base = fsx_chunk_data(ch); /* chunk 0: the first of segment 0 */
-  assert_int_equal(resident_pages(base, CS), CS / pg);
-  assert_int_equal(resident_pages(base + CS, SEG - CS), 0);
+  assert_int_equal(resident_pages(base, SEG), 0);
   fsx_cache_stats(c, &st);
   assert_int_equal(st.locked_bytes, SEG);
+  assert_true(fsx_chunk_take_populate(c, ch));
+  assert_false(fsx_chunk_take_populate(c, ch)); /* once */
+  fsx_populate(base, CS);
+  assert_int_equal(resident_pages(base, CS), CS / pg);
+  assert_int_equal(resident_pages(base + CS, SEG - CS), 0);
   fsx_chunk_fill_done(c, ch, 0, CS);
   fsx_cache_put(c, ch);
-  load(c, 1, 3); /* the next chunk's pages with its claim */
-  assert_int_equal(resident_pages(base + CS, CS), CS / pg);
-  assert_int_equal(resident_pages(base + 2 * CS, SEG - 2 * CS), 0);
-  /* given back and claimed again: faulted in anew */
+  /* given back, claimed again: to be faulted in anew */
   assert_int_equal(fsx_cache_release(c, 0, UINT64_MAX), SEG);
   assert_int_equal(resident_pages(base, SEG), 0);
-  load(c, 9, 4);
-  assert_true(cached(c, 9, 4));
+  assert_int_equal(fsx_cache_get(c, 1, 1, 5, true, &ch, &fill), 0);
+  assert_true(fill);
+  assert_true(fsx_chunk_take_populate(c, ch));
+  fsx_chunk_fill_done(c, ch, -EIO, 0);
+  fsx_cache_put(c, ch);
   drained(c);
   fsx_cache_destroy(c);
 }
@@ -436,7 +441,7 @@ int main(void)
       cmocka_unit_test(test_release_idle),
       cmocka_unit_test(test_release_keeps_referenced_and_recent),
       cmocka_unit_test(test_release_unlocks),
-      cmocka_unit_test(test_first_claim_faults_its_chunk),
+      cmocka_unit_test(test_first_claim_faults_nothing),
       cmocka_unit_test(test_release_under_readers),
       cmocka_unit_test(test_hook_before_use),
   };
