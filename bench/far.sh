@@ -21,8 +21,9 @@
 # and for s3rdmafs the requests each step sent (its stats file). The row
 # "bare" is what the round trips allow: curl on one kept connection
 # sending, one after another, the requests a step cannot do without
-# (first: LIST fone/ and GET; second and listed: GET; deep: LIST far/,
-# LIST far/one/, GET; create: PUT), through the same relay. Printed as a
+# (ls: one LIST of 1,000 names; first: LIST fone/ and GET; second and
+# listed: GET; deep: LIST far/, LIST far/one/, GET; create: PUT; cat400:
+# the 400 GETs, 8 at once), through the same relay. Printed as a
 # table, BENCH lines (workload far_STEP_dDELAY), and ratios: ours over
 # s3fs's, rclone's and bare's at each delay, and ours at each delay over
 # ours at the first.
@@ -165,15 +166,37 @@ bare() {
     first) urls=("$b$list&prefix=fone%2F" "$b/fone/f00000") ;;
     second | listed) urls=("$b/fone/f00001") ;;
     deep) urls=("$b$list&prefix=far%2F" "$b$list&prefix=far%2Fone%2F" "$b/far/one/f00000") ;;
-    create) # (curl 7.88 signs a PUT after a GET of the same call wrongly:
-      # each PUT is a call of its own, its connection made to the relay,
-      # which adds no round trip for it)
+    create) # (curl 7.88 signs a PUT after a GET of the same call wrongly,
+      # and one without its Expect header too: each PUT is a call of its
+      # own, its connection made to the relay, which adds no round trip
+      # for it, and its body sent as data, which asks no 100-continue)
       for _ in 1 2 3 4 5; do
-        v+=("$(_peer_curl -w '%{time_total}\n' -o /dev/null -H 'Expect:' -T "$tmp/src4k" "$b/far/new/bare" |
+        v+=("$(_peer_curl -w '%{time_total}\n' -o /dev/null -X PUT \
+          -H 'Content-Type: application/octet-stream' \
+          --data-binary @"$tmp/src4k" "$b/far/new/bare" |
           awk '{ printf "%.1f", $1 * 1000 }')")
       done
       _peer_curl -X DELETE -o /dev/null "$b/far/new/bare" || true
       awk -v ms="$(median "${v[@]}")" 'BEGIN { printf "%.1f", 1000 / ms }'
+      return ;;
+    cat400) # (MiB/s: the 400 GETs, 8 at once on kept connections)
+      for u in $(seq -f "$b/far/small/f%05g" 0 399); do args+=(-o /dev/null "$u"); done
+      for _ in 1 2 3; do
+        local t0 t1
+        t0=$(now)
+        _peer_curl -Z --parallel-max 8 "${args[@]}" 2>/dev/null
+        t1=$(now)
+        v+=("$(awk -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.1f", 100 / s }')")
+      done
+      median "${v[@]}"
+      return ;;
+    ls) # (s: the LIST of 1,000 names, one page, on a kept connection)
+      for _ in 1 2 3 4 5; do
+        v+=("$(_peer_curl -w '%{time_total}\n' -o /dev/null "$b/fone/f00003" \
+          -o /dev/null "$b?list-type=2&delimiter=%2F&prefix=far%2Fls%2F" |
+          tail -n +2 | awk '{ printf "%.4f", $1 }')")
+      done
+      median "${v[@]}"
       return ;;
     *) echo - ; return ;;
   esac

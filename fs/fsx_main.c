@@ -36,6 +36,7 @@
 #include "fs/mount/fsx_renlock.h"
 #include "fs/mount/fsx_setup.h"
 #include "fs/read/fsx_read.h"
+#include "fs/ops/fsx_dirtimes.h"
 #include "fs/ops/fsx_ops.h"
 #include "fs/plane/fsx_rdma.h"
 #include "fs/stage/fsx_recover_proc.h"
@@ -450,6 +451,24 @@ static void registrations_down(struct build *b)
   fsx_direct_release_all(&b->m);
 }
 
+/* directories' times onto their markers: down (every one waiting stored)
+   once no operation comes, before the write-back and the client stop */
+static int dirtimes_up(struct build *b)
+{
+  int rc = fsx_dirtimes_start(&b->m, &b->m.dirtimes);
+
+  if (!rc)
+    return 0;
+  log_err("cannot start the directory-times thread: %s", strerror(-rc));
+  return -1;
+}
+
+static void dirtimes_down(struct build *b)
+{
+  fsx_dirtimes_stop(b->m.dirtimes);
+  b->m.dirtimes = NULL;
+}
+
 /* The mount's parts, in the order they are built; taken down in reverse. */
 static const struct part parts[] = {
     {recovery_proc_up, recovery_proc_down},
@@ -470,6 +489,7 @@ static const struct part parts[] = {
     {kstore_up, kstore_down},
     {wb_up, wb_down},
     {recovery_up, recovery_down},
+    {dirtimes_up, dirtimes_down},
     {NULL, registrations_down},
 };
 #define NPARTS (sizeof(parts) / sizeof(parts[0]))

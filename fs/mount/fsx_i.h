@@ -76,6 +76,8 @@ struct fsx_stats {
   _Atomic uint64_t lookup_gets; /* cold lookups that GOT a file's first
                                    bytes instead of a HEAD */
   _Atomic uint64_t lookup_whole; /* ... and so had the whole file, kept */
+  _Atomic uint64_t dir_times_stored, dir_times_failed; /* fsx_dirtimes */
+  _Atomic uint64_t dir_times_storing; /* ... on the wire now */
   _Atomic uint64_t bytes_from_cache, bytes_direct;
   _Atomic uint64_t readahead_chunks, readahead_resets;
   _Atomic uint64_t readahead_peak; /* the widest window a reader had */
@@ -116,6 +118,7 @@ struct fsx_bufs;
 struct fsx_memwatch;
 struct fsx_inval;
 struct fsx_direct;
+struct fsx_dirtimes;
 
 struct fsx_mount {
   struct fsx_opts o;
@@ -143,6 +146,8 @@ struct fsx_mount {
                                  NULL when read-only */
   struct fsx_rdma *rdma;      /* the data plane; NULL: HTTP bodies only */
   struct fsx_memwatch *memwatch; /* memory following use; NULL: none */
+  struct fsx_dirtimes *dirtimes; /* directories' times stored on their
+                                 markers; NULL: kept in memory only */
   struct fsx_inval *inval;    /* names the kernel is told to forget;
                                  NULL: none (tests without a session) */
   struct fsx_pool *pool;      /* write buffers (write.stream); NULL: none,

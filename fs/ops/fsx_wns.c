@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "fs/meta/fsx_dirsnap.h"
+#include "fs/ops/fsx_dirtimes.h"
 #include "fs/ops/fsx_node.h"
 #include "fs/stage/fsx_recover_thread.h"
 #include "fs/mount/fsx_renlock.h"
@@ -174,7 +175,7 @@ void fsx_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     fsx_wns_gone(m, in, wb);
     fsx_inode_detach(m->tab, in);
     fsx_dir_snap_remove(m->tab, dir, name);
-    fsx_inode_dir_touch(m->tab, dir);
+    fsx_dir_changed(m, dir);
   } else {
     fsx_wns_kept(m, wb); /* still there: its data goes up as it would */
   }
@@ -209,6 +210,7 @@ void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
     if (rc == -EEXIST || rc == -EBUSY)
       rc = -ENOTEMPTY;
   } else {
+    fsx_inode_store_block(m->tab, in); /* no times stored after it */
     key = fsx_inode_key(m->tab, in);
     rc = fsx_wns_dir_is_empty(m, fsx_inode_bucket(in), key);
     if (!rc)
@@ -217,10 +219,12 @@ void fsx_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
       rc = 0; /* an implicit directory: its marker never existed */
   }
   if (!rc) {
-    fsx_inode_detach(m->tab, in);
+    fsx_inode_detach(m->tab, in); /* (before stores may begin again) */
     fsx_dir_snap_remove(m->tab, dir, name);
-    fsx_inode_dir_touch(m->tab, dir);
+    fsx_dir_changed(m, dir);
   }
+  if (fsx_inode_bucket(dir))
+    fsx_inode_store_unblock(m->tab, in);
 out:
   fsx_inode_put(m->tab, in);
   fsx_inode_put(m->tab, dir);
@@ -264,7 +268,7 @@ static void make_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
   snprintf(a.etag, sizeof(a.etag), "%s", etag);
   in = fsx_child_of(m, dir, name, &a);
   if (in)
-    fsx_inode_dir_touch(m->tab, dir);
+    fsx_dir_changed(m, dir);
   fsx_inode_put(m->tab, dir);
   if (!in) {
     fsx_reply_err(req, ENOMEM);

@@ -17,6 +17,7 @@
 #include "fs/meta/fsx_dirsnap.h"
 #include "fs/mount/fsx_inval.h"
 #include "fs/mount/fsx_renlock.h"
+#include "fs/ops/fsx_dirtimes.h"
 #include "fs/ops/fsx_node.h"
 #include "fs/ops/fsx_wns.h"
 #include "fs/ops/fsx_wns_i.h"
@@ -380,8 +381,8 @@ int fsx_wns_rename(struct fsx_mount *m, fuse_ino_t parent, const char *name,
   if (!rc) {
     fsx_dir_snap_remove(m->tab, dir, name);
     fsx_inode_note_entry(m->tab, src);
-    fsx_inode_dir_touch(m->tab, dir);
-    fsx_inode_dir_touch(m->tab, ndir);
+    fsx_dir_changed(m, dir);
+    fsx_dir_changed(m, ndir);
   }
 out:
   if (rc && tried) {

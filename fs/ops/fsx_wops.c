@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/slog.h"
+#include "fs/ops/fsx_dirtimes.h"
 #include "fs/ops/fsx_node.h"
 #include "fs/ops/fsx_wops.h"
 #include "fs/read/fsx_read.h"
@@ -57,7 +58,7 @@ void fsx_op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
   in = fsx_child_of(m, dir, name, &a);
   rc = in ? fsx_wb_open(m, in, NULL, true, &mt, &wb) : -ENOMEM;
   if (!rc)
-    fsx_inode_dir_touch(m->tab, dir); /* a new name in it */
+    fsx_dir_changed(m, dir); /* a new name in it */
 made:
   if (!rc && !(fh = fsx_fh_create(m, in, &a)))
     rc = -ENOMEM;

@@ -14,6 +14,9 @@
 #     another client made in it;
 #   - a directory's mtime and ctime move when a name in it is made
 #     (file, directory, fifo, symlink), removed or renamed (both parents);
+#     they are stored on its marker in the background soon after
+#     (fs.dir_times_stored; no request on the operation's path), so a new
+#     mount shows them; an implicit directory gets no marker made for it;
 #   - device nodes (block, character) keep their type and numbers, stored
 #     as s3fs keeps the type (x-amz-meta-mode) and in x-amz-meta-rdev,
 #     shown so by a new mount;
@@ -30,6 +33,26 @@ fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
 out=$(python3 "$here/posix_check.py" "$mnt" 2>&1) || true
 echo "$out"
 check "every POSIX detail holds" bash -c "! grep -q '^not ok' <<<\"\$1\"" _ "$out"
+# the directory times moved above, stored on the marker in the background
+times_mtime=$(stat -c %Y "$mnt/posix/times")
+marker_mtime() { "$CLI" head "$bucket/$1" | sed -n 's/^meta mtime=\([0-9]*\).*/\1/p'; }
+stored() { [ "$(marker_mtime posix/times/)" = "$times_mtime" ]; }
+check "directory times: stored on the marker soon after (mtime $times_mtime)" \
+  wait_for 20 0.2 stored
+check "  ... counted (fs.dir_times_stored $(stat_of fs.dir_times_stored))" \
+  test "$(stat_of fs.dir_times_stored)" -ge 1
+# an implicit directory (keys below it, no marker): none made for it
+printf x >"$tmp/x"
+"$CLI" put "$tmp/x" "$bucket/implicit/x" >/dev/null
+check "implicit: a file made in it" touch "$mnt/implicit/y"
+check "implicit: its mtime moves while the mount runs" \
+  test "$(stat -c %Y "$mnt/implicit")" -gt 0
+# (a change after it elsewhere, stored: implicit's turn came before)
+check "a later change in posix/times" touch "$mnt/posix/times/late"
+times_mtime=$(stat -c %Y "$mnt/posix/times")
+check "  ... stored (mtime $times_mtime)" wait_for 20 0.2 stored
+check "implicit: no marker made for it" bash -c "! \"\$1\" head \"\$2/implicit/\" >/dev/null 2>&1" \
+  _ "$CLI" "$bucket"
 # the device nodes as stored (x-amz-meta-mode with the type, -rdev) and
 # as a new mount shows them
 check "a block device stored with its type and number" \
@@ -45,10 +68,27 @@ check "hidden: mkdir on that listing's word" mkdir "$mnt/hidden"
 check "... the name another client made in it meanwhile is found" \
   eq "hidden/x" "$(cat "$mnt/hidden/x" 2>&1)" x
 check "... and listed" eq ls "$(find "$mnt/hidden" -mindepth 1 -printf '%P ')" "x "
+# a directory changed, then removed before its times were stored: its
+# marker is not made again (the store finds no name; rmdir waits out one
+# on its way)
+check "removed: a change in gone/, then rmdir of it at once" \
+  bash -c 'mkdir "$1/gone" && : >"$1/gone/f" && rm "$1/gone/f" && rmdir "$1/gone"' _ "$mnt"
+check "  ... a later change elsewhere stored (gone/'s turn came before it)" \
+  touch "$mnt/posix/times/after-gone"
+times_mtime=$(stat -c %Y "$mnt/posix/times")
+check "  ... (stored: mtime $times_mtime)" wait_for 20 0.2 stored
+check "  ... gone/ has no marker again" bash -c "! \"\$1\" head \"\$2/gone/\" >/dev/null 2>&1" \
+  _ "$CLI" "$bucket"
+# a burst of changes, then the unmount at once: stored before it ends
+for i in 1 2 3; do : >"$mnt/posix/times/burst$i"; done
+times_mtime=$(stat -c %Y "$mnt/posix/times")
 fs_umount "$mnt"
+check "directory times: the ones waiting stored at unmount" stored
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
 check "... shown so by a new mount" eq stat "$(stat -c '%F %t:%T' "$mnt/posix/dev-block")" \
   "block special file 8:3"
+check "directory times: shown by a new mount" \
+  eq mtime "$(stat -c %Y "$mnt/posix/times")" "$times_mtime"
 # (404s are lookups' answers; anything else would be a refused request)
 errors=$(awk '$1 ~ /^s3\.errors\./ && $1 != "s3.errors.notfound" { n += $2 }
   END { print n + 0 }' "$mnt/.s3rdmafs-stats")
