@@ -575,10 +575,13 @@ int fsx_recover_file(const struct fsx_recover_io *t,
   mt.gid = (gid_t)r->gid;
   mt.has_mtime = true;
   mt.mtime.tv_sec = r->has_mtime ? (time_t)r->mtime : st.st_mtime;
+  mt.mtime.tv_nsec = r->has_mtime ? r->mtime_ns : 0;
   mt.has_ctime = true;
   mt.ctime.tv_sec = r->has_ctime ? (time_t)r->ctime : mt.mtime.tv_sec;
+  mt.ctime.tv_nsec = r->has_ctime ? r->ctime_ns : 0;
   mt.has_atime = r->has_atime;
   mt.atime.tv_sec = (time_t)r->atime;
+  mt.atime.tv_nsec = r->atime_ns;
   if ((rc = fsx_wopts_make(m, r->bucket, r->key, exists, &mt, &w))) {
     snprintf(reason, reasonlen, "the server could not be asked: %s",
              strerror(-rc));

@@ -75,6 +75,8 @@ struct fsx_stage_rec {
   unsigned mode, uid, gid;
   bool has_mtime, has_ctime, has_atime;
   int64_t mtime, ctime, atime;
+  long mtime_ns, ctime_ns, atime_ns; /* their nanoseconds (utimensat's:
+                                 records before them lack them, 0) */
   bool partial;               /* written since its last close or fsync */
   bool map_ok;                /* the block map beside it is reliable */
   const struct fsx_stage_parts *resume; /* read, not written: the upload

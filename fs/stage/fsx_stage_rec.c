@@ -85,10 +85,16 @@ int fsx_stage_rec_write(struct fsx_stage *s, const char *path,
   put_num(&sb, "gid", r->gid);
   if (r->has_mtime)
     put_num(&sb, "mtime", (uint64_t)r->mtime);
+  if (r->has_mtime && r->mtime_ns)
+    put_num(&sb, "mtime_ns", (uint64_t)r->mtime_ns);
   if (r->has_ctime)
     put_num(&sb, "ctime", (uint64_t)r->ctime);
+  if (r->has_ctime && r->ctime_ns)
+    put_num(&sb, "ctime_ns", (uint64_t)r->ctime_ns);
   if (r->has_atime)
     put_num(&sb, "atime", (uint64_t)r->atime);
+  if (r->has_atime && r->atime_ns)
+    put_num(&sb, "atime_ns", (uint64_t)r->atime_ns);
   put_num(&sb, "partial", r->partial);
   put_num(&sb, "map_ok", r->map_ok);
   put_num(&sb, "size", r->size);
@@ -234,6 +240,12 @@ int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt)
       } else if (!strcmp(line, "atime")) {
         rt->r.has_atime = true;
         rt->r.atime = (int64_t)v;
+      } else if (!strcmp(line, "mtime_ns") && v < 1000000000) {
+        rt->r.mtime_ns = (long)v;
+      } else if (!strcmp(line, "ctime_ns") && v < 1000000000) {
+        rt->r.ctime_ns = (long)v;
+      } else if (!strcmp(line, "atime_ns") && v < 1000000000) {
+        rt->r.atime_ns = (long)v;
       }
     } else {
       goto bad;

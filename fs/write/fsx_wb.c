@@ -129,10 +129,13 @@ int fsx_wb_journal(struct fsx_wb *wb, bool force)
   r.gid = (unsigned)wb->meta.gid;
   r.has_mtime = wb->meta.has_mtime;
   r.mtime = (int64_t)wb->meta.mtime.tv_sec;
+  r.mtime_ns = wb->meta.mtime.tv_nsec;
   r.has_ctime = wb->meta.has_ctime;
   r.ctime = (int64_t)wb->meta.ctime.tv_sec;
+  r.ctime_ns = wb->meta.ctime.tv_nsec;
   r.has_atime = wb->meta.has_atime;
   r.atime = (int64_t)wb->meta.atime.tv_sec;
+  r.atime_ns = wb->meta.atime.tv_nsec;
   r.partial = wb->unflushed;
   r.map_ok = !wb->map_bad;
   r.sent = wb->stream_sent;

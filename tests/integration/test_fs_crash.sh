@@ -8,8 +8,9 @@
 # between the mount and RGW: requests fail at once, close() returns EIO
 # after the retries. awscli checks go to RGW directly.
 #
-#   a) a new file, close() EIO, SIGKILL, relay back, remount: the next
-#      mount uploads it (If-None-Match), nothing is left in cache.dir
+#   a) a new file, close() EIO, its times set to the nanosecond
+#      (utimensat), SIGKILL, relay back, remount: the next mount uploads
+#      it (If-None-Match) with those times, nothing is left in cache.dir
 #   b) an existing 24 MiB object changed in the middle (only the blocks
 #      around the change fetched), close() EIO, SIGKILL, remount: the next
 #      mount reads the rest of exactly that version (If-Match) and uploads
@@ -160,6 +161,12 @@ mount_it "$mnt" "$log"
 start_writer "$tmp/a.ref" a-new.bin 0 trunc
 relay_down
 check_eq "a: close() returns EIO with the path to S3 cut" "$(finish_writer)" EIO
+# (its metadata kept with its bytes, to the nanosecond: the record's)
+python3 -c 'import os, sys
+try:
+    os.utime(sys.argv[1], ns=(1700000001200000000, 1700000000123456789))
+except OSError:
+    pass  # (EIO: stored with the bytes, kept as they are)' "$mnt/a-new.bin"
 kill_daemon
 check_eq "a: nothing on the server yet" "$(obj_md5 a-new.bin)" absent
 relay_up
@@ -168,6 +175,9 @@ wait_recovered "$tmp/fs-a2.log"
 check_eq "a: the next mount uploaded it: the object is the file" \
   "$(obj_md5 a-new.bin)" "$(md5 "$tmp/a.ref")"
 check "a: the log says so" grep -q "a-new.bin, left by a dead mount, is uploaded" "$tmp/fs-a2.log"
+check_eq "a: with its mtime to the nanosecond" \
+  "$(aws_ s3api head-object --bucket "$bucket" --key a-new.bin --query Metadata.mtime --output text)" \
+  1700000000.123456789
 check_eq "a: only the live mount's directory is left in cache.dir" "$(mount_dirs)" 1
 check "a: nothing kept in unsaved/" bash -c "! ls '$cache/unsaved' 2>/dev/null | grep -q ."
 kill_daemon # (the remount ends the same way: its directory is recovered next)

@@ -340,7 +340,10 @@ static void test_keep_failure_leaves_the_file(void **state)
 static void test_sent_rewritten_in_place(void **state)
 {
   struct fsx_stage_rec r = {.bucket = "bkt", .key = "a/k", .base_etag = "",
-                            .part_size = 8u << 20, .mode = 0100600};
+                            .part_size = 8u << 20, .mode = 0100600,
+                            .has_mtime = true, .mtime = 1700000000,
+                            .mtime_ns = 123456789, .has_atime = true,
+                            .atime = 1700000001, .atime_ns = 200000000};
   struct fsx_rec_text rt;
   struct fsx_stage *s;
   char err[256] = "", p[4096], rec[4200];
@@ -368,6 +371,12 @@ static void test_sent_rewritten_in_place(void **state)
   assert_string_equal(rt.r.key, "a/k");
   assert_int_equal(rt.r.part_size, 8u << 20);
   assert_int_equal(rt.r.mode, 0100600);
+  /* times kept to the nanosecond (a crash loses no utimensat) */
+  assert_true(rt.r.has_mtime && rt.r.has_atime && !rt.r.has_ctime);
+  assert_int_equal(rt.r.mtime, 1700000000);
+  assert_int_equal(rt.r.mtime_ns, 123456789);
+  assert_int_equal(rt.r.atime_ns, 200000000);
+  assert_int_equal(rt.r.ctime_ns, 0);
   free(rt.text);
   close(fd);
   unlink(rec);
