@@ -343,6 +343,13 @@ void fsx_inode_dir_touch(struct fsx_table *t, struct fsx_inode *dir)
   pthread_mutex_unlock(&t->lock);
 }
 
+void fsx_inode_dir_times_set(struct fsx_table *t, struct fsx_inode *dir)
+{
+  pthread_mutex_lock(&t->lock);
+  dir->entries_at = 0;
+  pthread_mutex_unlock(&t->lock);
+}
+
 int fsx_inode_name_fits(struct fsx_table *t, struct fsx_inode *dir,
                         const char *name, enum fsx_kind kind)
 {

@@ -114,6 +114,8 @@ char *fsx_inode_key_of(struct fsx_table *t, struct fsx_inode *dir,
 /* This mount made or removed a name in dir now (POSIX: its mtime and
    ctime move; kept while the mount runs). */
 void fsx_inode_dir_touch(struct fsx_table *t, struct fsx_inode *dir);
+/* dir's mtime was set (utimensat): only changes after it move it again. */
+void fsx_inode_dir_times_set(struct fsx_table *t, struct fsx_inode *dir);
 #define FSX_KEY_MAX 1024 /* bytes of an object key: S3's limit */
 /* Can name be in dir as kind? 0, or -ENAMETOOLONG: a component over 255
    bytes (NAME_MAX), or a key over S3's 1,024 bytes (FSX_KEY_MAX). */

@@ -23,6 +23,15 @@ void fsx_renlock_read(pthread_rwlock_t *l)
   pthread_rwlock_rdlock(l);
 }
 
+bool fsx_renlock_try_read(pthread_rwlock_t *l)
+{
+  assert(!held && "the rename lock taken twice by one thread");
+  if (held || pthread_rwlock_tryrdlock(l))
+    return false;
+  held = 1;
+  return true;
+}
+
 void fsx_renlock_write(pthread_rwlock_t *l)
 {
   if (held) { /* a write under a read: no rwlock can give it */

@@ -20,6 +20,9 @@
 /* 0 or a negative errno. */
 int fsx_renlock_init(pthread_rwlock_t *l);
 void fsx_renlock_read(pthread_rwlock_t *l);
+/* The same without waiting: false when a rename holds it (or is waiting
+   for it), nothing taken. */
+bool fsx_renlock_try_read(pthread_rwlock_t *l);
 void fsx_renlock_write(pthread_rwlock_t *l);
 void fsx_renlock_unlock(pthread_rwlock_t *l);
 /* Does this thread hold a rename lock? */

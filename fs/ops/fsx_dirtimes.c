@@ -9,7 +9,9 @@
  *   stores it without the lock; a change meanwhile queues it again.
  * - A store refused because an operation on the directory's name is under
  *   way (a rename moving its marker) is tried again later, at most
- *   FSX_DIRTIMES_TRIES times; one whose directory has no name any more
+ *   FSX_DIRTIMES_TRIES times (as is one while a directory rename holds
+ *   the rename lock: a marker below it may be the one the rename just
+ *   deleted, under its old key); one whose directory has no name any more
  *   (removed, replaced) is dropped. At stop the rest are stored at once,
  *   until one fails: a server that refuses or is gone costs the unmount
  *   one store's retries, not one per directory.
@@ -26,14 +28,19 @@
 #include "common/slog.h"
 #include "fs/meta/fsx_inode.h"
 #include "fs/mount/fsx_i.h"
+#include "fs/mount/fsx_renlock.h"
 #include "fs/ops/fsx_node.h"
 
-#define FSX_DIRTIMES_TRIES 3
+#define FSX_DIRTIMES_TRIES 30 /* refusals (a rename under way) */
+#define FSX_DIRTIMES_MAX_WAIT_MS 10000 /* a directory changed all along:
+                                         stored this long after its
+                                         first change at the latest */
 
 struct pend {
   struct fsx_inode *in; /* a reference */
   uint64_t ino;
   uint64_t due_ms;      /* clock_mono_ms */
+  uint64_t first_ms;    /* its first change since it was last stored */
   unsigned tries;
 };
 
@@ -60,7 +67,12 @@ static int store(struct fsx_mount *m, struct fsx_inode *in)
   struct fsx_attr a;
   int rc = 0;
 
+  /* not while a directory rename moves what is below it: its marker's
+     key may be one the rename has just deleted (tried later) */
+  if (!fsx_renlock_try_read(&m->rename_lock))
+    return -EAGAIN;
   if (!fsx_inode_store_begin(m->tab, in)) {
+    fsx_renlock_unlock(&m->rename_lock);
     fsx_inode_view(m->tab, in, &v);
     return v.named ? -EAGAIN : 0; /* no name: nothing to store, ever */
   }
@@ -85,6 +97,7 @@ static int store(struct fsx_mount *m, struct fsx_inode *in)
     atomic_fetch_sub(&m->st.dir_times_storing, 1);
   }
   fsx_inode_store_end(m->tab, in);
+  fsx_renlock_unlock(&m->rename_lock);
   return rc;
 }
 
@@ -216,12 +229,16 @@ void fsx_dir_changed(struct fsx_mount *m, struct fsx_inode *dir)
   p.ino = fsx_inode_ino(dir);
   if (!(p.in = fsx_inode_get(m->tab, p.ino)))
     return;
-  p.due_ms = clock_mono_ms() + FSX_DIRTIMES_DELAY_MS;
+  p.first_ms = clock_mono_ms();
+  p.due_ms = p.first_ms + FSX_DIRTIMES_DELAY_MS;
   p.tries = 0;
   pthread_mutex_lock(&dt->lock);
   for (size_t i = 0; i < dt->n; i++)
-    if (dt->v[i].ino == p.ino)
-      dt->v[i].due_ms = p.due_ms; /* a burst: one store after it */
+    if (dt->v[i].ino == p.ino) /* a burst: one store after it */
+      dt->v[i].due_ms =
+          p.due_ms < dt->v[i].first_ms + FSX_DIRTIMES_MAX_WAIT_MS
+              ? p.due_ms
+              : dt->v[i].first_ms + FSX_DIRTIMES_MAX_WAIT_MS;
   enqueue(dt, &p);
   pthread_mutex_unlock(&dt->lock);
 }

@@ -3,7 +3,8 @@
  * creates, removes and renames in it (fsx_inode_dir_touch), stored on its
  * marker object where s3fs keeps them, in the background: never a request
  * on the operation's path. A directory is stored FSX_DIRTIMES_DELAY_MS
- * after the last change in it (a burst of creates makes one store), and
+ * after the last change in it (a burst of creates makes one store; one
+ * changed all along, 10 s after its first change at the latest), and
  * every one still waiting at unmount before the mount ends. Stored only
  * where the directory has a marker (one this mount made or a HEAD found):
  * an implicit directory (keys below it, no marker) gets none made for it,

@@ -216,9 +216,16 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
                         FUSE_SET_ATTR_ATIME_NOW))) {
     struct fsx_wmeta mt;
     struct timespec now;
+    bool dir;
     clock_gettime(CLOCK_REALTIME, &now);
     now.tv_nsec = 0; /* stored in whole seconds: shown as stored */
     fsx_attr_of(m, in, &a);
+    /* a directory's marker: no background store of its times (taken
+       before this) lands after this one */
+    if ((dir = a.kind == FSX_DIR)) {
+      fsx_inode_store_block(m->tab, in);
+      fsx_attr_of(m, in, &a);
+    }
     fsx_shown_meta(m, ino, &a, &mt);
     if (to_set & FUSE_SET_ATTR_MODE)
       mt.mode = (mt.mode & S_IFMT) | (attr->st_mode & 07777);
@@ -250,6 +257,11 @@ void fsx_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
     } else {
       rc = fsx_store_meta(m, in, &a, &mt);
     }
+    if (!rc && dir &&
+        (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)))
+      fsx_inode_dir_times_set(m->tab, in); /* (cp -a's, tar's: kept) */
+    if (dir)
+      fsx_inode_store_unblock(m->tab, in);
   }
   if (rc) {
     fsx_reply_err(req, -rc);

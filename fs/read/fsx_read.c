@@ -89,12 +89,15 @@ static void fetch_done(struct s3_req *r, void *arg)
   free(f);
 }
 
-/* Issue one GET for the chunks (references passed to the fetch). */
+/* Issue one GET for the chunks (references passed to the fetch); own:
+   they are a reader's, which waits for them (its thread faults in their
+   first pages while the request is on the wire). */
 static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
-                       struct fsx_chunk **chunks, int n)
+                       struct fsx_chunk **chunks, int n, bool own)
 {
   size_t cs = fsx_cache_chunk_size(m->cache), total = 0;
   struct iovec iov[MAX_CHUNKS_PER_GET], fault[MAX_CHUNKS_PER_GET];
+  struct fsx_chunk *held[MAX_CHUNKS_PER_GET];
   struct fetch *f = calloc(1, sizeof(*f));
   int rc = -ENOMEM, nfault = 0, early;
 
@@ -117,9 +120,13 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
   if (s3_req_set_sink_iov(f->req, iov, n) ||
       fsx_rdma_get(m, f->req, chunks[0], total))
     goto fail;
-  for (int i = 0; i < n; i++)
-    if (fsx_chunk_take_populate(m->cache, chunks[i]))
+  /* (a readahead's are left to the copy: its reader answers first) */
+  for (int i = 0; i < n && own; i++)
+    if (fsx_chunk_take_populate(m->cache, chunks[i])) {
+      fsx_chunk_hold(m->cache, chunks[i]); /* (the fetch's may go first) */
+      held[nfault] = chunks[i];
       fault[nfault++] = iov[i];
+    }
   /* the first chunk's pages before the request goes, the rest in order
      while its answer comes: ahead of the event loop's copy (a chunk is
      faulted in several times faster than a body fills it), which then
@@ -132,8 +139,11 @@ static int fetch_start(struct fsx_mount *m, struct fsx_fh *fh, uint64_t first,
   atomic_fetch_add(&m->reads->read_gets, 1);
   atomic_fetch_add(&m->st.gets, 1);
   s3_req_submit(f->req, fetch_done, f);
-  for (int i = early; i < nfault; i++)
-    fsx_populate(fault[i].iov_base, fault[i].iov_len); /* (f may be gone) */
+  for (int i = 0; i < nfault; i++) {
+    if (i >= early) /* (f may be gone) */
+      fsx_populate(fault[i].iov_base, fault[i].iov_len);
+    fsx_cache_put(m->cache, held[i]);
+  }
   return 0;
 
 fail:
@@ -180,7 +190,7 @@ static uint64_t ensure(struct fsx_mount *m, struct fsx_fh *fh, uint64_t from,
       if (!keep)
         fsx_cache_put(m->cache, ch);
       if (nrun) {
-        fetch_start(m, fh, run_first, run, nrun);
+        fetch_start(m, fh, run_first, run, nrun, keep != NULL);
         nrun = 0;
       }
       continue;
@@ -190,19 +200,19 @@ static uint64_t ensure(struct fsx_mount *m, struct fsx_fh *fh, uint64_t from,
     if (nrun && fsx_rdma_active(m) &&
         !fsx_rdma_adjacent(m, run[nrun - 1], ch)) {
       /* one token names one contiguous range of the arena */
-      fetch_start(m, fh, run_first, run, nrun);
+      fetch_start(m, fh, run_first, run, nrun, keep != NULL);
       nrun = 0;
     }
     if (!nrun)
       run_first = idx;
     run[nrun++] = ch;
     if (nrun == MAX_CHUNKS_PER_GET) {
-      fetch_start(m, fh, run_first, run, nrun);
+      fetch_start(m, fh, run_first, run, nrun, keep != NULL);
       nrun = 0;
     }
   }
   if (nrun)
-    fetch_start(m, fh, run_first, run, nrun);
+    fetch_start(m, fh, run_first, run, nrun, keep != NULL);
   return idx;
 }
 

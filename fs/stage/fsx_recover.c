@@ -577,8 +577,9 @@ int fsx_recover_file(const struct fsx_recover_io *t,
   mt.mtime.tv_sec = r->has_mtime ? (time_t)r->mtime : st.st_mtime;
   mt.mtime.tv_nsec = r->has_mtime ? r->mtime_ns : 0;
   mt.has_ctime = true;
-  mt.ctime.tv_sec = r->has_ctime ? (time_t)r->ctime : mt.mtime.tv_sec;
-  mt.ctime.tv_nsec = r->has_ctime ? r->ctime_ns : 0;
+  mt.ctime = mt.mtime;
+  if (r->has_ctime)
+    mt.ctime = (struct timespec){(time_t)r->ctime, r->ctime_ns};
   mt.has_atime = r->has_atime;
   mt.atime.tv_sec = (time_t)r->atime;
   mt.atime.tv_nsec = r->atime_ns;
