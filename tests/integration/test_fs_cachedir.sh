@@ -72,23 +72,33 @@ recover() {
 
 aws_ s3 mb "s3://$bucket" >/dev/null
 
+case_a() {
 echo "# a) another user's cache.dir"
 mkdir -m 700 "$tmp/theirs"
 chown nobody "$tmp/theirs"
 refused "a" "cache.dir $tmp/theirs: owned by uid $(id -u nobody) with mode 0700, another user's" "$tmp/theirs"
 check "a: ... and names the fix" grep -qF "must belong to you (uid 0) or root and be writable by no one else" "$tmp/err"
 check_eq "a: nothing made in it" "$(find "$tmp/theirs" -mindepth 1 | wc -l)" 0
+}
+run_case a case_a
 
+case_b() {
 echo "# b) a 0777 cache.dir"
 mkdir "$tmp/open"
 chmod 777 "$tmp/open"
 refused "b" "cache.dir $tmp/open: owned by uid 0 with mode 0777, writable by others" "$tmp/open"
+}
+run_case b case_b
 
+case_c() {
 echo "# c) under a directory another user may write"
 mkdir -m 755 "$tmp/evil"
 chown nobody "$tmp/evil"
 refused "c" "above it: a directory another user controls" "$tmp/evil/cache"
+}
+run_case c case_c
 
+case_d() {
 echo "# d) a shared cache.dir (sticky, writable by all)"
 mkdir "$tmp/shared"
 chmod 1777 "$tmp/shared"
@@ -102,14 +112,20 @@ check "d: nothing else in the shared directory" \
 echo d >"$mnt/d.txt"
 check_eq "d: the mount writes" "$(key_md5 d.txt)" "$(printf 'd\n' | md5sum | cut -d' ' -f1)"
 fs_umount "$mnt"
+}
+run_case d case_d
 
+case_e() {
 echo "# e) the shared directory's s3rdmafs-0 made by another user first"
 mkdir "$tmp/shared2"
 chmod 1777 "$tmp/shared2"
 setpriv --reuid=nobody --regid=nogroup --clear-groups mkdir -m 777 "$tmp/shared2/s3rdmafs-0"
 refused "e" "made by someone else first" "$tmp/shared2"
 check_eq "e: nothing written in theirs" "$(find "$tmp/shared2/s3rdmafs-0" -mindepth 1 | wc -l)" 0
+}
+run_case e case_e
 
+case_f() {
 echo "# f) a dead mount's staging file replaced by a symlink to the victim's file"
 printf 'VICTIM SECRET\n' >"$tmp/victim"
 chmod 600 "$tmp/victim"
@@ -121,7 +137,10 @@ check "f: the victim's bytes are not uploaded" key_absent f.txt
 check_eq "f: the victim's file unchanged" "$(cat "$tmp/victim")" "VICTIM SECRET"
 check "f: kept aside, refused" grep -q "f.txt.*staging file: .*symbolic links" "$tmp/cf/unsaved/MANIFEST"
 grep -s "f.txt" "$tmp/cf/unsaved/MANIFEST" "$tmp/fs-f2.log" | sed 's/^/# /' || true
+}
+run_case f case_f
 
+case_g() {
 echo "# g) a dead mount's record replaced by another user's, naming their key"
 check "g: a dead mount left g.txt" dead_file "$tmp/cg" g.txt "their bytes"
 sed "s/^key .*/key $(printf attacker-key | od -An -tx1 | tr -d ' \n')/" "$sf.rec" >"$tmp/rec"
@@ -131,7 +150,10 @@ chown nobody "$sf.rec"
 recover "$tmp/cg" g2
 check "g: nothing uploaded to their key" key_absent attacker-key
 check "g: nor to ours" key_absent g.txt
+}
+run_case g case_g
 
+case_h() {
 echo "# h) a dead mount's staging file replaced by another user's"
 check "h: a dead mount left h.txt" dead_file "$tmp/ch" h.txt "ours"
 rm -f "$sf"
@@ -140,5 +162,7 @@ chown nobody "$sf"
 recover "$tmp/ch" h2
 check "h: the planted file is not uploaded" key_absent h.txt
 check "h: kept aside, refused" grep -q "h.txt.*not a plain file of this user's" "$tmp/ch/unsaved/MANIFEST"
+}
+run_case h case_h
 
 summary

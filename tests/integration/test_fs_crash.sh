@@ -39,6 +39,10 @@
 # Recovery runs in the background: after a remount, wait_recovered waits
 # for its summary line before looking at the server.
 #
+# Each lettered part is a case (S3R_ONLY='^c$' runs c alone): each makes
+# its own objects and mounts, and leaves a dead mount's directory at most,
+# which the next case's first mount recovers as any mount would.
+#
 #   test_fs_crash.sh BUILD_BIN_DIR
 set -euo pipefail
 # shellcheck source=tests/lib/test.sh
@@ -155,6 +159,7 @@ aws_ s3 mb "s3://$bucket" >/dev/null
 relay_up
 
 # ---- a) new file: close() EIO, SIGKILL, the next mount uploads it ----
+case_a() {
 echo "# a) a new file whose upload fails, then SIGKILL"
 head -c $((3 * MiB)) /dev/urandom >"$tmp/a.ref"
 mount_it "$mnt" "$log"
@@ -181,8 +186,11 @@ check_eq "a: with its mtime to the nanosecond" \
 check_eq "a: only the live mount's directory is left in cache.dir" "$(mount_dirs)" 1
 check "a: nothing kept in unsaved/" bash -c "! ls '$cache/unsaved' 2>/dev/null | grep -q ."
 kill_daemon # (the remount ends the same way: its directory is recovered next)
+}
+run_case a case_a
 
 # ---- b) an existing object changed in the middle ----
+case_b() {
 echo "# b) 24 MiB object, 1 MiB changed at 10 MiB + 1000, close() EIO, SIGKILL"
 head -c $((24 * MiB)) /dev/urandom >"$tmp/b.base"
 aws_ s3 cp "$tmp/b.base" "s3://$bucket/b-big.bin" >/dev/null
@@ -202,8 +210,11 @@ check_eq "b: the next mount uploaded the whole changed file" \
   "$(obj_md5 b-big.bin)" "$(md5 "$tmp/b.ref")"
 check "b: nothing kept in unsaved/" bash -c "! ls '$cache/unsaved' 2>/dev/null | grep -q ."
 kill_daemon
+}
+run_case b case_b
 
 # ---- b2) the same for an object of one part: a conditional PUT ----
+case_b2() {
 echo "# b2) 2 MiB object, 100 KiB changed at 1 MiB + 7, close() EIO, SIGKILL"
 head -c $((2 * MiB)) /dev/urandom >"$tmp/b2.base"
 aws_ s3 cp "$tmp/b2.base" "s3://$bucket/b2-small.bin" >/dev/null
@@ -221,8 +232,11 @@ wait_recovered "$tmp/fs-b22.log"
 check_eq "b2: the next mount uploaded the changed file (If-Match on the PUT)" \
   "$(obj_md5 b2-small.bin)" "$(md5 "$tmp/b2.ref")"
 kill_daemon
+}
+run_case b2 case_b2
 
 # ---- c) the object replaced on the server before the remount ----
+case_c() {
 echo "# c) our change fails, someone else's lands, SIGKILL, remount"
 printf 'version one\n' >"$tmp/c.v1"
 head -c $((2 * MiB)) /dev/urandom >"$tmp/c.v2"
@@ -245,8 +259,11 @@ check "c: the MANIFEST line says why" manifest_has c-conflict.txt "changed on th
 check "c: one log line says where the data is" \
   grep -q "c-conflict.txt was not uploaded (the object changed on the server" "$tmp/fs-c2.log"
 kill_daemon
+}
+run_case c case_c
 
 # ---- d) SIGKILL mid-write: never closed ----
+case_d() {
 echo "# d) SIGKILL while a file is open half written"
 head -c $((2 * MiB)) /dev/urandom >"$tmp/d.ref"
 mount_it "$mnt" "$tmp/fs-d1.log"
@@ -260,8 +277,11 @@ check_eq "d: no (partial) object made visible" "$(obj_md5 d-open.bin)" absent
 check_eq "d: its bytes are kept in unsaved/" "$(kept_md5 d-open.bin)" "$(md5 "$tmp/d.ref")"
 check "d: the MANIFEST line says it was never closed" manifest_has d-open.bin "never closed"
 fs_umount "$mnt"
+}
+run_case d case_d
 
 # ---- f) recovery in the background; unmount while it is busy ----
+case_f() {
 echo "# f) recovery's upload held: the mount serves; unmount; the next mount"
 head -c 102400 /dev/urandom >"$tmp/f.v1"
 head -c 61440 /dev/urandom >"$tmp/f.patch"
@@ -308,8 +328,11 @@ check_eq "f: recovery.running back to 0" "$(stat_of recovery.running)" 0
 check_eq "f: no staging file left" "$(staging_files)" 0
 fs_umount "$mnt"
 relay_up
+}
+run_case f case_f
 
 # ---- g) a user's write while recovery's PUT is on its way: the user wins ----
+case_g() {
 echo "# g) the same key written by another client while recovery's PUT is held"
 head -c 200000 /dev/urandom >"$tmp/g.ours"
 printf 'written by a user meanwhile\n' >"$tmp/g.user"
@@ -328,8 +351,11 @@ check_eq "g: the mount reads the user's version" "$(md5 "$mnt/g-race.bin")" "$(m
 check_eq "g: recovery.kept in the stats" "$(stat_of recovery.kept)" 1
 fs_umount "$mnt"
 relay_up
+}
+run_case g case_g
 
 # ---- h) a new key the mount had found missing ----
+case_h() {
 echo "# h) a new key looked up (not found) while recovery's PUT is held"
 head -c 150000 /dev/urandom >"$tmp/h.ref"
 dead_file "$tmp/h.ref" h-new.bin 0 trunc
@@ -347,8 +373,11 @@ check "h: and lists it" bash -c "ls '$mnt' | grep -qx h-new.bin"
 check_eq "h: its bytes" "$(md5 "$mnt/h-new.bin")" "$(md5 "$tmp/h.ref")"
 fs_umount "$mnt"
 relay_up
+}
+run_case h case_h
 
 # ---- i) an unlink of the name recovery is uploading: it lands after ----
+case_i() {
 echo "# i) rm of a 24 MiB file while recovery's completion of it is held"
 head -c $((24 * MiB)) /dev/urandom >"$tmp/i.base"
 aws_ s3 cp "$tmp/i.base" "s3://$bucket/i-big.bin" >/dev/null
@@ -371,8 +400,11 @@ check "i: and the name is gone on the server (the DELETE came last)" key_absent 
 check "i: and on the mount" bash -c "! stat '$mnt/i-big.bin' 2>/dev/null"
 fs_umount "$mnt"
 relay_up
+}
+run_case i case_i
 
 # ---- e) two mounts sharing cache.dir keep files at unmount ----
+case_e() {
 echo "# e) two mounts, both unmount with their uploads failing"
 head -c 300000 /dev/urandom >"$tmp/e1.ref"
 head -c 400000 /dev/urandom >"$tmp/e2.ref"
@@ -400,4 +432,7 @@ check_eq "e: no mount directory left" "$(mount_dirs)" 0
 relay_up
 check_eq "no multipart upload left" \
   "$(aws_ s3api list-multipart-uploads --bucket "$bucket" --query 'length(Uploads || `[]`)' --output text)" 0
+}
+run_case e case_e
+
 summary

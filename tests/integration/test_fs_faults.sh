@@ -182,11 +182,12 @@ log=$tmp/fs-1.log
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache" "${opts[@]}"
 
 # ---- a) long outage: RGW frozen from 15 MiB on until close() returns ----
+case_a() {
 # RGW stays frozen until close() has failed and so has the upload the
 # kernel's release then tries: only the background retry is left to upload
 # the file once RGW is back
 echo "# a) RGW frozen 15 MiB into a 40 MiB write, until close() (and release) fail"
-key=a-long.bin
+key='a-long.bin'
 start_writer a "$mnt/$key" $((40 * MiB)) 1 --pause-at $((15 * MiB))
 check "a: writer reaches 15 MiB" wait_at bytes 60
 check_eq "a: no object visible mid-write" "$(head_size $key)" absent
@@ -219,8 +220,11 @@ check "a: never a partial object (absent, then only the full size)" no_partial "
 check "a: the object holds exactly what was written (md5)" \
   test "$(obj_md5 $key)" = "$(md5 "$ctl/ref")"
 check "a: no multipart upload left (within 10 s)" wait_uploads_gone a- 10
+}
+run_case a case_a
 
 # ---- b) short outage: RGW frozen for 2 s, inside the retry budget ----
+case_b() {
 echo "# b) RGW frozen for 2 s during a 40 MiB write"
 key=b-short.bin
 start_writer b "$mnt/$key" $((40 * MiB)) 2 --pause-at $((15 * MiB))
@@ -238,10 +242,13 @@ check_eq "b: complete object right after close()" "$(head_size $key)" $((40 * Mi
 check "b: the object holds exactly what was written (md5)" \
   test "$(obj_md5 $key)" = "$(md5 "$ctl/ref")"
 check "b: no multipart upload left (within 10 s)" wait_uploads_gone b- 10
+}
+run_case b case_b
 
 # ---- d) fsync() of a small file with RGW frozen ----
+case_d() {
 echo "# d) fsync() of a 100 KiB file with RGW frozen"
-key=d-small.bin
+key='d-small.bin'
 start_writer d "$mnt/$key" 102400 3 --fsync --pause-before-fsync --pause-before-close
 check "d: writer reaches fsync" wait_at fsync 30
 freeze
@@ -268,15 +275,18 @@ check "d: no multipart upload left (within 10 s)" wait_uploads_gone d- 10
 
 check "a-c: clean unmount" fs_umount "$mnt"
 echo "# a, b, d: $(grep -ciE 'error|warn' "$log" || true) errors and warnings in the daemon's log"
+}
+run_case d case_d
 
 # ---- c) the daemon killed (SIGKILL) mid-write ----
+case_c() {
 echo "# c) SIGKILL of the daemon 30 MiB into a 60 MiB write"
 kopts=(-o cache.dir="$tmp/cache-kill" "${opts[@]}")
 log=$tmp/fs-2.log
 fs_mount "$bucket" "$mnt" "$log" "${kopts[@]}"
 fspid=$FS_PID
 check "c: daemon pid known" bash -c "tr '\0' ' ' </proc/$fspid/cmdline | grep -q s3rdmafs"
-key=c-killed.bin
+key='c-killed.bin'
 start_writer c "$mnt/$key" $((60 * MiB)) 4 --pause-at $((30 * MiB))
 check "c: writer reaches 30 MiB" wait_at bytes 60
 # parts of the first 30 MiB go up as a multipart upload: wait (bounded) for
@@ -321,5 +331,7 @@ check_eq "c: the new file is on the server" \
   "$(aws_ s3 cp "s3://$bucket/c-after.txt" - 2>&1)" "after the kill"
 check "no multipart upload left in the bucket" wait_uploads_gone "" 10
 check "c: clean unmount" fs_umount "$mnt"
+}
+run_case c case_c
 
 summary

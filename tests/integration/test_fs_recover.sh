@@ -100,6 +100,7 @@ dead_stream() {
 aws_ s3 mb "s3://$bucket" >/dev/null
 
 # ---- a) the streamed file's upload taken up by the next mount ----
+case_a() {
 for c in "a 500 internal $((24 * MiB))" "a2 403 forbidden $((24 * MiB))" \
          "a3 500+1 internal $((24 * MiB + 1))"; do
   read -r name what kind size <<<"$c"
@@ -115,8 +116,11 @@ for c in "a 500 internal $((24 * MiB))" "a2 403 forbidden $((24 * MiB))" \
   check_eq "$name: no upload left" "$(fs_uploads "$name")" ""
   fs_umount "$mnt"
 done
+}
+run_case a case_a
 
 # ---- b) the record and the server disagree: everything kept ----
+case_b() {
 echo "# b) a part's ETag in the record is not the server's"
 head -c $((24 * MiB)) /dev/urandom >"$tmp/b.ref"
 dead_stream "$tmp/b.ref" b.bin internal
@@ -134,8 +138,11 @@ check "b: MANIFEST says why and names the upload" \
 check "b: its .parts is kept beside it in unsaved/" test -s "$cache/unsaved/$(kept_name b.bin).parts"
 fs_umount "$mnt"
 fs_abort_uploads
+}
+run_case b case_b
 
 # ---- c) the upload gone from the server ----
+case_c() {
 echo "# c) the upload aborted by someone else before the remount"
 head -c $((16 * MiB)) /dev/urandom >"$tmp/c.ref"
 dead_stream "$tmp/c.ref" c.bin internal
@@ -147,8 +154,11 @@ check_eq "c: nothing on the server" "$(obj_md5 c.bin)" absent
 check "c: kept in unsaved/, MANIFEST says the upload is gone" \
   manifest_has c.bin "its unfinished upload is gone from the server"
 fs_umount "$mnt"
+}
+run_case c case_c
 
 # ---- d) a recovery that never ends: set aside after 3 attempts ----
+case_d() {
 echo "# d) a file whose recovery began 3 times and never ended"
 head -c $((16 * MiB)) /dev/urandom >"$tmp/d.ref"
 dead_stream "$tmp/d.ref" d.bin internal
@@ -162,8 +172,11 @@ check "d: set aside untried, with the reason" \
   manifest_has d.bin "its recovery was begun 3 times and never ended"
 check_eq "d: its upload is kept for it" "$(fs_uploads d.bin | wc -l)" 1
 fs_umount "$mnt"
+}
+run_case d case_d
 
 # ---- e) another writer's upload of the same key survives ours failing ----
+case_e() {
 echo "# e) a second writer's upload of the key, made while ours fails"
 head -c $((16 * MiB)) /dev/urandom >"$tmp/e.ref"
 other=$(aws_ s3api create-multipart-upload --bucket "$bucket" --key e.bin \
@@ -181,5 +194,7 @@ fs_umount "$mnt"
 check_eq "e: ours lands at unmount" "$(obj_md5 e.bin)" "$(md5 "$tmp/e.ref")"
 check "e: the other writer's upload still survives" \
   grep -qF "$other" <<<"$(fs_uploads e.bin)"
+}
+run_case e case_e
 
 summary

@@ -35,6 +35,7 @@ for r in 1 2; do aws_ s3 cp --quiet "$tmp/big" "s3://$bucket/big$r.bin"; done
 
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache" -o write.part_size=5M
 
+case_a() {
 echo "# a) directory renames racing a writer in them"
 for r in 1 2 3; do
   check "a: round $r" python3 "$here/rename_race.py" dir "$mnt" "$r"
@@ -45,19 +46,28 @@ for r in 1 2 3; do
     test -z "$(aws_ s3api list-objects-v2 --bucket "$bucket" --prefix "d$r/" \
                  --query 'Contents[].Key' --output text | grep -v None || true)"
 done
+}
+run_case a case_a
 
+case_b() {
 echo "# b) renames onto a file open for writing"
 for r in 1 2; do
   check "b: round $r" python3 "$here/rename_race.py" onto "$mnt" "$r"
   aws_ s3 cp --quiet "s3://$bucket/target$r.bin" "$tmp/got"
   check "b: round $r: the server has the renamed data" cmp -s "$tmp/got" "$tmp/big"
 done
+}
+run_case b case_b
 
+case_d() {
 echo "# d) a directory rename and a rename inside it at once"
 for r in 1 2 3; do
   check "d: round $r" python3 "$here/rename_race.py" cross "$mnt" "$r"
 done
+}
+run_case d case_d
 
+case_c() {
 echo "# c) a streaming upload renamed mid-write"
 python3 - "$mnt" "$tmp/big" <<'PY'
 import os, sys
@@ -75,4 +85,7 @@ check "c: nothing under the old name" key_absent stream.bin
 check "c: no multipart upload left" eq uploads "$(fs_uploads "")" ""
 
 check "clean unmount" fs_umount "$mnt"
+}
+run_case c case_c
+
 summary

@@ -117,6 +117,7 @@ opts=(-o write.staging_max=64M -o cache.dir="$tmp/cache" -o write.part_size=5M
       -o write.stream=false)
 
 # ---- a) ENOSPC after the wait, one log line, nothing lost, space back ----
+case_a() {
 echo "# a) write.staging_max=64M, write.staging_wait=2s"
 fs_mount "$bucket" "$mnt" "$log" "${opts[@]}" -o write.staging_wait=2
 check_eq "a: df shows the limit as the size" "$(df_ size)" "$LIMIT"
@@ -169,8 +170,11 @@ check_eq "a: still one log line" "$(refusals "$log")" 1
 check_eq "a: stats: still two refusals" "$(stat_of staging.enospc)" 2
 check "a: clean unmount" fs_umount "$mnt"
 echo "# a: in cache.dir after unmount: $(find "$tmp/cache" -type f | wc -l) files, $(du -sk "$tmp/cache" | cut -f1) KiB"
+}
+run_case a case_a
 
 # ---- b) a waiting writer goes on when another file's close frees space ----
+case_b() {
 echo "# b) write.staging_max=64M, write.staging_wait=120s"
 log=$tmp/fs-b.log
 fs_mount "$bucket" "$mnt" "$log" "${opts[@]}" -o write.staging_wait=120
@@ -205,8 +209,11 @@ check_eq "b: stats: nothing refused" "$(stat_of staging.enospc)" 0
 check_eq "b: stats: nobody waits now" "$(stat_of staging.waiting)" 0
 check "b: stats: B2 waited" test "$(stat_of staging.waits)" -ge 1
 check "b: clean unmount" fs_umount "$mnt"
+}
+run_case b case_b
 
 # ---- c) cache.dir on a small filesystem ----
+case_c() {
 if [ "$(id -u)" -ne 0 ]; then
   echo "# c) skipped: mounting a tmpfs needs root"
 else
@@ -244,5 +251,7 @@ else
   check "c: clean unmount" fs_umount "$mnt"
   umount "$small" && small=
 fi
+}
+run_case c case_c
 
 summary

@@ -58,7 +58,49 @@ work() {
 same() { eq "$1" "$(key_md5 "$1")" "$(md5 "$tmp/$1.ref")"; }
 delta() { echo $(($(stat_of "$1") - $2)); }
 
+# (i, j and k go through a TCP relay: its helpers, for each case alone)
+rport=$((20000 + RANDOM % 20000)) rgw_port=${S3R_ENDPOINT##*:} relay_pid=
+relay_up() {
+  relay_down
+  rm -f "$tmp/relay.ready"
+  python3 "$here/tcp_relay.py" "$rport" "$rgw_port" >"$tmp/relay.ready" 2>/dev/null &
+  relay_pid=$!
+  for _ in $(seq 1 50); do grep -qs ready "$tmp/relay.ready" && return 0; sleep 0.1; done
+  return 1
+}
+relay_down() {
+  [ -z "$relay_pid" ] || { kill -KILL "$relay_pid"; wait "$relay_pid"; } 2>/dev/null || true
+  relay_pid=
+}
+trap 'relay_down; fs_cleanup' EXIT
+ropts=(-o "endpoint=http://127.0.0.1:$rport" -o s3.retry.max_attempts=2
+  -o s3.retry.budget_ms=2000 -o s3.connect_timeout_ms=1000
+  -o write.retry_interval=3600 -o rdma.transport=off)
+parts_acked() { # three parts sent and none on the wire (1 until then)
+  local sent wire
+  sent=$(stat_of write.parts_sent) wire=$(stat_of write.pool_on_wire)
+  [ "${sent:-0}" -ge 3 ] 2>/dev/null && [ "${wire:-1}" = 0 ] && return 0
+  return 1
+}
+parts_two() {
+  local sent wire
+  sent=$(stat_of write.parts_sent) wire=$(stat_of write.pool_on_wire)
+  [ "${sent:-0}" -ge 2 ] 2>/dev/null && [ "${wire:-1}" = 0 ] && return 0
+  return 1
+}
+fail_close() { # NAME: written (3.5 parts) and closed with the relay down
+  mkdir -p "$tmp/ctl/$1"
+  python3 "$WORK" hold "$mnt/$1" "$tmp/$1.ref" "$PART" "3:$tmp/ctl/$1" &
+  wpid=$!
+  wait_for 120 0.1 test -e "$tmp/ctl/$1/written" || return 1
+  check "$1: three parts on the server before the cut" wait_for 60 0.1 parts_acked
+  relay_down
+  touch "$tmp/ctl/$1/go"
+  wait "$wpid" || true
+}
+
 # ---- a) in order ----
+case_a() {
 echo "# a) in order, 3.5 parts"
 sb0=$(stat_of write.stream_bytes) un0=$(stat_of write.unstreams)
 ps0=$(stat_of write.parts_sent)
@@ -77,8 +119,11 @@ touch "$tmp/ctl/ha/go"
 wait "$hpid" || true
 check_eq "a: and closed, the object is the bytes" "$(cat "$tmp/ctl/ha/result")" 0
 check "a: held: the object is the bytes" same ha.bin
+}
+run_case a case_a
 
 # ---- b) seek back ----
+case_b() {
 for n in 1 2 9; do
   echo "# b) a seek back after $n part(s)"
   un0=$(stat_of write.unstreams) pc0=$(stat_of write.parts_copied)
@@ -96,8 +141,11 @@ for n in 1 2 9; do
     "$(delta write.parts_sent "$ps0")" $((n + 2))
 done
 check "b: no upload left open" test -z "$(fs_uploads)"
+}
+run_case b case_b
 
 # ---- c) d) e) ----
+case_c() {
 echo "# c) truncate, d) a second writer, e) a read mid-stream"
 check "c: written" work c.bin trunc
 check "c: the object is the bytes" same c.bin
@@ -107,8 +155,11 @@ un0=$(stat_of write.unstreams)
 check "e: written (and read back equal)" work e.bin readback
 check "e: the object is the bytes" same e.bin
 check_eq "e: no move to staging" "$(delta write.unstreams "$un0")" 0
+}
+run_case c case_c
 
 # ---- f) fsync in the middle ----
+case_f() {
 echo "# f) fsync after 2.5 parts"
 un0=$(stat_of write.unstreams) sb0=$(stat_of write.stream_bytes)
 python3 "$WORK" fsync "$mnt/f.bin" "$tmp/f.bin.ref" "$PART" "$tmp/ctl" &
@@ -123,8 +174,12 @@ check "f: the object is the bytes" same f.bin
 check_eq "f: no move to staging" "$(delta write.unstreams "$un0")" 0
 check_eq "f: every byte streamed" "$(delta write.stream_bytes "$sb0")" \
   $((3 * PART + PART / 2))
+}
+run_case f case_f
 
 # ---- g) O_TRUNC over an existing object ----
+case_g() {
+need_case a # (a.bin: replaced here)
 echo "# g) O_TRUNC over an existing object"
 sb0=$(stat_of write.stream_bytes)
 old=$(key_md5 a.bin)
@@ -133,8 +188,11 @@ check "g: the object is the new bytes" same a.bin
 check "g: not the old ones" test "$(key_md5 a.bin)" != "$old"
 check_eq "g: streamed" "$(delta write.stream_bytes "$sb0")" $((2 * PART + PART / 2))
 fs_umount "$mnt"
+}
+run_case g case_g
 
 # ---- h) SIGKILL mid-stream ----
+case_h() {
 # Twice: the buffers' file in write.pool_dir (a directory of the test's
 # own, named by pool.at), then in cache.dir (write.pool_dir "").
 shm=$tmp/pooldir
@@ -184,8 +242,11 @@ check "h: its MANIFEST line says what is missing" \
 check "h: the dead mount's buffers are gone" test ! -e "${pool:-/nonexistent}"
 fs_umount "$mnt"
 done
+}
+run_case h case_h
 
 # ---- i) j) the upload fails at close: the parts on the server are kept ----
+case_i() {
 # Through a TCP relay (tcp_relay.py) that is killed to cut the path to S3:
 # requests fail at once. A 3.5-part file streams its first three parts,
 # then the relay goes: close() gets EIO. i) SIGKILL, j) unmount: either
@@ -195,45 +256,6 @@ done
 # restart): the file is kept in unsaved/, never completed with the bytes
 # only the buffers held missing, and its upload is kept (not aborted: it
 # alone holds the acknowledged parts), named in the MANIFEST line.
-rport=$((20000 + RANDOM % 20000)) rgw_port=${S3R_ENDPOINT##*:} relay_pid=
-relay_up() {
-  relay_down
-  rm -f "$tmp/relay.ready"
-  python3 "$here/tcp_relay.py" "$rport" "$rgw_port" >"$tmp/relay.ready" 2>/dev/null &
-  relay_pid=$!
-  for _ in $(seq 1 50); do grep -qs ready "$tmp/relay.ready" && return 0; sleep 0.1; done
-  return 1
-}
-relay_down() {
-  [ -z "$relay_pid" ] || { kill -KILL "$relay_pid"; wait "$relay_pid"; } 2>/dev/null || true
-  relay_pid=
-}
-trap 'relay_down; fs_cleanup' EXIT
-ropts=(-o "endpoint=http://127.0.0.1:$rport" -o s3.retry.max_attempts=2
-  -o s3.retry.budget_ms=2000 -o s3.connect_timeout_ms=1000
-  -o write.retry_interval=3600 -o rdma.transport=off)
-parts_acked() { # three parts sent and none on the wire (1 until then)
-  local sent wire
-  sent=$(stat_of write.parts_sent) wire=$(stat_of write.pool_on_wire)
-  [ "${sent:-0}" -ge 3 ] 2>/dev/null && [ "${wire:-1}" = 0 ] && return 0
-  return 1
-}
-parts_two() {
-  local sent wire
-  sent=$(stat_of write.parts_sent) wire=$(stat_of write.pool_on_wire)
-  [ "${sent:-0}" -ge 2 ] 2>/dev/null && [ "${wire:-1}" = 0 ] && return 0
-  return 1
-}
-fail_close() { # NAME: written (3.5 parts) and closed with the relay down
-  mkdir -p "$tmp/ctl/$1"
-  python3 "$WORK" hold "$mnt/$1" "$tmp/$1.ref" "$PART" "3:$tmp/ctl/$1" &
-  wpid=$!
-  wait_for 120 0.1 test -e "$tmp/ctl/$1/written" || return 1
-  check "$1: three parts on the server before the cut" wait_for 60 0.1 parts_acked
-  relay_down
-  touch "$tmp/ctl/$1/go"
-  wait "$wpid" || true
-}
 for how in kill umount lost; do
   name=$how.bin
   echo "# ${how}: close() fails after three parts, then $how"
@@ -273,8 +295,11 @@ for how in kill umount lost; do
   check "$how: nothing kept in unsaved/" bash -c "! grep -qs '$name' '$tmp/cache/unsaved/MANIFEST'"
   fs_umount "$mnt"
 done
+}
+run_case i case_i
 
 # ---- k) fsync fails, the writer goes on ----
+case_k() {
 echo "# k) fsync fails after 2.5 parts (the cut), then a part more"
 relay_up
 fs_mount "$bucket" "$mnt" "$tmp/fs-k.log" "${ropts[@]}"
@@ -293,4 +318,7 @@ check "k: appended and closed" wait "$kpid"
 check "k: the object is every byte" same k.bin
 fs_umount "$mnt"
 relay_down
+}
+run_case k case_k
+
 summary
