@@ -84,30 +84,43 @@ wait_late() { # N: the proxy has sent N late requests and logged the answers
   return 1
 }
 late_answer() { grep ' answered ' "$tmp/proxy.log" | sed -n "$1p" | awk '{print $NF}'; }
+# late requests answered so far (a case's own are counted from here)
+lates() { grep -c ' answered ' "$tmp/proxy.log" 2>/dev/null || true; }
+# faults of a kind the proxy has made so far
+faults_of() { admin stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["faults"][sys.argv[1]])' "$1"; }
 body() { head -c 4000 /dev/zero | tr '\0' "$1"; } # 4000 bytes of one letter
 
 # ---- late-put: a given-up overwrite arrives after a newer one ----
+case_late-put() {
+l0=$(lates)
 check "late-put: first version stored" put f "$(body a)"
 one_fault late put
 check "late-put: close() of the overwrite returns 0 (its PUT held back, retried)" \
   put f "$(body b)"
 check "late-put: ... the proxy held one back" grep -q ' fault late PUT' "$tmp/proxy.log"
 check "late-put: a newer version stored" put f "$(body c)"
-check "late-put: the held-back PUT reached RGW" wait_late 1
-check "late-put: ... and was refused: 412" test "$(late_answer 1)" = 412
+check "late-put: the held-back PUT reached RGW" wait_late $((l0 + 1))
+check "late-put: ... and was refused: 412" test "$(late_answer $((l0 + 1)))" = 412
 check "late-put: the object is the newest version" server_has f "$(body c)"
 check "late-put: the mount reads the newest version" \
   test "$(cat "$mnt/f")" = "$(body c)"
+}
+run_case late-put case_late-put
 
 # ---- late-new: the same for a file that did not exist ----
+case_late-new() {
+l0=$(lates)
 one_fault late put
 check "late-new: close() of a new file returns 0" put g "$(body d)"
 check "late-new: a newer version stored" put g "$(body e)"
-check "late-new: the held-back PUT reached RGW" wait_late 2
-check "late-new: ... and was refused: 412" test "$(late_answer 2)" = 412
+check "late-new: the held-back PUT reached RGW" wait_late $((l0 + 1))
+check "late-new: ... and was refused: 412" test "$(late_answer $((l0 + 1)))" = 412
 check "late-new: the object is the newest version" server_has g "$(body e)"
+}
+run_case late-new case_late-new
 
 # ---- lost-reply: stored, its answer lost ----
+case_lost-reply() {
 n0=$(puts)
 one_fault reset_resp put
 check "lost-reply: close() returns 0" put f "$(body h)"
@@ -118,8 +131,11 @@ check "lost-reply: two PUTs (the first stored, the retry refused), no third" \
   test "$np" = 2
 check "lost-reply: no 'replaced' notice (it found its own bytes)" \
   bash -c "! grep -q 'f: changed on the server' '$log'"
+}
+run_case lost-reply case_lost-reply
 
 # ---- other-writer: the last close wins, said once ----
+case_other-writer() {
 admin pause >/dev/null
 printf '%s' "$(body x)" >"$tmp/x"
 y=$(body y)
@@ -132,9 +148,11 @@ exec 7>&-
 check "other-writer: the last close wins" server_has f "$(body y)"
 check "other-writer: one notice naming the key" \
   test "$(grep -c 'f: changed on the server since it was opened' "$log")" = 1
+}
+run_case other-writer case_other-writer
 
 # ---- old-server: a server that does not take conditions (501) ----
-faults_of() { admin stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["faults"][sys.argv[1]])' "$1"; }
+case_old-server() {
 admin "set?$NONE&no_cond=1&classes=put,complete&limit=-1" >/dev/null
 admin resume >/dev/null
 check "old-server: close() returns 0" put f "$(body q)"
@@ -146,8 +164,11 @@ check "old-server: then uploads go without conditions" put f "$(body r)"
 check "old-server: ... none refused" test "$(faults_of no_cond)" = 1
 check "old-server: ... stored" server_has f "$(body r)"
 admin pause >/dev/null
+}
+run_case old-server case_old-server
 
 # ---- abort-refused: an upload whose abort fails is aborted later ----
+case_abort-refused() {
 # A streamed file (its multipart upload begun) emptied, then written with
 # one part: the upload is aborted at the truncate; the abort is refused
 # (403) while the fault lasts. The retry thread aborts it once the server
@@ -179,10 +200,14 @@ check "abort-refused: aborted by the retry thread" test "$left" = 0
 check "abort-refused: said" grep -q "aborted on retry" "$log"
 check "abort-refused: the file holds its 1 MiB" \
   test "$(aws_ s3api head-object --bucket "$bucket" --key cut --query ContentLength --output text)" = 1048576
+}
+run_case abort-refused case_abort-refused
 
 # ---- via-gateway: the same through s3rdma-gateway, bytes moved by cma ----
+case_via-gateway() {
 # The token PUT's If-Match goes upstream with it (the proxy now sits
 # between the gateway and RGW).
+l0=$(lates)
 admin pause >/dev/null
 gw_start "$tmp/gw" --upstream "$PROXY"
 gw_on=1
@@ -200,8 +225,8 @@ if [ "$(stat_of rdma.transport "$mnt2")" = cma ]; then
 else
   echo "# via-gateway: cma cannot run here: the PUTs went in HTTP bodies"
 fi
-check "via-gateway: the held-back PUT reached RGW" wait_late 3
-check "via-gateway: ... and was refused: 412" test "$(late_answer 3)" = 412
+check "via-gateway: the held-back PUT reached RGW" wait_late $((l0 + 1))
+check "via-gateway: ... and was refused: 412" test "$(late_answer $((l0 + 1)))" = 412
 check "via-gateway: the object is the newest version" server_has v "$(body o)"
 one_fault reset_resp put
 check "via-gateway: lost reply: close() returns 0" put_at "$mnt2/v" "$(body p)"
@@ -212,8 +237,11 @@ admin pause >/dev/null
 fs_umount "$mnt2"
 gw_stop
 gw_on=0
+}
+run_case via-gateway case_via-gateway
 
 # ---- rename-fails: its copy landed, the source's DELETE refused ----
+case_rename-fails() {
 # The rename fails (EACCES) with the copy on the server: the new name must
 # be shown at once (the kernel's negative entry for it, made as the rename
 # began, forgotten: fsx_inval), the old one still readable.
@@ -239,8 +267,11 @@ check "rename-fails: the new name shown, before negative_ttl (10 s)" \
   test "$shown" = "$(body r)"
 check "rename-fails: the old one still read" \
   test "$(cat "$mnt/rs")" = "$(body r)"
+}
+run_case rename-fails case_rename-fails
 
 # ---- server-gone: errors a filesystem has ----
+case_server-gone() {
 # With nothing listening where the server was, reads and lookups fail with
 # EIO after their retries, not with the socket's ECONNREFUSED. The object
 # is larger than read.lookup_bytes (64K): its lookup's GET does not bring
@@ -267,4 +298,7 @@ e=$(errno_of stat "$mnt/never-seen"); echo "# lookup with the server gone: $e"
 check "server-gone: a lookup fails with EIO" test "$e" = EIO
 
 fs_umount "$mnt"
+}
+run_case server-gone case_server-gone
+
 summary

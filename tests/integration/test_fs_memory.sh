@@ -41,6 +41,7 @@ bound() { # NAME VALUE MAX: VALUE <= MAX (said only, under sanitizers)
 aws_ s3 mb "s3://$bucket" >/dev/null
 
 # ---- idle: the defaults, nothing read ----
+case_idle() {
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache",cache.idle_release=1
 pid=$FS_PID
 rss=$(vm_kb "$pid" VmRSS) lck=$(vm_kb "$pid" VmLck)
@@ -49,8 +50,12 @@ bound "idle: resident kB" "$rss" $((64 * 1024))
 bound "idle: locked kB" "$lck" $((64 * 1024))
 check "idle: no cache segment backed" test "$(stat_of cache.backed_bytes)" = 0
 check "idle: the stats say resident bytes" test "$(stat_of mem.resident_bytes)" -gt 0
+}
+run_case idle case_idle
 
-# ---- at work: 2 GiB written, then read cold ----
+# ---- work: 2 GiB written, then read cold ----
+case_work() {
+need_case idle # (its mount)
 check "write: 2 GiB stored" store 2048 "$mnt/big"
 fs_umount "$mnt"
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache",cache.idle_release=1
@@ -83,8 +88,12 @@ bound "idle again: resident kB" "$rss2" $((64 * 1024))
 check "idle again: the file still reads byte-exact" \
   same 2048 "$mnt/big"
 fs_umount "$mnt"
+}
+run_case work case_work
 
 # ---- pressure: half of what is backed given back (simulated) ----
+case_pressure() {
+need_case work # (big, 2 GiB)
 if S3R_FAILPOINTS=mem.pressure=error "$FS" --version >/dev/null 2>&1 &&
    ! S3R_FAILPOINTS=no.such.point=error "$FS" --version >/dev/null 2>&1; then
   S3R_FAILPOINTS=mem.pressure=error fs_mount "$bucket" "$mnt" "$log" \
@@ -114,8 +123,12 @@ if S3R_FAILPOINTS=mem.pressure=error "$FS" --version >/dev/null 2>&1 &&
 else
   echo "# pressure: $FS has no failpoints (a build without S3R_FAILPOINTS): left out"
 fi
+}
+run_case pressure case_pressure
 
-# ---- a memory cgroup of 512 MiB ----
+# ---- cgroup: a memory cgroup of 512 MiB ----
+case_cgroup() {
+need_case work # (big, read inside the cgroup)
 # cg_make: a child cgroup of ours with memory limited to 512 MiB (v2 where
 # the memory controller is there, else v1); prints its directory
 cg_make() {
@@ -176,4 +189,7 @@ else
   fs_umount "$mnt"
   cg_back
 fi
+}
+run_case cgroup case_cgroup
+
 summary
