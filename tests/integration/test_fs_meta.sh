@@ -95,7 +95,8 @@ t0=$SECONDS
 mount_ours
 check "s3fs mounts the bucket too" peer_mount_s3fs "$bucket" "$smnt" stat_cache_expire=1
 
-# ---- ctime through s3rdmafs ----
+# ---- ctime: through s3rdmafs ----
+case_ctime() {
 f=$mnt/f
 echo one >"$f"
 read -r m0 c0 _ <<<"$(times "$f")"
@@ -154,8 +155,11 @@ check "  ... and the nanoseconds" eq ns "$(ns_of "$mnt/ns")" "160000000010000000
 sleep 1.2 # (the listing's time to live)
 ls -l "$mnt" >/dev/null # a listing refreshes what a HEAD told: kept
 check "  ... and after a listing" eq stat "$(stat -c '%Y %Z %X %a %u:%g' "$mnt/g")" "$want"
+}
+run_case ctime case_ctime
 
-# ---- s3fs's times shown by s3rdmafs ----
+# ---- theirs: s3fs's times shown by s3rdmafs ----
+case_theirs() {
 echo theirs >"$smnt/t"
 tick
 chmod 640 "$smnt/t"
@@ -166,8 +170,11 @@ echo theirs >"$smnt/nt"
 set_ns "$smnt/nt" 1600000000300000000 1600000000400000000
 sleep 1.2
 check "s3fs's nanoseconds read by us" eq ns "$(ns_of "$mnt/nt")" "1600000000300000000 1600000000400000000"
+}
+run_case theirs case_theirs
 
-# ---- mknod ----
+# ---- mknod: FIFOs, sockets, devices ----
+case_mknod() {
 check "mkfifo" mkfifo -m 0640 "$mnt/fifo"
 check "mknod of a regular file" python3 -c \
   'import os, stat, sys; os.mknod(sys.argv[1], 0o604 | stat.S_IFREG)' "$mnt/reg"
@@ -190,8 +197,11 @@ mkfifo "$smnt/sfifo"
 sleep 1.2
 check "s3fs's FIFO is one here too" eq type "$(stat -c %F "$mnt/sfifo")" fifo
 check "s3fs's FIFO: times, mode and owner alike" both sfifo
+}
+run_case mknod case_mknod
 
-# ---- directories ----
+# ---- dirs: directories ----
+case_dirs() {
 mkdir "$mnt/d1"
 check "our directory marker: times alike through s3fs" both d1
 tick
@@ -202,8 +212,11 @@ mkdir "$smnt/d2"
 tick
 chmod 750 "$smnt/d2"
 check "s3fs's directory marker: times and mode alike here" both d2
+}
+run_case dirs case_dirs
 
-# ---- atime policy ----
+# ---- atime: the policy ----
+case_atime() {
 echo data >"$mnt/r"
 touch -a -d @1500000000 "$mnt/r"
 e0=$(etag r)
@@ -238,8 +251,12 @@ check "strictatime: every close of a read stores it" \
   wait_for 10 0.2 atime_from "$((a1 + 1))"
 check "strictatime: cat f; rm -f f leaves no f" rm_after_read rms
 fs_umount "$mnt"
+}
+run_case atime case_atime
 
-# ---- what a listing cannot say ----
+# ---- listing: what a listing cannot say ----
+case_listing() {
+need_case ctime # (g, its mode shown by a listing)
 echo secret >"$smnt/secret"
 chmod 600 "$smnt/secret"
 echo public >"$smnt/g2"
@@ -271,6 +288,10 @@ check "listing_attrs=false: ls -l shows s3fs's modes at once" eq ls \
   "$(ls -l "$mnt" | awk '$NF == "secret" || $NF == "g" { print $1, $NF }' | tr '\n' ' ')" \
   "-rw------- g -rw------- secret "
 fs_umount "$mnt"
+}
+run_case listing case_listing
+
+# (end of the cases)
 
 check "s3fs unmounts" peer_umount "$smnt"
 check "no errors logged" bash -c "! grep -E 'error|ERROR' '$log'"
