@@ -324,7 +324,7 @@ static void pool_down(struct build *b)
 static int client_up(struct build *b)
 {
   if ((b->m.s3 = s3_client_create(&b->sc, b->err, sizeof(b->err)))) {
-    s3_client_warm(b->m.s3, b->m.bucket,
+    s3_client_warm(b->m.s3, b->m.bucket, /* (all buckets: none) */
                    b->sc.max_inflight < WARM_CONNS ? b->sc.max_inflight
                                                    : WARM_CONNS);
     return 0;

@@ -163,7 +163,7 @@ static void warm_done(struct s3_req *r, void *arg)
 
 void s3_client_warm(struct s3_client *c, const char *bucket, unsigned n)
 {
-  for (unsigned i = 0; i < n; i++) {
+  for (unsigned i = 0; bucket && i < n; i++) {
     struct s3_req *r = s3_req_create(c, "HEAD", bucket, NULL);
 
     if (!r)

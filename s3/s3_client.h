@@ -85,9 +85,11 @@ const char *s3_client_creds_source(const struct s3_client *c);
 
 /*
  * n connections to the endpoint made now, ready for the first requests: n
- * HEADs of bucket (of the service, bucket NULL) sent at once, in the
- * background, each answer (any) dropped. Counted in warm_requests only;
- * their round trips feed s3_client_rtt_us. Never retried.
+ * HEADs of bucket sent at once, in the background, each answer (any)
+ * dropped. Counted in warm_requests only; their round trips feed
+ * s3_client_rtt_us. Never retried. bucket NULL: nothing sent (RGW answers
+ * a HEAD of the service with a stray chunk after it, which breaks the
+ * next answer on that connection).
  */
 void s3_client_warm(struct s3_client *c, const char *bucket, unsigned n);
 

@@ -21,7 +21,8 @@ printf 'meta' | aws_ s3 cp - "s3://$bucket/meta.txt" \
 printf 'secret' | aws_ s3 cp - "s3://$bucket/pre/secret.txt" \
   --metadata mode=33152,uid=0,gid=0 >/dev/null
 
-# ---- bad input: one line on stderr, non-zero exit, nothing mounted ----
+# ---- input: bad input: one line on stderr, non-zero exit, nothing mounted ----
+case_input() {
 refused() { # name, expected text, args...
   local name=$1 text=$2; shift 2
   local rc=0
@@ -43,8 +44,11 @@ echo '{"cache": {"size": "1G",}}' >"$tmp/bad.json"
 refused "config syntax" "bad.json:1:" "$bucket" "$mnt" -o config="$tmp/bad.json"
 echo '{"cache": {"sise": "1G"}}' >"$tmp/bad2.json"
 refused "config unknown key" "cache.sise" "$bucket" "$mnt" -o config="$tmp/bad2.json"
+}
+run_case input case_input
 
-# ---- a good config file ----
+# ---- config: a good config file ----
+case_config() {
 cat >"$tmp/good.json" <<EOJ
 {"cache": {"size": "256M", "mlock": false, "attr_ttl": 5},
  "mount": {"umask": "027", "uid": 1234, "gid": 4321}}
@@ -56,8 +60,12 @@ check "config file: umask on dirs" test "$(stat -c %a "$mnt/pre")" = 750
 check "s3fs metadata: mode" test "$(stat -c %a "$mnt/meta.txt")" = 750
 check "s3fs metadata: owner" test "$(stat -c %u:%g "$mnt/meta.txt")" = 4242:4343
 check "s3fs metadata: mtime" test "$(stat -c %Y "$mnt/meta.txt")" = 1600000000
+}
+run_case config case_config
 
-# ---- SIGTERM and SIGINT unmount cleanly ----
+# ---- signals: SIGTERM and SIGINT unmount cleanly ----
+case_signals() {
+mountpoint -q "$mnt" || fs_mount "$bucket" "$mnt" "$log" # (config's, else)
 # (fs_stop: the daemon must exit 0, unmounted, its log clean)
 check "SIGTERM: daemon exits 0 and unmounts" fs_stop "$mnt" TERM
 check "SIGTERM: unmounted" wait_mount "$mnt" not
@@ -69,15 +77,21 @@ fs_mount "$bucket" "$mnt" "$log"
 FS_EXEC=()
 check "SIGINT: daemon exits 0 and unmounts" fs_stop "$mnt" INT
 check "SIGINT: unmounted" wait_mount "$mnt" not
+}
+run_case signals case_signals
 
-# ---- daemon mode ----
+# ---- daemon: daemon mode ----
+case_daemon() {
 # (fs_san_env: its sanitizer reports go to files fs_umount reads)
 check "daemon mode: returns 0" fs_san_env "$FS" "$bucket" "$mnt" -o cache.mlock=false
 check "daemon mode: mounted" wait_mount "$mnt"
 check "daemon mode: reads" test "$(cat "$mnt/top.txt")" = hello
 check "daemon mode: exits on unmount" fs_umount "$mnt"
+}
+run_case daemon case_daemon
 
-# ---- ro, prefix mount, allow_other ----
+# ---- options: ro, prefix mount, allow_other ----
+case_options() {
 fs_mount "$bucket:/pre" "$mnt" "$log" -o ro,allow_other
 check "prefix mount shows the prefix's content" test "$(cat "$mnt/fix/in.txt")" = deep
 check "prefix mount hides the rest" test ! -e "$mnt/top.txt"
@@ -97,14 +111,20 @@ else
   echo "# no user nobody or no setpriv: the allow_other permission check is skipped"
 fi
 fs_umount "$mnt"
+}
+run_case options case_options
 
-# ---- all buckets ----
+# ---- buckets: all buckets ----
+case_buckets() {
 fs_mount --all-buckets "$mnt" "$log"
 check "all buckets: our bucket is a directory" test -d "$mnt/$bucket"
 check "all buckets: read through it" test "$(cat "$mnt/$bucket/top.txt")" = hello
 fs_umount "$mnt"
+}
+run_case buckets case_buckets
 
-# ---- the mount(8) helpers ----
+# ---- helpers: the mount(8) helpers ----
+case_helpers() {
 check "mount.s3rdmafs helper" fs_san_env env S3RDMAFS_BIN="$FS" \
   "$top/packaging/mount.s3rdmafs" "$bucket" "$mnt" -o cache.mlock=false,_netdev
 check "mount.s3rdmafs: mounted" wait_mount "$mnt"
@@ -121,5 +141,7 @@ check "mount -t fuse.s3rdmafs" \
   fs_san_env mount -t fuse.s3rdmafs "$bucket" "$mnt" -o cache.mlock=false
 check "mount -t fuse.s3rdmafs: reads" test "$(cat "$mnt/top.txt")" = hello
 fs_umount "$mnt"
+}
+run_case helpers case_helpers
 
 summary

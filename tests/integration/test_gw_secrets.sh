@@ -60,7 +60,8 @@ aws_ s3 mb "s3://$bucket" >/dev/null
 echo "hello from rgw" >"$tmp/hello"
 aws_ s3 cp "$tmp/hello" "s3://$bucket/hello" --quiet
 
-# ---- keys from files ----
+# ---- files: keys from files ----
+case_files() {
 (umask 077; printf '%s\n' "$client_sk" >"$tmp/client.key"; printf '%s\r\n' "$up_sk" >"$tmp/up.key")
 S3RDMA_UPSTREAM_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID \
   gw_start "$tmp/gw" --log-level info --threads 2 \
@@ -79,8 +80,11 @@ check "key files: no warning" log_lacks "$gw_log" "command line"
 check "key files: the client key is not in the log" log_lacks "$gw_log" "$client_sk"
 check "key files: upstream's key is not in the log" log_lacks "$gw_log" "$up_sk"
 check "key files: clean stop (keys freed: LeakSanitizer quiet)" gw_stop
+}
+run_case files case_files
 
-# ---- refusals ----
+# ---- refusals: bad keys ----
+case_refusals() {
 (umask 022; printf '%s\n' "$client_sk" >"$tmp/open.key")
 gw_refused "0644 key file" "--secret-key-file $tmp/open.key: readable by group or others (mode 0644); chmod 600 it" \
   --secret-key-file "$tmp/open.key"
@@ -95,8 +99,11 @@ gw_refused "a missing key file" "--secret-key-file $tmp/nope: cannot open" --sec
 gw_refused "--secret-key and --secret-key-file" "--secret-key and --secret-key-file: give one, not both" \
   --secret-key "$client_sk" --secret-key-file "$tmp/client.key"
 check "refusals: the key never printed" log_lacks "$tmp/err" "$client_sk"
+}
+run_case refusals case_refusals
 
-# ---- a key on the command line: warned about, scrubbed, still used ----
+# ---- cmdline: a key on the command line: warned about, scrubbed, still used ----
+case_cmdline() {
 # (gateway.sh's wrapper shell keeps its own command line: the gateway's is
 # the one checked)
 S3RDMA_UPSTREAM_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID S3RDMA_UPSTREAM_SECRET_ACCESS_KEY=$up_sk \
@@ -113,8 +120,11 @@ check "--secret-key: upstream's key from the environment" \
   grep -q "secret keys: the clients' from the command line, upstream's from the environment" "$gw_log"
 check "--secret-key: the key is not in the log" log_lacks "$gw_log" "$client_sk"
 check "--secret-key: clean stop" gw_stop
+}
+run_case cmdline case_cmdline
 
-# ---- s3rdmafs: credentials files must be private ----
+# ---- private: s3rdmafs: credentials files must be private ----
+case_private() {
 creds=$tmp/aws-credentials
 printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
   "$S3R_TEST_AK" "$up_sk" >"$creds"
@@ -159,5 +169,7 @@ check "-o secret_key: not in the daemon's cmdline" cmdline_lacks "$pid" "$up_sk"
 check "-o secret_key: scrubbed with x" cmdline_has "$pid" "credentials.secret_key=${up_sk//?/x}"
 check "-o secret_key: not in the log" log_lacks "$log" "$up_sk"
 fs_umount "$mnt"
+}
+run_case private case_private
 
 summary
