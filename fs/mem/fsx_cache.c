@@ -32,9 +32,10 @@
  *   the filler of a chunk's first claim faults in its pages while its
  *   request is on the wire (fsx_chunk_take_populate: in its own thread,
  *   not in the event loop whose copy fills the chunk, and not before the
- *   request goes). fsx_cache_seg.c also gives idle segments back (fsx_cache_release). The free list gives chunks lowest
- *   first and those of segments given back last, so a mount that reads
- *   little holds little.
+ *   request goes). fsx_cache_seg.c also gives idle segments back
+ *   (fsx_cache_release). The free list gives chunks lowest first and
+ *   those of segments given back last, so a mount that reads little
+ *   holds little.
  */
 #include "fs/mem/fsx_cache.h"
 

@@ -211,21 +211,30 @@ static long vm_locked_kb(void)
   return kb;
 }
 
+/* May this process lock four segments? (else the test is skipped) */
+static bool lock_allowed(void)
+{
+  struct rlimit rl;
+
+  assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 4 * SEG &&
+      geteuid() != 0) {
+    print_message("skipped: mlock not allowed for %u bytes\n", 4 * SEG);
+    return false;
+  }
+  return true;
+}
+
 /* A pinned segment given back is unlocked (VmLck, locked_bytes). */
 static void test_release_unlocks(void **state)
 {
   struct fsx_cache *c;
   struct fsx_cache_stats st;
-  struct rlimit rl;
   long before = vm_locked_kb();
 
   (void)state;
-  assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 4 * SEG &&
-      geteuid() != 0) {
-    print_message("skipped: mlock not allowed for %u bytes\n", 4 * SEG);
+  if (!lock_allowed())
     return;
-  }
   c = make(true);
   for (uint64_t i = 0; i < 8; i++)
     load(c, i, 7);
@@ -255,18 +264,13 @@ static void test_first_claim_faults_nothing(void **state)
   struct fsx_cache *c;
   struct fsx_cache_stats st;
   struct fsx_chunk *ch;
-  struct rlimit rl;
   unsigned char *base;
   size_t pg = (size_t)sysconf(_SC_PAGESIZE);
   bool fill;
 
   (void)state;
-  assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
-  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 4 * SEG &&
-      geteuid() != 0) {
-    print_message("skipped: mlock not allowed for %u bytes\n", 4 * SEG);
+  if (!lock_allowed())
     return;
-  }
   c = make(true);
   assert_int_equal(fsx_cache_get(c, 1, 1, 0, true, &ch, &fill), 0);
   assert_true(fill);
