@@ -59,7 +59,27 @@ verify_all() { # LABEL
   check "$1: b.bin, 8 threads" "$DC" verify "$mnt/b.bin" "$tmp/local/b.bin" 8 40 "$RANDOM"
 }
 
-# ---- plain RGW: through the page cache ----
+# direct writes: NAME SIZE (files NAME.reg.N from registered buffers,
+# NAME.plain.N from plain memory; NAME.back)
+DW=$BIN/dwrite_check
+dwrites() { # LABEL NAME SIZE
+  check "$1: write_direct, registered, 4 threads" \
+    "$DW" write "$mnt/$2.reg" "$3" $((16 * MiB)) reg 4
+  check "$1: write_direct, plain memory, 4 threads" \
+    "$DW" write "$mnt/$2.plain" "$3" $((5 * MiB + 7)) plain 4
+  check "$1: parts sent, then rewritten with pwrite, appended, fsync" \
+    "$DW" back "$mnt/$2.back" "$3" $((9 * MiB + 5))
+}
+dwcheck() { # LABEL NAME SIZE: what the server holds, after a remount
+  local t
+  for t in 0 1 2 3; do
+    check "$1: $2.reg.$t as written" "$DW" check "$mnt/$2.reg.$t" "$3" "$t"
+    check "$1: $2.plain.$t as written" "$DW" check "$mnt/$2.plain.$t" "$3" "$t"
+  done
+}
+
+# ---- plain: plain RGW, through the page cache ----
+case_plain() {
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
 verify_all "plain"
 check "plain: direct reads counted" test "$(stat_of direct.reads)" -gt 0
@@ -90,24 +110,6 @@ check "one buffer through 40 opens in turn" "$DC" many "$mnt/b.bin" 40
 gone0() { [ "$(stat_of direct.registered)" = 0 ]; }
 check "... none left registered" wait_for 30 0.1 gone0
 
-# direct writes: NAME SIZE (files NAME.reg.N from registered buffers,
-# NAME.plain.N from plain memory; NAME.back)
-DW=$BIN/dwrite_check
-dwrites() { # LABEL NAME SIZE
-  check "$1: write_direct, registered, 4 threads" \
-    "$DW" write "$mnt/$2.reg" "$3" $((16 * MiB)) reg 4
-  check "$1: write_direct, plain memory, 4 threads" \
-    "$DW" write "$mnt/$2.plain" "$3" $((5 * MiB + 7)) plain 4
-  check "$1: parts sent, then rewritten with pwrite, appended, fsync" \
-    "$DW" back "$mnt/$2.back" "$3" $((9 * MiB + 5))
-}
-dwcheck() { # LABEL NAME SIZE: what the server holds, after a remount
-  local t
-  for t in 0 1 2 3; do
-    check "$1: $2.reg.$t as written" "$DW" check "$mnt/$2.reg.$t" "$3" "$t"
-    check "$1: $2.plain.$t as written" "$DW" check "$mnt/$2.plain.$t" "$3" "$t"
-  done
-}
 w0=$(stat_of direct.writes)
 dwrites "plain" dwp $((20 * MiB + 12345))
 check "plain: hostile WRITEs refused" "$DW" hostile "$mnt/dwh.bin"
@@ -125,8 +127,11 @@ fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
 verify_all "remounted"
 dwcheck "remounted" dwp $((20 * MiB + 12345))
 fs_umount "$mnt"
+}
+run_case plain case_plain
 
-# ---- who may: the kernel's ptrace check, through pidfd_getfd ----
+# ---- who: who may, the kernel's ptrace check, through pidfd_getfd ----
+case_who() {
 # The daemon as root without CAP_SYS_PTRACE; the caller nobody.
 if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
   # the checker where nobody can run it (the build tree may be private)
@@ -149,8 +154,11 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 else
   echo "# perm: skipped (no setpriv or no user nobody)"
 fi
+}
+run_case who case_who
 
-# ---- through the gateway: the server writes into the caller's buffer ----
+# ---- gateway: the server writes into the caller's buffer ----
+case_gateway() {
 gw_start "$tmp/gw"
 if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"; then
   r0=$(stat_of s3.rdma_bytes)
@@ -178,5 +186,7 @@ if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma
 else
   echo "# cma: skipped (the transport cannot run here)"
 fi
+}
+run_case gateway case_gateway
 
 summary

@@ -54,7 +54,8 @@ fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache" \
 check "s3fs mounts the bucket too" peer_mount_s3fs "$bucket" "$smnt" stat_cache_expire=1
 check "both mounted at once" bash -c "grep -q ' $mnt ' /proc/mounts && grep -q ' $smnt ' /proc/mounts"
 
-# ---- written through s3rdmafs, read through s3fs ----
+# ---- ours: written through s3rdmafs, read through s3fs ----
+case_ours() {
 gen ours $((150 * MiB + 12345)) >"$model/ours.bin"
 check "s3rdmafs: write 150 MiB" cp "$model/ours.bin" "$mnt/ours.bin"
 check "s3rdmafs: a multipart upload" multipart ours.bin
@@ -65,8 +66,11 @@ check "s3fs reads it back (md5)" eq md5 "$(md5 "$smnt/ours.bin")" "$(md5 "$model
 check "s3fs sees its size, mode, mtime" eq stat "$(stat -c '%s %a %Y' "$smnt/ours.bin")" \
   "$((150 * MiB + 12345)) 640 1600000000"
 check "size, mode, owner, mtime alike through both" same_stat ours.bin
+}
+run_case ours case_ours
 
-# ---- written through s3fs, read through s3rdmafs ----
+# ---- theirs: written through s3fs, read through s3rdmafs ----
+case_theirs() {
 gen theirs $((120 * MiB + 777)) >"$model/theirs.bin"
 check "s3fs: write 120 MiB" cp "$model/theirs.bin" "$smnt/theirs.bin"
 check "s3fs: a multipart upload" multipart theirs.bin
@@ -77,8 +81,13 @@ check "s3rdmafs reads it back (md5)" eq md5 "$(md5 "$mnt/theirs.bin")" "$(md5 "$
 check "s3rdmafs sees its size, mode, mtime" eq stat "$(stat -c '%s %a %Y' "$mnt/theirs.bin")" \
   "$((120 * MiB + 777)) 604 1500000000"
 check "size, mode, owner, mtime alike through both" same_stat theirs.bin
+}
+run_case theirs case_theirs
 
-# ---- changed in place by the other one ----
+# ---- changed: in place by the other one ----
+case_changed() {
+need_case ours # (ours.bin, appended to)
+need_case theirs # (theirs.bin, changed)
 gen patch $((3 * MiB + 5)) >"$tmp/patch"
 dd if="$tmp/patch" of="$model/theirs.bin" bs=1M seek=$((50 * MiB + 7)) oflag=seek_bytes \
   conv=notrunc status=none
@@ -97,6 +106,10 @@ sleep 1.2
 check "s3rdmafs reads the appended object (md5)" eq md5 "$(md5 "$mnt/ours.bin")" "$(md5 "$model/ours.bin")"
 check "size, mode, owner alike through both" eq stat \
   "$(stat -c '%s %a %u:%g' "$smnt/ours.bin")" "$(stat -c '%s %a %u:%g' "$mnt/ours.bin")"
+}
+run_case changed case_changed
+
+# (end of the cases)
 
 check "s3fs unmounts" peer_umount "$smnt"
 check "no errors logged" bash -c "! grep -E 'error|ERROR' '$log'"
