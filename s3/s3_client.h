@@ -386,6 +386,15 @@ int s3_complete_multipart_if(struct s3_client *c, const char *bucket,
 int s3_abort_multipart(struct s3_client *c, const char *bucket,
                        const char *key, const char *upload_id);
 /*
+ * ListParts: every part the server lists for the upload (page after page,
+ * up to 10,000 parts) in *out, zeroed here; after 0 the caller frees it
+ * with s3_parts_result_cleanup. run: how each request is run (NULL: as the
+ * synchronous calls are), given arg. -ENOENT: the upload is gone.
+ */
+int s3_list_parts(struct s3_client *c, const char *bucket, const char *key,
+                  const char *upload_id, int (*run)(void *, struct s3_req *),
+                  void *arg, struct s3_parts_result *out);
+/*
  * ListMultipartUploads: one page (up to 1000) of the uploads in progress
  * whose key starts with prefix (NULL or "": all), in key order, after
  * key_marker/upload_id_marker (NULL: from the start; the upload id marker is

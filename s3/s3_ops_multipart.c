@@ -251,6 +251,50 @@ int s3_abort_multipart(struct s3_client *c, const char *bucket,
   return rc;
 }
 
+#define LIST_PARTS_PAGES 11 /* 10,000 parts, 1,000 a page */
+
+int s3_list_parts(struct s3_client *c, const char *bucket, const char *key,
+                  const char *upload_id, int (*run)(void *, struct s3_req *),
+                  void *arg, struct s3_parts_result *out)
+{
+  int marker = 0, rc = 0;
+  bool more = true;
+
+  memset(out, 0, sizeof(*out));
+  for (int page = 0; page < LIST_PARTS_PAGES && more && !rc; page++) {
+    struct s3_parts_result pr = {0};
+    struct s3_req *q = s3_req_create(c, "GET", bucket, key);
+    struct s3_part_info *v;
+    char num[16];
+
+    snprintf(num, sizeof(num), "%d", marker);
+    rc = q ? s3_req_add_query(q, "uploadId", upload_id) : -ENOMEM;
+    if (!rc && marker)
+      rc = s3_req_add_query(q, "part-number-marker", num);
+    if (!rc) {
+      s3_req_set_sink_xml(q, S3_XML_LIST_PARTS, &pr);
+      rc = run ? run(arg, q) : s3_ops_run(q);
+    }
+    if (q)
+      s3_req_destroy(q);
+    if (!rc && pr.n_parts) {
+      v = realloc(out->parts, (out->n_parts + pr.n_parts) * sizeof(*v));
+      if (v) {
+        memcpy(v + out->n_parts, pr.parts, pr.n_parts * sizeof(*v));
+        out->parts = v;
+        out->n_parts += pr.n_parts;
+      } else {
+        rc = -ENOMEM;
+      }
+    }
+    more = pr.truncated && pr.next_marker > marker;
+    marker = pr.next_marker;
+    s3_parts_result_cleanup(&pr);
+  }
+  if (rc)
+    s3_parts_result_cleanup(out);
+  return rc;
+}
 
 int s3_list_multipart_uploads(struct s3_client *c, const char *bucket,
                               const char *prefix, const char *key_marker,

@@ -1,4 +1,5 @@
 /* fsx_etag: what an S3 ETag says about the bytes behind it (fsx_etag.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 
 #include <openssl/evp.h>
 
+#include "common/slog.h"
 #include "common/strbuf.h"
 #include "fs/meta/fsx_etag.h"
 #include "fs/write/fsx_wb_geo.h"
@@ -86,4 +88,53 @@ bool fsx_etag_holds(const char *etag, const unsigned char *data, uint64_t size,
 free_all:
   free(all);
   return ok;
+}
+
+int fsx_etag_upload_landed(struct s3_client *c, const char *bucket,
+                           const char *key, const char *upload_id)
+{
+  struct s3_object_meta cur;
+  struct s3_parts_result l;
+  const char **v;
+  int rc = s3_head_object(c, bucket, key, &cur);
+
+  if (rc == -ENOENT)
+    return 0; /* no object: nothing the upload could be */
+  if (rc)
+    return rc;
+  if (!strchr(cur.etag, '-')) { /* not made of parts */
+    s3_object_meta_cleanup(&cur);
+    return 0;
+  }
+  if ((rc = s3_list_parts(c, bucket, key, upload_id, NULL, NULL, &l))) {
+    s3_object_meta_cleanup(&cur);
+    return rc;
+  }
+  v = l.n_parts ? calloc(l.n_parts, sizeof(*v)) : NULL;
+  rc = v || !l.n_parts ? 0 : -ENOMEM;
+  for (size_t k = 0; v && k < l.n_parts; k++) {
+    if (l.parts[k].part_number != (int)k + 1)
+      break; /* a gap: never a completion of parts 1..n */
+    v[k] = l.parts[k].etag;
+    if (k + 1 == l.n_parts)
+      rc = fsx_etag_is_multipart_of(cur.etag, v, l.n_parts);
+  }
+  free(v);
+  s3_parts_result_cleanup(&l);
+  s3_object_meta_cleanup(&cur);
+  return rc;
+}
+
+int fsx_etag_abort_upload(struct s3_client *c, const char *bucket,
+                          const char *key, const char *upload_id)
+{
+  int rc = fsx_etag_upload_landed(c, bucket, key, upload_id);
+
+  if (rc == 1) {
+    log_notice("%s: upload %s of %s is the object now (its completion "
+               "landed; the server still lists it): not aborted, which would "
+               "delete the object's data", bucket, upload_id, key);
+    return -ENOENT;
+  }
+  return rc ? rc : s3_abort_multipart(c, bucket, key, upload_id);
 }

@@ -175,53 +175,6 @@ static int fetch_missing(const struct fsx_recover_io *t,
   return rc;
 }
 
-#define LIST_PAGES_MAX 11 /* 10000 parts, 1000 a page */
-
-/* Every part the server lists for the upload, in *out (freed by the
-   caller, s3_parts_result_cleanup); -ENOENT when the upload is gone. */
-static int list_parts(const struct fsx_recover_io *t, const char *bucket,
-                      const char *key, const char *upload_id,
-                      struct s3_parts_result *out)
-{
-  int marker = 0, rc = 0;
-  bool more = true;
-
-  memset(out, 0, sizeof(*out));
-  for (int page = 0; page < LIST_PAGES_MAX && more && !rc; page++) {
-    struct s3_parts_result pr = {0};
-    struct s3_req *q = s3_req_create(t->m->s3, "GET", bucket, key);
-    struct s3_part_info *v;
-    char num[16];
-
-    snprintf(num, sizeof(num), "%d", marker);
-    rc = q ? s3_req_add_query(q, "uploadId", upload_id) : -ENOMEM;
-    if (!rc && marker)
-      rc = s3_req_add_query(q, "part-number-marker", num);
-    if (!rc) {
-      s3_req_set_sink_xml(q, S3_XML_LIST_PARTS, &pr);
-      rc = t->run(t->arg, q);
-    }
-    if (q)
-      s3_req_destroy(q);
-    if (!rc && pr.n_parts) {
-      v = realloc(out->parts, (out->n_parts + pr.n_parts) * sizeof(*v));
-      if (v) {
-        memcpy(v + out->n_parts, pr.parts, pr.n_parts * sizeof(*v));
-        out->parts = v;
-        out->n_parts += pr.n_parts;
-      } else {
-        rc = -ENOMEM;
-      }
-    }
-    more = pr.truncated && pr.next_marker > marker;
-    marker = pr.next_marker;
-    s3_parts_result_cleanup(&pr);
-  }
-  if (rc)
-    s3_parts_result_cleanup(out);
-  return rc;
-}
-
 /* Two ETags naming the same bytes: quotes aside, any case. */
 static bool same_etag(const char *a, const char *b)
 {
@@ -319,7 +272,8 @@ static int resume_parts(const struct fsx_recover_io *t,
   struct s3_parts_result l;
   char etag[S3_ETAG_MAX];
   uint64_t s, len;
-  int rc = list_parts(t, r->bucket, r->key, pp->upload_id, &l);
+  int rc = s3_list_parts(t->m->s3, r->bucket, r->key, pp->upload_id, t->run,
+                         t->arg, &l);
 
   if (rc == -ENOENT) {
     snprintf(reason, reasonlen, "its unfinished upload is gone from the "
@@ -421,7 +375,7 @@ static int put_parts(const struct fsx_recover_io *t,
     goto free_id;
   }
 abort_upload:
-  if (!s3_abort_multipart(m->s3, r->bucket, r->key, id))
+  if (!fsx_etag_abort_upload(m->s3, r->bucket, r->key, id))
     fsx_stage_forget_upload(m->stage, jid);
 free_id:
   free(id);

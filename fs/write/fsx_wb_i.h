@@ -95,6 +95,8 @@ struct fsx_wb {
   char *upload_id;            /* lock */
   char *upload_key;           /* lock: the key upload_id was made for */
   long journal_id;            /* lock */
+  bool complete_sent;         /* lock: a completion of upload_id was sent
+                                 (it may have landed: aborted with care) */
   struct fsx_wmeta meta;      /* lock: what the object should carry */
   struct fsx_wmeta sent_meta; /* lock: what the open upload was created with */
   struct timespec mtime;      /* lock: the last change of the bytes */

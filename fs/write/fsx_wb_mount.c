@@ -20,6 +20,7 @@
 #include "common/failpoint.h"
 #include "common/clock.h"
 #include "common/slog.h"
+#include "fs/meta/fsx_etag.h"
 #include "fs/stage/fsx_stage.h"
 #include "fs/write/fsx_wb_i.h"
 
@@ -73,7 +74,7 @@ static size_t retry_leftovers(struct fsx_mount *m, bool forget)
   for (; l; l = next) {
     int rc = FP("leftover");
     if (!rc)
-      rc = s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id);
+      rc = fsx_etag_abort_upload(m->s3, l->bucket, l->key, l->upload_id);
     next = l->next;
     if (!rc || rc == -ENOENT) {
       log_notice("%s: upload %s of %s aborted on retry", l->bucket,

@@ -18,6 +18,7 @@
 #include "common/failpoint.h"
 #include "common/slog.h"
 #include "fs/mem/fsx_pool.h"
+#include "fs/meta/fsx_etag.h"
 #include "fs/plane/fsx_rdma.h"
 #include "fs/stage/fsx_stage.h"
 #include "fs/write/fsx_wb_i.h"
@@ -143,8 +144,11 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
     return;
   fsx_wb_wait_sent(wb);
   if (abort && !(rc = FP("abort")))
-    rc = s3_abort_multipart(m->s3, fsx_wb_bucket(wb), wb->upload_key,
-                            wb->upload_id);
+    rc = wb->complete_sent
+             ? fsx_etag_abort_upload(m->s3, fsx_wb_bucket(wb), wb->upload_key,
+                                     wb->upload_id)
+             : s3_abort_multipart(m->s3, fsx_wb_bucket(wb), wb->upload_key,
+                                  wb->upload_id);
   if (rc && rc != -ENOENT) {
     log_warn("%s: aborting upload %s: %s (tried again later)", fsx_wb_key(wb),
              wb->upload_id, strerror(-rc));
@@ -157,6 +161,7 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
   free(wb->upload_key);
   wb->upload_id = wb->upload_key = NULL;
   wb->journal_id = 0;
+  wb->complete_sent = false;
   fsx_wb_reset_parts(wb);
   wb->eager_next = 0;
   pthread_mutex_lock(&wb->plock);

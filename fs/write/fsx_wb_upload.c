@@ -266,6 +266,7 @@ static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                           : (struct s3_kv){"If-None-Match", "*"};
   int rc = -ESTALE, hrc;
 
+  wb->complete_sent = true;
   for (int t = 0; t < COND_TRIES && rc == -ESTALE; t++) {
     rc = s3_complete_multipart_if(m->s3, bucket, key, wb->upload_id, pe, n,
                                   plain ? NULL : &cond, etag);
@@ -273,6 +274,14 @@ static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
       plain = true; /* 501: again without the condition */
       rc = -ESTALE;
       continue;
+    }
+    if (rc && rc != -ESTALE && rc != -ENOENT && rc != -EBUSY &&
+        completed_ours(m, bucket, key, pe, n, etag)) {
+      /* the answer lost, or (RGW killed as it completed) the upload left
+         "in progress", answered 500 for minutes: the object is ours */
+      log_notice("%s: its upload's completion landed (the answer said: "
+                 "%s)", key, strerror(-rc));
+      return 0;
     }
     if (rc != -ESTALE && rc != -ENOENT && rc != -EBUSY)
       break;

@@ -13,7 +13,9 @@
 #   - every close()/fsync() that returned 0 left the complete object on the
 #     server; every one that failed kept the data, which reached the server
 #     or cache.dir/unsaved/ (lost writes: 0);
-#   - never a partial object; no multipart upload left (orphans: 0);
+#   - never a partial object; no multipart upload left (orphans: 0), but
+#     one that is the object (RGW killed as it completed it lists it
+#     still, and an abort would delete the object's data: said, spared);
 #   - the daemon still serves (a write and a read once faults stop), and
 #     exits 0 at unmount.
 # One line per scenario, then a table: faults injected, operations run,

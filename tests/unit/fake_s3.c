@@ -358,6 +358,13 @@ unsigned fake_s3_uploads(struct fake_s3 *f)
   return n;
 }
 
+void fake_s3_interrupt_completions(struct fake_s3 *f)
+{
+  pthread_mutex_lock(&f->lock);
+  f->interrupted = true;
+  pthread_mutex_unlock(&f->lock);
+}
+
 static void add_rule(struct fake_s3 *f, struct fake_rule *r, const char *key)
 {
   struct fake_rule **pp;

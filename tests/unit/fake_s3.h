@@ -65,8 +65,16 @@ bool fake_s3_holds(struct fake_s3 *f, const char *bucket, const char *key,
                    const void *want, size_t len);
 /* Is there such an object? */
 bool fake_s3_has(struct fake_s3 *f, const char *bucket, const char *key);
-/* Multipart uploads begun and neither completed nor aborted. */
+/* Multipart uploads begun and neither completed nor aborted (those
+   interrupted, below, included). */
 unsigned fake_s3_uploads(struct fake_s3 *f);
+/*
+ * From now on, completions land as when RGW is killed in the middle of
+ * one: the object is written and the upload stays listed, every later
+ * completion of it answered 500 ("already in progress"); aborting it
+ * deletes the object it became (its parts are the object's data).
+ */
+void fake_s3_interrupt_completions(struct fake_s3 *f);
 
 /*
  * The next `times` requests of kind op (FAKE_ANY: every kind) whose key

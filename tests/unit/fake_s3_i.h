@@ -35,6 +35,8 @@ struct fake_upload {
   char *meta;
   struct fake_part *parts;    /* by number, unsorted */
   size_t nparts;
+  char landed[64];            /* its completion landed, the upload kept
+                                 listed (interrupted): the object's ETag */
   struct fake_upload *next;
 };
 
@@ -75,6 +77,7 @@ struct fake_s3 {
   size_t nbuckets;
   struct fake_upload *uploads;
   unsigned next_upload;
+  bool interrupted;           /* completions land as RGW killed mid-way */
   struct fake_rule *rules;
   unsigned held;              /* requests waiting now */
   unsigned hold_epoch;        /* a release: every waiter goes on */

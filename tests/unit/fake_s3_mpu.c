@@ -187,6 +187,11 @@ static void complete(struct fake_s3 *f, const struct fake_req *q,
     fake_resp_error(r, 404, "NoSuchUpload");
     return;
   }
+  if (u->landed[0]) { /* RGW: its lock left by the killed completion */
+    free(body);
+    fake_resp_error(r, 500, "InternalError");
+    return;
+  }
   sums = malloc(16 * 10000);
   while (next_tag(&at, "PartNumber", num, sizeof(num)) &&
          next_tag(&at, "ETag", etag, sizeof(etag))) {
@@ -249,8 +254,12 @@ static void complete(struct fake_s3 *f, const struct fake_req *q,
   snprintf(final + 32, sizeof(final) - 32, "-%zu", n);
   fake_store_put(b, q->key, data, len, u->meta, final);
   free(data);
-  *link = u->next;
-  fake_upload_free(u);
+  if (f->interrupted) {
+    snprintf(u->landed, sizeof(u->landed), "%s", final);
+  } else {
+    *link = u->next;
+    fake_upload_free(u);
+  }
   fake_etag_result(r, "CompleteMultipartUploadResult", final);
 }
 
@@ -263,6 +272,12 @@ static void abort_upload(struct fake_s3 *f, const struct fake_req *q,
   if (!u) {
     fake_resp_error(r, 404, "NoSuchUpload");
     return;
+  }
+  if (u->landed[0]) { /* RGW deletes the parts: the object's data */
+    struct fake_bucket *b = fake_store_bucket(f, u->bucket, false);
+    struct fake_obj *o = b ? fake_store_find(b, u->key) : NULL;
+    if (o && !strcmp(o->etag, u->landed))
+      fake_obj_remove(b, u->key);
   }
   *link = u->next;
   fake_upload_free(u);

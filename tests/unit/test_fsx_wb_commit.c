@@ -5,7 +5,9 @@
  * into a large object is one part sent and the others copied on the
  * server; a failed upload is EIO with the bytes kept and goes up at the
  * next commit; a PUT that landed but whose answer was lost is settled by
- * looking, not sent again over another writer's; a write that comes
+ * looking, not sent again over another writer's; a completion that
+ * landed as RGW was killed (the upload left listed, answered 500) is
+ * settled by looking and its upload never aborted; a write that comes
  * during a commit's upload lands in the next one; after a commit, what the
  * staging file lacks is fetched from the new object.
  */
@@ -238,6 +240,73 @@ static void test_lost_answer_settled_by_looking(void **state)
   close_wb(wb, in);
 }
 
+#define LANDED_SIZE (11 * MiB)
+
+/*
+ * RGW killed in the middle of a CompleteMultipartUpload: the object is
+ * written, the upload stays listed and every later completion of it is
+ * answered 500 for minutes. A new file of 3 parts named name, its first
+ * completion's answer lost so: its bytes in *data (freed by the caller).
+ */
+static struct fsx_wb *write_interrupted(const char *name, char **data,
+                                        struct fsx_inode **in)
+{
+  struct fsx_wb *wb;
+
+  *data = malloc(LANDED_SIZE);
+  fake_fill(*data, LANDED_SIZE, 0, 11);
+  fake_s3_interrupt_completions(fm.s3);
+  wb = open_wb(name, false, in);
+  assert_int_equal(wb_write(wb, 0, *data, LANDED_SIZE), LANDED_SIZE);
+  fake_s3_fault(fm.s3, FAKE_COMPLETE, name, -500, 1, 0);
+  return wb;
+}
+
+/* Settled by looking (the object is ours), not failed for minutes. */
+static void test_interrupted_completion_landed(void **state)
+{
+  struct fsx_inode *in;
+  char *data;
+  struct fsx_wb *wb = write_interrupted("landed.bin", &data, &in);
+
+  (void)state;
+  fake_s3_reset_counts(fm.s3);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_true(holds("landed.bin", data, LANDED_SIZE));
+  assert_false(fsx_wb_dirty(wb));
+  /* the client's 5 attempts (each 500), then one look */
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_COMPLETE), 5);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_HEAD), 1);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
+  assert_int_equal(fake_s3_uploads(fm.s3), 1); /* RGW's to end, not ours */
+  close_wb(wb, in);
+  free(data);
+}
+
+/*
+ * The same, with the server unable to say so (every HEAD refused): the
+ * commit fails and the file is kept at unmount, but the upload, which is
+ * the object now, is never aborted (an abort deletes its parts: the
+ * object's data).
+ */
+static void test_landed_upload_never_aborted(void **state)
+{
+  struct fsx_inode *in;
+  char *data;
+  struct fsx_wb *wb = write_interrupted("spared.bin", &data, &in);
+
+  (void)state;
+  fake_s3_fault(fm.s3, FAKE_HEAD, "spared.bin", 500, 1000, 0);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), -EIO);
+  close_wb(wb, in);
+  fake_s3_reset_counts(fm.s3);
+  fsx_wb_stop(&fm.m); /* the last commit fails too: kept in unsaved/ */
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
+  fake_s3_clear(fm.s3);
+  assert_true(holds("spared.bin", data, LANDED_SIZE));
+  free(data);
+}
+
 static void test_other_writer_replaced(void **state)
 {
   struct fsx_inode *in;
@@ -348,6 +417,10 @@ int main(void)
                                       teardown),
       cmocka_unit_test_setup_teardown(test_lost_answer_settled_by_looking,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_interrupted_completion_landed,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_landed_upload_never_aborted, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_other_writer_replaced, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_write_during_commit_lands_next,
