@@ -534,6 +534,27 @@ EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
   return OK;
 }
 
+/* what gpu_check probe reports */
+EXPORT CUresult CUDAAPI cuDriverGetVersion(int *v)
+{
+  *v = 12040;
+  return OK;
+}
+
+EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+  (void)dev;
+  snprintf(name, (size_t)len, "stand-in device (simulated)");
+  return OK;
+}
+
+EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+  (void)dev;
+  *bytes = (size_t)16 << 30;
+  return OK;
+}
+
 /* The marker of the stand-in: a real libcuda.so.1 has no such symbol. */
 EXPORT const char fake_cuda_simulated[] =
     "s3rdmafs's stand-in CUDA driver (tests/gpu/fake_cuda.c): simulated";

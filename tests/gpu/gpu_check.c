@@ -1,9 +1,10 @@
 /*
- * gpu_check: the real-GPU suite's checks (test_gpu.sh, label gpu): the CUDA
- * driver loaded as libs3rdmafs loads it (libcuda.so.1, or
- * $S3RDMAFS_CUDA_LIB: test_gpu_sim.sh runs it against the stand-in, and
- * then it is simulated), device memory from cuMemAlloc in the device's
- * primary context, every byte checked by copying it back to the host.
+ * gpu_check: the real-GPU suite's checks (test_gpu.sh, label gpu, and
+ * scripts/gpu-check.sh): the CUDA driver loaded as libs3rdmafs loads it
+ * (libcuda.so.1, or $S3RDMAFS_CUDA_LIB: test_gpu_sim.sh and CI's run of
+ * gpu-check.sh use the stand-in, and then it is simulated), device memory
+ * from cuMemAlloc in the device's primary context, every byte checked by
+ * copying it back to the host.
  *
  *   gpu_check FILE REF WFILE
  *       1. up to 1 GiB of FILE at offset 777 into a device buffer at
@@ -11,18 +12,34 @@
  *       2. 4 threads, each its quarter of FILE at unaligned offsets into
  *          its own allocation, compared;
  *       3. a round trip: 96 MiB + 5 of a device buffer written to WFILE
- *          (new) with gpu_write, read back with read(2), compared.
+ *          (new) with gpu_write, read back with read(2), compared;
+ *       4. the batch call: 8 unaligned ranges in one call, compared;
+ *       5. refusals: a host pointer, freed device memory and a range past
+ *          its allocation are -EINVAL, nothing read.
+ *       One line per case ("ok - ..." or "not ok - ...").
+ *   gpu_check probe
+ *       what the driver says, as name=value lines: driver (real or
+ *       simulated), driver_version, devices, name, memory_mib, dmabuf,
+ *       gpudirect_rdma.
+ *   gpu_check ring MIB REPS
+ *       no mount needed: MIB MiB copied to the device through a ring as
+ *       libs3rdmafs stages (4 slots of 8 MiB of host memory registered
+ *       with cuMemHostRegister, asynchronous copies on one stream, a slot
+ *       reused once its copy's event is done) and by cuMemcpyHtoD from
+ *       cuMemAllocHost memory, REPS times: "rep=K ring_s=S pinned_s=S".
  * Exit 77 (skipped) with the reason when there is no driver or no device.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libs3rdmafs/s3rdmafs.h"
@@ -44,7 +61,7 @@ static alloc_fn cu_alloc;
 static free_fn cu_free;
 static dtoh_fn cu_dtoh;
 static htod_fn cu_htod;
-static void *ctx;
+static void *ctx, *lib;
 static const char *file, *ref;
 static off_t fsize;
 
@@ -91,10 +108,12 @@ static void *quarter(void *arg)
 
 static int load(void)
 {
-  const char *lib = getenv("S3RDMAFS_CUDA_LIB");
-  void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const char *path = getenv("S3RDMAFS_CUDA_LIB");
+  void *h = dlopen(path && *path ? path : "libcuda.so.1",
+                   RTLD_NOW | RTLD_LOCAL);
   int dev, rc;
 
+  lib = h;
   if (!h) {
     printf("skip: no CUDA driver (%s)\n", dlerror());
     return 77;
@@ -121,16 +140,217 @@ static int load(void)
   return 0;
 }
 
-int main(int argc, char **argv)
+static void *sym(const char *name) /* optional: NULL when absent */
 {
-  int rc, fd, rfd, fails = 0;
+  return dlsym(lib, name);
+}
+
+/* ---- probe: what the driver says ---- */
+
+static int probe(void)
+{
+  int (*version)(int *) = (int (*)(int *))sym("cuDriverGetVersion");
+  int (*count)(int *) = (int (*)(int *))sym("cuDeviceGetCount");
+  int (*name)(char *, int, int) = (int (*)(char *, int, int))sym(
+      "cuDeviceGetName");
+  int (*mem)(size_t *, int) = (int (*)(size_t *, int))sym(
+      "cuDeviceTotalMem_v2");
+  int (*attr)(int *, int, int) = (int (*)(int *, int, int))sym(
+      "cuDeviceGetAttribute");
+  int v = 0, n = 0, dmabuf = -1, gdr = -1;
+  char nm[256] = "unknown";
+  size_t bytes = 0;
+
+  printf("driver=%s\n", sym("fake_cuda_simulated") ? "simulated" : "real");
+  if (version && !version(&v))
+    printf("driver_version=%d.%d\n", v / 1000, v % 1000 / 10);
+  if (count && !count(&n))
+    printf("devices=%d\n", n);
+  if (name && !name(nm, (int)sizeof(nm), 0))
+    printf("name=%s\n", nm);
+  if (mem && !mem(&bytes, 0))
+    printf("memory_mib=%zu\n", bytes >> 20);
+  /* CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED (124), _GPU_DIRECT_RDMA_SUPPORTED
+     (116) */
+  if (attr && !attr(&dmabuf, 124, 0))
+    printf("dmabuf=%s\n", dmabuf ? "yes" : "no");
+  if (attr && !attr(&gdr, 116, 0))
+    printf("gpudirect_rdma=%s\n", gdr ? "yes" : "no");
+  return 0;
+}
+
+/* ---- ring: the staging copy alone, against pinned memory ---- */
+
+#define SLOT (8u << 20)
+#define NSLOTS 4
+
+static double now_s(void)
+{
+  struct timespec t;
+
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int ring(size_t mib, int reps)
+{
+  int (*reg)(void *, size_t, unsigned) =
+      (int (*)(void *, size_t, unsigned))sym("cuMemHostRegister_v2");
+  int (*unreg)(void *) = (int (*)(void *))sym("cuMemHostUnregister");
+  int (*stream_create)(void **, unsigned) =
+      (int (*)(void **, unsigned))sym("cuStreamCreate");
+  int (*async)(unsigned long long, const void *, size_t, void *) =
+      (int (*)(unsigned long long, const void *, size_t, void *))sym(
+          "cuMemcpyHtoDAsync_v2");
+  int (*ev_create)(void **, unsigned) =
+      (int (*)(void **, unsigned))sym("cuEventCreate");
+  int (*ev_record)(void *, void *) = (int (*)(void *, void *))sym(
+      "cuEventRecord");
+  int (*ev_sync)(void *) = (int (*)(void *))sym("cuEventSynchronize");
+  int (*host_alloc)(void **, size_t) = (int (*)(void **, size_t))sym(
+      "cuMemAllocHost_v2");
+  size_t size = mib << 20;
   unsigned long long dev = 0;
-  size_t len, wlen = (96u << 20) + 5;
-  pthread_t t[4];
-  struct stat st;
-  char *host;
+  void *stream = NULL, *ev[NSLOTS] = {NULL}, *pinned = NULL;
+  char *slots = aligned_alloc(4096, (size_t)NSLOTS * SLOT);
+  bool used[NSLOTS] = {false};
+
+  if (!reg || !unreg || !stream_create || !async || !ev_create ||
+      !ev_record || !ev_sync || !host_alloc) {
+    printf("gpu_check: the CUDA driver lacks a function the ring needs\n");
+    return 1;
+  }
+  if (!slots || cu_alloc(&dev, size) || reg(slots, (size_t)NSLOTS * SLOT, 0) ||
+      stream_create(&stream, 0) || host_alloc(&pinned, size)) {
+    printf("gpu_check: ring: setting up failed\n");
+    return 1;
+  }
+  for (int i = 0; i < NSLOTS; i++)
+    if (ev_create(&ev[i], 0))
+      return 1;
+  memset(slots, 7, (size_t)NSLOTS * SLOT);
+  memset(pinned, 7, size);
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_s(), t1, t2;
+    int s = 0;
+    for (size_t at = 0; at < size; at += SLOT, s = (s + 1) % NSLOTS) {
+      size_t n = size - at < SLOT ? size - at : SLOT;
+      if (used[s] && ev_sync(ev[s]))
+        return 1;
+      slots[(size_t)s * SLOT] = (char)at; /* the slot "filled" */
+      if (async(dev + at, slots + (size_t)s * SLOT, n, stream) ||
+          ev_record(ev[s], stream))
+        return 1;
+      used[s] = true;
+    }
+    for (int i = 0; i < NSLOTS; i++)
+      if (used[i] && ev_sync(ev[i]))
+        return 1;
+    t1 = now_s();
+    if (cu_htod(dev, pinned, size))
+      return 1;
+    t2 = now_s();
+    printf("rep=%d bytes=%zu ring_s=%.6f pinned_s=%.6f\n", r + 1, size,
+           t1 - t0, t2 - t1);
+  }
+  unreg(slots);
+  free(slots);
+  cu_free(dev);
+  return 0;
+}
+
+/* ---- 4. the batch call; 5. refusals ---- */
+
+static int batch(int fd, int rfd)
+{
+  struct s3rdmafs_gpu_io io[8];
+  unsigned long long dev = 0;
+  size_t len = (size_t)(fsize / 16), want = 0;
+  ssize_t n;
+  int ok;
+
+  if (cu_alloc(&dev, 8 * (len + 4096)))
+    return 0;
+  for (int i = 0; i < 8; i++) {
+    io[i] = (struct s3rdmafs_gpu_io){
+        (void *)(uintptr_t)(dev + (size_t)i * (len + 4096) + 17 * i),
+        len - 31 * (size_t)i, (off_t)(fsize / 8) * i + 4093 * i, 0};
+    want += io[i].size;
+  }
+  n = s3rdmafs_gpu_read_batch(fd, io, 8);
+  ok = n == (ssize_t)want;
+  for (int i = 0; ok && i < 8; i++)
+    ok = io[i].result == (ssize_t)io[i].size &&
+         same((uintptr_t)io[i].dev_ptr, io[i].off, io[i].size, rfd);
+  cu_free(dev);
+  return ok;
+}
+
+static int refusals(int fd)
+{
+  unsigned long long dev = 0;
+  char host[4096];
+  int ok;
+
+  ok = s3rdmafs_gpu_read(fd, host, sizeof(host), 0) == -EINVAL;
+  if (cu_alloc(&dev, 1 << 20))
+    return 0;
+  ok = ok && s3rdmafs_gpu_read(fd, (void *)(uintptr_t)(dev + 4096),
+                               1 << 20, 0) == -EINVAL; /* past its end */
+  cu_free(dev);
+  return ok && s3rdmafs_gpu_read(fd, (void *)(uintptr_t)dev, 4096, 0) ==
+                   -EINVAL; /* freed */
+}
+
+static int round_trip(const char *wfile)
+{
+  size_t wlen = (96u << 20) + 5;
+  char *host = malloc(wlen), *back = malloc(wlen);
+  unsigned long long dev = 0;
+  int fd, ok;
   ssize_t n;
 
+  if (!host || !back || cu_alloc(&dev, wlen))
+    return 0;
+  for (size_t i = 0; i < wlen; i++)
+    host[i] = (char)(i * 7 + i / 99991);
+  cu_htod(dev, host, wlen);
+  fd = open(wfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  n = fd >= 0 ? s3rdmafs_gpu_write(fd, (void *)(uintptr_t)dev, wlen, 0)
+              : -EBADF;
+  ok = n == (ssize_t)wlen && !close(fd);
+  if (ok) {
+    fd = open(wfile, O_RDONLY);
+    ok = fd >= 0 && pread(fd, back, wlen, 0) == (ssize_t)wlen &&
+         !memcmp(back, host, wlen);
+    close(fd);
+  }
+  cu_free(dev);
+  free(host);
+  free(back);
+  return ok;
+}
+
+static int say(int ok, const char *what)
+{
+  printf("%s - %s\n", ok ? "ok" : "not ok", what);
+  return !ok;
+}
+
+int main(int argc, char **argv)
+{
+  int rc, fd, rfd, fails = 0, quarters = 0;
+  unsigned long long dev = 0;
+  pthread_t t[4];
+  struct stat st;
+  char what[128];
+  size_t len;
+  ssize_t n;
+
+  if (argc == 2 && !strcmp(argv[1], "probe"))
+    return (rc = load()) ? rc : probe();
+  if (argc == 4 && !strcmp(argv[1], "ring"))
+    return (rc = load()) ? rc : ring((size_t)atol(argv[2]), atoi(argv[3]));
   if (argc != 4)
     return 2;
   if ((rc = load()))
@@ -146,10 +366,9 @@ int main(int argc, char **argv)
   if (cu_alloc(&dev, len + 4096))
     return 1;
   n = s3rdmafs_gpu_read(fd, (void *)(uintptr_t)(dev + 123), len, 777);
-  rc = n == (ssize_t)len && same(dev + 123, 777, len, rfd);
-  printf("%s - %zu bytes at 777 into device memory at +123\n",
-         rc ? "ok" : "not ok", len);
-  fails += !rc;
+  snprintf(what, sizeof(what), "%.1f MiB at 777 into device memory at +123",
+           (double)len / (1 << 20));
+  fails += say(n == (ssize_t)len && same(dev + 123, 777, len, rfd), what);
   cu_free(dev);
   /* 2. four threads */
   for (int i = 0; i < 4; i++)
@@ -157,33 +376,16 @@ int main(int argc, char **argv)
   for (int i = 0; i < 4; i++) {
     void *r;
     pthread_join(t[i], &r);
-    fails += r != NULL;
+    quarters += r != NULL;
   }
-  printf("%s - four threads, a quarter each at unaligned offsets\n",
-         fails ? "not ok" : "ok");
+  fails += say(!quarters, "4 threads, a quarter each, unaligned");
   /* 3. a round trip from device memory */
-  host = malloc(wlen);
-  if (!host || cu_alloc(&dev, wlen))
-    return 1;
-  for (size_t i = 0; i < wlen; i++)
-    host[i] = (char)(i * 7 + i / 99991);
-  cu_htod(dev, host, wlen);
+  fails += say(round_trip(argv[3]),
+               "96 MiB + 5 from device memory, read back");
+  fails += say(batch(fd, rfd), "the batch call: 8 unaligned ranges");
+  fails += say(refusals(fd), "host pointer, freed memory, past the end: "
+                             "EINVAL");
   close(fd);
-  fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  n = fd >= 0 ? s3rdmafs_gpu_write(fd, (void *)(uintptr_t)dev, wlen, 0) : -EBADF;
-  rc = n == (ssize_t)wlen && !close(fd);
-  if (rc) {
-    char *back = malloc(wlen);
-    fd = open(argv[3], O_RDONLY);
-    rc = back && fd >= 0 && pread(fd, back, wlen, 0) == (ssize_t)wlen &&
-         !memcmp(back, host, wlen);
-    free(back);
-    close(fd);
-  }
-  printf("%s - %zu bytes written from device memory, read back\n",
-         rc ? "ok" : "not ok", wlen);
-  fails += !rc;
-  cu_free(dev);
-  free(host);
+  close(rfd);
   return fails ? 1 : 0;
 }
