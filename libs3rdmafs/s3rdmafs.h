@@ -102,7 +102,10 @@ ssize_t s3rdmafs_write_direct(int fd, const void *buf, size_t size,
  * time: without one, or without a device, -ENODEV at once
  * (s3rdmafs_strerror(-ENODEV) says why). A failed CUDA call fails the
  * read with -EIO (or -ENOMEM); a failed file read after some bytes
- * returns those bytes, as read(2) does.
+ * returns those bytes, as read(2) does. A file the daemon does not read
+ * for the caller (not on an s3rdmafs mount; a mount not trusted with the
+ * caller's memory) is staged through the same ring by pread(2), the
+ * kernel's checks applying, as gpu_write falls back to pwrite(2).
  */
 ssize_t s3rdmafs_gpu_read(int fd, void *dev_ptr, size_t size, off_t off);
 

@@ -170,8 +170,9 @@ static int gdr_chunk(int fd, s3r_CUdeviceptr dev, size_t size, off_t off,
   if (!cu || fstat(fd, &st) || refused(&mounts, st.st_dev, false) ||
       cu->CtxGetDevice(&d) || !device_can(cu, d))
     return -EOPNOTSUPP;
-  if ((rc = s3r_mnt_trusted(fd)))
-    return rc; /* no device memory for a daemon not trusted with any */
+  if (s3r_mnt_trusted(fd))
+    return -EOPNOTSUPP; /* no device memory for a daemon not trusted with
+                           any, nor off a mount: staged (by pread(2)) */
   if (export(cu, dev, size, &dbuf, &len, &at))
     return -EOPNOTSUPP;
   a.fd = dbuf;

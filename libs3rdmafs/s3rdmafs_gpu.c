@@ -301,7 +301,38 @@ static int ring_drain(struct ring *g)
   return r ? s3r_cuda_fail("cuStreamSynchronize", r) : 0;
 }
 
-/* Staged: slots filled by read_direct, copied to dev on the ring's stream.
+/* len bytes of fd at off into slot: read_direct, or pread(2) (*plain set
+   for the rest of the call) where the daemon does not read for us:
+   ENOTTY (not a file on an s3rdmafs mount), EACCES or EPERM (a mount not
+   trusted with our memory, or that cannot take our descriptor); then the
+   kernel's read, with its own checks. Fewer bytes only at the end of the
+   file; -errno. */
+static ssize_t read_slot(int fd, char *slot, size_t len, off_t off,
+                         bool *plain)
+{
+  size_t got = 0;
+  ssize_t n;
+
+  if (!*plain) {
+    n = s3r_read_flags(fd, slot, len, off, S3RDMAFS_READ_STAGED);
+    if (n != -ENOTTY && n != -EACCES && n != -EPERM)
+      return n;
+    *plain = true;
+  }
+  while (got < len) {
+    n = pread(fd, slot + got, len - got, off + (off_t)got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return got ? (ssize_t)got : -errno;
+    if (!n)
+      break;
+    got += (size_t)n;
+  }
+  return (ssize_t)got;
+}
+
+/* Staged: slots filled by read_slot, copied to dev on the ring's stream.
    Bytes read (fewer at the end of the file, or before a failed read), or
    -errno; a failed CUDA call fails the whole read (what reached the device
    is not known). */
@@ -309,7 +340,7 @@ static ssize_t gpu_read_in(int fd, struct ring *g, s3r_CUdeviceptr dev,
                            size_t size, off_t off)
 {
   size_t queued = 0;
-  bool cuda_err = false;
+  bool cuda_err = false, plain = false;
   int rc = 0, s = 0;
 
   while (queued < size) {
@@ -322,8 +353,7 @@ static ssize_t gpu_read_in(int fd, struct ring *g, s3r_CUdeviceptr dev,
       cuda_err = true;
       break;
     }
-    n = s3r_read_flags(fd, slot, piece, off + (off_t)queued,
-                       S3RDMAFS_READ_STAGED);
+    n = read_slot(fd, slot, piece, off + (off_t)queued, &plain);
     if (n <= 0) {
       rc = (int)n;
       break;
@@ -439,14 +469,15 @@ static int half_wait(struct ring *g, int h)
 }
 
 /* len bytes of p into fd at off: write_direct, or pwrite(2) where the
-   daemon predates WRITE (ENOTTY; EBADF: it will not register buffers on
-   a file open only for writing). Bytes written, or -errno. */
+   daemon does not write for us (ENOTTY: off a mount, or a daemon that
+   predates WRITE; EBADF: it will not register buffers on a file open only
+   for writing; EACCES, EPERM: as read_slot). Bytes written, or -errno. */
 static ssize_t write_slot(int fd, const char *p, size_t len, off_t off)
 {
   ssize_t n = s3r_write_flags(fd, p, len, off, S3RDMAFS_WRITE_STAGED);
   size_t w = 0;
 
-  if (n != -ENOTTY && n != -EBADF)
+  if (n != -ENOTTY && n != -EBADF && n != -EACCES && n != -EPERM)
     return n;
   while (w < len) {
     ssize_t k = pwrite(fd, p + w, len - w, off + (off_t)w);

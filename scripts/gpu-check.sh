@@ -26,9 +26,10 @@
 #       this python3 is another version): reads into device memory through
 #       __cuda_array_interface__ (memory of the driver's own; torch and cupy
 #       tensors where they are), load_safetensors to the GPU with torch.
-#     Without FUSE: gpu_check ring, the staging copy alone (a registered
-#     ring of 4 slots of 8 MiB, asynchronous copies) against cuMemcpyHtoD,
-#     and the reason the mount could not be tested.
+#     Without FUSE: libs3rdmafs's staging ring on an ordinary file (read
+#     by pread(2), written by pwrite(2): gpu_check local), gpu_bw on it
+#     (the staging copy alone against cuMemcpyHtoD), and the reason the
+#     mount could not be tested.
 #  4. One table; exit 0 only if every case that ran passed, 77 when there
 #     is no CUDA driver or device (nothing to check).
 #
@@ -118,6 +119,7 @@ if [ "$prc" = 77 ]; then
 fi
 [ "$prc" = 0 ] || { echo "gpu-check: gpu_check probe failed" >&2; exit 1; }
 pv() { printf '%s\n' "$probe" | sed -n "s/^$1=//p"; }
+probe_export=$(pv dmabuf_export)
 fuse=no why_no_fuse=
 if [ "$nofuse" = 1 ]; then why_no_fuse="--no-fuse"
 elif [ ! -c /dev/fuse ]; then why_no_fuse="/dev/fuse is absent"
@@ -128,7 +130,7 @@ rdma=$(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ' || true)
 pyver=$([ -n "$py" ] && "$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' || echo none)
 has() { [ -n "$py" ] && "$py" -c "import $1" 2>/dev/null && echo yes || echo no; }
 echo "  fuse=$fuse${why_no_fuse:+ ($why_no_fuse)} rdma_devices=${rdma:-none} python=$pyver torch=$(has torch) cupy=$(has cupy)"
-row "GPU and driver" info "$(pv name), driver $(pv driver_version), $(pv memory_mib) MiB, dma-buf $(pv dmabuf)$label"
+row "GPU and driver" info "$(pv name), driver $(pv driver_version), $(pv memory_mib) MiB, dma-buf $(pv dmabuf)${probe_export:+ (export: $probe_export)}$label"
 row "FUSE" info "$fuse${why_no_fuse:+: $why_no_fuse}"
 row "RDMA devices" info "${rdma:-none}"
 
@@ -136,23 +138,47 @@ if [ "$fuse" = yes ] && [ -z "$py" ]; then
   fuse=no why_no_fuse="no python3 for the check's S3 server"
 fi
 
-# ---- without FUSE: the staging copy alone ----
-ratio() { # gpu_s pinned_s -> pinned_s / gpu_s, medians of the lines given
+bytes=$((size_mib * 1048576 + 4099))
+head -c "$bytes" /dev/urandom >"$tmp/ref.bin"
+ratio() { # gpu_read_s htod_s fields -> htod / gpu_read of their medians
   awk -v a="$1" -v b="$2" '{ x[NR] = $a; y[NR] = $b }
     function med(v, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
       if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }; return v[int((n + 1) / 2)] }
     END { if (NR) printf "%.2f %.3f %.3f", med(y, NR) / med(x, NR), med(x, NR), med(y, NR) }'
 }
-if [ "$fuse" = no ]; then
-  echo "== the staging copy alone (no mount: $why_no_fuse)"
-  if out=$(run timeout 120 "$bin/gpu_check" ring "$size_mib" "$reps" 2>&1); then
-    r=$(printf '%s\n' "$out" | sed 's/[a-z_]*=//g' | ratio 3 4)
-    read -r rr rs ps <<<"$r"
-    row "ring copy vs cuMemcpyHtoD" ok "ratio $rr (ring $rs s, pinned $ps s for $size_mib MiB)$label"
+# gpu_bw FILE NAME [DETAIL]: a row of gpu_read against cuMemcpyHtoD
+gpu_bw() {
+  local out brc=0 r rr gs hs
+  out=$(run timeout 300 "$bin/gpu_bw" "$1" 64 "$reps" 2>&1) || brc=$?
+  printf '%s\n' "$out" | sed 's/^/  /'
+  if [ "$brc" = 0 ]; then
+    r=$(printf '%s\n' "$out" | grep '^driver=' | sed 's/[a-z_]*=//g' | ratio 4 5)
+    read -r rr gs hs <<<"$r"
+    row "$2" ok "ratio $rr (gpu_read $gs s, HtoD $hs s for $size_mib MiB)${3:-}$label"
   else
-    printf '%s\n' "$out"
-    row "ring copy vs cuMemcpyHtoD" FAIL "$(printf '%s\n' "$out" | tail -1)"
+    row "$2" FAIL "exit $brc"
   fi
+}
+# gpu_check ARGS...: a row per case it reports
+cases() {
+  local out verdict rest
+  out=$(run timeout 300 "$bin/gpu_check" "$@" 2>&1) || true
+  printf '%s\n' "$out" | sed 's/^/  /'
+  while read -r verdict rest; do
+    case $verdict in
+      ok) row "${rest#- }" ok "$label" ;;
+      not) row "${rest#ok - }" FAIL "$label" ;;
+    esac
+  done <<<"$out"
+  printf '%s\n' "$out" | grep -q '^ok - ' ||
+    row "gpu_check $1" FAIL "no case ran: $(printf '%s\n' "$out" | tail -1)"
+}
+
+# ---- without FUSE: the library's staging ring on an ordinary file ----
+if [ "$fuse" = no ]; then
+  echo "== no mount ($why_no_fuse): libs3rdmafs on an ordinary file"
+  cases local "$tmp/ref.bin" "$tmp/ckpt.bin"
+  gpu_bw "$tmp/ref.bin" "gpu_bw, a local file: staging vs cuMemcpyHtoD"
   row "the mount's cases" skipped "not run: $why_no_fuse"
 fi
 
@@ -165,8 +191,6 @@ if [ "$fuse" = yes ]; then
   for _ in $(seq 1 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
   [ -s "$tmp/port" ] || { cat "$tmp/s3.log"; echo "gpu-check: the S3 server did not start" >&2; exit 1; }
   ep=http://127.0.0.1:$(cat "$tmp/port")
-  bytes=$((size_mib * 1048576 + 4099))
-  head -c "$bytes" /dev/urandom >"$tmp/ref.bin"
   "$py" "$here/gpu_check_s3.py" --put "$ep/gpucheck/big.bin" "$tmp/ref.bin"
   LD_LIBRARY_PATH=$binlib AWS_ACCESS_KEY_ID=gpucheck AWS_SECRET_ACCESS_KEY=gpucheck \
     "$bin/s3rdmafs" gpucheck "$mnt" -f -o "endpoint=$ep" -o rdma.transport=off \
@@ -205,32 +229,11 @@ stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$mnt/.s3rdmafs-stats"; }
 if [ "$fuse" = yes ] && [ -n "$fs_pid" ]; then
   # ---- 3. the cases on the mount ----
   echo "== gpu_check"
-  set +e
-  out=$(run timeout 300 "$bin/gpu_check" "$mnt/big.bin" "$tmp/ref.bin" "$mnt/ckpt.bin" 2>&1)
-  set -e
-  printf '%s\n' "$out" | sed 's/^/  /'
-  while read -r verdict rest; do
-    case $verdict in
-      ok) row "${rest#- }" ok "$label" ;;
-      not) row "${rest#ok - }" FAIL "$label" ;;
-    esac
-  done <<<"$out"
-  printf '%s\n' "$out" | grep -q '^ok - ' || row "gpu_check" FAIL "no case ran: $(printf '%s\n' "$out" | tail -1)"
-
+  cases "$mnt/big.bin" "$tmp/ref.bin" "$mnt/ckpt.bin"
   echo "== gpu_bw"
   s0=$(stat_of direct.staged_reads) g0=$(stat_of direct.gpudirect_reads)
-  set +e
-  out=$(run timeout 300 "$bin/gpu_bw" "$mnt/big.bin" 64 "$reps" 2>&1)
-  brc=$?
-  set -e
-  printf '%s\n' "$out" | sed 's/^/  /'
-  if [ "$brc" = 0 ]; then
-    r=$(printf '%s\n' "$out" | grep '^driver=' | sed 's/[a-z_]*=//g' | ratio 4 5)
-    read -r rr gs hs <<<"$r"
-    row "gpu_bw: gpu_read vs cuMemcpyHtoD" ok "ratio $rr (gpu_read $gs s, HtoD $hs s); reads staged $(( $(stat_of direct.staged_reads) - s0 )), GPUDirect $(( $(stat_of direct.gpudirect_reads) - g0 ))$label"
-  else
-    row "gpu_bw: gpu_read vs cuMemcpyHtoD" FAIL "exit $brc"
-  fi
+  gpu_bw "$mnt/big.bin" "gpu_bw: gpu_read vs cuMemcpyHtoD"
+  row "gpu_bw: the path its reads took" info "ring slots staged $(( $(stat_of direct.staged_reads) - s0 )), GPUDirect reads $(( $(stat_of direct.gpudirect_reads) - g0 ))$label"
 
   # ---- Python ----
   if [ -z "$py" ]; then

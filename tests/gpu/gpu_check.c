@@ -20,13 +20,12 @@
  *   gpu_check probe
  *       what the driver says, as name=value lines: driver (real or
  *       simulated), driver_version, devices, name, memory_mib, dmabuf,
- *       gpudirect_rdma.
- *   gpu_check ring MIB REPS
- *       no mount needed: MIB MiB copied to the device through a ring as
- *       libs3rdmafs stages (4 slots of 8 MiB of host memory registered
- *       with cuMemHostRegister, asynchronous copies on one stream, a slot
- *       reused once its copy's event is done) and by cuMemcpyHtoD from
- *       cuMemAllocHost memory, REPS times: "rep=K ring_s=S pinned_s=S".
+ *       gpudirect_rdma, and where dma-bufs are supported whether the
+ *       export GPUDirect asks for is made (dmabuf_export).
+ *   gpu_check local REF WFILE
+ *       no mount needed: libs3rdmafs's staging ring on ordinary files
+ *       (read by pread(2), written by pwrite(2)): case 1 with REF itself
+ *       (up to 1 GiB), and case 3 with WFILE.
  * Exit 77 (skipped) with the reason when there is no driver or no device.
  */
 #include <dlfcn.h>
@@ -39,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "libs3rdmafs/s3rdmafs.h"
@@ -157,6 +155,11 @@ static int probe(void)
       "cuDeviceTotalMem_v2");
   int (*attr)(int *, int, int) = (int (*)(int *, int, int))sym(
       "cuDeviceGetAttribute");
+  int (*get_handle)(int *, unsigned long long, size_t, int,
+                    unsigned long long) =
+      (int (*)(int *, unsigned long long, size_t, int, unsigned long long))
+          sym("cuMemGetHandleForAddressRange");
+  unsigned long long dev = 0;
   int v = 0, n = 0, dmabuf = -1, gdr = -1;
   char nm[256] = "unknown";
   size_t bytes = 0;
@@ -176,86 +179,17 @@ static int probe(void)
     printf("dmabuf=%s\n", dmabuf ? "yes" : "no");
   if (attr && !attr(&gdr, 116, 0))
     printf("gpudirect_rdma=%s\n", gdr ? "yes" : "no");
-  return 0;
-}
-
-/* ---- ring: the staging copy alone, against pinned memory ---- */
-
-#define SLOT (8u << 20)
-#define NSLOTS 4
-
-static double now_s(void)
-{
-  struct timespec t;
-
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int ring(size_t mib, int reps)
-{
-  int (*reg)(void *, size_t, unsigned) =
-      (int (*)(void *, size_t, unsigned))sym("cuMemHostRegister_v2");
-  int (*unreg)(void *) = (int (*)(void *))sym("cuMemHostUnregister");
-  int (*stream_create)(void **, unsigned) =
-      (int (*)(void **, unsigned))sym("cuStreamCreate");
-  int (*async)(unsigned long long, const void *, size_t, void *) =
-      (int (*)(unsigned long long, const void *, size_t, void *))sym(
-          "cuMemcpyHtoDAsync_v2");
-  int (*ev_create)(void **, unsigned) =
-      (int (*)(void **, unsigned))sym("cuEventCreate");
-  int (*ev_record)(void *, void *) = (int (*)(void *, void *))sym(
-      "cuEventRecord");
-  int (*ev_sync)(void *) = (int (*)(void *))sym("cuEventSynchronize");
-  int (*host_alloc)(void **, size_t) = (int (*)(void **, size_t))sym(
-      "cuMemAllocHost_v2");
-  size_t size = mib << 20;
-  unsigned long long dev = 0;
-  void *stream = NULL, *ev[NSLOTS] = {NULL}, *pinned = NULL;
-  char *slots = aligned_alloc(4096, (size_t)NSLOTS * SLOT);
-  bool used[NSLOTS] = {false};
-
-  if (!reg || !unreg || !stream_create || !async || !ev_create ||
-      !ev_record || !ev_sync || !host_alloc) {
-    printf("gpu_check: the CUDA driver lacks a function the ring needs\n");
-    return 1;
+  if (dmabuf > 0 && get_handle && !cu_alloc(&dev, 2 << 20)) {
+    /* (CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: 1) the export GPUDirect asks */
+    int fd = -1, rc = get_handle(&fd, dev, 2 << 20, 1, 0);
+    if (rc)
+      printf("dmabuf_export=refused (CUDA error %d)\n", rc);
+    else
+      printf("dmabuf_export=ok\n");
+    if (fd >= 0)
+      close(fd);
+    cu_free(dev);
   }
-  if (!slots || cu_alloc(&dev, size) || reg(slots, (size_t)NSLOTS * SLOT, 0) ||
-      stream_create(&stream, 0) || host_alloc(&pinned, size)) {
-    printf("gpu_check: ring: setting up failed\n");
-    return 1;
-  }
-  for (int i = 0; i < NSLOTS; i++)
-    if (ev_create(&ev[i], 0))
-      return 1;
-  memset(slots, 7, (size_t)NSLOTS * SLOT);
-  memset(pinned, 7, size);
-  for (int r = 0; r < reps; r++) {
-    double t0 = now_s(), t1, t2;
-    int s = 0;
-    for (size_t at = 0; at < size; at += SLOT, s = (s + 1) % NSLOTS) {
-      size_t n = size - at < SLOT ? size - at : SLOT;
-      if (used[s] && ev_sync(ev[s]))
-        return 1;
-      slots[(size_t)s * SLOT] = (char)at; /* the slot "filled" */
-      if (async(dev + at, slots + (size_t)s * SLOT, n, stream) ||
-          ev_record(ev[s], stream))
-        return 1;
-      used[s] = true;
-    }
-    for (int i = 0; i < NSLOTS; i++)
-      if (used[i] && ev_sync(ev[i]))
-        return 1;
-    t1 = now_s();
-    if (cu_htod(dev, pinned, size))
-      return 1;
-    t2 = now_s();
-    printf("rep=%d bytes=%zu ring_s=%.6f pinned_s=%.6f\n", r + 1, size,
-           t1 - t0, t2 - t1);
-  }
-  unreg(slots);
-  free(slots);
-  cu_free(dev);
   return 0;
 }
 
@@ -340,6 +274,7 @@ static int say(int ok, const char *what)
 int main(int argc, char **argv)
 {
   int rc, fd, rfd, fails = 0, quarters = 0;
+  bool local;
   unsigned long long dev = 0;
   pthread_t t[4];
   struct stat st;
@@ -349,13 +284,12 @@ int main(int argc, char **argv)
 
   if (argc == 2 && !strcmp(argv[1], "probe"))
     return (rc = load()) ? rc : probe();
-  if (argc == 4 && !strcmp(argv[1], "ring"))
-    return (rc = load()) ? rc : ring((size_t)atol(argv[2]), atoi(argv[3]));
   if (argc != 4)
     return 2;
   if ((rc = load()))
     return rc;
-  file = argv[1];
+  local = !strcmp(argv[1], "local");
+  file = local ? argv[2] : argv[1];
   ref = argv[2];
   if (stat(ref, &st) || (fd = open(file, O_RDONLY)) < 0 ||
       (rfd = open(ref, O_RDONLY)) < 0)
@@ -370,6 +304,11 @@ int main(int argc, char **argv)
            (double)len / (1 << 20));
   fails += say(n == (ssize_t)len && same(dev + 123, 777, len, rfd), what);
   cu_free(dev);
+  if (local) {
+    fails += say(round_trip(argv[3]),
+                 "96 MiB + 5 from device memory, read back");
+    return fails ? 1 : 0;
+  }
   /* 2. four threads */
   for (int i = 0; i < 4; i++)
     pthread_create(&t[i], NULL, quarter, (void *)(intptr_t)i);

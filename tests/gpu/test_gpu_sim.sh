@@ -24,7 +24,9 @@
 #     per mount, counted; every read staged, bytes exact;
 #   - the daemon's counters per path: staged reads (ring slots), host
 #     reads (read_direct), GPUDirect reads (none);
-#   - the real-GPU suite's program (gpu_check.c) against the stand-in.
+#   - the real-GPU suite's program (gpu_check.c) against the stand-in, and
+#     its reads and writes of files off the mount (staged by pread(2) and
+#     pwrite(2)).
 #
 #   test_gpu_sim.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -100,6 +102,8 @@ check_eq "sim: ... the refusal counted (direct.gpudirect_refused)" \
   "$(stat_of direct.gpudirect_refused)" $((g0 + 1))
 check "sim: the real-GPU suite's checks (gpu_check), simulated" \
   "$BIN/gpu_check" "$mnt/a.bin" "$tmp/local/a.bin" "$mnt/ckpt2.bin"
+check "sim: files off the mount: staged by pread(2) and pwrite(2), bytes exact" \
+  "$BIN/gpu_check" local "$tmp/local/a.bin" "$tmp/local/ckpt-local.bin"
 check "sim: ... on the server" eq size \
   "$(aws_ s3api head-object --bucket "$bucket" --key ckpt.bin --query ContentLength)" $((30 * MiB + 5))
 fs_umount "$mnt"
