@@ -2,9 +2,11 @@
  * s3py_buf: the memory a call may take (see s3py_i.h): host memory by the
  * buffer protocol (bytearray, memoryview, NumPy arrays, CPU tensors: no
  * copy), device memory by __cuda_array_interface__ (CuPy arrays, CUDA
- * tensors), and Buffer, memory from s3rdmafs_buf_alloc (registered with
- * the mount's daemon: a read into it costs the daemon one copy or none),
- * or from the heap where the file is on no s3rdmafs mount.
+ * tensors), either by DLPack where neither is spoken (s3py_dlpack.c: a
+ * CPU torch tensor), and Buffer, memory from s3rdmafs_buf_alloc
+ * (registered with the mount's daemon: a read into it costs the daemon
+ * one copy or none), or from the heap where the file is on no s3rdmafs
+ * mount.
  */
 #include "s3py_i.h"
 
@@ -113,14 +115,23 @@ int s3py_mem_get(PyObject *obj, enum s3py_op op, Py_ssize_t size,
     Py_INCREF(obj); /* (its memory must outlive a pread's call) */
     m->owner = obj;
   } else {
+    int rc = 1;
     if (!PyErr_ExceptionMatches(PyExc_AttributeError))
       return -1; /* (the attribute itself failed: said as it is) */
     PyErr_Clear();
-    if (PyObject_GetBuffer(obj, &m->view, flags))
+    /* the buffer protocol first (it says read-only), else DLPack (a CPU
+       torch tensor) */
+    if (!PyObject_CheckBuffer(obj) && (rc = s3py_dlpack_mem(obj, m)) < 0) {
+      s3py_dlpack_put(m);
+      return -1;
+    }
+    if (rc == 1 && PyObject_GetBuffer(obj, &m->view, flags))
       return -1; /* (BufferError, TypeError: read-only, not contiguous) */
-    m->has_view = true;
-    m->ptr = m->view.buf;
-    m->len = (size_t)m->view.len;
+    if (rc == 1) {
+      m->has_view = true;
+      m->ptr = m->view.buf;
+      m->len = (size_t)m->view.len;
+    }
   }
   if (size >= 0) {
     if ((size_t)size > m->len) {
@@ -140,6 +151,7 @@ void s3py_mem_put(struct s3py_mem *m)
     PyBuffer_Release(&m->view);
   m->has_view = false;
   Py_CLEAR(m->owner);
+  s3py_dlpack_put(m);
 }
 
 /* ---- Buffer: registered memory ---- */

@@ -25,6 +25,8 @@ struct s3py_mem {
   bool has_view;    /* view holds the host buffer (release it) */
   Py_buffer view;
   PyObject *owner;  /* device memory: its object, held until put */
+  PyObject *dl_capsule; /* DLPack: the capsule taken ("used_dltensor") */
+  void *dl_tensor;  /* and its DLManagedTensor, deleted at put */
 };
 
 enum s3py_op { S3PY_READ, S3PY_WRITE };
@@ -55,6 +57,10 @@ int s3py_mem_get(PyObject *obj, enum s3py_op op, Py_ssize_t size,
                  struct s3py_mem *m);
 /* Give back what s3py_mem_get took (with the GIL). */
 void s3py_mem_put(struct s3py_mem *m);
+/* s3py_dlpack.c: obj's memory by DLPack into m: 0; 1 when obj speaks no
+   DLPack; -1 with an exception (m then needs s3py_dlpack_put). */
+int s3py_dlpack_mem(PyObject *obj, struct s3py_mem *m);
+void s3py_dlpack_put(struct s3py_mem *m);
 
 /* The call itself, without the GIL: bytes moved, or -errno. */
 ssize_t s3py_io(s3py_file *f, int fd, enum s3py_op op, struct s3py_mem *m,

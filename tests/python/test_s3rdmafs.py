@@ -367,6 +367,95 @@ def test_device_simulated(big):
     assert c1["gpu_write_bytes"] - c0["gpu_write_bytes"] == dev.n
 
 
+def test_dlpack_torch_cpu(big):
+    """A CPU torch tensor (no buffer protocol) taken by DLPack: read into,
+    read on the module's threads, written from; a strided one refused."""
+    torch = pytest.importorskip("torch")
+    path, want = big
+    t = torch.empty(3 * MiB + 7, dtype=torch.uint8)
+    with s3rdmafs.File(path) as f:
+        assert f.read_into(t, offset=5) == t.numel()
+        assert t.numpy().tobytes() == want[5:5 + t.numel()]
+        w = torch.empty(MiB // 4, dtype=torch.float32)
+        assert f.pread(w, offset=MiB).result() == MiB
+        assert w.numpy().tobytes() == want[MiB:2 * MiB]
+        with pytest.raises(ValueError, match="contiguous"):
+            f.read_into(torch.empty(64, 64, dtype=torch.uint8)[:, :8], 0)
+    out = os.path.join(MNT, "py-from-dlpack.bin")
+    with s3rdmafs.File(out, "wb") as g:
+        assert g.write_from(t) == t.numel()
+    with open(out, "rb") as g:
+        assert g.read() == want[5:5 + t.numel()]
+
+
+class DLPackOfStandIn:
+    """A DLPack producer of device memory from the stand-in CUDA driver
+    (SIMULATED), its DLManagedTensor made with ctypes: counts the deleter's
+    calls and says which stream it was asked for."""
+
+    def __init__(self, dev):
+        import ctypes as c
+
+        class Device(c.Structure):
+            _fields_ = [("type", c.c_int32), ("id", c.c_int32)]
+
+        class DType(c.Structure):
+            _fields_ = [("code", c.c_uint8), ("bits", c.c_uint8),
+                        ("lanes", c.c_uint16)]
+
+        class Managed(c.Structure):
+            pass
+        deleter_t = c.CFUNCTYPE(None, c.POINTER(Managed))
+        Managed._fields_ = [("data", c.c_void_p), ("device", Device),
+                            ("ndim", c.c_int32), ("dtype", DType),
+                            ("shape", c.POINTER(c.c_int64)),
+                            ("strides", c.POINTER(c.c_int64)),
+                            ("byte_offset", c.c_uint64),
+                            ("manager_ctx", c.c_void_p),
+                            ("deleter", deleter_t)]
+        self.deleted, self.streams, self.dev = 0, [], dev
+        self.shape = (c.c_int64 * 1)(dev.n)
+
+        def deleter(_):
+            self.deleted += 1
+        self.deleter = deleter_t(deleter)
+        self.mt = Managed(dev.ptr.value, Device(2, 0), 1, DType(1, 8, 1),
+                          self.shape, None, 0, None, self.deleter)
+        self.name = b"dltensor"
+        self.new = c.pythonapi.PyCapsule_New
+        self.new.restype = c.py_object
+        self.new.argtypes = [c.c_void_p, c.c_char_p, c.c_void_p]
+        self.addr = c.addressof(self.mt)
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self.new(self.addr, self.name, None)
+
+
+@pytest.mark.skipif(not os.environ.get("S3RDMAFS_CUDA_LIB"),
+                    reason="no stand-in CUDA driver named")
+def test_dlpack_device_simulated(big):
+    """Device memory (SIMULATED) handed over by DLPack: read by
+    s3rdmafs_gpu_read, the producer asked for the legacy default stream
+    (1), its tensor's deleter called once the call is done."""
+    path, want = big
+    dev = StandInDevice(4 * MiB + 3)
+    p = DLPackOfStandIn(dev)
+    c0 = s3rdmafs.counters()
+    with s3rdmafs.File(path) as f:
+        assert f.read_into(p, offset=7) == dev.n
+        assert p.deleted == 1
+        assert f.pread(p, offset=9).result() == dev.n
+    gc.collect()
+    assert p.deleted == 2 and p.streams == [1, 1]
+    assert dev.to_host() == want[9:9 + dev.n]
+    assert s3rdmafs.counters()["gpu_read_bytes"] - c0["gpu_read_bytes"] == \
+        2 * dev.n
+
+
 @pytest.mark.skipif(not os.environ.get("S3R_PY_CMA"),
                     reason="the mount is not through the gateway with cma")
 def test_cma_zero_copy(big):
