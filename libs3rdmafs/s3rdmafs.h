@@ -128,6 +128,14 @@ ssize_t s3rdmafs_gpu_read_batch(int fd, struct s3rdmafs_gpu_io *ios, int n);
 ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
                            off_t off);
 
+/* Wait until the work queued on stream (a CUstream, or 1: the legacy
+   default stream, 2: the per-thread one; 0: none, nothing to wait for)
+   is done, in the context of the device that dev_ptr's memory is on:
+   what __cuda_array_interface__'s "stream" asks of a consumer before it
+   touches the memory. 0 or a negative errno (-ENODEV, -EINVAL as
+   s3rdmafs_gpu_read; -EIO, the failed call said). */
+int s3rdmafs_gpu_stream_wait(const void *dev_ptr, unsigned long stream);
+
 /* What a negative return (or errno) of this library means. */
 const char *s3rdmafs_strerror(int err);
 

@@ -566,3 +566,21 @@ ssize_t s3rdmafs_gpu_write(int fd, const void *dev_ptr, size_t size,
 {
   return gpu_io(fd, dev_ptr, size, off, true);
 }
+
+int s3rdmafs_gpu_stream_wait(const void *dev_ptr, unsigned long stream)
+{
+  s3r_CUcontext ctx, prev;
+  s3r_CUresult r;
+  int rc;
+
+  s3r_gpu_clear_error();
+  if (!stream)
+    return 0;
+  if ((rc = device_ctx(dev_ptr, 0, &ctx)))
+    return rc;
+  if (cuda.CtxPushCurrent(ctx))
+    return -EIO;
+  r = cuda.StreamSynchronize((s3r_CUstream)(uintptr_t)stream);
+  cuda.CtxPopCurrent(&prev);
+  return r ? s3r_cuda_fail("cuStreamSynchronize", r) : 0;
+}

@@ -33,7 +33,7 @@ static Py_ssize_t item_size(PyObject *typestr)
    -1 with an exception else. */
 static int cuda_mem(PyObject *d, enum s3py_op op, struct s3py_mem *m)
 {
-  PyObject *data, *shape, *strides, *typestr;
+  PyObject *data, *shape, *strides, *typestr, *stream;
   Py_ssize_t len, isz;
   int readonly;
   void *ptr;
@@ -60,6 +60,19 @@ static int cuda_mem(PyObject *d, enum s3py_op op, struct s3py_mem *m)
       return -1;
     }
     len *= n;
+  }
+  /* v3's stream: the producer's work on it to be waited for (0 is
+     ambiguous, refused; None or absent: nothing to wait for) */
+  stream = PyDict_GetItemString(d, "stream");
+  if (stream && stream != Py_None) {
+    m->stream = PyLong_AsUnsignedLong(stream);
+    if (PyErr_Occurred())
+      return -1;
+    if (!m->stream) {
+      PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__'s stream "
+                                        "0 (ambiguous)");
+      return -1;
+    }
   }
   strides = PyDict_GetItemString(d, "strides");
   if (strides && strides != Py_None && len) {

@@ -367,6 +367,36 @@ def test_device_simulated(big):
     assert c1["gpu_write_bytes"] - c0["gpu_write_bytes"] == dev.n
 
 
+@pytest.mark.skipif(not os.environ.get("S3RDMAFS_CUDA_LIB"),
+                    reason="no stand-in CUDA driver named")
+def test_cai_stream_waited_simulated():
+    """__cuda_array_interface__'s stream (SIMULATED): copies still queued
+    on the producer's stream (10 of them, each landing after the last)
+    are done before the module's write reads the memory; stream 0
+    (ambiguous) refused."""
+    import ctypes
+    dev = StandInDevice(2 * MiB)
+    stream = ctypes.c_void_p()
+    assert dev.cu.cuStreamCreate(ctypes.byref(stream), 0) == 0
+    pattern = data(dev.n, 11)
+    src = ctypes.create_string_buffer(pattern, dev.n)
+    piece = dev.n // 10 + 1
+    for at in range(0, dev.n, piece):
+        n = min(piece, dev.n - at)
+        assert dev.cu.cuMemcpyHtoDAsync_v2(
+            ctypes.c_uint64(dev.ptr.value + at),
+            ctypes.byref(src, at), ctypes.c_size_t(n), stream) == 0
+    dev.__cuda_array_interface__["stream"] = stream.value
+    out = os.path.join(MNT, "py-after-stream.bin")
+    with s3rdmafs.File(out, "wb") as g:
+        assert g.write_from(dev) == dev.n
+        dev.__cuda_array_interface__["stream"] = 0
+        with pytest.raises(ValueError, match="stream 0"):
+            g.write_from(dev)
+    with open(out, "rb") as g:
+        assert g.read() == pattern
+
+
 def test_dlpack_torch_cpu(big):
     """A CPU torch tensor (no buffer protocol) taken by DLPack: read into,
     read on the module's threads, written from; a strided one refused."""
