@@ -22,7 +22,8 @@ trap cleanup EXIT
 
 "$cli" mb "$bucket"
 
-# ---- the warm awscli (tests/lib/aws.sh) ----
+# ---- awscli: the warm awscli (tests/lib/aws.sh) ----
+case_awscli() {
 check "awscli runs warm (tests/lib/aws.sh, awsd.py)" test -n "${S3R_AWSD:-}"
 check "warm awscli: stdin in, stdout out" eval \
   'printf "in and out" | aws_ s3 cp - "s3://$bucket/warm" &&
@@ -35,7 +36,11 @@ check "warm awscli: a failed call's status is aws's" test \
 check "warm awscli: the call's environment (a wrong key fails)" test \
   "$(AWS_SECRET_ACCESS_KEY=wrong st aws_ s3 ls "s3://$bucket")" != 0
 aws_ s3 rm --quiet "s3://$bucket/warm"
+}
+run_case awscli case_awscli
 
+# ---- transfer: multipart put, parallel ranged get ----
+case_transfer() {
 head -c $((37 * 1024 * 1024 + 4321)) /dev/urandom >"$tmp/src"
 want=$(md5 "$tmp/src")
 
@@ -52,7 +57,11 @@ aws_ s3 cp "$tmp/src" "s3://$bucket/from-aws.bin" >/dev/null
 check "parallel get to file" test "$(md5 "$tmp/out")" = "$want"
 got=$("$cli" --part-size 3M --parallel 5 get "$bucket/from-aws.bin" - | md5sum | cut -d' ' -f1)
 check "parallel get to a pipe, in order" test "$got" = "$want"
+}
+run_case transfer case_transfer
 
+# ---- objects: put, head, cp, ls, rm, errors ----
+case_objects() {
 printf 'small' >"$tmp/small"
 "$cli" put "$tmp/small" "$bucket/small"
 check "small put" test "$(aws_ s3 cp "s3://$bucket/small" -)" = small
@@ -66,8 +75,12 @@ check "missing key fails" bash -c "! '$cli' head '$bucket/nope' 2>$tmp/err"
 check "missing key says so" grep -q 'No such file' "$tmp/err"
 check "bad secret fails with EACCES" bash -c \
   "! AWS_SECRET_ACCESS_KEY=wrong '$cli' ls 2>$tmp/err2 && grep -q 'Permission denied' $tmp/err2"
+}
+run_case objects case_objects
 
-# multipart uploads in progress, made by awscli: list (all, by prefix), abort
+# ---- uploads: multipart uploads in progress, made by awscli: list (all,
+# ---- by prefix), abort ----
+case_uploads() {
 mpu_() { aws_ s3api create-multipart-upload --bucket "$bucket" --key "$1" \
   --query UploadId --output text; }
 id1=$(mpu_ "mpu/one")
@@ -92,5 +105,7 @@ check "abort of an unknown upload fails" bash -c \
 check "no uploads left" test -z "$("$cli" uploads "$bucket")"
 check "uploads of a missing bucket fails" bash -c \
   "! '$cli' uploads s3r-no-such-bucket-x 2>/dev/null"
+}
+run_case uploads case_uploads
 
 summary

@@ -35,6 +35,8 @@ cleanup() {
 trap cleanup EXIT
 chmod 755 "$tmp"
 
+# ---- flood: 1000 REGISTERs of a file on a FUSE mount that hangs ----
+case_flood() {
 aws_ s3 mb "s3://$bucket" >/dev/null
 echo "readable by all" >"$tmp/pub"
 aws_ s3 cp "$tmp/pub" "s3://$bucket/pub" >/dev/null
@@ -62,4 +64,7 @@ check_eq "the mount serves another user meanwhile" \
   "$(timeout 30 setpriv --reuid=nobody --regid=nogroup --clear-groups cat "$mnt/pub")" \
   "readable by all"
 check "the daemon still answers stat" bash -c "timeout 10 stat '$mnt/pub' >/dev/null"
+}
+run_case flood case_flood
+
 summary

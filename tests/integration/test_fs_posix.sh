@@ -30,18 +30,31 @@ fs_test_setup "$1" fsposix
 
 "$CLI" mb "$bucket"
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
+marker_mtime() { "$CLI" head "$bucket/$1" | sed -n 's/^meta mtime=\([0-9]*\).*/\1/p'; }
+stored() { [ "$(marker_mtime posix/times/)" = "$times_mtime" ]; }
+
+# ---- details: posix_check.py's calls; the directory times stored ----
+case_details() {
 out=$(python3 "$here/posix_check.py" "$mnt" 2>&1) || true
 echo "$out"
 check "every POSIX detail holds" bash -c "! grep -q '^not ok' <<<\"\$1\"" _ "$out"
 # the directory times moved above, stored on the marker in the background
 times_mtime=$(stat -c %Y "$mnt/posix/times")
-marker_mtime() { "$CLI" head "$bucket/$1" | sed -n 's/^meta mtime=\([0-9]*\).*/\1/p'; }
-stored() { [ "$(marker_mtime posix/times/)" = "$times_mtime" ]; }
 check "directory times: stored on the marker soon after (mtime $times_mtime)" \
   wait_for 20 0.2 stored
 check "  ... counted (fs.dir_times_stored $(stat_of fs.dir_times_stored))" \
   test "$(stat_of fs.dir_times_stored)" -ge 1
-# an implicit directory (keys below it, no marker): none made for it
+# the device nodes as stored (x-amz-meta-mode with the type, -rdev)
+check "a block device stored with its type and number" \
+  eq meta "$("$CLI" head "$bucket/posix/dev-block" | grep -E '^meta (mode|rdev)=' | tr '\n' ' ')" \
+  "meta mode=$((0060640)) meta rdev=$((8 * 256 + 3)) "
+}
+run_case details case_details
+
+# ---- implicit: an implicit directory (keys below it, no marker): none
+# ---- made for it ----
+case_implicit() {
+need_case details
 printf x >"$tmp/x"
 "$CLI" put "$tmp/x" "$bucket/implicit/x" >/dev/null
 check "implicit: a file made in it" touch "$mnt/implicit/y"
@@ -53,14 +66,13 @@ times_mtime=$(stat -c %Y "$mnt/posix/times")
 check "  ... stored (mtime $times_mtime)" wait_for 20 0.2 stored
 check "implicit: no marker made for it" bash -c "! \"\$1\" head \"\$2/implicit/\" >/dev/null 2>&1" \
   _ "$CLI" "$bucket"
-# the device nodes as stored (x-amz-meta-mode with the type, -rdev) and
-# as a new mount shows them
-check "a block device stored with its type and number" \
-  eq meta "$("$CLI" head "$bucket/posix/dev-block" | grep -E '^meta (mode|rdev)=' | tr '\n' ' ')" \
-  "meta mode=$((0060640)) meta rdev=$((8 * 256 + 3)) "
-# a directory made here after a stale "no such name" (a listing of its
-# parent, kept cache.dir_ttl): what another client made in it meanwhile is
-# still found (its snapshot names only)
+}
+run_case implicit case_implicit
+
+# ---- hidden: a directory made here after a stale "no such name" (a
+# ---- listing of its parent, kept cache.dir_ttl): what another client made
+# ---- in it meanwhile is still found (its snapshot names only) ----
+case_hidden() {
 check "hidden: absent from a listing of the root" bash -c "! ls '$mnt' | grep -qx hidden"
 printf x >"$tmp/x"
 "$CLI" put "$tmp/x" "$bucket/hidden/x" >/dev/null
@@ -68,9 +80,14 @@ check "hidden: mkdir on that listing's word" mkdir "$mnt/hidden"
 check "... the name another client made in it meanwhile is found" \
   eq "hidden/x" "$(cat "$mnt/hidden/x" 2>&1)" x
 check "... and listed" eq ls "$(find "$mnt/hidden" -mindepth 1 -printf '%P ')" "x "
-# a directory changed, then removed before its times were stored: its
-# marker is not made again (the store finds no name; rmdir waits out one
-# on its way)
+}
+run_case hidden case_hidden
+
+# ---- gone: a directory changed, then removed before its times were
+# ---- stored: its marker is not made again (the store finds no name;
+# ---- rmdir waits out one on its way) ----
+case_gone() {
+need_case details
 check "removed: a change in gone/, then rmdir of it at once" \
   bash -c 'mkdir "$1/gone" && : >"$1/gone/f" && rm "$1/gone/f" && rmdir "$1/gone"' _ "$mnt"
 check "  ... a later change elsewhere stored (gone/'s turn came before it)" \
@@ -79,17 +96,25 @@ times_mtime=$(stat -c %Y "$mnt/posix/times")
 check "  ... (stored: mtime $times_mtime)" wait_for 20 0.2 stored
 check "  ... gone/ has no marker again" bash -c "! \"\$1\" head \"\$2/gone/\" >/dev/null 2>&1" \
   _ "$CLI" "$bucket"
-# a directory's mtime set after a change in it (cp -a, tar): the set one
-# is stored and kept, not the change's
+}
+run_case gone case_gone
+
+# ---- kept: a directory's mtime set after a change in it (cp -a, tar):
+# ---- the set one is stored and kept, not the change's ----
+case_kept() {
 check "set: a change in kept/, then its mtime set" bash -c \
   'mkdir "$1/kept" && : >"$1/kept/f" && touch -m -d @1600000000 "$1/kept"' _ "$mnt"
 kept_set() { [ "$(marker_mtime kept/)" = 1600000000 ]; }
 sleep 2 # (the change's store was due 1 s after it)
 check "  ... the set mtime on its marker, not the change's" kept_set
-# a directory renamed about when a store of a directory below it is due:
-# no marker comes back under the old name (the interleaving that would
-# make one is forced in unit test_fsx_dirtimes: a store under way holds
-# the rename off)
+}
+run_case kept case_kept
+
+# ---- renamed: a directory renamed about when a store of a directory
+# ---- below it is due: no marker comes back under the old name (the
+# ---- interleaving that would make one is forced in unit
+# ---- test_fsx_dirtimes: a store under way holds the rename off) ----
+case_renamed() {
 "$CLI" --parallel 32 fill "$bucket/mv-a/k" 300 16 >/dev/null
 check "renamed: a change in mv-a/c, then mv-a (300 names) renamed" \
   bash -c 'mkdir -p "$1/mv-a/c" && : >"$1/mv-a/c/f" && sleep 0.6 && mv "$1/mv-a" "$1/mv-b"' _ "$mnt"
@@ -97,7 +122,13 @@ sleep 3
 check "  ... nothing left under the old name" \
   eq "mv-a/" "$("$CLI" ls "$bucket/mv-a/" 2>/dev/null | wc -l)" 0
 check "  ... mv-b/c/f there" test -e "$mnt/mv-b/c/f"
-# a burst of changes, then the unmount at once: stored before it ends
+}
+run_case renamed case_renamed
+
+# ---- remount: a burst of changes, then the unmount at once: stored
+# ---- before it ends; what a new mount shows ----
+case_remount() {
+need_case details
 for i in 1 2 3; do : >"$mnt/posix/times/burst$i"; done
 times_mtime=$(stat -c %Y "$mnt/posix/times")
 fs_umount "$mnt"
@@ -113,4 +144,7 @@ errors=$(awk '$1 ~ /^s3\.errors\./ && $1 != "s3.errors.notfound" { n += $2 }
 check "the long names sent nothing the server refused (s3.errors.* 0)" \
   eq s3.errors "$errors" 0
 grep '^s3.errors' "$mnt/.s3rdmafs-stats" | awk '$2 != 0 { print "# " $0 }'
+}
+run_case remount case_remount
+
 summary

@@ -29,6 +29,9 @@ listed() { # the keys in the bucket through the gateway, on one line
 
 gw_start "$tmp/gw" --log-level info --threads 4 --max-conns 32
 
+# ---- objects: buckets, objects, multipart, ranges, list, head, copy,
+# ---- delete ----
+case_objects() {
 head -c 1000 /dev/urandom >"$tmp/small"
 head -c $((40 << 20)) /dev/urandom >"$tmp/big"
 head -c $((20 << 20)) /dev/urandom >"$tmp/mp"
@@ -65,14 +68,22 @@ check "deleted object is gone" \
   eval '! gaws s3api head-object --bucket "$bucket" --key copy >/dev/null 2>&1'
 check "delete objects (POST ?delete)" gaws s3api delete-objects --bucket "$bucket" --delete 'Objects=[{Key=mp}]' --output text
 check "missing key: 404 through the gateway" test "$(gw_curl -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/nope")" = 404
+}
+run_case objects case_objects
 
-# refused requests
+# ---- refused: requests refused ----
+case_refused() {
+need_case objects
 check "wrong secret key: refused" eval 'grep -q SignatureDoesNotMatch <<<"$(
   AWS_SECRET_ACCESS_KEY=wrong AWS_CONFIG_FILE=/dev/null gw_aws s3 ls "s3://$bucket" 2>&1)"'
 check "wrong secret key: 403 (curl)" test "$(AWS_SECRET_ACCESS_KEY=wrong gw_curl -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/small")" = 403
 check "anonymous: 403" test "$(curl -s -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/$bucket/small")" = 403
+}
+run_case refused case_refused
 
-# stats
+# ---- stats: what the two cases above moved and refused ----
+case_stats() {
+need_case refused
 gw_stats >"$tmp/stats"
 cat "$tmp/stats"
 check "stats: bytes in >= 60 MiB" test "$(gw_stat http_bytes_in)" -ge $((60 << 20))
@@ -81,9 +92,13 @@ check "stats: auth failures counted" test "$(gw_stat auth_failures)" -ge 3
 check "no upstream errors" test "$(gw_stat upstream_errors)" = 0
 
 check "empty the bucket" gaws s3 rb "s3://$bucket" --force
+}
+run_case stats case_stats
 
-# daemonised (no -f): the starting process stays until the daemon listens,
-# exits 0 then, and 1 when it cannot listen (here: the port is taken)
+# ---- daemon: daemonised (no -f): the starting process stays until the
+# ---- daemon listens, exits 0 then, and 1 when it cannot listen (here: the
+# ---- port is taken) ----
+case_daemon() {
 daemon_gw() { # LISTEN: start a daemonised gateway; its exit status
   local drc=0
   timeout 30 "$BIN/s3rdma-gateway" --listen "$1" --upstream "$S3R_ENDPOINT" \
@@ -99,6 +114,8 @@ check "  ... the daemon runs (its pid file written before)" kill -0 "$dpid"
 kill -TERM "$dpid" 2>/dev/null || true
 for _ in $(seq 1 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done
 check "  ... and stops on SIGTERM" bash -c "! kill -0 $dpid 2>/dev/null"
+}
+run_case daemon case_daemon
 
 check "gateway stops cleanly" gw_stop
 check "stats printed at exit" grep -q "http_bytes_out" "$gw_log"

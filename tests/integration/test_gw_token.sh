@@ -11,8 +11,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d /tmp/s3r-gwtok.XXXXXX)
 trap gw_cleanup EXIT
 
+# ---- probe: gw_token_probe's refusals and transfers; another user's
+# ---- tokens; the counters and the log ----
+case_probe() {
 gw_start "$tmp/gw" --log-level info --chunk-size 262144
-
 set +e
 S3R_ENDPOINT=$GW_ENDPOINT timeout 300 "$BIN/gw_token_probe" | tee "$tmp/probe.out"
 prc=${PIPESTATUS[0]}
@@ -44,12 +46,16 @@ check "refusals logged with kind and reason" grep -q "token cma GET .* refused: 
 check "no token in the log" bash -c "! grep -q 's3r1:cma:' '$gw_log'"
 check "gateway stops cleanly" gw_stop
 check "stats printed at exit" grep -q "rdma_bytes_put" "$gw_log"
+}
+run_case probe case_probe
 
+# ---- slow ----
 # A slow server: every token waits 3 s at the gateway before a byte moves,
 # while the client's low-speed window is 1 s. The client's token requests
 # must not be cut by it (one transfer each, never two), a client that gives
 # up or cancels must have its memory left alone and its PUT not stored
 # later, and a token's deadline (x-amz-rdma-expires) must hold.
+case_slow() {
 gw_start "$tmp/gw2" --log-level info --test-token-delay 3000
 set +e
 S3R_ENDPOINT=$GW_ENDPOINT timeout 300 "$BIN/gw_token_probe" --slow | tee "$tmp/slow.out"
@@ -62,4 +68,7 @@ check "slow: the GET's bytes moved once" test "$(gw_stat rdma_bytes_get)" = 3000
 check "slow: clients gone noticed" test "$(gw_stat clients_gone)" -ge 3
 check "slow: deadlines enforced" test "$(gw_stat token_expired)" -ge 2
 check "slow: gateway stops cleanly" gw_stop
+}
+run_case slow case_slow
+
 summary

@@ -36,8 +36,10 @@ cleanup() {
   fs_cleanup
 }
 trap cleanup EXIT
-
 "$CLI" mb "$bucket"
+
+# ---- share: forked children and threads sharing what the library set up ----
+case_share() {
 for i in 0 1 2 3; do
   gen "fork$i" $((48 * MiB)) >"$tmp/local/fork/f$i"
   "$CLI" --parallel 4 put "$tmp/local/fork/f$i" "$bucket/fork/f$i" >/dev/null
@@ -53,8 +55,11 @@ check "fork: 4 children, 48 MiB each, every byte right" \
 check "threads: 24 on one registered buffer, no EBADF, every byte right" \
   "$SC" threads "$mnt/threads" "$tmp/local/threads" 24
 fs_umount "$mnt"
+}
+run_case share case_share
 
-# ---- a file system that lies ----
+# ---- liar: a file system that lies ----
+case_liar() {
 chmod 755 "$tmp"
 mkdir "$tmp/liar_root" "$tmp/liar_nobody"
 "$BIN/liar_fs" "$tmp/liar_root" >"$tmp/liar_root.out" 2>&1 &
@@ -82,4 +87,7 @@ check "... it was never asked to REGISTER" \
 check "nobody on its own liar: trusted, the count past the request not believed (EIO)" \
   setpriv --reuid=nobody --regid=nogroup --clear-groups "$SC" liar "$tmp/liar_nobody/f" 5
 check "... asked this time (REGISTER)" grep -q REGISTER "$tmp/liar_nobody.out"
+}
+run_case liar case_liar
+
 summary

@@ -27,8 +27,10 @@ if ! /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null; then
     { echo "not ok - python3-prometheus-client installed (scripts/setup.sh)"; exit 1; }
 fi
 t0=$SECONDS
-
 "$CLI" mb "$bucket"
+
+# ---- daemon: the mount's stats in each format ----
+case_daemon() {
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
 gen m1 $((3 * 1048576 + 5)) >"$tmp/f"
 cp "$tmp/f" "$mnt/f"
@@ -69,8 +71,11 @@ check "for node_exporter's textfile collector" eval \
 check "  ... a whole file it parses" /usr/bin/python3 "$PROM" \
   --family s3rdmafs_s3_request_seconds:histogram <"$tf"
 fs_umount "$mnt"
+}
+run_case daemon case_daemon
 
-# ---- the gateway ----
+# ---- gateway: its stats page ----
+case_gateway() {
 gw_start "$tmp/gw"
 printf 'x' | gw_aws s3 cp - "s3://$bucket/via-gw" >/dev/null
 gprom=$tmp/gw.prom
@@ -85,5 +90,8 @@ check "  ... format=bogus: 400" eq status \
 check "  ... the text page as before" eval \
   'curl -sf "$GW_ENDPOINT/_s3rdma/stats" | grep -q "^requests [1-9]"'
 gw_stop
+}
+run_case gateway case_gateway
+
 echo "# $((SECONDS - t0)) s"
 summary
