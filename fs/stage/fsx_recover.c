@@ -328,6 +328,7 @@ static int put_parts(const struct fsx_recover_io *t,
   uint64_t s, l;
   unsigned n = fsx_wb_part_of(r->part_size, size - 1, &s, &l) + 1;
   time_t since;
+  bool sent = false;
   long jid;
   int rc;
 
@@ -367,15 +368,19 @@ static int put_parts(const struct fsx_recover_io *t,
   }
   if (!rc)
     rc = FP("recover.complete");
-  if (!rc)
+  if (!rc) {
+    sent = true;
     rc = s3_complete_multipart_if(m->s3, r->bucket, r->key, id, pe, n,
                                   o->n_headers ? o->headers : NULL, etag);
+  }
   if (!rc) {
     fsx_stage_forget_upload(m->stage, jid);
     goto free_id;
   }
 abort_upload:
-  if (!fsx_etag_abort_upload(m->s3, r->bucket, r->key, id))
+  /* a completion sent may have landed: then the upload is the object */
+  if (!(sent ? fsx_etag_abort_upload(m->s3, r->bucket, r->key, id)
+             : s3_abort_multipart(m->s3, r->bucket, r->key, id)))
     fsx_stage_forget_upload(m->stage, jid);
 free_id:
   free(id);

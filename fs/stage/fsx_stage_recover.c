@@ -19,7 +19,6 @@
 #include "common/slog.h"
 #include "common/strbuf.h"
 #include "fs/mem/fsx_pool.h"
-#include "fs/meta/fsx_etag.h"
 #include "fs/stage/fsx_stage_i.h"
 #include "s3/s3_client.h"
 
@@ -32,8 +31,14 @@ bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
   struct tm tm;
 
   switch (-rc) { /* the server answered: it made nothing */
-  case EACCES: case EPERM: case ENOENT: case EINVAL:
-  case ENAMETOOLONG: case EROFS: case EDQUOT: case ENOSPC:
+  case EACCES:
+  case EPERM:
+  case ENOENT:
+  case EINVAL:
+  case ENAMETOOLONG:
+  case EROFS:
+  case EDQUOT:
+  case ENOSPC:
     return false;
   default:
     break;
@@ -92,7 +97,7 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
     done = false; /* a list of parts unread may name it */
     goto out;
   }
-  rc = fsx_etag_abort_upload(c, f[1], f[2], f[3]);
+  rc = s3_abort_multipart(c, f[1], f[2], f[3]);
   if (rc && rc != -ENOENT) {
     log_warn("%s: could not abort the unfinished upload of %s: %s", f[1],
              f[2], strerror(-rc));
@@ -130,7 +135,7 @@ static void end_resumed(struct s3_client *c, const char *path,
   char up[4200];
   const char *slash = strrchr(path, '/');
   int rc = how == RESUMED_ABORT
-               ? fsx_etag_abort_upload(c, r->bucket, r->key, pp->upload_id)
+               ? s3_abort_multipart(c, r->bucket, r->key, pp->upload_id)
                : 0;
 
   if (how != RESUMED_KEPT)

@@ -203,7 +203,8 @@ void fsx_wb_effective_meta(const struct fsx_wb *wb, struct fsx_wmeta *out);
 /* An upload whose abort failed, remembered to be tried again by the retry
    thread and at unmount; its record stays in cache.dir meanwhile. */
 void fsx_wb_leftover(struct fsx_mount *m, const char *bucket, const char *key,
-                     const char *upload_id, long journal_id);
+                     const char *upload_id, long journal_id,
+                     bool completion_sent);
 
 /* wb's bucket (fixed). */
 static inline const char *fsx_wb_bucket(const struct fsx_wb *wb)

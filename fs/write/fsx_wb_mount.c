@@ -31,10 +31,12 @@ struct fsx_leftover {
   char *bucket, *key;
   char *upload_id;
   long journal_id;            /* its record in cache.dir */
+  bool completion_sent;       /* it may be the object: aborted with care */
 };
 
 void fsx_wb_leftover(struct fsx_mount *m, const char *bucket, const char *key,
-                     const char *upload_id, long journal_id)
+                     const char *upload_id, long journal_id,
+                     bool completion_sent)
 {
   struct fsx_leftover *l = calloc(1, sizeof(*l));
 
@@ -53,6 +55,7 @@ void fsx_wb_leftover(struct fsx_mount *m, const char *bucket, const char *key,
     return; /* out of memory: the next mount finds its record */
   }
   l->journal_id = journal_id;
+  l->completion_sent = completion_sent;
   pthread_mutex_lock(&m->wbm->lock);
   l->next = m->wbm->leftovers;
   m->wbm->leftovers = l;
@@ -74,7 +77,9 @@ static size_t retry_leftovers(struct fsx_mount *m, bool forget)
   for (; l; l = next) {
     int rc = FP("leftover");
     if (!rc)
-      rc = fsx_etag_abort_upload(m->s3, l->bucket, l->key, l->upload_id);
+      rc = l->completion_sent
+               ? fsx_etag_abort_upload(m->s3, l->bucket, l->key, l->upload_id)
+               : s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id);
     next = l->next;
     if (!rc || rc == -ENOENT) {
       log_notice("%s: upload %s of %s aborted on retry", l->bucket,

@@ -153,7 +153,7 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
     log_warn("%s: aborting upload %s: %s (tried again later)", fsx_wb_key(wb),
              wb->upload_id, strerror(-rc));
     fsx_wb_leftover(m, fsx_wb_bucket(wb), wb->upload_key, wb->upload_id,
-                    wb->journal_id);
+                    wb->journal_id, wb->complete_sent);
   } else {
     fsx_stage_forget_upload(m->stage, wb->journal_id);
   }
