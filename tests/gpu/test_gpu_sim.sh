@@ -43,6 +43,8 @@ MiB=1048576
 gen 7 $((72 * MiB + 4321)) >"$tmp/local/a.bin"
 "$CLI" --parallel 4 put "$tmp/local/a.bin" "$bucket/a.bin"
 
+# ---- plain: the calls on a mount of RGW itself ----
+case_plain() {
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
 check "sim: staged reads, 4 threads" "$GC" read "$mnt/a.bin" "$tmp/local/a.bin" 4 10 "$RANDOM"
 check "sim: read into the ring by direct reads" test "$(stat_of direct.reads)" -gt 0
@@ -107,7 +109,11 @@ check "sim: files off the mount: staged by pread(2) and pwrite(2), bytes exact" 
 check "sim: ... on the server" eq size \
   "$(aws_ s3api head-object --bucket "$bucket" --key ckpt.bin --query ContentLength)" $((30 * MiB + 5))
 fs_umount "$mnt"
+}
+run_case plain case_plain
 
+# ---- cma: through s3rdma-gateway with rdma.transport=cma ----
+case_cma() {
 gw_start "$tmp/gw"
 if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"; then
   r0=$(stat_of s3.rdma_bytes)
@@ -124,5 +130,7 @@ if fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma
 else
   echo "# sim+cma: skipped (the transport cannot run here)"
 fi
+}
+run_case cma case_cma
 
 summary

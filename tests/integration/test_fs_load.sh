@@ -98,8 +98,9 @@ print(max(r["vmhwm"], r["rss_max"]))' "$tmp/$1.json") || return 1
   [ "$got" -le "$bound" ]
 }
 
-for run in fixed random; do
-  s=1
+# ---- fixed, random: a run of load each (seed 1, then $seed) ----
+run_load() {
+  local run=$1 s=1
   [ "$run" = fixed ] || s=$seed
   mount_it
   if ! $asan && grep -q libasan "/proc/$fspid/maps"; then asan=true; fi
@@ -112,10 +113,16 @@ for run in fixed random; do
     check "$run: the daemon's RSS stayed under cache.size + write.max_memory + overhead" rss_ok "$run"
   fi
   fs_umount "$mnt" || true
-done
-check "no errors logged" bash -c "! grep -E 'error|ERROR' '$log'"
+  check "$run: no errors logged" bash -c "! grep -E 'error|ERROR' '$log'"
+}
+case_fixed() { run_load fixed; }
+run_case fixed case_fixed
+case_random() { run_load random; }
+run_case random case_random
 
-# ---- from the server: a remount with an empty cache directory ----
+# ---- remount: from the server, a remount with an empty cache directory ----
+case_remount() {
+[ -s "$tmp/random/model.json" ] || need_case fixed
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache2"
 for run in fixed random; do
   if [ -s "$tmp/$run/model.json" ]; then
@@ -124,5 +131,7 @@ for run in fixed random; do
   fi
 done
 fs_umount "$mnt"
+}
+run_case remount case_remount
 
 summary

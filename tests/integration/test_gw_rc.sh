@@ -31,12 +31,16 @@ gw_refused() { # name, text the one line must hold, then gateway flags
   check "$name: says '$text'" grep -qF -- "$text" "$tmp/err"
   sed 's/^/# /' "$tmp/err"
 }
+# ---- flags: a bad --rdma-dc-access-key: exit 2, one line ----
+case_flags() {
 for v in zz 0x1ffffffff '' 0x -1 4294967296 0x0x1 ' 1'; do
   gw_refused "--rdma-dc-access-key '$v'" "--rdma-dc-access-key: '$v'" \
     --rdma-dc-access-key "$v"
 done
 gw_refused "--rdma-dc-access-key without a value" \
   "--rdma-dc-access-key needs a value" --rdma-dc-access-key
+}
+run_case flags case_flags
 
 gw_start "$tmp/gw" --log-level info --threads 4 --rdma-dc-access-key 0x12345678
 check "--rdma-dc-access-key 0x12345678: started" grep -q "listening on" "$gw_log"
@@ -56,6 +60,8 @@ rc() {
 }
 no_rdma_headers() { ! grep -q '^x-amz-rdma-' "$tmp/h"; }
 
+# ---- connect: /.s3rdma-rc/connect and /disconnect, well and badly formed ----
+case_connect() {
 check "well-formed connect, no device: 501" \
   eq status "$(rc POST /connect -H "x-amz-rdma-token: $qp" -H 'x-amz-rdma-psn: abcdef')" 501
 check "  ... no x-amz-rdma-* headers" no_rdma_headers
@@ -104,12 +110,16 @@ check "disconnect of a malformed session: 204" \
   eq status "$(rc POST /disconnect -H 'x-amz-rdma-session: ../x')" 204
 check "disconnect with a body: 400" \
   eq status "$(rc POST /disconnect -H "x-amz-rdma-session: $sess" --data-binary x -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD')" 400
+}
+run_case connect case_connect
 
-# rc object tokens without a device: declined, the bytes over HTTP
+# ---- tokens: rc object tokens without a device: declined, the bytes over
+# ---- HTTP ----
+rctok="rc:$sess:00007f0000001000:00001388:00001234"
+case_tokens() {
 check "create bucket" gw_curl -f -X PUT -o /dev/null "$GW_ENDPOINT/$bucket"
 head -c 5000 /dev/urandom >"$tmp/obj"
 check "plain PUT" gw_curl -f -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' -T "$tmp/obj" -o /dev/null "$GW_ENDPOINT/$bucket/obj"
-rctok="rc:$sess:00007f0000001000:00001388:00001234"
 st=$(gw_curl -o "$tmp/obj.rc" -D "$tmp/h.raw" -w '%{http_code}' \
   -H "x-amz-rdma-token: $rctok" "$GW_ENDPOINT/$bucket/obj" || true)
 tr -d '\r' <"$tmp/h.raw" | tr 'A-Z' 'a-z' >"$tmp/h"
@@ -126,8 +136,12 @@ check "  ... x-amz-rdma-reply: 501, RDMANotSupported" \
 check "  ... not stored" eq status "$(gw_curl -o /dev/null -w '%{http_code}' \
   "$GW_ENDPOINT/$bucket/rcput" || true)" 404
 check "no rc token in the log" bash -c "! grep -q '$rctok' '$gw_log'"
+}
+run_case tokens case_tokens
 
-# the gateway serves on: plain S3, and cma tokens
+# ---- after: the gateway serves on: plain S3, and cma tokens ----
+case_after() {
+need_case tokens
 check "plain GET afterwards" gw_curl -f -o "$tmp/obj.out" "$GW_ENDPOINT/$bucket/obj"
 check "  ... round trip" cmp -s "$tmp/obj" "$tmp/obj.out"
 set +e
@@ -140,7 +154,13 @@ else
   check "cma tokens still served (gw_token_probe)" eq exit "$prc" 0
   [ "$prc" = 0 ] || tail -20 "$tmp/probe.out"
 fi
+}
+run_case after case_after
 
+# ---- stats: what connect and tokens did, counted ----
+case_stats() {
+need_case connect
+need_case tokens
 gw_stats >"$tmp/stats"
 grep '^rc_' "$tmp/stats"
 check "stats: connects refused counted" eq rc_connect_refused "$(gw_stat rc_connect_refused)" 14
@@ -151,5 +171,8 @@ check "stats: rc tokens declined" test "$(gw_stat declined)" -ge 2
 check "no upstream errors" eq upstream_errors "$(gw_stat upstream_errors)" 0
 gw_curl -s -o /dev/null -X DELETE "$GW_ENDPOINT/$bucket/obj" || true
 gw_curl -s -o /dev/null -X DELETE "$GW_ENDPOINT/$bucket" || true
+}
+run_case stats case_stats
+
 check "gateway stops cleanly" gw_stop
 summary

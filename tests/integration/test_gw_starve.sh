@@ -26,6 +26,9 @@ if ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/dev/null; then
 fi
 AUTH_S=4 PER_PEER=16 CONNS=64
 
+# ---- attack: two local users trickle connections at the gateway while
+# ---- root's requests and a mount go on ----
+case_attack() {
 "$CLI" mb "$bucket"
 for i in 1 2 3; do
   head -c $((3 * 1048576 + i)) /dev/urandom >"$tmp/local/f$i"
@@ -110,4 +113,7 @@ check "deadlines counted: head_timeouts $(gw_stat head_timeouts)" \
   test "$(gw_stat head_timeouts)" -ge "$PER_PEER"
 check "after the attack: a good request is served" hostile good
 check "gateway stops cleanly" gw_stop
+}
+run_case attack case_attack
+
 summary
