@@ -34,7 +34,8 @@ head -c $((40 * 1048576 + 77)) /dev/urandom >"$tmp/local/big"
 head -c $((24 * 1048576)) /dev/urandom >"$tmp/local/base"
 "$CLI" --parallel 8 put "$tmp/local/base" "$bucket/base.bin"
 
-# ---- through the gateway with cma ----
+# ---- cma: through the gateway with cma ----
+case_cma() {
 gw_start "$tmp/gw"
 if ! fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"; then
   if grep -q 'rdma.transport cma' "$log"; then echo "skip: cma cannot run here"; exit 77; fi
@@ -79,8 +80,11 @@ check "gateway: bytes moved by rdma both ways" bash -c \
 fs_umount "$mnt"
 
 gw_stop
+}
+run_case cma case_cma
 
-# ---- a server that answers a served PUT without x-amz-rdma-reply ----
+# ---- noreply: a server that answers a served PUT without x-amz-rdma-reply ----
+case_noreply() {
 # (some do): the reply's ETag, the MD5 of the bytes, shows they are ours;
 # nothing is sent twice and tokens go on
 gw_start "$tmp/gw" --test-put-no-reply
@@ -100,8 +104,12 @@ check "no PUT reply: the bytes moved by rdma" le "written bytes" \
   $((12 * 1048576 + 5 + 3000)) "$(gw_stat rdma_bytes_put)"
 fs_umount "$mnt"
 gw_stop
+}
+run_case noreply case_noreply
 
-# ---- fallback: RGW directly ignores the token ----
+# ---- direct: fallback: RGW directly ignores the token ----
+case_direct() {
+need_case cma
 replaced0=$(grep -c 'replaced by this file' "$log" || true)
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=cma
 write_read direct small2 "" ""
@@ -113,16 +121,24 @@ check "direct: the server was seen to ignore tokens" bash -c "[ $(stat_of s3.rdm
 check "direct: tokens then stopped" eq active "$(stat_of rdma.active)" 0
 check "direct: one log line about it" eq "log lines" "$(grep -c 'ignores x-amz-rdma-token' "$log")" 1
 fs_umount "$mnt"
+}
+run_case direct case_direct
 
-# ---- fallback: a gateway that declines every token (501) ----
+# ---- declined: fallback: a gateway that declines every token (501) ----
+case_declined() {
+need_case cma
 gw_start "$tmp/gw" --serve none
 fs_mount "$bucket" "$mnt" "$log" -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
 write_read declined small3 " (resent over HTTP)" " (bytes in the body)"
 check "declined: counted" bash -c "[ $(stat_of s3.rdma_declined) -ge 2 ] && [ $(stat_of s3.rdma_resent) -ge 1 ]"
 check "declined: no rdma bytes" eq rdma_bytes "$(stat_of s3.rdma_bytes)" 0
 fs_umount "$mnt"
+}
+run_case declined case_declined
 
-# ---- an explicit transport that cannot run here fails the mount clearly ----
+# ---- explicit: an explicit transport that cannot run here fails the mount clearly ----
+case_explicit() {
+need_case cma
 rc=0
 if [ -d /sys/class/infiniband ]; then
   echo "# an RDMA device is present: the dc and rc refusals are not checked"
@@ -140,8 +156,11 @@ rc=0
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=auto
 check "rdma.transport=auto: mounts" eq "md5 small" "$(md5 "$mnt/small")" "$(md5 "$tmp/local/small")"
 fs_umount "$mnt"
+}
+run_case explicit case_explicit
 
-# ---- time: a server slower than the low-speed window ----
+# ---- slow: time: a server slower than the low-speed window ----
+case_slow() {
 # Every token waits 5 s at the gateway before a byte moves; the client's
 # low-speed window is 2 s (-o s3.low_speed_time=2). A token request must
 # not be cut by it (it used to be: each attempt aborted and sent again, the
@@ -179,8 +198,13 @@ check "slow server: the unlink during the stall succeeds" eq "rm exit" "$rm_rc" 
 check "slow server: a request without a token stalled past s3.low_speed_time is tried again" \
   test "$(stat_of s3.retries)" -gt "$retries"
 fs_umount "$mnt"
+}
+run_case slow case_slow
 
-# ---- a token left in doubt, then retried with success ----
+# ---- doubt: a token left in doubt, then retried with success ----
+case_doubt() {
+need_case cma # (base.bin as it left it)
+need_case slow
 # The first token request waits 4 s at the gateway, the client's deadline
 # is 2 s (-o rdma.timeout=2): that attempt ends without a reply, the
 # retry succeeds. The memory of the first stays held until its deadline
@@ -217,8 +241,11 @@ check "doubt: the chunks back in the cache once the deadline passed" eq \
 check "doubt: then read again from the cache" eq "md5 slow.bin" \
   "$(md5 "$mnt/slow.bin")" "$(md5 "$tmp/local/slow")"
 fs_umount "$mnt"
+}
+run_case doubt case_doubt
 
-# ---- a token attempt that never left: nothing in doubt ----
+# ---- neverleft: a token attempt that never left: nothing in doubt ----
+case_neverleft() {
 # The gateway is gone (its port refuses connections): a write's PUT
 # attempts fail to connect. Not a byte of them was sent, so no server can
 # be moving the token's bytes: the memory is not held (it used to be, until
@@ -246,8 +273,11 @@ check "refused: the PUT carried a token" test "$(stat_of rdma.put_tokens)" -gt "
 check "refused: no memory in doubt" eq "retired bufs" "$(stat_of rdma.retired_bufs)" "$r0"
 fs_umount "$mnt"
 gw_start "$tmp/gw"
+}
+run_case neverleft case_neverleft
 
-# ---- a client killed mid-PUT: its PUT is not stored later ----
+# ---- killed: a client killed mid-PUT: its PUT is not stored later ----
+case_killed() {
 # The gateway has read the file's bytes from the daemon and holds them 5 s
 # before the last go upstream; the daemon is killed meanwhile and a newer
 # version is written directly. The gateway must see its client gone and
@@ -274,5 +304,7 @@ check "killed: the newer version stays" eq "md5 stale" \
 check "killed: the gateway abandoned the upstream PUT" bash -c \
   "[ $(gw_stat clients_gone) -ge 1 ] && [ $(gw_stat upstream_abandoned) -ge 1 ]"
 fs_umount "$mnt"
+}
+run_case killed case_killed
 
 summary

@@ -111,7 +111,8 @@ gw_start "$tmp/gw" --log-level info --chunk-size 262144 --auth-timeout 3 \
 hostile mb
 check "a good request is served" hostile good
 
-# ---- HTTP ------------------------------------------------------------------
+# ---- http: HTTP ------------------------------------------------------------------
+case_http() {
 
 # (the codes S3 itself answers with)
 answered "no Authorization" 403/AccessDenied noauth
@@ -163,8 +164,11 @@ check "  ... only the Content-Length bytes stored" hostile only good pipelined
 # 128) and answers 400 InvalidRequest.
 answered "a header of 200 KiB" 431/- big-header
 answered "200 headers" 400/InvalidRequest many-headers
+}
+run_case http case_http
 
-# ---- dc tokens -------------------------------------------------------------
+# ---- dc: dc tokens -------------------------------------------------------------
+case_dc() {
 
 # A dc token names its target by GID: by default (--rdma-dc-targets peer)
 # only the client's own address, from loopback one of this host's. Another
@@ -175,8 +179,12 @@ answered "a dc token naming another host's target" 403/AccessDenied \
   dc-target other
 check "a dc token naming this host's own address: not refused" \
   hostile dc-target own
+}
+run_case dc case_dc
 
-# ---- cma tokens ------------------------------------------------------------
+# ---- cma: cma tokens ------------------------------------------------------------
+case_cma() {
+need_case http
 
 # a command prefix (not a function: victim_start's $! must be the victim)
 as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
@@ -285,8 +293,12 @@ fi
 token_case "a thread id instead of a pid" 400 InvalidRDMAToken
 
 check "nothing stored in the bucket but ours" hostile only good pipelined
+}
+run_case cma case_cma
 
-# ---- strangers' share --------------------------------------------------------
+# ---- share: strangers' share --------------------------------------------------------
+case_share() {
+need_case http
 
 # A half-sent request is dropped at --auth-timeout (3 s here), not at
 # --timeout (120 s): a stranger cannot hold connections by sending slowly.
@@ -370,4 +382,7 @@ if [ -n "$ns_made" ]; then # (its stats, printed at exit)
   check "  ... refused connections counted" grep -q 'refused_conns [1-9]' "$tmp/conns.log"
 fi
 check "gateway stops cleanly" gw_stop
+}
+run_case share case_share
+
 summary
