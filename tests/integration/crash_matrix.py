@@ -4,6 +4,7 @@ crossed with workloads that reach it, for test_fs_crashpoints.sh. Standard
 library only; needs a daemon built with S3R_FAILPOINTS.
 
   crash_matrix.py --bin DIR --bucket B --work DIR [--only CASE,...]
+                  [--only-regex RE]
                   [--sample N --seed S] [--list]
 
 A case is a failpoint armed (kill: the daemon dies there; error: the
@@ -561,6 +562,8 @@ def main():
     p.add_argument("--bucket", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--only", default="")
+    p.add_argument("--only-regex", default="",
+                   help="the cases whose name matches (S3R_ONLY)")
     p.add_argument("--sample", type=int, default=0)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--list", action="store_true")
@@ -574,6 +577,12 @@ def main():
     if a.only:
         want = set(a.only.split(","))
         cs = [c for c in cs if c["name"] in want or c["point"] in want]
+    elif a.only_regex:
+        cs = [c for c in cs if re.search(a.only_regex, c["name"])]
+        if not cs:
+            print("crash matrix: --only-regex %r names no case" %
+                  a.only_regex)
+            return 1
     elif a.sample and a.sample < len(cs):
         seed = a.seed if a.seed is not None else random.randrange(1 << 30)
         # every point once at least, then others by the seed

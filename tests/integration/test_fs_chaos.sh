@@ -22,8 +22,9 @@
 # errors surfaced, corrupt bytes, lost writes, orphaned uploads.
 #
 # Seeds: each scenario has a fixed seed, but faults-random, whose seed is
-# random and printed at the start; S3R_CHAOS_SEED=N replays it. S3R_CHAOS_ONLY="name ..." runs only
-# those scenarios (names as printed). The proxy picks a request's fault from
+# random and printed at the start; S3R_CHAOS_SEED=N replays it. S3R_ONLY=RE
+# (as in every suite) or S3R_CHAOS_ONLY="name ..." runs only those
+# scenarios (names as printed). The proxy picks a request's fault from
 # the seed and the request itself, so a replay sees the same faults for the
 # same requests; thread timing still varies.
 #
@@ -112,7 +113,13 @@ OPTS=(-o write.part_size=5M -o write.retry_interval=1
 
 "$CLI" mb "$bucket" >/dev/null
 
-want() { # is scenario $1 selected?
+want() { # is scenario $1 selected? (S3R_ONLY: a regular expression, as in
+  # every suite; S3R_CHAOS_ONLY: names)
+  if [ -n "${S3R_ONLY:-}" ]; then
+    [[ $1 =~ $S3R_ONLY ]] || return 1
+    cases_run=$((${cases_run:-0} + 1))
+    return 0
+  fi
   [ -z "${S3R_CHAOS_ONLY:-}" ] && return 0
   [[ " $S3R_CHAOS_ONLY " == *" $1 "* ]]
 }

@@ -15,7 +15,9 @@
 # run (about a second each); should the matrix outgrow CI,
 # S3R_CRASH_SAMPLE=N runs N of them (every point at least once) chosen by
 # a printed seed, S3R_CRASH_SEED=S replays that sample;
-# S3R_CRASH_ONLY=CASE,... (or a point's name) runs those.
+# S3R_CRASH_ONLY=CASE,... (or a point's name) runs those; S3R_ONLY=RE (as
+# in every suite) the cases whose name matches (wb.write:new, ...), each
+# failing one printed with its replay.
 #
 #   test_fs_crashpoints.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -32,6 +34,9 @@ aws_ s3 mb "s3://$bucket" >/dev/null
 args=(--bin "$BIN" --bucket "$bucket" --work "$tmp/work")
 if [ -n "${S3R_CRASH_ONLY:-}" ]; then
   args+=(--only "$S3R_CRASH_ONLY")
+elif [ -n "${S3R_ONLY:-}" ]; then
+  args+=(--only-regex "$S3R_ONLY")
+  cases_run=1 # (the matrix says so itself when the expression names none)
 elif [ -n "${S3R_CRASH_SAMPLE:-}" ]; then
   args+=(--sample "$S3R_CRASH_SAMPLE" ${S3R_CRASH_SEED:+--seed "$S3R_CRASH_SEED"})
 fi

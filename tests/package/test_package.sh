@@ -89,7 +89,8 @@ package_cleanup() {
 trap package_cleanup EXIT
 t0=$SECONDS
 
-# ---- build ----
+# ---- build: the packages built ----
+case_build() {
 debs=$tmp/debs
 check "scripts/package.sh builds the packages, lintian finds no error" \
   "$src/scripts/package.sh" "$debs" --no-check
@@ -137,8 +138,12 @@ files_py() {
 }
 check "python3-s3rdmafs: the module and its C part" files_py
 echo "# built in $((SECONDS - t0)) s"
+}
+run_case build case_build
 
-# ---- a fresh Debian 12 root ----
+# ---- root: a fresh Debian 12 root ----
+case_root() {
+need_case build
 t1=$SECONDS
 mkdir -p "$cache"
 # (systemd and man-db: what a Debian system has, for systemctl, the unit's
@@ -186,8 +191,12 @@ check "python3 -c 'import s3rdmafs' in the root" \
 echo "# apt: $((SECONDS - t1)) s"
 check_eq "the unit is installed disabled" \
   "$(in_root systemctl is-enabled s3rdma-gateway 2>/dev/null || true)" disabled
+}
+run_case root case_root
 
-# ---- man pages and the unit ----
+# ---- man: man pages and the unit ----
+case_man() {
+need_case root
 man_ok() {
   local p err n=0
   for p in "$root"/usr/share/man/man[1-8]/s3rdma*.[1-8].gz \
@@ -224,8 +233,12 @@ verify=$(in_root env SYSTEMD_LOG_COLOR=0 systemd-analyze verify \
   /etc/systemd/system/mnt-data.mount 2>&1) || true
 check_eq "systemd-analyze verify: the units, no complaint" "$verify" ""
 rm "$root/etc/systemd/system/mnt-data.mount"
+}
+run_case man case_man
 
-# ---- fstab mounts from inside ----
+# ---- fstab: fstab mounts from inside ----
+case_fstab() {
+need_case root
 "$CLI" mb "$bucket"
 install -m 0600 /dev/null "$root/etc/s3rdmafs.json"
 cat >"$root/etc/s3rdmafs.json" <<EOF
@@ -263,8 +276,12 @@ prom_inside() {
     grep '^s3rdmafs_' "$tmp/prom.out" >/dev/null
 }
 check "s3rdmafs stats --format prometheus inside the root" prom_inside
+}
+run_case fstab case_fstab
 
-# ---- libs3rdmafs-dev: a program built against the packaged files ----
+# ---- dev: libs3rdmafs-dev: a program built against the packaged files ----
+case_dev() {
+need_case fstab
 # (compiled on the host, with the root as pkg-config's sysroot: the root
 # has no compiler; run inside the root)
 pc=$(PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$root/usr/lib/$ma/pkgconfig" \
@@ -275,8 +292,12 @@ check "direct_probe builds against the packaged header and library" \
   cc -o "$root/tmp/direct_probe" "$here/direct_probe.c" $pc
 check "libs3rdmafs reads a file of the mount (direct, bounce; gpu: ENODEV)" \
   in_root /tmp/direct_probe /mnt/b/f
+}
+run_case dev case_dev
 
-# ---- the packaged gateway, started as its unit starts it ----
+# ---- gateway: the packaged gateway, started as its unit starts it ----
+case_gateway() {
+need_case fstab
 # Its ExecStart line with its settings file, under the two restrictions of
 # the unit that bear on cma (PID 1 here is not systemd, so the rest of its
 # sandbox cannot be applied): no CAP_SYS_PTRACE in the bounding set
@@ -348,8 +369,12 @@ narrow_refuses() {
 }
 check "the narrower capability set serves a root mount no byte by cma" narrow_refuses
 stop_gw
+}
+run_case gateway case_gateway
 
-# ---- out again ----
+# ---- out: out again ----
+case_out() {
+need_case fstab
 check "umount of the fstab mounts" in_root umount /mnt/a /mnt/b /mnt/all
 apt_purge() {
   in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q s3rdmafs \
@@ -360,4 +385,7 @@ apt_purge() {
 check "apt purges the packages" apt_purge
 check "nothing of them left in /etc" test ! -e "$root/etc/s3rdma-gateway"
 echo "# the whole test: $((SECONDS - t0)) s"
+}
+run_case out case_out
+
 summary

@@ -3,8 +3,9 @@
 # real mount of RGW, then again with the mount through s3rdma-gateway and
 # rdma.transport=cma (the server writes into the caller's registered
 # buffers: test_cma_zero_copy) and device memory from the stand-in CUDA
-# driver (test_device_simulated: SIMULATED, no GPU takes part). Debian's interpreter and its numpy and
-# pytest (scripts/setup.sh installs them).
+# driver (test_device_simulated: SIMULATED, no GPU takes part). Debian's
+# interpreter and its numpy and pytest (scripts/setup.sh installs them).
+# Cases: rgw, gateway.
 #
 #   tests/python/run.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -28,10 +29,18 @@ export S3R_PY_MNT=$mnt S3R_PY_STATS=$mnt/.s3rdmafs-stats
 pytest_() { "$PY" -m pytest -q -p no:cacheprovider "$here/test_s3rdmafs.py"; }
 
 aws_ s3 mb "s3://$bucket" >/dev/null
+
+# ---- rgw: pytest on a mount of RGW itself ----
+case_rgw() {
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache"
 check "pytest: the mount on RGW" pytest_
 fs_umount "$mnt"
+}
+run_case rgw case_rgw
 
+# ---- gateway: pytest through s3rdma-gateway with cma, device memory from
+# ---- the stand-in ----
+case_gateway() {
 gw_start "$tmp/gw"
 fs_mount "$bucket" "$mnt" "$log" -o cache.dir="$tmp/cache" \
   -o "endpoint=$GW_ENDPOINT,rdma.transport=cma"
@@ -49,4 +58,7 @@ else
 fi
 fs_umount "$mnt"
 gw_stop
+}
+run_case gateway case_gateway
+
 summary
