@@ -19,10 +19,16 @@ fi
 fs_test_setup "$1" gpu local
 GC=$BIN/gpu_check
 "$CLI" mb "$bucket"
+
+# ---- gpu: gpu_check's cases on a mount of RGW ----
+case_gpu() {
 gen 9 $((1024 * 1048576 + 4099)) >"$tmp/local/big.bin"
 "$CLI" --parallel 8 put "$tmp/local/big.bin" "$bucket/big.bin"
 fs_mount "$bucket" "$mnt" "$log" -o rdma.transport=off
 check "gpu: reads into device memory, and a round trip" \
   "$GC" "$mnt/big.bin" "$tmp/local/big.bin" "$mnt/ckpt.bin"
 fs_umount "$mnt"
+}
+run_case gpu case_gpu
+
 summary
