@@ -203,21 +203,61 @@ void cfg_cleanup(struct cfg *c)
 
 /* ---- the file ------------------------------------------------------------- */
 
+/* A list key's JSON array of strings as its text, "a;b;c" (a new JSON
+   string), or NULL with why. */
+static json_t *joined(json_t *a, char *why, size_t whylen)
+{
+  size_t i, len = 1;
+  json_t *x, *out;
+  char *s;
+
+  json_array_foreach(a, i, x) {
+    const char *v = json_string_value(x);
+    if (!v || !*v || strchr(v, ';')) {
+      snprintf(why, whylen, "element %zu is not a non-empty string without "
+               "';'", i);
+      return NULL;
+    }
+    len += strlen(v) + 1;
+  }
+  if (!(s = calloc(1, len))) {
+    snprintf(why, whylen, "out of memory");
+    return NULL;
+  }
+  json_array_foreach(a, i, x) {
+    if (i)
+      strcat(s, ";");
+    strcat(s, json_string_value(x));
+  }
+  out = json_string(s);
+  free(s);
+  if (!out)
+    snprintf(why, whylen, "out of memory");
+  return out;
+}
+
 static int apply_json(struct cfg *c, const struct cfg_key *k, json_t *j,
                       const struct ectx *e)
 {
   union cfg_val v;
   char why[256];
+  json_t *list = NULL;
   int rc;
 
+  if ((k->flags & CFG_F_LIST) && json_is_array(j)) {
+    if (!(j = list = joined(j, why, sizeof(why))))
+      return fail(e, -EINVAL, k->name, "%s", why);
+  }
   rc = cfg_value_from_json(k, j, &v, why, sizeof(why));
   if (!rc && !json_is_null(j))  /* a default needs no check */
     rc = cfg_value_check(k, &v, why, sizeof(why));
+  if (!rc)
+    rc = cfg_value_put(c, k, &v); /* (a copy: the list may go) */
+  json_decref(list);
+  if (rc == -ENOMEM)
+    return fail(e, rc, k->name, "out of memory");
   if (rc)
     return fail(e, rc, k->name, "%s", why);
-  rc = cfg_value_put(c, k, &v);
-  if (rc)
-    return fail(e, rc, k->name, "out of memory");
   return 0;
 }
 

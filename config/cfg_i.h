@@ -26,6 +26,8 @@ enum cfg_type {
 #define CFG_F_HEX    0x2u  /* printed as 0x%08x */
 #define CFG_F_KEY    0x4u  /* a secret key: a file setting it must be private
                               (common/secret.h), and -o warns */
+#define CFG_F_LIST   0x8u  /* STR: a list, "a;b;c" (or a JSON array of
+                              strings, joined so) */
 
 struct cfg_enum_val {
   const char *name;

@@ -78,13 +78,27 @@ static const struct cfg_enum_val transport_vals[] = {
 
 /* ---- validators ----------------------------------------------------------- */
 
+/* One URL, or several separated by ';': each must parse. */
 static const char *check_url(const union cfg_val *v)
 {
+  const char *sep = ";", *why = NULL;
+  char one[2048];
   struct endpoint ep;
-  const char *why = NULL;
 
-  if (v->s)
-    endpoint_parse(v->s, &ep, &why);
+  if (!v->s)
+    return NULL;
+  if (!v->s[strspn(v->s, sep)])
+    return "names no URL";
+  for (const char *p = v->s + strspn(v->s, sep); *p && !why;
+       p += strspn(p, sep)) {
+    size_t len = strcspn(p, sep);
+    if (len >= sizeof(one))
+      return "has a URL too long";
+    memcpy(one, p, len);
+    one[len] = '\0';
+    endpoint_parse(one, &ep, &why);
+    p += len;
+  }
   return why;
 }
 
@@ -206,9 +220,10 @@ static uint64_t def_gid(void)
 /* ---- the table ------------------------------------------------------------ */
 
 const struct cfg_key cfg_keys[] = {
-    {K_STR("endpoint", endpoint, NULL, check_url),
+    {K_STR("endpoint", endpoint, NULL, check_url), .flags = CFG_F_LIST,
      .def_doc = "$S3R_ENDPOINT, else $AWS_ENDPOINT_URL",
-     .doc = "S3 endpoint URL, http:// or https:// (required)"},
+     .doc = "S3 endpoint URL, http:// or https:// (required); several "
+            "serving the same buckets: \"URL;URL\" (a JSON array)"},
     {K_STR("region", region, NULL, check_region),
      .def_doc = "$AWS_REGION, $AWS_DEFAULT_REGION, the profile, us-east-1",
      .doc = "region used in request signatures"},

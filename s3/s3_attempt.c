@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "s3/s3_curl.h"
+#include "s3/s3_eps.h"
 #include "s3/s3_i.h"
 #include "s3/s3_req_sign.h"
 
@@ -167,10 +168,12 @@ static bool has_header(const struct s3_req *r, const char *name)
 
 int s3_attempt_prepare(struct s3_client *c, struct s3_req *r)
 {
+  const struct s3_ep *e =
+      &c->eps[r->ep = s3_eps_pick(c, r->ep_avoid, clock_mono_ms())];
   const struct s3_req_target t = {
-      .scheme = c->scheme_host,
-      .host = c->host,
-      .base_path = c->base_path,
+      .scheme = e->scheme_host,
+      .host = e->host,
+      .base_path = e->base_path,
       .virtual_host = c->cfg.virtual_host,
       .creds = &c->creds,
       .rdma_header = c->rdma_header,

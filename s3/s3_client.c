@@ -12,9 +12,9 @@
 #include <time.h>
 
 #include "common/clock.h"
-#include "common/endpoint.h"
 #include "common/slog.h"
 #include "common/stats_fmt.h"
+#include "s3/s3_eps.h"
 #include "s3/s3_i.h"
 
 void s3_client_config_default(struct s3_client_config *cfg)
@@ -33,35 +33,13 @@ uint64_t s3_wall_ms(void)
   return clock_wall_ms();
 }
 
-/* Split "scheme://host[:port][/base]" into its parts (common/endpoint). */
-static int parse_endpoint(struct s3_client *c, const char *url, char *err,
-                          size_t errlen)
-{
-  struct endpoint ep;
-  const char *why;
-
-  if (endpoint_parse(url, &ep, &why)) {
-    snprintf(err, errlen, "endpoint '%s': %s", url, why);
-    return -EINVAL;
-  }
-  c->endpoint = strndup(url, (size_t)(ep.path + ep.path_len - url));
-  c->scheme_host = strndup(url, (size_t)(ep.authority - url));
-  c->host = strndup(ep.authority, ep.authority_len);
-  c->base_path = strndup(ep.path, ep.path_len);
-  if (!c->endpoint || !c->scheme_host || !c->host || !c->base_path)
-    return -ENOMEM;
-  return 0;
-}
-
 /* The client's own strings, then the client. */
 static void free_strings(struct s3_client *c)
 {
   free(c->ca_bundle);
   free(c->rdma_header);
   free(c->endpoint);
-  free(c->host);
-  free(c->base_path);
-  free(c->scheme_host);
+  s3_eps_free(c);
   free(c);
 }
 
@@ -90,9 +68,11 @@ struct s3_client *s3_client_create(const struct s3_client_config *cfg,
     c->cfg.max_inflight = 128;
   if (!c->cfg.retry.max_attempts)
     s3_retry_policy_default(&c->cfg.retry);
-  rc = parse_endpoint(c, cfg->endpoint, err, errlen);
-  if (rc == -ENOMEM)
+  rc = s3_eps_parse(c, cfg->endpoint, err, errlen);
+  if (!rc && !(c->endpoint = strdup(c->eps[0].url))) {
     snprintf(err, errlen, "out of memory");
+    rc = -ENOMEM;
+  }
   if (rc)
     goto free_endpoint;
   ca = cfg->ca_bundle ? cfg->ca_bundle : getenv("AWS_CA_BUNDLE");

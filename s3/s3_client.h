@@ -137,6 +137,16 @@ size_t s3_stats_format(const struct s3_stats *s, char *buf, size_t len);
  */
 size_t s3_client_latency_format(struct s3_client *c, char *buf, size_t len,
                                 size_t off);
+/*
+ * With more than one endpoint, theirs appended at buf+off, by their place
+ * in the list (as the mount's log names them): s3.endpoint_attempts,
+ * s3.endpoint_failures, s3.endpoint_downs (taken out), s3.endpoint_up
+ * (1 or 0), each {endpoint=I}. Returns the new offset.
+ */
+size_t s3_client_endpoints_format(const struct s3_client *c, char *buf,
+                                  size_t len, size_t off);
+/* The URL of endpoint i, or NULL past the list. */
+const char *s3_client_endpoint(const struct s3_client *c, unsigned i);
 
 /* ---- generic requests (the asynchronous interface) ---- */
 

@@ -39,6 +39,7 @@
 #include "common/clock.h"
 #include "common/slog.h"
 #include "s3/s3_attempt.h"
+#include "s3/s3_eps.h"
 #include "s3/s3_i.h"
 
 #define ENGINE_POLL_MS 1000
@@ -127,11 +128,13 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
 
   s3_req_reset_reply(r);
   rc = s3_attempt_prepare(c, r);
-  if (rc)
+  if (!rc && !(h = get_handle(&c->eng)))
+    rc = -ENOMEM;
+  if (rc) {
+    s3_eps_release(c, r->ep);
+    r->ep = -1;
     return rc;
-  h = get_handle(&c->eng);
-  if (!h)
-    return -ENOMEM;
+  }
   s3_attempt_setup(c, r, h);
   if (r->attempts == 0)
     r->first_start_ms = clock_mono_ms();
@@ -140,6 +143,8 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
   if (curl_multi_add_handle(c->eng.multi, h) != CURLM_OK) {
     r->easy = NULL;
     put_handle(c, h, true);
+    s3_eps_release(c, r->ep);
+    r->ep = -1;
     return -EIO;
   }
   return 0;
@@ -288,8 +293,8 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   struct s3_err_map m;
   struct s3_retry_ctx ctx;
   unsigned delay = 0;
-  bool cancel, sent;
-  int rc;
+  bool cancel, sent, ep_failed, elsewhere;
+  int rc, ep = r->ep;
 
   curl_multi_remove_handle(e->multi, r->easy);
   s3_attempt_classify(r, cc, &m, &rc);
@@ -304,6 +309,13 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   cancel = r->cancel;
   pthread_mutex_unlock(&e->lock);
 
+  /* the endpoint failed it: no connection, a reset, a timeout, a 5xx (a
+     501 is a refusal of the request, not a failure of the server) */
+  ep_failed = !cancel && (m.cls == S3_EC_NETWORK || m.cls == S3_EC_TIMEOUT ||
+                          (r->status >= 500 && r->status != 501));
+  elsewhere = s3_eps_end(c, ep, ep_failed, clock_mono_ms());
+  r->ep = -1;
+  r->ep_avoid = ep_failed ? ep : -1;
   note_rdma_doubt(r, sent); /* the server may still be serving that token */
   if (cancel) {
     finish(c, r, -ECANCELED, S3_EC_NONE);
@@ -343,6 +355,8 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   };
   if (s3_retry_decide(&c->cfg.retry, &c->quota, &ctx, rng_next(e), &delay) ==
       S3_RETRY_YES) {
+    if (ep_failed && elsewhere)
+      delay = 0; /* another endpoint is up: there, at once */
     log_info("%s %s/%s: %s (HTTP %ld %s), retry %u in %u ms", r->method,
              r->bucket ? r->bucket : "", r->key, strerror(m.err), r->status,
              r->err.code, r->attempts, delay);
@@ -450,6 +464,8 @@ static void *engine_main(void *arg)
         put_handle(c, r->easy, true);
         r->easy = NULL;
         note_rdma_doubt(r, sent); /* pulled off the wire before a reply */
+        s3_eps_release(c, r->ep);
+        r->ep = -1;
       }
       finish(c, r, -ECANCELED, S3_EC_NONE);
     }

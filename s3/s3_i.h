@@ -53,6 +53,10 @@ struct s3_req {
   uint64_t range_off, range_len;
   unsigned timeout_ms;
   bool idempotent;
+  int ep;                         /* engine thread: the endpoint of the
+                                     attempt on the wire (-1: none) */
+  int ep_avoid;                   /* engine thread: the one that failed its
+                                     last attempt (-1: none) */
   bool warm;                      /* a connection warmer (s3_client_warm):
                                      counted apart, never retried */
 
@@ -158,10 +162,10 @@ enum s3_op {
 
 struct s3_client {
   struct s3_client_config cfg;    /* strings below are our copies */
-  char *endpoint;                 /* without trailing '/' */
-  char *scheme_host;              /* "http://127.0.0.1:7480" */
-  char *host;                     /* "127.0.0.1:7480": the Host header */
-  char *base_path;                /* path prefix of the endpoint, "" usually */
+  char *endpoint;                 /* the first endpoint's URL (s3_eps.h) */
+  struct s3_ep *eps;              /* the endpoints (s3_eps.h) */
+  unsigned n_eps;
+  unsigned ep_turn;               /* engine thread: whose turn on a tie */
   char *ca_bundle;
   char *rdma_header;              /* token header name, lowercase */
   _Atomic bool rdma_ignored;      /* the server ignores tokens */

@@ -137,6 +137,7 @@ char *fsx_stats_text(struct fsx_mount *m, size_t *len)
   n = s3_stats_format(&s3, buf, cap);
   n = stats_fmt_rows(buf, cap, n, NULL, rows, STATS_NROWS(rows));
   n = s3_client_latency_format(m->s3, buf, cap, n);
+  n = s3_client_endpoints_format(m->s3, buf, cap, n);
   n += fsx_rdma_stats(m, buf + n, cap - n);
   if (m->pool)
     n += fsx_pool_stats(m->pool, buf + n, cap - n);
@@ -160,7 +161,8 @@ static const char *const gauges[] = {
     "write.pool_slots",  "write.pool_slots_used", "write.pool_on_wire",
     "write.pool_slots_ready", "cache.backed_bytes", "mem.resident_bytes",
     "mem.locked_bytes",  "mem.target_bytes",  "mem.pressure_some_permille",
-    "read.bufs_kept",    "rdma.rc_usable",    "rdma.registered_bytes", NULL};
+    "read.bufs_kept",    "rdma.rc_usable",    "rdma.registered_bytes",
+    "s3.endpoint_up",    NULL};
 
 /* The usage of `s3rdmafs stats`: on stdout for -h, stderr for a mistake. */
 static void stats_usage(FILE *f)

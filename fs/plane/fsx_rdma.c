@@ -57,25 +57,57 @@ static void arena_hook(void *arg, size_t off, size_t len, bool back)
              "their reads go in HTTP bodies", len, strerror(-rc));
 }
 
-/* The host of the endpoint URL is a loopback address? */
-static bool endpoint_local(const char *url)
+/* The host of every endpoint URL (a list: "URL;URL") is a loopback
+   address? *n: how many URLs. */
+static bool endpoint_local(const char *list, unsigned *n)
 {
-  struct endpoint ep;
-  const char *why;
+  bool local = list != NULL;
+  char url[2048];
 
-  return url && !endpoint_parse(url, &ep, &why) && endpoint_is_loopback(&ep);
+  *n = 0;
+  for (const char *p = list; p && *p; p += *p == ';') {
+    size_t len = strcspn(p, ";");
+    struct endpoint ep;
+    const char *why;
+    if (len && len < sizeof(url)) {
+      memcpy(url, p, len);
+      url[len] = '\0';
+      local = local && !endpoint_parse(url, &ep, &why) &&
+              endpoint_is_loopback(&ep);
+      (*n)++;
+    }
+    p += len;
+  }
+  return local;
 }
 
 static struct rdx_params params_of(const struct cfg *c)
 {
   const char *g = c->rdma.gid_index;
+  unsigned n;
 
   return (struct rdx_params){
-      .endpoint_local = endpoint_local(c->endpoint),
+      .endpoint_local = endpoint_local(c->endpoint, &n),
       .dc_access_key = c->rdma.dc_access_key,
       .devices = c->rdma.devices,
       .gid_given = g && strcmp(g, "auto") != 0,
       .gid_index = (uint8_t)(g && strcmp(g, "auto") ? atoi(g) : 0)};
+}
+
+/* rc and dc with a list of endpoints: refused (their sessions are made
+   with one server). -EINVAL with err, or 0. */
+static int one_server(const struct cfg *c, enum rdx_transport_kind kind,
+                      char *err, size_t errlen)
+{
+  unsigned n;
+
+  endpoint_local(c->endpoint, &n);
+  if ((kind != RDX_TRANSPORT_RC && kind != RDX_TRANSPORT_DC) || n <= 1)
+    return 0;
+  snprintf(err, errlen, "rdma.transport %s: one endpoint only (a list of "
+           "%u: the sessions of each server are not made yet)",
+           rdx_transport_kind_name(kind), n);
+  return -EINVAL;
 }
 
 int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen)
@@ -88,6 +120,8 @@ int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen)
 
   if (kind == RDX_TRANSPORT_OFF || kind == RDX_TRANSPORT_AUTO)
     return 0;
+  if ((rc = one_server(c, kind, err, errlen)))
+    return rc;
   p.probe = true;
   rc = rdx_transport_open(kind, &p, &t, why, sizeof(why));
   if (rc) {
@@ -103,21 +137,33 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
                   size_t errlen)
 {
   struct rdx_params p = params_of(c);
+  enum rdx_transport_kind kind = (enum rdx_transport_kind)c->rdma.transport;
   struct fsx_rdma *d;
   char why[RDX_ERR_MAX], how[RDX_ERR_MAX + 16];
+  unsigned n;
   void *base;
   size_t len;
   int rc;
 
-  if (c->rdma.transport == CFG_RDMA_OFF)
+  if (kind == RDX_TRANSPORT_OFF)
     return 0;
+  if ((rc = one_server(c, kind, err, errlen)))
+    return rc;
+  if (kind == RDX_TRANSPORT_AUTO && (endpoint_local(c->endpoint, &n), n > 1)) {
+    /* several endpoints: cma, served by any gateway of this host */
+    if (!p.endpoint_local) {
+      log_notice("rdma: auto: %u endpoints, not all on this host (rc and "
+                 "dc take one); file data goes in HTTP bodies", n);
+      return 0;
+    }
+    kind = RDX_TRANSPORT_CMA;
+  }
   d = calloc(1, sizeof(*d));
   if (!d) {
     snprintf(err, errlen, "out of memory");
     return -ENOMEM;
   }
-  rc = rdx_transport_open((enum rdx_transport_kind)c->rdma.transport, &p,
-                          &d->t, why, sizeof(why));
+  rc = rdx_transport_open(kind, &p, &d->t, why, sizeof(why));
   if (rc) {
     free(d);
     if (c->rdma.transport == CFG_RDMA_AUTO) {

@@ -1,0 +1,188 @@
+/*
+ * The S3 client with several endpoints (s3_eps), against two S3 servers in
+ * the test's process (fake_s3) holding the same objects: requests spread
+ * over both; one that stops answering (its port closed), or answers 500 in
+ * a burst, is taken out and every request still succeeds on the other, at
+ * once; it comes back into use after its down spell once it answers; a
+ * list whose first URL never answered serves from the rest; one endpoint
+ * alone is never taken out. The counters per endpoint, exactly.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fake_s3.h"
+#include "s3/s3_client.h"
+
+#define BUCKET "eps"
+
+static struct fake_s3 *fa, *fb;
+static struct s3_client *c;
+
+static struct s3_client *client(const char *list)
+{
+  struct s3_client_config cfg;
+  struct s3_client *cl;
+  char err[256] = "";
+
+  s3_client_config_default(&cfg);
+  cfg.endpoint = list;
+  cfg.creds.access_key = "fake";
+  cfg.creds.secret_key = "fake";
+  cfg.creds.region = "us-east-1";
+  cfg.creds.home = "/nonexistent";
+  cfg.connect_timeout_ms = 1000;
+  cfg.retry.max_attempts = 4;
+  cfg.retry.budget_ms = 20000;
+  cl = s3_client_create(&cfg, err, sizeof(err));
+  if (!cl)
+    fail_msg("s3_client_create: %s", err);
+  return cl;
+}
+
+static int setup(void **state)
+{
+  char list[256];
+
+  (void)state;
+  fa = fake_s3_start(BUCKET);
+  fb = fake_s3_start(BUCKET);
+  if (!fa || !fb)
+    return -1;
+  fake_s3_put(fa, BUCKET, "k", "hello", 5);
+  fake_s3_put(fb, BUCKET, "k", "hello", 5);
+  snprintf(list, sizeof(list), "%s;%s", fake_s3_endpoint(fa),
+           fake_s3_endpoint(fb));
+  c = client(list);
+  return 0;
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  s3_client_destroy(c);
+  if (fa)
+    fake_s3_stop(fa);
+  fake_s3_stop(fb);
+  fa = fb = NULL;
+  return 0;
+}
+
+/* n HEADs of k: how many failed. */
+static int heads(struct s3_client *cl, int n)
+{
+  struct s3_object_meta m;
+  int failed = 0;
+
+  for (int i = 0; i < n; i++) {
+    if (s3_head_object(cl, BUCKET, "k", &m))
+      failed++;
+    else
+      s3_object_meta_cleanup(&m);
+  }
+  return failed;
+}
+
+/* The value of stats row name in cl's endpoint rows (-1: none). */
+static long long row(struct s3_client *cl, const char *name)
+{
+  char buf[4096], *p;
+  size_t n = s3_client_endpoints_format(cl, buf, sizeof(buf) - 1, 0);
+
+  buf[n] = '\0';
+  p = strstr(buf, name);
+  return p ? atoll(p + strlen(name) + 1) : -1;
+}
+
+static void test_spread(void **state)
+{
+  (void)state;
+  fake_s3_reset_counts(fa);
+  fake_s3_reset_counts(fb);
+  assert_int_equal(heads(c, 40), 0);
+  /* one at a time: every tie goes round */
+  assert_int_equal(fake_s3_count(fa, FAKE_HEAD), 20);
+  assert_int_equal(fake_s3_count(fb, FAKE_HEAD), 20);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 1);
+  assert_int_equal(row(c, "s3.endpoint_attempts{endpoint=1}"), 20);
+  assert_string_equal(s3_client_endpoint(c, 1), fake_s3_endpoint(fb));
+  assert_null(s3_client_endpoint(c, 2));
+}
+
+static void test_one_stops_answering(void **state)
+{
+  (void)state;
+  fake_s3_stop(fa); /* its port refuses connections now */
+  fa = NULL;
+  fake_s3_reset_counts(fb);
+  assert_int_equal(heads(c, 30), 0);
+  /* three refusals in a row take it out; each request went on at once */
+  assert_int_equal(row(c, "s3.endpoint_failures{endpoint=0}"), 3);
+  assert_int_equal(row(c, "s3.endpoint_downs{endpoint=0}"), 1);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
+  assert_int_equal(fake_s3_count(fb, FAKE_HEAD), 30);
+}
+
+static void test_burst_of_500_then_back(void **state)
+{
+  (void)state;
+  fake_s3_fault(fa, FAKE_HEAD, "k", 500, 3, 0);
+  fake_s3_reset_counts(fa);
+  assert_int_equal(heads(c, 12), 0);
+  assert_int_equal(row(c, "s3.endpoint_downs{endpoint=0}"), 1);
+  assert_int_equal(fake_s3_count(fa, FAKE_HEAD), 3); /* then none */
+  assert_int_equal(fake_s3_refused(fa), 3);
+  /* its spell over (1 s), it answers again: one probe, then in use */
+  usleep(1100 * 1000);
+  fake_s3_reset_counts(fa);
+  assert_int_equal(heads(c, 10), 0);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 1);
+  assert_in_range(fake_s3_count(fa, FAKE_HEAD), 4, 6);
+}
+
+static void test_first_never_answered(void **state)
+{
+  struct s3_client *cl;
+  char list[256];
+
+  (void)state;
+  snprintf(list, sizeof(list), "http://127.0.0.1:1;%s", fake_s3_endpoint(fb));
+  cl = client(list);
+  assert_int_equal(heads(cl, 10), 0);
+  assert_int_equal(row(cl, "s3.endpoint_downs{endpoint=0}"), 1);
+  s3_client_destroy(cl);
+}
+
+static void test_alone_never_out(void **state)
+{
+  struct s3_client *cl = client(fake_s3_endpoint(fb));
+
+  (void)state;
+  fake_s3_fault(fb, FAKE_HEAD, "k", 500, 8, 0);
+  assert_int_equal(heads(cl, 2), 2); /* 4 attempts each, all 500 */
+  assert_int_equal(heads(cl, 1), 0); /* still tried: nowhere else */
+  assert_int_equal(row(cl, "s3.endpoint_up{endpoint=0}"), -1); /* no rows */
+  s3_client_destroy(cl);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_spread, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_one_stops_answering, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_burst_of_500_then_back, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_first_never_answered, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
