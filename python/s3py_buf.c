@@ -155,6 +155,21 @@ int s3py_mem_get(PyObject *obj, enum s3py_op op, Py_ssize_t size,
     }
     m->len = (size_t)size;
   }
+  /* the producer's work on device memory waited for here, at the call,
+     while its stream surely lives (a pread's runs later), the GIL let go
+     (an empty array has no memory to wait for) */
+  if (m->device && m->stream && m->len && m->ptr) {
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = s3rdmafs_gpu_stream_wait(m->ptr, m->stream);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+      s3py_mem_put(m);
+      s3py_error(rc);
+      return -1;
+    }
+  }
+  m->stream = 0;
   return 0;
 }
 

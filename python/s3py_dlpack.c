@@ -151,6 +151,9 @@ int s3py_dlpack_mem(PyObject *obj, struct s3py_mem *m)
   m->ptr = (char *)mt->t.data + mt->t.byte_offset;
   m->len = len;
   m->device = type == DL_CUDA;
+  /* the legacy default stream the producer ordered its work before:
+     waited for, so that GPUDirect (no stream) sees that work done too */
+  m->stream = type == DL_CUDA ? 1 : 0;
   return 0;
 }
 

@@ -95,12 +95,7 @@ ssize_t s3py_io(s3py_file *f, int fd, enum s3py_op op, struct s3py_mem *m,
                 off_t off)
 {
   size_t done = 0;
-  int rc;
 
-  /* the producer's work on the memory first (its stream) */
-  if (m->device && m->stream &&
-      (rc = s3rdmafs_gpu_stream_wait(m->ptr, m->stream)))
-    return rc;
   /* bounded: each step moves bytes or ends the loop */
   while (done < m->len) {
     ssize_t r = step(f, fd, op, (char *)m->ptr + done, m->len - done,

@@ -25,8 +25,8 @@ struct s3py_mem {
   bool has_view;    /* view holds the host buffer (release it) */
   Py_buffer view;
   PyObject *owner;  /* device memory: its object, held until put */
-  unsigned long stream; /* device memory: a CUDA stream to wait for
-                           before the call (0: none) */
+  unsigned long stream; /* device memory: a CUDA stream waited for in
+                           s3py_mem_get (0: none) */
   PyObject *dl_capsule; /* DLPack: the capsule taken ("used_dltensor") */
   void *dl_tensor;  /* and its DLManagedTensor, deleted at put */
 };

@@ -50,12 +50,13 @@ ldd "$b"/bin/* 2>/dev/null |
   while read -r name path; do
     [[ $name =~ $glibc ]] || [ "$name" = libs3rdmafs.so.0 ] && continue
     case $(newest "$path") in
-      GLIBC_2.3[5-9]* | GLIBC_2.[4-9]*) cp -L "$path" "$b/lib/deps-newer/$name" ;;
+      GLIBC_2.3[5-9]* | GLIBC_2.[4-9][0-9]*) cp -L "$path" "$b/lib/deps-newer/$name" ;;
       *) cp -L "$path" "$b/lib/deps/$name" ;;
     esac
   done
-if [ -d "$build/python/s3rdmafs" ]; then
-  cp -L "$build"/python/s3rdmafs/* "$b/python/s3rdmafs/"
+if [ -d "$build/python/s3rdmafs" ]; then # (its files: no __pycache__)
+  find "$build/python/s3rdmafs" -maxdepth 1 -type f \( -name '*.py' -o \
+    -name '*.so' \) -exec cp -L {} "$b/python/s3rdmafs/" \;
 else
   cp "$top"/python/s3rdmafs/*.py "$b/python/s3rdmafs/"
 fi

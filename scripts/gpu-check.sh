@@ -65,9 +65,10 @@ if [ -x "$top/bin/s3rdmafs" ]; then
   # the programs: the bundle's libraries (those needing a newer glibc only
   # where the machine has none of that name); Python: libs3rdmafs alone
   binlib=$top/lib:$top/lib/deps${binlib:+:$binlib} pylib=$top/lib${pylib:+:$pylib}
+  ldc=$(command -v ldconfig || echo /sbin/ldconfig)
   for l in "$top"/lib/deps-newer/*; do
     [ -e "$l" ] || continue
-    ldconfig -p 2>/dev/null | grep -q " ${l##*/} " && continue
+    "$ldc" -p 2>/dev/null | grep -F " ${l##*/} " >/dev/null && continue
     binlib=$binlib:$top/lib/deps-newer
     break
   done
@@ -161,8 +162,8 @@ gpu_bw() {
 }
 # gpu_check ARGS...: a row per case it reports
 cases() {
-  local out verdict rest
-  out=$(run timeout 300 "$bin/gpu_check" "$@" 2>&1) || true
+  local out verdict rest crc=0
+  out=$(run timeout 300 "$bin/gpu_check" "$@" 2>&1) || crc=$?
   printf '%s\n' "$out" | sed 's/^/  /'
   while read -r verdict rest; do
     case $verdict in
@@ -170,8 +171,9 @@ cases() {
       not) row "${rest#ok - }" FAIL "$label" ;;
     esac
   done <<<"$out"
-  printf '%s\n' "$out" | grep -q '^ok - ' ||
-    row "gpu_check $1" FAIL "no case ran: $(printf '%s\n' "$out" | tail -1)"
+  # (a case failing exits 1 with its line said; anything else is a crash)
+  [ "$crc" = 0 ] || [ "$crc" = 1 ] ||
+    row "gpu_check $1" FAIL "exited $crc: $(printf '%s\n' "$out" | tail -1)"
 }
 
 # ---- without FUSE: the library's staging ring on an ordinary file ----
@@ -203,6 +205,8 @@ if [ "$fuse" = yes ]; then
   done
   if ! mountpoint -q "$mnt" 2>/dev/null; then
     cat "$tmp/fs.log"
+    kill -KILL "$fs_pid" 2>/dev/null || true # (a late mount in $tmp: never)
+    wait "$fs_pid" 2>/dev/null || true
     fs_pid=''
     row "mount" FAIL "s3rdmafs did not mount (its log above)"
   fi
@@ -253,9 +257,8 @@ if [ "$fuse" = yes ] && [ -n "$fs_pid" ]; then
       why=
     fi
     if [ -n "$pp" ]; then
-      set +e
-      out=$(LD_LIBRARY_PATH=$pylib PYTHONPATH=$pp timeout 300 "$py" "$here/gpu_check_py.py" "$mnt" "$tmp/ref.bin" 2>&1)
-      set -e
+      prc=0
+      out=$(LD_LIBRARY_PATH=$pylib PYTHONPATH=$pp timeout 300 "$py" "$here/gpu_check_py.py" "$mnt" "$tmp/ref.bin" 2>&1) || prc=$?
       printf '%s\n' "$out" | sed 's/^/  /'
       while IFS='|' read -r tag name detail; do
         case $tag in
@@ -264,7 +267,7 @@ if [ "$fuse" = yes ] && [ -n "$fs_pid" ]; then
           skip) row "Python: $name" skipped "$detail" ;;
         esac
       done < <(printf '%s\n' "$out" | grep -E '^(ok|FAIL|skip)\|')
-      printf '%s\n' "$out" | grep -qE '^(ok|FAIL|skip)\|' || row "Python" FAIL "$(printf '%s\n' "$out" | tail -1)"
+      [ "$prc" = 0 ] || row "Python" FAIL "gpu_check_py.py exited $prc: $(printf '%s\n' "$out" | tail -1)"
     fi
   fi
 fi

@@ -77,26 +77,35 @@ class Store:
         return os.path.join(self.root, "tmp", secrets.token_hex(12))
 
     def put(self, bucket, key, tmp, size, etag, meta):
-        """The file tmp becomes the object (lock held)."""
+        """The file tmp becomes the object (lock held): its bytes in a file
+        of their own (a GET of the version before reads that one)."""
         base = self.path(bucket, key)
+        data = "%s.%s.data" % (base, secrets.token_hex(6))
         rec = dict(key=key, size=size, etag=etag, meta=meta,
-                   mtime=time.time(), data=base + ".data")
-        os.replace(tmp, base + ".data")
+                   mtime=time.time(), data=data)
+        os.replace(tmp, data)
         with open(base + ".json.tmp", "w") as fh:
             json.dump(rec, fh)
         os.replace(base + ".json.tmp", base + ".json")
+        old = self.buckets[bucket].get(key)
         self.buckets[bucket][key] = rec
+        if old:
+            unlink(old["data"])
         return rec
 
     def delete(self, bucket, key):
-        if self.buckets.get(bucket, {}).pop(key, None) is None:
+        rec = self.buckets.get(bucket, {}).pop(key, None)
+        if rec is None:
             return
-        base = self.path(bucket, key)
-        for suffix in (".json", ".data"):
-            try:
-                os.unlink(base + suffix)
-            except FileNotFoundError:
-                pass
+        unlink(self.path(bucket, key) + ".json")
+        unlink(rec["data"])
+
+
+def unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def iso(t):
@@ -244,9 +253,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(z - a + 1))
         self.end_headers()
         self.wfile.flush()
+        left = z - a + 1
         try:
             with open(rec["data"], "rb") as f:
-                left, off = z - a + 1, a
+                off = a
                 while left > 0:
                     n = os.sendfile(self.connection.fileno(), f.fileno(),
                                     off, min(left, 64 * CHUNK))
@@ -254,7 +264,9 @@ class Handler(BaseHTTPRequestHandler):
                         break
                     off += n
                     left -= n
-        except FileNotFoundError:  # replaced meanwhile: the answer is cut
+        except FileNotFoundError:  # (replaced, and gone, before the open)
+            pass
+        if left:  # the answer is cut: the client must see it so
             self.close_connection = True
 
     def list_objects(self):
@@ -441,8 +453,11 @@ class Handler(BaseHTTPRequestHandler):
         with self.st.lock:
             u = self.upload()
             if u is not None:
+                old = u["parts"].get(n)
                 u["parts"][n] = dict(etag=md5.hexdigest(), size=size,
                                      data=tmp, at=time.time())
+                if old:  # (sent again: the earlier bytes go)
+                    unlink(old["data"])
         if u is None:
             os.unlink(tmp)
             return None
@@ -575,10 +590,7 @@ def copy_range(src, dst, off, size, md5):
 
 def drop_parts(u):
     for p in u["parts"].values():
-        try:
-            os.unlink(p["data"])
-        except FileNotFoundError:
-            pass
+        unlink(p["data"])
 
 
 class Server(ThreadingHTTPServer):

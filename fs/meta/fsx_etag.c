@@ -95,14 +95,19 @@ int fsx_etag_upload_landed(struct s3_client *c, const char *bucket,
 {
   struct s3_object_meta cur;
   struct s3_parts_result l;
-  const char **v;
+  const char **v, *dash;
+  unsigned long want;
   int rc = s3_head_object(c, bucket, key, &cur);
 
   if (rc == -ENOENT)
     return 0; /* no object: nothing the upload could be */
   if (rc)
     return rc;
-  if (!strchr(cur.etag, '-')) { /* not made of parts */
+  /* made of parts: of how many (a completion of the first n parts of
+     those the upload holds, as a stream's is) */
+  dash = strrchr(cur.etag, '-');
+  want = dash ? strtoul(dash + 1, NULL, 10) : 0;
+  if (!want || want > 10000) {
     s3_object_meta_cleanup(&cur);
     return 0;
   }
@@ -110,14 +115,14 @@ int fsx_etag_upload_landed(struct s3_client *c, const char *bucket,
     s3_object_meta_cleanup(&cur);
     return rc;
   }
-  v = l.n_parts ? calloc(l.n_parts, sizeof(*v)) : NULL;
-  rc = v || !l.n_parts ? 0 : -ENOMEM;
-  for (size_t k = 0; v && k < l.n_parts; k++) {
+  v = l.n_parts >= want ? calloc(want, sizeof(*v)) : NULL;
+  rc = v || l.n_parts < want ? 0 : -ENOMEM;
+  for (size_t k = 0; v && k < want; k++) {
     if (l.parts[k].part_number != (int)k + 1)
       break; /* a gap: never a completion of parts 1..n */
     v[k] = l.parts[k].etag;
-    if (k + 1 == l.n_parts)
-      rc = fsx_etag_is_multipart_of(cur.etag, v, l.n_parts);
+    if (k + 1 == want)
+      rc = fsx_etag_is_multipart_of(cur.etag, v, want);
   }
   free(v);
   s3_parts_result_cleanup(&l);

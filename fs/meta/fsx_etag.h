@@ -28,9 +28,10 @@ bool fsx_etag_is_multipart_of(const char *etag, const char *const *parts,
  * CompleteMultipartUpload can leave the object written and the upload
  * still listed, its completion "in progress" (500) until its lock expires
  * (rgw_mp_lock_max_time, 10 minutes). One HEAD, and when the object is
- * made of parts a ListParts: 1 when its ETag is that of the upload's
- * parts 1..n, 0 when not (or no object), else the error that kept us from
- * telling (-ENOENT: the upload is gone).
+ * made of n parts ("-n") a ListParts: 1 when its ETag is that of the
+ * upload's parts 1..n (a stream completes its first parts), 0 when not (or
+ * no object), else the error that kept us from telling (-ENOENT: the
+ * upload is gone).
  */
 int fsx_etag_upload_landed(struct s3_client *c, const char *bucket,
                            const char *key, const char *upload_id);

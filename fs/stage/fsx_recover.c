@@ -370,6 +370,7 @@ static int put_parts(const struct fsx_recover_io *t,
     rc = FP("recover.complete");
   if (!rc) {
     sent = true;
+    fsx_stage_mark_completing(m->stage, jid, r->bucket, r->key, id);
     rc = s3_complete_multipart_if(m->s3, r->bucket, r->key, id, pe, n,
                                   o->n_headers ? o->headers : NULL, etag);
   }
@@ -378,10 +379,21 @@ static int put_parts(const struct fsx_recover_io *t,
     goto free_id;
   }
 abort_upload:
-  /* a completion sent may have landed: then the upload is the object */
-  if (!(sent ? fsx_etag_abort_upload(m->s3, r->bucket, r->key, id)
-             : s3_abort_multipart(m->s3, r->bucket, r->key, id)))
+  /* a completion sent may have landed (its answer lost, RGW killed as it
+     completed): then the file is up, and the upload is the object */
+  if (sent && fsx_etag_upload_landed(m->s3, r->bucket, r->key, id) == 1) {
+    log_notice("%s: %s: its completion landed (the answer said: %s)",
+               r->bucket, r->key, strerror(-rc));
     fsx_stage_forget_upload(m->stage, jid);
+    rc = 0;
+    goto free_id;
+  }
+  {
+    int arc = sent ? fsx_etag_abort_upload(m->s3, r->bucket, r->key, id)
+                   : s3_abort_multipart(m->s3, r->bucket, r->key, id);
+    if (!arc || arc == -ENOENT) /* (gone: nothing left to abort) */
+      fsx_stage_forget_upload(m->stage, jid);
+  }
 free_id:
   free(id);
 free_lists:

@@ -197,6 +197,12 @@ long fsx_stage_note_create(struct fsx_stage *s, const char *bucket,
                            const char *key, time_t since);
 int fsx_stage_set_upload(struct fsx_stage *s, long id, const char *bucket,
                          const char *key, const char *upload_id);
+/* Before a completion of the upload is first sent: so marked, a recovery
+   that finds the record aborts it only after looking whether it is the
+   object now (fsx_etag_abort_upload: RGW killed as it completed). */
+int fsx_stage_mark_completing(struct fsx_stage *s, long id,
+                              const char *bucket, const char *key,
+                              const char *upload_id);
 /*
  * A CreateMultipartUpload of key begun at since that failed with rc, or
  * whose daemon died before its answer was recorded (rc 0): an upload may

@@ -261,15 +261,18 @@ bad:
   return -EBADMSG;
 }
 
+/* An upload's record: endpoint, bucket, key, upload id (or "?since=..."),
+   and "completing" once a completion of it may have been sent. */
 static int write_upload(struct fsx_stage *s, long id, const char *bucket,
-                        const char *key, const char *upload_id)
+                        const char *key, const char *upload_id,
+                        bool completing)
 {
-  const char *v[4] = {s->endpoint, bucket, key, upload_id};
+  const char *v[5] = {s->endpoint, bucket, key, upload_id, "completing"};
   struct strbuf sb = {0};
   char path[4096], tmp[4200], *text;
   int rc;
 
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 4 + completing; i++) {
     strbuf_put_hex(&sb, v[i]);
     strbuf_putc(&sb, '\n');
   }
@@ -300,7 +303,14 @@ long fsx_stage_note_create(struct fsx_stage *s, const char *bucket,
 int fsx_stage_set_upload(struct fsx_stage *s, long id, const char *bucket,
                          const char *key, const char *upload_id)
 {
-  return write_upload(s, id, bucket, key, upload_id);
+  return write_upload(s, id, bucket, key, upload_id, false);
+}
+
+int fsx_stage_mark_completing(struct fsx_stage *s, long id,
+                              const char *bucket, const char *key,
+                              const char *upload_id)
+{
+  return write_upload(s, id, bucket, key, upload_id, true);
 }
 
 long fsx_stage_note_upload(struct fsx_stage *s, const char *bucket,
@@ -313,7 +323,7 @@ long fsx_stage_note_upload(struct fsx_stage *s, const char *bucket,
   pthread_mutex_lock(&s->lock);
   id = ++s->next_id;
   pthread_mutex_unlock(&s->lock);
-  rc = write_upload(s, id, bucket, key, upload_id);
+  rc = write_upload(s, id, bucket, key, upload_id, false);
   if (rc) {
     snprintf(path, sizeof(path), "%s/uploads/%ld", s->dir, id);
     unlink(path);

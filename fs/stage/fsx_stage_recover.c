@@ -19,6 +19,7 @@
 #include "common/slog.h"
 #include "common/strbuf.h"
 #include "fs/mem/fsx_pool.h"
+#include "fs/meta/fsx_etag.h"
 #include "fs/stage/fsx_stage_i.h"
 #include "s3/s3_client.h"
 
@@ -31,14 +32,8 @@ bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
   struct tm tm;
 
   switch (-rc) { /* the server answered: it made nothing */
-  case EACCES:
-  case EPERM:
-  case ENOENT:
-  case EINVAL:
-  case ENAMETOOLONG:
-  case EROFS:
-  case EDQUOT:
-  case ENOSPC:
+  case EACCES: case EPERM: case ENOENT: case EINVAL:
+  case ENAMETOOLONG: case EROFS: case EDQUOT: case ENOSPC:
     return false;
   default:
     break;
@@ -63,13 +58,13 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
                            const char *path, const struct guard *g,
                            struct fsx_recovery *out)
 {
-  char *text = NULL, *f[4] = {NULL}, *save = NULL;
+  char *text = NULL, *f[5] = {NULL}, *save = NULL;
   int n = 0, rc;
   bool done = true;
 
   if (fsx_stage_read_text(path, &text))
     return true;
-  for (char *l = strtok_r(text, "\n", &save); l && n < 4;
+  for (char *l = strtok_r(text, "\n", &save); l && n < 5;
        l = strtok_r(NULL, "\n", &save)) {
     if (!hex_decode_str(l) || !*l)
       break;
@@ -97,7 +92,10 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
     done = false; /* a list of parts unread may name it */
     goto out;
   }
-  rc = s3_abort_multipart(c, f[1], f[2], f[3]);
+  /* a completion sent may have landed: then the upload is the object */
+  rc = n == 5 && !strcmp(f[4], "completing")
+           ? fsx_etag_abort_upload(c, f[1], f[2], f[3])
+           : s3_abort_multipart(c, f[1], f[2], f[3]);
   if (rc && rc != -ENOENT) {
     log_warn("%s: could not abort the unfinished upload of %s: %s", f[1],
              f[2], strerror(-rc));

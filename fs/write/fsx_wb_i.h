@@ -97,6 +97,7 @@ struct fsx_wb {
   long journal_id;            /* lock */
   bool complete_sent;         /* lock: a completion of upload_id was sent
                                  (it may have landed: aborted with care) */
+  time_t upload_since;        /* lock: when upload_id was asked for */
   struct fsx_wmeta meta;      /* lock: what the object should carry */
   struct fsx_wmeta sent_meta; /* lock: what the open upload was created with */
   struct timespec mtime;      /* lock: the last change of the bytes */

@@ -133,6 +133,7 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
     return rc;
   }
   wb->journal_id = id;
+  wb->upload_since = since;
   return 0;
 }
 

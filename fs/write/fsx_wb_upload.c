@@ -27,10 +27,12 @@
 #include "fs/meta/fsx_etag.h"
 #include "fs/mem/fsx_pool.h"
 #include "fs/plane/fsx_rdma.h"
+#include "fs/stage/fsx_stage.h"
 #include "fs/write/fsx_wb_i.h"
 
 /* tries of a conditional write that keeps meeting another writer */
 #define COND_TRIES 3
+#define COMPLETE_SKEW_S 60 /* the clocks of server and client apart, at most */
 
 /* May part k ([s, s+l)) be copied from the base on the server? */
 static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
@@ -224,10 +226,13 @@ int fsx_wb_put_single(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   return rc;
 }
 
-/* Does the object now hold the n parts pe (our completion landed)? */
+/* Does the object now hold the n parts pe (our completion landed)? Made
+   at not_before or later too, when not 0 (an object of the same parts
+   stored earlier is not this upload's completion). */
 static bool completed_ours(struct fsx_mount *m, const char *bucket,
                            const char *key, const struct s3_part_etag *pe,
-                           unsigned n, char etag[S3_ETAG_MAX])
+                           unsigned n, time_t not_before,
+                           char etag[S3_ETAG_MAX])
 {
   struct s3_object_meta cur;
   const char **v = calloc(n, sizeof(*v));
@@ -236,7 +241,8 @@ static bool completed_ours(struct fsx_mount *m, const char *bucket,
   if (v && s3_head_object(m->s3, bucket, key, &cur) == 0) {
     for (unsigned k = 0; k < n; k++)
       v[k] = pe[k].etag;
-    ours = fsx_etag_is_multipart_of(cur.etag, v, n);
+    ours = fsx_etag_is_multipart_of(cur.etag, v, n) &&
+           (!not_before || cur.mtime >= not_before);
     if (ours)
       snprintf(etag, S3_ETAG_MAX, "%s", cur.etag);
     s3_object_meta_cleanup(&cur);
@@ -266,7 +272,12 @@ static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                           : (struct s3_kv){"If-None-Match", "*"};
   int rc = -ESTALE, hrc;
 
-  wb->complete_sent = true;
+  if (!wb->complete_sent) { /* (marked in cache.dir too: a later mount's
+                               recovery looks before it aborts) */
+    wb->complete_sent = true;
+    fsx_stage_mark_completing(m->stage, wb->journal_id, bucket,
+                              wb->upload_key, wb->upload_id);
+  }
   for (int t = 0; t < COND_TRIES && rc == -ESTALE; t++) {
     rc = s3_complete_multipart_if(m->s3, bucket, key, wb->upload_id, pe, n,
                                   plain ? NULL : &cond, etag);
@@ -276,16 +287,19 @@ static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
       continue;
     }
     if (rc && rc != -ESTALE && rc != -ENOENT && rc != -EBUSY &&
-        completed_ours(m, bucket, key, pe, n, etag)) {
+        completed_ours(m, bucket, key, pe, n,
+                       wb->upload_since - COMPLETE_SKEW_S, etag)) {
       /* the answer lost, or (RGW killed as it completed) the upload left
-         "in progress", answered 500 for minutes: the object is ours */
+         "in progress", answered 500 for minutes: the object is ours (made
+         since the upload began, the servers' clocks a minute apart at
+         most: the same parts stored before are another's completion) */
       log_notice("%s: its upload's completion landed (the answer said: "
                  "%s)", key, strerror(-rc));
       return 0;
     }
     if (rc != -ESTALE && rc != -ENOENT && rc != -EBUSY)
       break;
-    if (completed_ours(m, bucket, key, pe, n, etag))
+    if (completed_ours(m, bucket, key, pe, n, 0, etag))
       return 0;
     if (rc == -EBUSY) /* S3: the upload is gone; begin anew */
       return -ENOENT;

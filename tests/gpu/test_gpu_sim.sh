@@ -104,10 +104,10 @@ check_eq "sim: ... the refusal counted (direct.gpudirect_refused)" \
   "$(stat_of direct.gpudirect_refused)" $((g0 + 1))
 check "sim: the real-GPU suite's checks (gpu_check), simulated" \
   "$BIN/gpu_check" "$mnt/a.bin" "$tmp/local/a.bin" "$mnt/ckpt2.bin"
-check "sim: files off the mount: staged by pread(2) and pwrite(2), bytes exact" \
-  "$BIN/gpu_check" local "$tmp/local/a.bin" "$tmp/local/ckpt-local.bin"
 check "sim: ... on the server" eq size \
   "$(aws_ s3api head-object --bucket "$bucket" --key ckpt.bin --query ContentLength)" $((30 * MiB + 5))
+check "sim: files off the mount: staged by pread(2) and pwrite(2), bytes exact" \
+  "$BIN/gpu_check" local "$tmp/local/a.bin" "$tmp/local/ckpt-local.bin"
 fs_umount "$mnt"
 }
 run_case plain case_plain

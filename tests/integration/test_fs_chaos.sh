@@ -234,6 +234,7 @@ print(", ".join("%s %d" % kv for kv in sorted(json.load(sys.stdin)["faults"].ite
   local verify=(python3 "$WORK" verify --state "$state"
                 --cache-dir "$tmp/cache-$name" --download "$tmp/dl-$name"
                 --scenario "$name" --faults "$faults")
+  [ "$hook" != rgw ] || verify+=(--rgw-killed)
   if [ "$EXPECT" = caught ]; then
     check "$name: the checker reports the corruption" \
       bash -c '! "$@"' _ "${verify[@]}" --results "$tmp/results-selftest.jsonl"

@@ -390,6 +390,11 @@ def test_cai_stream_waited_simulated():
     out = os.path.join(MNT, "py-after-stream.bin")
     with s3rdmafs.File(out, "wb") as g:
         assert g.write_from(dev) == dev.n
+        # an empty array (pointer 0, as the interface has it): nothing to
+        # wait for, nothing written
+        assert g.write_from(FakeDevice({
+            "data": (0, False), "shape": (0,), "typestr": "|u1",
+            "version": 3, "stream": stream.value}), offset=dev.n) == 0
         dev.__cuda_array_interface__["stream"] = 0
         with pytest.raises(ValueError, match="stream 0"):
             g.write_from(dev)

@@ -25,6 +25,7 @@
 
 #include "fake_mount.h"
 #include "fs/meta/fsx_inode.h"
+#include "fs/stage/fsx_stage.h"
 #include "fs/write/fsx_wb.h"
 
 #define MiB (1024u * 1024u)
@@ -283,11 +284,21 @@ static void test_interrupted_completion_landed(void **state)
   free(data);
 }
 
+static int no_file(void *arg, const struct fsx_stage_rec *r, const char *path,
+                   int fd, int map_fd, char *reason, size_t reasonlen)
+{
+  (void)arg, (void)r, (void)path, (void)fd, (void)map_fd, (void)reason;
+  (void)reasonlen;
+  fail_msg("no staging file was left to recover");
+  return 0;
+}
+
 /*
  * The same, with the server unable to say so (every HEAD refused): the
  * commit fails and the file is kept at unmount, but the upload, which is
  * the object now, is never aborted (an abort deletes its parts: the
- * object's data).
+ * object's data): not at the unmount, nor by the next mount's recovery of
+ * what this one left (its record marked "completing").
  */
 static void test_landed_upload_never_aborted(void **state)
 {
@@ -304,6 +315,19 @@ static void test_landed_upload_never_aborted(void **state)
   assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
   fake_s3_clear(fm.s3);
   assert_true(holds("spared.bin", data, LANDED_SIZE));
+  {
+    struct fsx_stage *next;
+    struct fsx_recovery rv;
+    char err[256] = "";
+    fsx_stage_close(fm.m.stage); /* this mount is gone; the next one */
+    fm.m.stage = NULL;
+    assert_int_equal(fsx_stage_open(fm.dir, fm.c.endpoint, &next, err,
+                                    sizeof(err)), 0);
+    fsx_stage_recover(next, fm.m.s3, no_file, NULL, &rv);
+    assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
+    assert_true(holds("spared.bin", data, LANDED_SIZE));
+    fsx_stage_close(next);
+  }
   free(data);
 }
 
