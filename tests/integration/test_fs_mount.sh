@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mounting: bad input refused before mounting with one clear line, signals
 # unmount cleanly, daemon mode, mount(8) helpers, ro/uid/gid/umask, a
-# prefix mount, the all-buckets form, s3fs-compatible metadata.
+# prefix mount, the all-buckets form, s3fs-compatible metadata, a list of
+# endpoints whose first never answers.
 #
 #   test_fs_mount.sh BUILD_BIN_DIR
 set -euo pipefail
@@ -113,6 +114,24 @@ fi
 fs_umount "$mnt"
 }
 run_case options case_options
+
+# ---- endpoints: a list whose first server never answers (nothing listens
+# ---- on port 1): mounted, served by the other, said once ----
+case_endpoints() {
+fs_mount "$bucket" "$mnt" "$log" -o "endpoint=http://127.0.0.1:1;$S3R_ENDPOINT"
+check "endpoints: mounted, a read" test "$(cat "$mnt/top.txt")" = hello
+printf 'listed' >"$tmp/listed"
+check "endpoints: a write" cp "$tmp/listed" "$mnt/listed.txt"
+check "endpoints: ... on the server" eq md5 "$(key_md5 listed.txt)" "$(md5 "$tmp/listed")"
+check "endpoints: the first taken out (s3.endpoint_downs{endpoint=0})" \
+  eq downs "$(stat_of 's3.endpoint_downs{endpoint=0}')" 1
+check "endpoints: the second up, carrying the requests" eq up \
+  "$(stat_of 's3.endpoint_up{endpoint=0}') $(stat_of 's3.endpoint_up{endpoint=1}')" "0 1"
+check "endpoints: one log line about it" \
+  eq "log lines" "$(grep -c '127.0.0.1:1 failed' "$log")" 1
+fs_umount "$mnt"
+}
+run_case endpoints case_endpoints
 
 # ---- buckets: all buckets ----
 case_buckets() {
