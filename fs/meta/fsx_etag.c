@@ -131,9 +131,12 @@ int fsx_etag_upload_landed(struct s3_client *c, const char *bucket,
 }
 
 int fsx_etag_abort_upload(struct s3_client *c, const char *bucket,
-                          const char *key, const char *upload_id)
+                          const char *key, const char *upload_id,
+                          bool completion_sent)
 {
-  int rc = fsx_etag_upload_landed(c, bucket, key, upload_id);
+  int rc = completion_sent
+               ? fsx_etag_upload_landed(c, bucket, key, upload_id)
+               : 0;
 
   if (rc == 1) {
     log_notice("%s: upload %s of %s is the object now (its completion "

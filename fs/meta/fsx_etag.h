@@ -35,13 +35,15 @@ bool fsx_etag_is_multipart_of(const char *etag, const char *const *parts,
  */
 int fsx_etag_upload_landed(struct s3_client *c, const char *bucket,
                            const char *key, const char *upload_id);
-/* AbortMultipartUpload, unless the upload landed (above): aborting it
-   would delete the parts, which are then the object's data (RGW does).
-   -ENOENT when it is gone, or the object (said, not aborted); an error
-   looking is returned, nothing aborted. Only for an upload a completion
-   was sent for: the look cannot tell it from another upload of the same
-   parts that completed (which would leave this one, never aborted). */
+/* AbortMultipartUpload; when a completion of it was sent, unless the
+   upload landed (above): aborting it would delete the parts, which are
+   then the object's data (RGW does). -ENOENT when it is gone, or the
+   object (said, not aborted); an error looking is returned, nothing
+   aborted. The look is made only after a completion was sent: it cannot
+   tell this upload from another of the same parts that completed (which
+   would leave this one, never aborted). */
 int fsx_etag_abort_upload(struct s3_client *c, const char *bucket,
-                          const char *key, const char *upload_id);
+                          const char *key, const char *upload_id,
+                          bool completion_sent);
 
 #endif

@@ -330,7 +330,7 @@ static int put_parts(const struct fsx_recover_io *t,
   time_t since;
   bool sent = false;
   long jid;
-  int rc;
+  int rc, arc;
 
   pe = calloc(n, sizeof(*pe));
   etags = calloc(n, sizeof(*etags));
@@ -380,20 +380,20 @@ static int put_parts(const struct fsx_recover_io *t,
   }
 abort_upload:
   /* a completion sent may have landed (its answer lost, RGW killed as it
-     completed): then the file is up, and the upload is the object */
-  if (sent && fsx_etag_upload_landed(m->s3, r->bucket, r->key, id) == 1) {
+     completed): then the file is up, and the upload is the object; an
+     error looking aborts nothing (the record stays) */
+  arc = sent ? fsx_etag_upload_landed(m->s3, r->bucket, r->key, id) : 0;
+  if (arc == 1) {
     log_notice("%s: %s: its completion landed (the answer said: %s)",
                r->bucket, r->key, strerror(-rc));
     fsx_stage_forget_upload(m->stage, jid);
     rc = 0;
     goto free_id;
   }
-  {
-    int arc = sent ? fsx_etag_abort_upload(m->s3, r->bucket, r->key, id)
-                   : s3_abort_multipart(m->s3, r->bucket, r->key, id);
-    if (!arc || arc == -ENOENT) /* (gone: nothing left to abort) */
-      fsx_stage_forget_upload(m->stage, jid);
-  }
+  if (!arc)
+    arc = s3_abort_multipart(m->s3, r->bucket, r->key, id);
+  if (!arc || arc == -ENOENT) /* (gone: nothing left to abort) */
+    fsx_stage_forget_upload(m->stage, jid);
 free_id:
   free(id);
 free_lists:

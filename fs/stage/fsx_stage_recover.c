@@ -93,9 +93,8 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
     goto out;
   }
   /* a completion sent may have landed: then the upload is the object */
-  rc = n == 5 && !strcmp(f[4], "completing")
-           ? fsx_etag_abort_upload(c, f[1], f[2], f[3])
-           : s3_abort_multipart(c, f[1], f[2], f[3]);
+  rc = fsx_etag_abort_upload(c, f[1], f[2], f[3],
+                             n == 5 && !strcmp(f[4], "completing"));
   if (rc && rc != -ENOENT) {
     log_warn("%s: could not abort the unfinished upload of %s: %s", f[1],
              f[2], strerror(-rc));

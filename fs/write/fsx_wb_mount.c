@@ -77,9 +77,8 @@ static size_t retry_leftovers(struct fsx_mount *m, bool forget)
   for (; l; l = next) {
     int rc = FP("leftover");
     if (!rc)
-      rc = l->completion_sent
-               ? fsx_etag_abort_upload(m->s3, l->bucket, l->key, l->upload_id)
-               : s3_abort_multipart(m->s3, l->bucket, l->key, l->upload_id);
+      rc = fsx_etag_abort_upload(m->s3, l->bucket, l->key, l->upload_id,
+                                 l->completion_sent);
     next = l->next;
     if (!rc || rc == -ENOENT) {
       log_notice("%s: upload %s of %s aborted on retry", l->bucket,

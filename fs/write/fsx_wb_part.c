@@ -145,11 +145,8 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
     return;
   fsx_wb_wait_sent(wb);
   if (abort && !(rc = FP("abort")))
-    rc = wb->complete_sent
-             ? fsx_etag_abort_upload(m->s3, fsx_wb_bucket(wb), wb->upload_key,
-                                     wb->upload_id)
-             : s3_abort_multipart(m->s3, fsx_wb_bucket(wb), wb->upload_key,
-                                  wb->upload_id);
+    rc = fsx_etag_abort_upload(m->s3, fsx_wb_bucket(wb), wb->upload_key,
+                               wb->upload_id, wb->complete_sent);
   if (rc && rc != -ENOENT) {
     log_warn("%s: aborting upload %s: %s (tried again later)", fsx_wb_key(wb),
              wb->upload_id, strerror(-rc));
