@@ -129,3 +129,13 @@ bool endpoint_is_loopback(const struct endpoint *ep)
   return inet_pton(AF_INET, ep->host, &a4) == 1 &&
          (ntohl(a4.s_addr) >> 24) == 127;
 }
+
+bool endpoint_list_next(const char **list, const char **url, size_t *len)
+{
+  const char *p = *list + strspn(*list, ";");
+
+  *url = p;
+  *len = strcspn(p, ";");
+  *list = p + *len;
+  return *len > 0;
+}

@@ -4,7 +4,8 @@
  * host is written in brackets (a zone, "%25eth0", kept in host); the port
  * defaults from the scheme, also after an empty ":". No user
  * name, query or fragment. On error a short reason ("has no host name") is
- * given, so each caller words its message around the key it parsed.
+ * given, so each caller words its message around the key it parsed. A
+ * list of them ("URL;URL") is walked with endpoint_list_next.
  */
 #ifndef S3R_ENDPOINT_H
 #define S3R_ENDPOINT_H
@@ -33,5 +34,10 @@ int endpoint_parse(const char *url, struct endpoint *ep, const char **why);
 
 /* The host of a parsed endpoint is localhost or a loopback address? */
 bool endpoint_is_loopback(const struct endpoint *ep);
+
+/* The next URL of a list, "URL;URL;..." (empty items skipped): its start
+   in *url and its length in *len (not NUL-terminated), *list moved past
+   it. False at the end of the list. */
+bool endpoint_list_next(const char **list, const char **url, size_t *len);
 
 #endif

@@ -81,25 +81,23 @@ static const struct cfg_enum_val transport_vals[] = {
 /* One URL, or several separated by ';': each must parse. */
 static const char *check_url(const union cfg_val *v)
 {
-  const char *sep = ";", *why = NULL;
+  const char *p = v->s, *url, *why = NULL;
   char one[2048];
   struct endpoint ep;
+  size_t len;
+  bool any = false;
 
   if (!v->s)
     return NULL;
-  if (!v->s[strspn(v->s, sep)])
-    return "names no URL";
-  for (const char *p = v->s + strspn(v->s, sep); *p && !why;
-       p += strspn(p, sep)) {
-    size_t len = strcspn(p, sep);
+  while (!why && endpoint_list_next(&p, &url, &len)) {
     if (len >= sizeof(one))
       return "has a URL too long";
-    memcpy(one, p, len);
+    memcpy(one, url, len);
     one[len] = '\0';
     endpoint_parse(one, &ep, &why);
-    p += len;
+    any = true;
   }
-  return why;
+  return why ? why : any ? NULL : "names no URL";
 }
 
 static const char *check_abs_path(const union cfg_val *v)

@@ -40,22 +40,20 @@ static int parse_one(struct s3_ep *e, const char *url, size_t len, char *err,
 int s3_eps_parse(struct s3_client *c, const char *list, char *err,
                  size_t errlen)
 {
-  const char *sep = ";";
+  const char *p = list, *url;
   unsigned n = 0;
+  size_t len;
   int rc = 0;
 
   c->eps = calloc(S3_EPS_MAX, sizeof(*c->eps));
   if (!c->eps)
     return -ENOMEM;
-  for (const char *p = list + strspn(list, sep); *p && !rc;
-       p += strspn(p, sep)) {
-    size_t len = strcspn(p, sep);
+  while (!rc && endpoint_list_next(&p, &url, &len)) {
     if (n == S3_EPS_MAX) {
       snprintf(err, errlen, "endpoint: more than %d URLs", S3_EPS_MAX);
       return -EINVAL;
     }
-    rc = parse_one(&c->eps[n++], p, len, err, errlen);
-    p += len;
+    rc = parse_one(&c->eps[n++], url, len, err, errlen);
   }
   c->n_eps = n;
   if (!rc && !n) {

@@ -62,21 +62,21 @@ static void arena_hook(void *arg, size_t off, size_t len, bool back)
 static bool endpoint_local(const char *list, unsigned *n)
 {
   bool local = list != NULL;
+  const char *p = list, *at;
   char url[2048];
+  size_t len;
 
   *n = 0;
-  for (const char *p = list; p && *p; p += *p == ';') {
-    size_t len = strcspn(p, ";");
+  while (p && endpoint_list_next(&p, &at, &len)) {
     struct endpoint ep;
     const char *why;
-    if (len && len < sizeof(url)) {
-      memcpy(url, p, len);
+    if (len < sizeof(url)) {
+      memcpy(url, at, len);
       url[len] = '\0';
       local = local && !endpoint_parse(url, &ep, &why) &&
               endpoint_is_loopback(&ep);
       (*n)++;
     }
-    p += len;
   }
   return local;
 }

@@ -156,6 +156,25 @@ static void test_loopback(void **state)
   }
 }
 
+/* a list: its URLs in order, empty items skipped, then the end */
+static void test_list(void **state)
+{
+  const char *p = ";;http://a:1;;https://b/x;", *url;
+  size_t len;
+
+  (void)state;
+  assert_true(endpoint_list_next(&p, &url, &len));
+  assert_int_equal(len, strlen("http://a:1"));
+  assert_memory_equal(url, "http://a:1", len);
+  assert_true(endpoint_list_next(&p, &url, &len));
+  assert_int_equal(len, strlen("https://b/x"));
+  assert_memory_equal(url, "https://b/x", len);
+  assert_false(endpoint_list_next(&p, &url, &len));
+  assert_false(endpoint_list_next(&p, &url, &len));
+  p = "";
+  assert_false(endpoint_list_next(&p, &url, &len));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -163,6 +182,7 @@ int main(void)
       cmocka_unit_test(test_bad),
       cmocka_unit_test(test_too_long),
       cmocka_unit_test(test_loopback),
+      cmocka_unit_test(test_list),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
