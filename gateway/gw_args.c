@@ -22,7 +22,9 @@ static void usage(FILE *f)
 "usage: s3rdma-gateway --listen ADDR:PORT --upstream http://HOST:PORT\n"
 "                      [--access-key AK] [--secret-key-file FILE] [options]\n"
 "  --listen ADDR:PORT          address to serve (e.g. 127.0.0.1:7481, [::1]:7481)\n"
-"  --upstream URL              upstream S3 endpoint (path-style)\n"
+"  --upstream URL              upstream S3 endpoint (path-style); several\n"
+"                              serving the same buckets: URL;URL, or the flag\n"
+"                              again (spread, a dead one taken out)\n"
 "  --access-key AK             clients' access key (or $AWS_ACCESS_KEY_ID)\n"
 "  --secret-key-file FILE      clients' secret key, read from FILE (one line)\n"
 "  --secret-key SK             the same on the command line (discouraged: every\n"
@@ -256,6 +258,22 @@ static int parse_devices(const char *v, struct gw_args_dev *d)
   return 0;
 }
 
+/* --upstream URL: the first as given, the next ones joined by ';'. */
+static int add_upstream(struct gw_args *a, const char *url)
+{
+  char *s;
+
+  if (!a->cfg.upstream) {
+    a->cfg.upstream = url;
+    return 0;
+  }
+  if (asprintf(&s, "%s;%s", a->cfg.upstream, url) < 0)
+    return -ENOMEM;
+  free(a->upstreams);
+  a->cfg.upstream = a->upstreams = s;
+  return 0;
+}
+
 int gw_args_parse(int argc, char **argv, struct gw_args *a)
 {
   struct gw_config *cfg = &a->cfg;
@@ -281,7 +299,10 @@ int gw_args_parse(int argc, char **argv, struct gw_args *a)
   while ((c = getopt_long(argc, argv, ":fh", opts, NULL)) != -1) {
     switch (c) {
     case OPT_LISTEN: cfg->listen = optarg; break;
-    case OPT_UPSTREAM: cfg->upstream = optarg; break;
+    case OPT_UPSTREAM:
+      if (add_upstream(a, optarg))
+        return -ENOMEM;
+      break;
     case OPT_AK: cfg->access_key = optarg; break;
     case OPT_SK: /* the last one counts: scrub the one it replaces */
       secret_scrub_arg(sk_arg);
@@ -466,6 +487,8 @@ void gw_args_free(struct gw_args *a)
   a->cfg.secret_key = a->cfg.up_secret_key = NULL;
   free(a->dev.list);
   a->dev.list = NULL;
+  free(a->upstreams);
+  a->upstreams = NULL;
   a->dev.cfg.ndevices = 0;
   gw_dcallow_free(a->dc_targets);
   a->dc_targets = NULL;

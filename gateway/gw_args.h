@@ -36,6 +36,9 @@ struct gw_args {
   char *sk, *usk;
   enum gw_secret_from sk_from, usk_from;
   struct gw_args_dev dev;
+  char *upstreams;        /* --upstream given more than once: the URLs
+                             joined by ';' (owned; cfg.upstream points at
+                             it) */
   uint32_t dc_access_key; /* --rdma-dc-access-key (RDX_DC_ACCESS_KEY_DEFAULT) */
   struct gw_dcallow *dc_targets; /* --rdma-dc-targets (owned; cfg points
                                     at it) */
@@ -52,8 +55,8 @@ struct gw_args {
 int gw_args_parse(int argc, char **argv, struct gw_args *a)
     __attribute__((warn_unused_result));
 
-/* Wipe and free what *a owns (the keys, the device list). NULL-tolerant;
-   may be called twice. */
+/* Wipe and free what *a owns (the keys, the device list, the
+   upstreams). NULL-tolerant; may be called twice. */
 void gw_args_free(struct gw_args *a);
 
 /* Log where the secret keys came from (never the keys), and warn about

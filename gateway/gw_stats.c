@@ -23,5 +23,7 @@ size_t gw_stats_format(struct gw_stats *s, char *buf, size_t len)
   };
 #undef ROW
 
-  return stats_fmt_rows(buf, len, 0, NULL, rows, STATS_NROWS(rows));
+  size_t off = stats_fmt_rows(buf, len, 0, NULL, rows, STATS_NROWS(rows));
+
+  return s->more ? s->more(s->more_arg, buf, len, off) : off;
 }

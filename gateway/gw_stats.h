@@ -50,6 +50,10 @@ struct gw_stats {
   _Atomic uint64_t rc_disconnects; /* RC disconnects answered (204) */
   _Atomic uint64_t rc_sessions;    /* gauge: RC sessions open, as of the
                                       last connect step or stats page */
+  /* more rows after these (the upstreams', gw_ups_format): set before
+     the first request, cleared after the last */
+  size_t (*more)(const void *arg, char *buf, size_t len, size_t off);
+  const void *more_arg;
 };
 
 #define gw_stat_add(s, field, n)                                               \

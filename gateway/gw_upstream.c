@@ -28,6 +28,7 @@
 #include "common/slog.h"
 #include "gateway/gw_auth.h"
 #include "gateway/gw_serve.h"
+#include "gateway/gw_ups.h"
 #include "s3/s3_curl.h"
 
 #define RESP_HDR_MAX (64 * 1024)
@@ -38,8 +39,7 @@ struct gw_upstream {
   const struct gw_config *cfg;
   struct gw_stats *stats;
   struct rdx_server *rdx;
-  CURLU *base;              /* upstream scheme, host and port (no path) */
-  char hostport[256];       /* what we send (and sign) as Host */
+  struct gw_ups *set;       /* the upstreams (gw_ups.h) */
   _Atomic unsigned delayed; /* token requests held by the test delay */
 };
 
@@ -274,9 +274,9 @@ static int authorization(const struct gw_upstream *up, const struct gw_req *r,
   return s3_sigv4_authorization(&in, authz, NULL);
 }
 
-/* Headers for upstream, signed with the upstream keys. */
+/* Headers for upstream (Host hostport), signed with the upstream keys. */
 static int build_headers(struct gw_upstream *up, struct gw_req *r,
-                         struct curl_slist **out)
+                         const char *hostport, struct curl_slist **out)
 {
   const char *payload = r->tok == GW_TOK_PUT
                             ? S3_UNSIGNED_PAYLOAD
@@ -294,7 +294,7 @@ static int build_headers(struct gw_upstream *up, struct gw_req *r,
   if (!payload) /* verified: no body, signed with the empty payload's hash */
     payload = S3_EMPTY_SHA256;
   gw_amz_date(time(NULL), date);
-  sign[n++] = (struct s3_kv){"host", up->hostport};
+  sign[n++] = (struct s3_kv){"host", hostport};
   sign[n++] = (struct s3_kv){"x-amz-date", date};
   sign[n++] = (struct s3_kv){"x-amz-content-sha256", payload};
   for (size_t i = 0; i < r->n_hdrs; i++)
@@ -322,14 +322,14 @@ out:
 }
 
 /*
- * The upstream URL for r: the configured scheme, host and port, with the
+ * The upstream URL for r: the upstream's scheme, host and port, with the
  * client's path and query set as parts (libcurl's URL API), never pasted
  * into a string that libcurl would parse again. NULL: out of memory or a
  * part refused.
  */
-static CURLU *build_url(struct gw_upstream *up, const struct gw_req *r)
+static CURLU *build_url(CURLU *base, const struct gw_req *r)
 {
-  CURLU *u = curl_url_dup(up->base);
+  CURLU *u = curl_url_dup(base);
 
   if (!u)
     return NULL;
@@ -423,8 +423,6 @@ static CURLcode perform(CURL *c, struct gw_run *w)
   struct gw_req *r = w->r;
   CURLcode cc = curl_easy_perform(c);
 
-  if (r->has_up)
-    gw_pipe_abort(&r->up, -EPIPE); /* the client's leftover body is dropped */
   if (cc == CURLE_OK && r->tok == GW_TOK_GET && r->mode == GW_MODE_RDMA &&
       gw_serve_get_flush(w))
     cc = CURLE_WRITE_ERROR;
@@ -488,7 +486,13 @@ static void classify(struct gw_run *w, CURLcode cc, const char *errbuf)
             cc == CURLE_OK ? "ok" : curl_easy_strerror(cc));
 }
 
-void gw_upstream_run(struct gw_upstream *up, CURL *c, struct gw_req *r)
+/*
+ * One try of r on upstream i. 1: the upstream refused the connection, so
+ * nothing of r moved, and another upstream is up to take it (not on the
+ * last try); else 0, r's answer decided.
+ */
+static int try_upstream(struct gw_upstream *up, CURL *c, struct gw_req *r,
+                        unsigned i, bool last)
 {
   struct gw_run w = {.cfg = up->cfg,
                      .stats = up->stats,
@@ -496,56 +500,61 @@ void gw_upstream_run(struct gw_upstream *up, CURL *c, struct gw_req *r)
                      .r = r,
                      .up_left = r->has_up ? r->body_len : 0};
   struct curl_slist *hdrs = NULL;
-  CURLU *url = build_url(up, r);
+  CURLU *url = build_url(gw_ups_base(up->set, i), r);
   char errbuf[CURL_ERROR_SIZE] = "";
+  curl_off_t sent = 0, got = 0;
+  CURLcode cc;
+  bool elsewhere;
+  int again = 0;
 
   r->resp_len = -1;
-  if (!url || build_headers(up, r, &hdrs)) {
+  if (!url || build_headers(up, r, gw_ups_hostport(up->set, i), &hdrs)) {
+    gw_ups_release(up->set, i);
     gw_req_set_error(r, 500, "InternalError", "out of memory");
-    goto free_request;
+    goto free_try;
   }
-  if (r->tok != GW_TOK_NONE && token_begin(up, r))
-    goto free_request;
   setup_handle(up, c, &w, url, hdrs, errbuf);
-  classify(&w, perform(c, &w), errbuf);
+  cc = perform(c, &w);
+  curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &sent);
+  curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &got);
+  /* (r->status: written by this thread's header callback) */
+  elsewhere = gw_ups_end(up->set, i,
+                         !w.stopped && gw_ups_failed(cc, r->status),
+                         (uint64_t)(sent + got));
+  if (cc == CURLE_COULDNT_CONNECT && elsewhere && !last) {
+    log_info("upstream %s refused %s %s: another takes it",
+             gw_ups_url(up->set, i), r->method, r->path);
+    again = 1;
+  } else {
+    if (r->has_up) /* the client's leftover body is dropped */
+      gw_pipe_abort(&r->up, -EPIPE);
+    classify(&w, cc, errbuf);
+  }
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
   curl_easy_setopt(c, CURLOPT_CURLU, NULL);
-free_request:
+free_try:
   curl_slist_free_all(hdrs);
   curl_url_cleanup(url);
+  return again;
+}
+
+void gw_upstream_run(struct gw_upstream *up, CURL *c, struct gw_req *r)
+{
+  unsigned n = gw_ups_count(up->set);
+  int avoid = -1;
+
+  if (r->tok == GW_TOK_NONE || !token_begin(up, r))
+    for (unsigned k = 0; k < n; k++) {
+      unsigned i = gw_ups_pick(up->set, avoid);
+      if (!try_upstream(up, c, r, i, k + 1 == n))
+        break;
+      avoid = (int)i;
+    }
   rdx_server_buf_free(up->rdx, r->chunk);
   r->chunk = NULL;
 }
 
 /* ---- the upstream -------------------------------------------------------- */
-
-/* --upstream: http(s)://host[:port][/], nothing else (common/endpoint.h). */
-static int parse_upstream(struct gw_upstream *up, const char *url, char *err,
-                          size_t errlen)
-{
-  struct endpoint ep;
-  const char *why, *rest;
-
-  if (endpoint_parse(url, &ep, &why) == 0) {
-    rest = ep.authority + ep.authority_len;
-    if ((!rest[0] || strcmp(rest, "/") == 0) &&
-        ep.authority_len < sizeof(up->hostport)) {
-      memcpy(up->hostport, ep.authority, ep.authority_len);
-      up->hostport[ep.authority_len] = '\0';
-      up->base = curl_url();
-      if (!up->base)
-        return -ENOMEM;
-      if (curl_url_set(up->base, CURLUPART_URL, url, 0) == CURLUE_OK)
-        return 0;
-      curl_url_cleanup(up->base);
-      up->base = NULL;
-    }
-  }
-  snprintf(err, errlen,
-           "--upstream: '%s' is not http(s)://host[:port] (path-style, no path)",
-           url);
-  return -EINVAL;
-}
 
 int gw_upstream_create(const struct gw_config *cfg, struct gw_stats *stats,
                        struct rdx_server *rdx, struct gw_upstream **out,
@@ -558,11 +567,13 @@ int gw_upstream_create(const struct gw_config *cfg, struct gw_stats *stats,
   if (!up)
     return -ENOMEM;
   *up = (struct gw_upstream){.cfg = cfg, .stats = stats, .rdx = rdx};
-  rc = parse_upstream(up, cfg->upstream, err, errlen);
+  rc = gw_ups_create(cfg->upstream, &up->set, err, errlen);
   if (rc) {
     free(up);
     return rc;
   }
+  stats->more = gw_ups_format;
+  stats->more_arg = up->set;
   *out = up;
   return 0;
 }
@@ -571,6 +582,8 @@ void gw_upstream_destroy(struct gw_upstream *up)
 {
   if (!up)
     return;
-  curl_url_cleanup(up->base);
+  if (up->stats->more_arg == up->set)
+    up->stats->more = NULL;
+  gw_ups_destroy(up->set);
   free(up);
 }

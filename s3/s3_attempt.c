@@ -169,7 +169,9 @@ static bool has_header(const struct s3_req *r, const char *name)
 int s3_attempt_prepare(struct s3_client *c, struct s3_req *r)
 {
   const struct s3_ep *e =
-      &c->eps[r->ep = s3_eps_pick(c, r->ep_avoid, clock_mono_ms())];
+      &c->eps[r->ep = r->ep_only >= 0
+                          ? s3_eps_take(c, r->ep_only)
+                          : s3_eps_pick(c, r->ep_avoid)];
   const struct s3_req_target t = {
       .scheme = e->scheme_host,
       .host = e->host,
@@ -204,6 +206,8 @@ void s3_attempt_setup(struct s3_client *c, struct s3_req *r, CURL *h)
 
   r->easy = h;
   curl_easy_setopt(h, CURLOPT_URL, r->url);
+  r->curl_err[0] = '\0';
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->curl_err);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, r->hdr_list);
   curl_easy_setopt(h, CURLOPT_PRIVATE, r);
   /* a token attempt: the server moves the bytes while this exchange is
@@ -272,6 +276,10 @@ void s3_attempt_classify(struct s3_req *r, CURLcode cc, struct s3_err_map *m,
     *rc = -EBADMSG;
     return;
   }
+  /* not a scheme we lack (the URL was checked): a reply that is not HTTP
+     ("Received HTTP/0.9"), as a weird reply is */
+  if (cc == CURLE_UNSUPPORTED_PROTOCOL && s3_attempt_sent(r->easy))
+    cc = CURLE_WEIRD_SERVER_REPLY;
   if (cc != CURLE_OK) {
     s3_err_from_curl((int)cc, m);
     *rc = -m->err;

@@ -114,6 +114,7 @@ static void put_handle(struct s3_client *c, CURL *h, bool discard)
 {
   struct s3_engine *e = &c->eng;
 
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL); /* (the request's) */
   if (!discard && e->n_pool < c->cfg.max_inflight) {
     e->pool[e->n_pool++] = h;
     return;
@@ -177,8 +178,9 @@ static void finish(struct s3_client *c, struct s3_req *r, int rc,
 
   r->rc = rc;
   s3_req_run_release(r); /* before anyone sees r finished */
-  if (r->warm) {
-    atomic_fetch_add(&c->st_warm, 1); /* (its outcome is nobody's) */
+  if (r->warm) { /* (its outcome is nobody's; a probe's, the endpoint's) */
+    if (r->ep_only < 0)
+      atomic_fetch_add(&c->st_warm, 1);
   } else {
     atomic_fetch_add(&c->st_requests, 1);
     if (rc == -ECANCELED)
@@ -295,10 +297,13 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   unsigned delay = 0;
   bool cancel, sent, ep_failed, elsewhere;
   int rc, ep = r->ep;
+  curl_off_t up = 0, down = 0;
 
   curl_multi_remove_handle(e->multi, r->easy);
   s3_attempt_classify(r, cc, &m, &rc);
   note_latency(c, r);
+  curl_easy_getinfo(r->easy, CURLINFO_SIZE_UPLOAD_T, &up);
+  curl_easy_getinfo(r->easy, CURLINFO_SIZE_DOWNLOAD_T, &down);
   sent = s3_attempt_sent(r->easy);
   put_handle(c, r->easy, cc != CURLE_OK || r->status >= 500);
   r->easy = NULL;
@@ -313,7 +318,8 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
      501 is a refusal of the request, not a failure of the server) */
   ep_failed = !cancel && (m.cls == S3_EC_NETWORK || m.cls == S3_EC_TIMEOUT ||
                           (r->status >= 500 && r->status != 501));
-  elsewhere = s3_eps_end(c, ep, ep_failed, clock_mono_ms());
+  elsewhere = s3_eps_end(c, ep, ep_failed, (uint64_t)(up + down),
+                         clock_mono_ms());
   r->ep = -1;
   r->ep_avoid = ep_failed ? ep : -1;
   note_rdma_doubt(r, sent); /* the server may still be serving that token */
@@ -343,7 +349,8 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
              r->key, r->err.code[0] ? r->err.code : "error",
              s3_err_hint(r->err.code, r->status)
                  ? s3_err_hint(r->err.code, r->status)
-                 : strerror(m.err));
+             : r->curl_err[0] ? r->curl_err
+                              : strerror(m.err));
   ctx = (struct s3_retry_ctx){
       .attempt = r->attempts,
       .elapsed_ms = clock_mono_ms() - r->first_start_ms,
@@ -455,6 +462,11 @@ static void *engine_main(void *arg)
     wait_ms = schedule(c, &start, &cancelled);
     drained = stop && !e->active;
     pthread_mutex_unlock(&e->lock);
+    if (!stop) { /* down endpoints whose spell is over: probed */
+      uint64_t now = clock_mono_ms(), next = now + wait_ms;
+      s3_eps_probe(c, now, &next);
+      wait_ms = (unsigned)(next - now);
+    }
 
     while ((r = cancelled)) {
       cancelled = r->link;

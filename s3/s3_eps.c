@@ -7,12 +7,10 @@
 #include <string.h>
 
 #include "common/endpoint.h"
-#include "common/slog.h"
-#include "common/stats_fmt.h"
+#include "common/ep_health.h"
 #include "s3/s3_i.h"
 
-#define BACKOFF_MIN_MS 1000
-#define BACKOFF_MAX_MS 30000
+#define PROBE_TIMEOUT_MS 5000
 
 static int parse_one(struct s3_ep *e, const char *url, size_t len, char *err,
                      size_t errlen)
@@ -33,7 +31,6 @@ static int parse_one(struct s3_ep *e, const char *url, size_t len, char *err,
   e->host = strndup(ep.authority, ep.authority_len);
   e->base_path = strndup(ep.path, ep.path_len);
   free(u);
-  e->backoff_ms = BACKOFF_MIN_MS;
   return e->url && e->scheme_host && e->host && e->base_path ? 0 : -ENOMEM;
 }
 
@@ -46,7 +43,8 @@ int s3_eps_parse(struct s3_client *c, const char *list, char *err,
   int rc = 0;
 
   c->eps = calloc(S3_EPS_MAX, sizeof(*c->eps));
-  if (!c->eps)
+  c->ep_health = calloc(S3_EPS_MAX, sizeof(*c->ep_health));
+  if (!c->eps || !c->ep_health)
     return -ENOMEM;
   while (!rc && endpoint_list_next(&p, &url, &len)) {
     if (n == S3_EPS_MAX) {
@@ -69,6 +67,8 @@ int s3_eps_parse(struct s3_client *c, const char *list, char *err,
       }
   if (rc == -ENOMEM)
     snprintf(err, errlen, "out of memory");
+  for (unsigned i = 0; !rc && i < n; i++) /* (each named by its URL) */
+    ep_health_init(&c->ep_health[i], 1, (const char *const *)&c->eps[i].url);
   return rc;
 }
 
@@ -81,121 +81,72 @@ void s3_eps_free(struct s3_client *c)
     free(c->eps[i].base_path);
   }
   free(c->eps);
+  free(c->ep_health);
   c->eps = NULL;
+  c->ep_health = NULL;
   c->n_eps = 0;
 }
 
-/* May endpoint e take an attempt now? Up, or down with its spell over and
-   no probe out (the probe is the attempt). */
-static bool usable(const struct s3_ep *e, uint64_t now_ms)
+int s3_eps_pick(struct s3_client *c, int avoid)
 {
-  return !e->down_until_ms || (now_ms >= e->down_until_ms && !e->probing);
+  return (int)ep_health_pick(c->ep_health, c->n_eps, &c->ep_turn, avoid);
 }
 
-int s3_eps_pick(struct s3_client *c, int avoid, uint64_t now_ms)
+int s3_eps_take(struct s3_client *c, int i)
 {
-  int best = -1;
+  ep_health_take(&c->ep_health[i]);
+  return i;
+}
 
-  if (c->n_eps == 1) {
-    c->eps[0].inflight++;
-    atomic_fetch_add(&c->eps[0].attempts, 1);
-    return 0;
-  }
-  for (unsigned k = 0; k < c->n_eps; k++) {
-    /* in turn from a moving start: ties go round */
-    unsigned i = (c->ep_turn + k) % c->n_eps;
-    const struct s3_ep *e = &c->eps[i];
-    if ((int)i == avoid || !usable(e, now_ms))
+static void probe_done(struct s3_req *r, void *arg)
+{
+  (void)arg;
+  s3_req_destroy(r);
+}
+
+void s3_eps_probe(struct s3_client *c, uint64_t now_ms, uint64_t *next_ms)
+{
+  for (unsigned i = 0; c->n_eps > 1 && i < c->n_eps; i++) {
+    struct s3_req *r;
+
+    if (!ep_health_probe_due(&c->ep_health[i], now_ms, next_ms))
       continue;
-    if (best < 0 || e->inflight < c->eps[best].inflight)
-      best = (int)i;
+    /* GET /, not HEAD /: RGW answers HEAD / with a chunked body, which
+       would be read as the next reply's start on that connection */
+    r = s3_req_create(c, "GET", NULL, NULL);
+    if (!r)
+      return; /* tried again at the next turn of the engine */
+    r->warm = true; /* never retried; its outcome is the endpoint's */
+    r->ep_only = (int)i;
+    c->ep_health[i].probing = true; /* (until the probe's attempt ends) */
+    s3_req_set_timeout(r, PROBE_TIMEOUT_MS);
+    s3_req_submit(r, probe_done, NULL);
   }
-  if (best < 0 && avoid >= 0 && usable(&c->eps[avoid], now_ms))
-    best = avoid; /* the only one that may be tried */
-  if (best < 0) { /* every one down: the one back soonest */
-    best = 0;
-    for (unsigned i = 1; i < c->n_eps; i++)
-      if (c->eps[i].down_until_ms < c->eps[best].down_until_ms)
-        best = (int)i;
-  }
-  c->ep_turn++;
-  if (c->eps[best].down_until_ms)
-    c->eps[best].probing = true;
-  c->eps[best].inflight++;
-  atomic_fetch_add(&c->eps[best].attempts, 1);
-  return best;
 }
 
 void s3_eps_release(struct s3_client *c, int i)
 {
-  if (i >= 0 && (unsigned)i < c->n_eps) {
-    c->eps[i].inflight--;
-    c->eps[i].probing = false;
-  }
+  if (i >= 0 && (unsigned)i < c->n_eps)
+    ep_health_release(&c->ep_health[i]);
+}
+
+bool s3_eps_end(struct s3_client *c, int i, bool failed, uint64_t bytes,
+                uint64_t now_ms)
+{
+  if (i < 0 || (unsigned)i >= c->n_eps)
+    return false;
+  return ep_health_end(c->ep_health, c->n_eps, (unsigned)i, failed, bytes,
+                       now_ms);
 }
 
 size_t s3_client_endpoints_format(const struct s3_client *c, char *buf,
                                   size_t len, size_t off)
 {
-  for (unsigned i = 0; c->n_eps > 1 && i < c->n_eps; i++) {
-    struct s3_ep *e = &c->eps[i];
-    char name[4][64];
-    const char *what[4] = {"attempts", "failures", "downs", "up"};
-    struct stats_row rows[4];
-    for (int k = 0; k < 4; k++)
-      snprintf(name[k], sizeof(name[k]), "s3.endpoint_%s{endpoint=%u}",
-               what[k], i);
-    rows[0] = (struct stats_row){name[0], atomic_load(&e->attempts)};
-    rows[1] = (struct stats_row){name[1], atomic_load(&e->failures)};
-    rows[2] = (struct stats_row){name[2], atomic_load(&e->downs)};
-    rows[3] = (struct stats_row){name[3], !atomic_load(&e->down)};
-    off = stats_fmt_rows(buf, len, off, NULL, rows, 4);
-  }
-  return off;
+  return ep_health_format(c->ep_health, c->n_eps, "s3.endpoint", "endpoint",
+                          buf, len, off);
 }
 
 const char *s3_client_endpoint(const struct s3_client *c, unsigned i)
 {
   return i < c->n_eps ? c->eps[i].url : NULL;
-}
-
-bool s3_eps_end(struct s3_client *c, int i, bool failed, uint64_t now_ms)
-{
-  struct s3_ep *e;
-
-  if (i < 0 || (unsigned)i >= c->n_eps)
-    return false;
-  e = &c->eps[i];
-  e->inflight--;
-  e->probing = false;
-  if (c->n_eps == 1) { /* the only one: no health to keep */
-    if (failed)
-      atomic_fetch_add(&e->failures, 1);
-    return false;
-  }
-  if (!failed) {
-    if (e->down_until_ms)
-      log_notice("endpoint %s answers again: back in use", e->url);
-    e->fails = 0;
-    e->down_until_ms = 0;
-    e->backoff_ms = BACKOFF_MIN_MS;
-    atomic_store(&e->down, false);
-    return false;
-  }
-  atomic_fetch_add(&e->failures, 1);
-  if (++e->fails >= S3_EPS_BURST || e->down_until_ms) {
-    if (!e->down_until_ms) {
-      log_warn("endpoint %s failed %u attempts in a row: taken out, tried "
-               "again in %u ms", e->url, e->fails, e->backoff_ms);
-      atomic_fetch_add(&e->downs, 1);
-    }
-    e->down_until_ms = now_ms + e->backoff_ms;
-    e->backoff_ms = e->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
-                                                       : e->backoff_ms * 2;
-    atomic_store(&e->down, true);
-  }
-  for (unsigned k = 0; k < c->n_eps; k++)
-    if ((int)k != i && !c->eps[k].down_until_ms)
-      return true;
-  return false;
 }

@@ -36,6 +36,8 @@ struct s3_req {
 
   /* what to send (owned) */
   char method[8];
+  char curl_err[CURL_ERROR_SIZE]; /* engine thread: curl's reason for the
+                                     last attempt's failure ("" if none) */
   char *bucket;
   char *key;
   char *path;                     /* a fixed path instead of bucket/key
@@ -57,6 +59,8 @@ struct s3_req {
                                      attempt on the wire (-1: none) */
   int ep_avoid;                   /* engine thread: the one that failed its
                                      last attempt (-1: none) */
+  int ep_only;                    /* a probe (s3_eps_probe): its endpoint;
+                                     -1 for every other request */
   bool warm;                      /* a connection warmer (s3_client_warm):
                                      counted apart, never retried */
 
@@ -165,6 +169,7 @@ struct s3_client {
   char *endpoint;                 /* the first endpoint's URL (s3_eps.h) */
   struct s3_ep *eps;              /* the endpoints (s3_eps.h) */
   unsigned n_eps;
+  struct ep_health *ep_health;    /* [n_eps]: the engine thread's (s3_eps) */
   unsigned ep_turn;               /* engine thread: whose turn on a tie */
   char *ca_bundle;
   char *rdma_header;              /* token header name, lowercase */

@@ -12,7 +12,8 @@
 #   scripts/gateway.sh stats    its counters (GET /_s3rdma/stats)
 #
 # The binary: $S3R_GATEWAY, else build/bin/s3rdma-gateway. State (pid, port,
-# log) in $S3R_GW_DIR (default /tmp/s3rdmafs-gw). The keys are RGW's: clients
+# log) in $S3R_GW_DIR (default /tmp/s3rdmafs-gw). Its upstream: RGW's
+# $S3R_ENDPOINT, or $S3R_GW_UPSTREAM (a list: "URL;URL"). The keys are RGW's: clients
 # sign with the same keys through the gateway as without it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,13 +42,15 @@ start() {
   done
   if running && answers; then return 0; fi
   [ -x "$bin" ] || { say "no gateway binary at $bin (build first)"; exit 1; }
+  local up=${S3R_GW_UPSTREAM:-}
   eval "$("$top/tests/servers/rgw.sh" env)"
+  up=${up:-$S3R_ENDPOINT}
   mkdir -p "$dir"
   rm -f "$dir/pid" "$dir/port" "$dir/exit"
   # setsid: the gateway outlives the shell that started it (ctest fixtures);
   # its parent, a bash of its own, notes its pid and then its exit status
   setsid bash -c 'd=$1; shift; "$@" & echo $! >"$d/pid"; wait $!; echo $? >"$d/exit"' \
-    _ "$dir" "$bin" -f --listen "127.0.0.1:$port" --upstream "$S3R_ENDPOINT" \
+    _ "$dir" "$bin" -f --listen "127.0.0.1:$port" --upstream "$up" \
     ${extra[@]+"${extra[@]}"} >"$dir/log" 2>&1 </dev/null &
   for _ in $(seq 1 50); do [ -s "$dir/pid" ] && break; sleep 0.1; done
   for _ in $(seq 1 100); do
@@ -56,7 +59,7 @@ start() {
       sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$dir/log" | head -n 1 >"$dir/port"
     fi
     if [ -s "$dir/port" ] && answers; then
-      say "running on $(endpoint) in front of $S3R_ENDPOINT"
+      say "running on $(endpoint) in front of $up"
       return 0
     fi
     running || break

@@ -6,11 +6,20 @@
 #                   test S3 user, wait until authenticated S3 calls work
 #   rgw.sh stop     stop what start started (by recorded pids), remove state
 #   rgw.sh status   exit 0 when running and answering HTTP, else 1
-#   rgw.sh env      print export lines: eval "$(tests/servers/rgw.sh env)"
+#   rgw.sh env      print export lines: eval "$(tests/servers/rgw.sh env)";
+#                   S3R_ENDPOINTS lists every node's URL (";"), running or not
 #   rgw.sh restart-radosgw [SECONDS]
 #                   (fault tests) SIGKILL radosgw only (mon and osd stay),
 #                   leave it down SECONDS (default 0), start it again with
 #                   the same config, wait until authenticated S3 calls work
+#   rgw.sh node-start K
+#                   (several-server tests) start radosgw node K (1 or 2)
+#                   beside the first, on port S3R_RGW_PORT+10+K, same
+#                   cluster, pools and user; wait until S3 calls work
+#   rgw.sh node-stop K
+#                   SIGKILL node K and leave it down
+#   rgw.sh node-restart K [SECONDS]
+#                   restart-radosgw for node K (0 is the first radosgw)
 #
 # Settings follow docs/testing.md, "Test servers and hardware" (in the
 # style of go-ceph's micro-osd.sh):
@@ -53,7 +62,9 @@ RGW_ID=rgw.s3rdmafs     # client.rgw.s3rdmafs
 CONF=$DIR/ceph.conf
 MARKER=$DIR/.s3rdmafs-rgw   # proves a directory is ours before rm -rf
 ENDPOINT=http://127.0.0.1:$PORT
-DAEMONS=(radosgw osd mon)   # stop order; start order is the reverse
+DAEMONS=(radosgw2 radosgw1 radosgw osd mon)   # stop order
+CORE=(radosgw osd mon)      # what "start" starts, in reverse order
+NODES=3                     # radosgw nodes: 0 (radosgw), 1, 2 (on demand)
 
 T0=$SECONDS
 STARTING=0   # 1 while "start" creates daemons: die() then stops them
@@ -138,11 +149,17 @@ spawn() {
     echo $! >"$(pidfile "$name")"
 }
 
+# radosgw node K: its daemon name (pid file), its ceph id and its port.
+node_name() { if [[ $1 == 0 ]]; then echo radosgw; else echo "radosgw$1"; fi; }
+node_id() { if [[ $1 == 0 ]]; then echo "$RGW_ID"; else echo "$RGW_ID.$1"; fi; }
+node_port() { if [[ $1 == 0 ]]; then echo "$PORT"; else echo $((PORT + 10 + $1)); fi; }
+
+# http_answers [PORT]: something answers HTTP there (default: node 0).
 http_answers() {
     # Any HTTP status line counts; bash's /dev/tcp needs no curl or proxy care.
     # shellcheck disable=SC2016  # $line expands in the inner bash
     timeout 3 bash -c '
-        exec 3<>/dev/tcp/127.0.0.1/'"$PORT"' || exit 1
+        exec 3<>/dev/tcp/127.0.0.1/'"${1:-$PORT}"' || exit 1
         printf "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&3
         read -r -t 2 line <&3 && [[ $line == HTTP/* ]]' 2>/dev/null
 }
@@ -155,8 +172,8 @@ running_ok() {
     local d
     [[ -f $MARKER ]] || return 1
     [[ $(cat "$DIR/port" 2>/dev/null) == "$PORT" ]] || return 1
-    for d in "${DAEMONS[@]}"; do alive "$d" || return 1; done
-    http_answers
+    for d in "${CORE[@]}"; do alive "$d" || return 1; done
+    http_answers "$PORT"
 }
 
 # wait_for WHAT LOGFILE DAEMON CMD...: retry CMD for up to TIMEOUT seconds;
@@ -260,14 +277,27 @@ osd memory target = 1073741824
 [client]
 keyring = /dev/null
 
-[client.$RGW_ID]
+EOF
+    local k
+    for ((k = 0; k < NODES; k++)); do rgw_section "$k" >>"$CONF"; done
+}
+
+# rgw_section K: node K's section of ceph.conf; node 0 serves https too.
+rgw_section() {
+    local k=$1 port tls=""
+    port=$(node_port "$k")
+    [[ $k != 0 ]] ||
+        tls=" ssl_endpoint=127.0.0.1:$TLS_PORT ssl_certificate=$DIR/tls.crt ssl_private_key=$DIR/tls.key"
+    cat <<EOF
+
+[client.$(node_id "$k")]
 ms mon client mode = crc
 auth client required = none
 keyring = /dev/null
 # tcp_nodelay: without it beast's small second write of a reply (a chunked
 # listing's body after its headers) waits on Nagle for the client's delayed
 # ACK, 40 ms per request on a reused connection
-rgw frontends = beast tcp_nodelay=1 endpoint=127.0.0.1:$PORT ssl_endpoint=127.0.0.1:$TLS_PORT ssl_certificate=$DIR/tls.crt ssl_private_key=$DIR/tls.key
+rgw frontends = beast tcp_nodelay=1 endpoint=127.0.0.1:$port$tls
 # virtual-host style requests: Host bucket.localhost:PORT (curl resolves
 # *.localhost to 127.0.0.1 itself); Host 127.0.0.1:PORT stays path style
 rgw dns name = localhost
@@ -280,7 +310,7 @@ rgw enable usage log = false
 # completion is already in progress", and the daemon keeps the file for
 # later. 10 s here, so that its retries finish such an upload within a test.
 rgw mp lock max time = 10
-log file = $DIR/log/radosgw.log
+log file = $DIR/log/$(node_name "$k").log
 EOF
 }
 
@@ -353,7 +383,7 @@ do_start() {
     fi
     log "starting radosgw on $ENDPOINT"
     spawn radosgw radosgw --cluster "$CLUSTER" -c "$CONF" --id "$RGW_ID" -f
-    wait_for "RGW to answer HTTP on port $PORT" "$DIR/log/radosgw.log" radosgw http_answers
+    wait_for "RGW to answer HTTP on port $PORT" "$DIR/log/radosgw.log" radosgw http_answers "$PORT"
     wait_for "an authenticated S3 call" "$DIR/log/radosgw.log" radosgw \
         aws_ s3api list-buckets
 
@@ -378,6 +408,7 @@ do_env() {
     cat <<EOF
 export S3R_ENDPOINT=$ENDPOINT
 export S3R_ENDPOINT_TLS=https://127.0.0.1:$TLS_PORT
+export S3R_ENDPOINTS="http://127.0.0.1:$(node_port 0);http://127.0.0.1:$(node_port 1);http://127.0.0.1:$(node_port 2)"
 export S3R_CA_BUNDLE=$DIR/tls.crt
 export AWS_ENDPOINT_URL=$ENDPOINT
 export AWS_ACCESS_KEY_ID=$ACCESS_KEY
@@ -390,44 +421,79 @@ export AWS_RESPONSE_CHECKSUM_VALIDATION=when_required
 EOF
 }
 
-# restart-radosgw [SECONDS]: the kill, the pause and the start run in a
-# session of their own (setsid -w, output to log/restart.out), so that a
-# caller killed meanwhile (a test's timeout) never leaves RGW down.
+# restart-radosgw [SECONDS] / node-restart K [SECONDS]: the kill, the pause
+# and the start run in a session of their own (setsid -w, output to
+# log/restart.out), so that a caller killed meanwhile (a test's timeout)
+# never leaves RGW down.
 do_restart_radosgw() {
-    local down=${1:-0} rc=0
+    local down=${1:-0} k=${2:-0} rc=0
     [[ $down =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "restart-radosgw: bad SECONDS '$down'"
-    if ! [[ -f $MARKER ]] || ! alive mon || ! alive osd; then
-        die "restart-radosgw: no running rgw.sh cluster in $DIR (rgw.sh start first)"
-    fi
-    setsid -w "$(realpath -- "${BASH_SOURCE[0]}")" _restart-radosgw "$down" \
-        </dev/null >"$DIR/log/restart.out" 2>&1 || rc=$?
+    need_cluster "$k"
+    setsid -w "$(realpath -- "${BASH_SOURCE[0]}")" _restart-radosgw "$down" "$k" \
+        </dev/null >"$DIR/log/restart$k.out" 2>&1 || rc=$?
     if [[ $rc != 0 ]]; then
-        cat "$DIR/log/restart.out" >&2
+        cat "$DIR/log/restart$k.out" >&2
         die "restart-radosgw failed (exit $rc)"
     fi
-    QUIET=0 log "radosgw restarted on $ENDPOINT"
+    QUIET=0 log "$(node_name "$k") restarted on port $(node_port "$k")"
+}
+
+# need_cluster K: a running cluster of ours, and K a node it knows.
+need_cluster() {
+    [[ $1 =~ ^[0-9]+$ ]] && (($1 < NODES)) ||
+        die "radosgw node '$1': 0 to $((NODES - 1))"
+    if ! [[ -f $MARKER ]] || ! alive mon || ! alive osd; then
+        die "no running rgw.sh cluster in $DIR (rgw.sh start first)"
+    fi
+    grep -q "^\[client\.$(node_id "$1")\]" "$CONF" ||
+        die "$CONF has no section for node $1 (started by an older rgw.sh: stop, start)"
+}
+
+# node_kill K: SIGKILL node K's radosgw and wait until it is gone.
+node_kill() {
+    local name pid t0
+    name=$(node_name "$1")
+    alive "$name" || return 0
+    pid=$(<"$(pidfile "$name")")
+    log "SIGKILL $name (pid $pid)"
+    kill -KILL "$pid" 2>/dev/null || true
+    t0=$SECONDS
+    while running "$pid"; do
+        ((SECONDS - t0 < 30)) || die "$name (pid $pid) survives SIGKILL"
+        sleep 0.1
+    done
+}
+
+# node_start K: start node K's radosgw, wait until it serves the test user.
+node_start() {
+    local name port
+    name=$(node_name "$1") port=$(node_port "$1")
+    log "starting $name on port $port"
+    spawn "$name" radosgw --cluster "$CLUSTER" -c "$CONF" --id "$(node_id "$1")" -f
+    wait_for "RGW to answer HTTP on port $port" "$DIR/log/$name.log" "$name" \
+        http_answers "$port"
+    ENDPOINT=http://127.0.0.1:$port wait_for "an authenticated S3 call" \
+        "$DIR/log/$name.log" "$name" aws_ s3api list-buckets
 }
 
 do_restart_radosgw_now() {
-    local down=$1 pid t0
     ensure_packages
-    if alive radosgw; then
-        pid=$(<"$(pidfile radosgw)")
-        log "SIGKILL radosgw (pid $pid)"
-        kill -KILL "$pid" 2>/dev/null || true
-        t0=$SECONDS
-        while running "$pid"; do
-            ((SECONDS - t0 < 30)) || die "radosgw (pid $pid) survives SIGKILL"
-            sleep 0.1
-        done
+    node_kill "$2"
+    sleep "$1"
+    node_start "$2"
+    log "$(node_name "$2") answers again"
+}
+
+do_node_start() {
+    ensure_packages
+    need_cluster "$1"
+    if alive "$(node_name "$1")"; then
+        log "$(node_name "$1") already running"
+        return 0
     fi
-    sleep "$down"
-    log "starting radosgw on $ENDPOINT"
-    spawn radosgw radosgw --cluster "$CLUSTER" -c "$CONF" --id "$RGW_ID" -f
-    wait_for "RGW to answer HTTP on port $PORT" "$DIR/log/radosgw.log" radosgw http_answers
-    wait_for "an authenticated S3 call" "$DIR/log/radosgw.log" radosgw \
-        aws_ s3api list-buckets
-    log "radosgw answers again"
+    ! port_busy "$(node_port "$1")" ||
+        die "127.0.0.1:$(node_port "$1") is already in use"
+    node_start "$1"
 }
 
 case ${1:-} in
@@ -435,7 +501,10 @@ case ${1:-} in
     stop)   do_stop ;;
     status) if running_ok; then log "running on $ENDPOINT"; else log "not running"; exit 1; fi ;;
     env)    do_env ;;
-    restart-radosgw) do_restart_radosgw "${2:-0}" ;;
-    _restart-radosgw) do_restart_radosgw_now "$2" ;;
-    *)      echo "usage: $0 start|stop|status|env|restart-radosgw [SECONDS]" >&2; exit 2 ;;
+    restart-radosgw) do_restart_radosgw "${2:-0}" 0 ;;
+    _restart-radosgw) do_restart_radosgw_now "$2" "$3" ;;
+    node-start) do_node_start "${2:-}" ;;
+    node-stop) need_cluster "${2:-}"; node_kill "$2" ;;
+    node-restart) do_restart_radosgw "${3:-0}" "${2:-}" ;;
+    *)      echo "usage: $0 start|stop|status|env|restart-radosgw [SECONDS]|node-start K|node-stop K|node-restart K [SECONDS]" >&2; exit 2 ;;
 esac

@@ -3,9 +3,10 @@
  * the test's process (fake_s3) holding the same objects: requests spread
  * over both; one that stops answering (its port closed), or answers 500 in
  * a burst, is taken out and every request still succeeds on the other, at
- * once; it comes back into use after its down spell once it answers; a
- * list whose first URL never answered serves from the rest; one endpoint
- * alone is never taken out. The counters per endpoint, exactly.
+ * once; it comes back into use after its down spell once it answers,
+ * found by a probe of the client's own, never by an application request;
+ * a list whose first URL never answered serves from the rest; one
+ * endpoint alone is never taken out. The counters per endpoint, exactly.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -147,6 +148,58 @@ static void test_burst_of_500_then_back(void **state)
   assert_in_range(fake_s3_count(fa, FAKE_HEAD), 4, 6);
 }
 
+/* The probe alone brings an endpoint back: no request of the test is out
+   while its spell ends, and none went to it while it was down. */
+static void test_probed_in_background(void **state)
+{
+  (void)state;
+  fake_s3_fault(fa, FAKE_HEAD, "k", 500, 3, 0);
+  assert_int_equal(heads(c, 12), 0);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
+  assert_int_equal(row(c, "s3.endpoint_attempts{endpoint=0}"), 3);
+  for (int i = 0; i < 40 && row(c, "s3.endpoint_up{endpoint=0}") != 1; i++)
+    usleep(100 * 1000);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 1);
+  assert_int_equal(row(c, "s3.endpoint_probes{endpoint=0}"), 1);
+  assert_int_equal(row(c, "s3.endpoint_attempts{endpoint=0}"), 3);
+  assert_int_equal(row(c, "s3.endpoint_probes{endpoint=1}"), 0);
+}
+
+/* A dead endpoint gets probes at its spells' ends (1 s, then 2 s later),
+   and not one application request after the three that took it out. */
+static void test_dead_only_probed(void **state)
+{
+  (void)state;
+  fake_s3_stop(fa);
+  fa = NULL;
+  fake_s3_reset_counts(fb);
+  assert_int_equal(heads(c, 10), 0);
+  usleep(3500 * 1000);
+  assert_int_equal(heads(c, 10), 0);
+  assert_int_equal(row(c, "s3.endpoint_attempts{endpoint=0}"), 3);
+  assert_int_equal(row(c, "s3.endpoint_probes{endpoint=0}"), 2);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
+  assert_int_equal(row(c, "s3.endpoint_downs{endpoint=0}"), 1);
+  assert_int_equal(fake_s3_count(fb, FAKE_HEAD), 20);
+}
+
+/* Bytes per endpoint: the bodies each moved. */
+static void test_bytes(void **state)
+{
+  char buf[16];
+  size_t got = 0;
+
+  (void)state;
+  assert_int_equal(heads(c, 2), 0); /* no body */
+  assert_int_equal(row(c, "s3.endpoint_bytes{endpoint=0}") +
+                       row(c, "s3.endpoint_bytes{endpoint=1}"), 0);
+  assert_int_equal(s3_get_object(c, BUCKET, "k", 0, sizeof(buf), buf, &got),
+                   0);
+  assert_int_equal(got, 5);
+  assert_int_equal(row(c, "s3.endpoint_bytes{endpoint=0}") +
+                       row(c, "s3.endpoint_bytes{endpoint=1}"), 5);
+}
+
 static void test_first_never_answered(void **state)
 {
   struct s3_client *cl;
@@ -180,6 +233,10 @@ int main(void)
                                       teardown),
       cmocka_unit_test_setup_teardown(test_burst_of_500_then_back, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_probed_in_background, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_dead_only_probed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bytes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_first_never_answered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),

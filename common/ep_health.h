@@ -1,0 +1,67 @@
+/*
+ * ep_health: the health of a set of servers that serve the same thing (the
+ * S3 client's endpoints, s3_eps.c; the gateway's upstreams, gw_upstream.c)
+ * and the choice of one for each attempt. An attempt goes to the server
+ * with the fewest attempts in flight among those up (ties in turn); a
+ * server that fails EP_HEALTH_BURST attempts in a row (no connection, a
+ * reset, a timeout, a 5xx but 501) is down for a spell (1 s, doubling to
+ * 30 s); when its spell is over its owner probes it (a request of its own,
+ * not an application's) and any answer but a 5xx brings it up. When every
+ * server is down, attempts go to the one back soonest. One server alone is
+ * never taken out.
+ *
+ * Threads: none of its own. The counters are atomics, read by anyone; the
+ * rest belongs to the caller's lock (the S3 engine's thread; the gateway's
+ * upstream mutex).
+ */
+#ifndef S3R_EP_HEALTH_H
+#define S3R_EP_HEALTH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EP_HEALTH_BURST 3
+
+struct ep_health {
+  const char *name;               /* fixed: said in the log (its URL) */
+  unsigned inflight;              /* caller's lock: attempts on the wire */
+  unsigned fails;                 /* caller's lock: failed in a row */
+  unsigned backoff_ms;            /* caller's lock: the next down spell */
+  uint64_t down_until_ms;         /* caller's lock: 0 when up */
+  bool probing;                   /* caller's lock: a probe is out (or,
+                                     every server down, an attempt) */
+  _Atomic bool down;              /* for the stats */
+  atomic_ullong attempts, failures, downs, probes, bytes; /* counters */
+};
+
+/* v[0..n): each up, named by names[i] (kept, not copied). */
+void ep_health_init(struct ep_health *v, unsigned n, const char *const *names);
+
+/* The server an attempt goes to (avoid: the one that failed its last
+   attempt, or -1), counted in flight until ep_health_end; *turn moves the
+   ties round. */
+unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
+                        int avoid);
+/* A probe of server h goes out: counted in flight until ep_health_end. */
+void ep_health_take(struct ep_health *h);
+/* An attempt picked never went out: nothing learnt of the server. */
+void ep_health_release(struct ep_health *h);
+/* The attempt on v[i] ended: failed says the server failed it; bytes it
+   moved. True when another server is up to take a retry at once. */
+bool ep_health_end(struct ep_health *v, unsigned n, unsigned i, bool failed,
+                   uint64_t bytes, uint64_t now_ms);
+/* Is h due a probe now (down, its spell over, none out)? If it is down
+   with its spell running, *next_ms is lowered to the spell's end. */
+bool ep_health_probe_due(const struct ep_health *h, uint64_t now_ms,
+                         uint64_t *next_ms);
+
+/* Rows "<prefix>_attempts{<label>=I}" ... _failures, _downs, _up, _probes,
+   _bytes for each of v[0..n) (none when n is 1), appended to buf as
+   stats_fmt_rows does. */
+size_t ep_health_format(const struct ep_health *v, unsigned n,
+                        const char *prefix, const char *label, char *buf,
+                        size_t len, size_t off);
+
+#endif
