@@ -9,17 +9,18 @@
 #
 #   bench/run.sh [workload...]     workloads: s3_get fs_read fs_ls fs_write
 #                                  fs_rdma fs_fio fs_direct gpu_bw
-#                                  gw_starve far (default: all)
+#                                  gw_starve far py_read nodes
+#                                  (default: all)
 # Every workload named is run, even after one fails; the exit status is then 1.
 # BENCH_BUILD=0: no build, the binaries in build/bin are used as they are.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-all=(s3_get fs_read fs_ls fs_write fs_rdma fs_fio fs_direct gpu_bw gw_starve far py_read)
+all=(s3_get fs_read fs_ls fs_write fs_rdma fs_fio fs_direct gpu_bw gw_starve far py_read nodes)
 [ $# -gt 0 ] || set -- "${all[@]}"
 for w in "$@"; do
   case $w in
     s3_get | fs_read | fs_ls | fs_write | fs_rdma | fs_fio | fs_direct | gpu_bw | \
-      gw_starve | far | py_read) ;;
+      gw_starve | far | py_read | nodes) ;;
     *) echo "run.sh: unknown workload '$w' (known: ${all[*]})" >&2; exit 2 ;;
   esac
 done
@@ -37,6 +38,7 @@ for w in "$@"; do
     gw_starve) "$here/gw_starve.sh" || ok=0 ;;
     far) "$here/far.sh" || ok=0 ;;
     py_read) "$here/py_read.sh" || ok=0 ;;
+    nodes) "$here/nodes.sh" || ok=0 ;;
   esac
   [ "$ok" -eq 1 ] || { echo "run.sh: workload $w failed" >&2; rc=1; }
 done

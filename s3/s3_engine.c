@@ -314,9 +314,11 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   cancel = r->cancel;
   pthread_mutex_unlock(&e->lock);
 
-  /* the endpoint failed it: no connection, a reset, a timeout, a 5xx (a
-     501 is a refusal of the request, not a failure of the server) */
+  /* the endpoint failed it: no connection, a reset, a timeout, a reply
+     that is not HTTP, a 5xx (a 501 is a refusal of the request, not a
+     failure of the server) */
   ep_failed = !cancel && (m.cls == S3_EC_NETWORK || m.cls == S3_EC_TIMEOUT ||
+                          m.err == EPROTO ||
                           (r->status >= 500 && r->status != 501));
   elsewhere = s3_eps_end(c, ep, ep_failed, (uint64_t)(up + down),
                          clock_mono_ms());

@@ -12,6 +12,7 @@ whose close() succeeded.
   failover_work.py list STOP DIR        list DIR, compare with its start
   failover_work.py rename STOP DIR      rename DIR's files to and fro
   failover_work.py check NAME SIZE      stdin holds file NAME's bytes
+  failover_work.py read1 PATH           read PATH whole, check its bytes
 
 File fNNN (or wNNN) holds blocks of 4 KiB: its name and the block's
 number, then a fixed filler, so any range can be checked without a copy.
@@ -212,6 +213,10 @@ def main(argv):
         return prep(args[0], int(args[1]), int(args[2]))
     if mode == "check":
         return check(args[0], int(args[1]))
+    if mode == "read1":
+        t = Tally()
+        read_whole(args[0], os.path.basename(args[0]), t)
+        return 0 if t.ops == 1 and not t.bad else 1
     if mode == "write":
         return write(args[1], args[0], int(args[2]))
     fn = {"seqread": seqread, "randread": randread, "list": listing,

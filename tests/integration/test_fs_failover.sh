@@ -208,6 +208,14 @@ local first=$GW_ENDPOINT
 S3R_GW_UPSTREAM=$S3R_ENDPOINTS gw_start "$tmp/gw1"
 fs_umount "$mnt"
 fov_mount "$first;$GW_ENDPOINT"
+if [ "${S3R_FAILOVER_ONE:-0}" != 1 ]; then
+  # the data plane per gateway: each serves cma tokens of the mount's
+  check "gw_killed: a file read through the two" work read1 "$mnt/r/f000"
+  check "gw_killed: the first gateway moved bytes by cma" \
+    test "$(S3R_GW_DIR=$tmp/gw0 gw_stat token_gets)" -gt 0
+  check "gw_killed: the second gateway moved bytes by cma" \
+    test "$(S3R_GW_DIR=$tmp/gw1 gw_stat token_gets)" -gt 0
+fi
 KILL=gw ONE_URL=$GW_ENDPOINT
 failover gw_killed 1 seqread "$mnt/r"
 KILL=rgw ONE_URL=

@@ -5,10 +5,15 @@
  * a burst, is taken out and every request still succeeds on the other, at
  * once; it comes back into use after its down spell once it answers,
  * found by a probe of the client's own, never by an application request;
- * a list whose first URL never answered serves from the rest; one
- * endpoint alone is never taken out. The counters per endpoint, exactly.
+ * a list whose first URL never answered serves from the rest; a server
+ * whose replies are not HTTP (RGW's chunked answer to HEAD / left on a
+ * connection) is retried elsewhere and taken out; one endpoint alone is
+ * never taken out. The counters per endpoint, exactly.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -200,6 +206,71 @@ static void test_bytes(void **state)
                        row(c, "s3.endpoint_bytes{endpoint=1}"), 5);
 }
 
+/* A server on 127.0.0.1 that answers every connection with bytes that are
+   not HTTP ("0\r\n\r\n": what RGW leaves after its reply to HEAD /). */
+struct garbage {
+  int lfd;
+  unsigned port;
+  pthread_t th;
+};
+
+static void *garbage_main(void *arg)
+{
+  struct garbage *g = arg;
+  char buf[4096];
+  int fd;
+
+  while ((fd = accept(g->lfd, NULL, NULL)) >= 0) {
+    if (recv(fd, buf, sizeof(buf), 0) > 0 &&
+        send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL) < 0)
+      fprintf(stderr, "garbage: send failed\n");
+    close(fd);
+  }
+  return NULL;
+}
+
+static void garbage_start(struct garbage *g)
+{
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  socklen_t len = sizeof(a);
+
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  g->lfd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(g->lfd >= 0);
+  assert_int_equal(bind(g->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+  assert_int_equal(listen(g->lfd, 16), 0);
+  assert_int_equal(getsockname(g->lfd, (struct sockaddr *)&a, &len), 0);
+  g->port = ntohs(a.sin_port);
+  assert_int_equal(pthread_create(&g->th, NULL, garbage_main, g), 0);
+}
+
+static void garbage_stop(struct garbage *g)
+{
+  shutdown(g->lfd, SHUT_RDWR); /* accept returns */
+  pthread_join(g->th, NULL);
+  close(g->lfd);
+}
+
+static void test_not_http_elsewhere(void **state)
+{
+  struct garbage g;
+  struct s3_client *cl;
+  char list[256];
+
+  (void)state;
+  garbage_start(&g);
+  snprintf(list, sizeof(list), "http://127.0.0.1:%u;%s", g.port,
+           fake_s3_endpoint(fb));
+  cl = client(list);
+  fake_s3_reset_counts(fb);
+  assert_int_equal(heads(cl, 10), 0);
+  assert_int_equal(row(cl, "s3.endpoint_downs{endpoint=0}"), 1);
+  assert_int_equal(row(cl, "s3.endpoint_failures{endpoint=0}"), 3);
+  assert_int_equal(fake_s3_count(fb, FAKE_HEAD), 10);
+  s3_client_destroy(cl);
+  garbage_stop(&g);
+}
+
 static void test_first_never_answered(void **state)
 {
   struct s3_client *cl;
@@ -237,6 +308,8 @@ int main(void)
                                       teardown),
       cmocka_unit_test_setup_teardown(test_dead_only_probed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bytes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_http_elsewhere, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_first_never_answered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),
