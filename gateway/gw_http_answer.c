@@ -279,12 +279,13 @@ static int stats_format(const char *query)
 
 enum MHD_Result gw_http_answer_stats(struct creq *q, struct MHD_Connection *con)
 {
-  static const char *const gauges[] = {"rc_sessions", NULL};
+  static const char *const gauges[] = {"rc_sessions", "upstream_up", NULL};
   const union MHD_ConnectionInfo *ci =
       MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   int format = stats_format(q->r.query);
   struct MHD_Response *resp;
-  char buf[2048], prom[8192];
+  /* (sized for 16 upstreams' rows) */
+  char buf[8192], prom[32768];
   long pn = 0;
   size_t n;
 

@@ -193,6 +193,9 @@ fs_umount "$mnt"
 fov_mount "$GW_ENDPOINT"
 GW_STATS=1 ONE_URL=$GW_ENDPOINT
 failover gw_rgw 2 seqread "$mnt/r"
+check "gw_rgw: each upstream in the Prometheus page, the killed one up" \
+  grep -q '^s3rdma_gateway_upstream_up{upstream="2"} 1' \
+  <(curl -s "$GW_ENDPOINT/_s3rdma/stats?format=prometheus")
 GW_STATS=0 ONE_URL=
 fs_umount "$mnt"
 "$GW_SH" stop
