@@ -35,20 +35,22 @@ bucket=s3r-bench-nodes key=nodes.bin bytes=$((mib * 1048576))
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/s3r-bench-nodes.XXXXXX")
 mnt=$tmp/mnt
 mkdir -p "$mnt"
-started1=0
+started1=0 kpid=
 cleanup() {
+  [ -z "$kpid" ] || { kill "$kpid" 2>/dev/null; wait "$kpid" 2>/dev/null; }
   bench_release nodes "$mnt" "$tmp"
   [ "$started1" = 0 ] || "$RGW_SH" node-stop 1 >&2 || true
   bench_teardown
 }
 trap cleanup EXIT
 "$RGW_SH" status >/dev/null 2>&1 || { echo "nodes: RGW is not running" >&2; exit 1; }
+IFS=';' read -r -a urls <<<"$S3R_ENDPOINTS"
+# (a second radosgw this script did not start is left running at the end)
+curl -s -o /dev/null --max-time 2 "${urls[1]}" || started1=1
 if ! "$RGW_SH" node-start 1 >&2; then
   echo "nodes: cannot start a second radosgw" >&2
   exit 1
 fi
-started1=1
-IFS=';' read -r -a urls <<<"$S3R_ENDPOINTS"
 one=${urls[0]} two="${urls[0]};${urls[1]}"
 
 bench_object nodes "$bucket" "$key" "$bytes"
@@ -62,19 +64,22 @@ mb_s() { awk -v b="$bytes" -v t="$1" 'BEGIN { printf "%.1f", b / 1e6 / t }'; }
 # (daemon CPU s per GiB), reqs (requests per GiB), ok (bytes right),
 # share ("a/b" attempts per endpoint; "" with one)
 run() {
-  local eps=$1 step=$2 t0 t1 c0 r0 sum kpid
+  local eps=$1 step=$2 t0 t1 c0 r0 sum
   bench_mount_ours "$bucket" "$mnt" "$tmp/fs.log" -o "endpoint=$eps"
   drop_caches
   c0=$(proc_cpu_s "$ours_pid") r0=$(st s3.requests)
   t0=$(now)
   ok=1
   case $step in
-    read) sum=$(md5sum <"$mnt/$key" | cut -d' ' -f1); [ "$sum" = "$want" ] || ok=0 ;;
+    read)
+      sum=$(md5sum <"$mnt/$key" | cut -d' ' -f1) || sum=failed
+      [ "$sum" = "$want" ] || ok=0 ;;
     survive)
       { sleep 1; "$RGW_SH" node-restart 1 4 >/dev/null 2>&1; } &
       kpid=$!
       sum=$(md5sum <"$mnt/$key" | cut -d' ' -f1) || sum=failed
       wait "$kpid"
+      kpid=
       [ "$sum" = "$want" ] || ok=0 ;;
     write) head -c "$bytes" /dev/zero >"$mnt/w-$RANDOM.bin" || ok=0 ;;
   esac

@@ -18,7 +18,7 @@ void ep_health_init(struct ep_health *v, unsigned n, const char *const *names)
 }
 
 unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
-                        int avoid)
+                        int avoid, enum ep_try *how)
 {
   int best = -1;
 
@@ -38,6 +38,7 @@ unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
         best = (int)i;
   }
   (*turn)++;
+  *how = v[best].down_until_ms ? EP_TRY_DOWN : EP_TRY_UP;
   if (v[best].down_until_ms)
     v[best].probing = true;
   v[best].inflight++;
@@ -52,21 +53,24 @@ void ep_health_take(struct ep_health *h)
   atomic_fetch_add(&h->probes, 1);
 }
 
-void ep_health_release(struct ep_health *h)
+void ep_health_release(struct ep_health *h, enum ep_try how)
 {
   h->inflight--;
-  h->probing = false;
+  if (how != EP_TRY_UP)
+    h->probing = false;
 }
 
-bool ep_health_end(struct ep_health *v, unsigned n, unsigned i, bool failed,
-                   uint64_t bytes, uint64_t now_ms)
+bool ep_health_end(struct ep_health *v, unsigned n, unsigned i,
+                   enum ep_try how, bool failed, uint64_t bytes,
+                   uint64_t now_ms)
 {
   struct ep_health *h = &v[i];
 
   h->inflight--;
-  h->probing = false;
+  if (how != EP_TRY_UP)
+    h->probing = false;
   atomic_fetch_add(&h->bytes, bytes);
-  if (failed)
+  if (failed && how != EP_TRY_PROBE)
     atomic_fetch_add(&h->failures, 1);
   if (n == 1) /* the only one: no health to keep */
     return false;
@@ -79,7 +83,10 @@ bool ep_health_end(struct ep_health *v, unsigned n, unsigned i, bool failed,
     atomic_store(&h->down, false);
     return false;
   }
-  if (++h->fails >= EP_HEALTH_BURST || h->down_until_ms) {
+  ++h->fails;
+  if (h->down_until_ms ? how != EP_TRY_UP : h->fails >= EP_HEALTH_BURST) {
+    /* taken out, or a try while out failed: the next, longer spell (an
+       attempt already on its way when it died starts none) */
     if (!h->down_until_ms) {
       log_warn("endpoint %s failed %u attempts in a row: taken out, tried "
                "again in %u ms", h->name, h->fails, h->backoff_ms);

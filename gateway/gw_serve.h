@@ -26,6 +26,8 @@ struct gw_run {
   size_t chunk_pos;    /* PUT: bytes of chunk already given to curl */
   int64_t up_left;     /* HTTP body bytes still to hand curl */
   bool hdrs_done;      /* the final header block was seen: ignore trailers */
+  bool body_taken;     /* curl asked for the body: the client's bytes (or
+                          the token's) are no longer all to be sent */
   const char *stopped; /* why the upstream request was abandoned */
 };
 

@@ -80,6 +80,8 @@ bool gw_ups_failed(CURLcode cc, long status)
   case CURLE_PARTIAL_FILE:
   case CURLE_OPERATION_TIMEDOUT:
   case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_WEIRD_SERVER_REPLY:
+  case CURLE_UNSUPPORTED_PROTOCOL: /* (checked URLs: a reply not HTTP) */
     return true;
   default:
     return false; /* ours or the client's doing */
@@ -117,7 +119,7 @@ static bool probe_one(struct gw_ups *s, CURL *c, unsigned i)
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   curl_easy_setopt(c, CURLOPT_CURLU, NULL);
   curl_url_cleanup(u);
-  return !gw_ups_failed(cc, status) && cc == CURLE_OK;
+  return cc == CURLE_OK && !gw_ups_failed(cc, status);
 }
 
 /* The prober: every PROBE_TICK_MS, a HEAD to each upstream due one. */
@@ -138,7 +140,8 @@ static void *prober_main(void *arg)
       pthread_mutex_unlock(&s->mu);
       ok = probe_one(s, c, i);
       pthread_mutex_lock(&s->mu);
-      ep_health_end(s->health, s->n, i, !ok, 0, clock_mono_ms());
+      ep_health_end(s->health, s->n, i, EP_TRY_PROBE, !ok, 0,
+                    clock_mono_ms());
     }
     clock_gettime(CLOCK_MONOTONIC, &ts);
     ts.tv_nsec += PROBE_TICK_MS * 1000000L;
@@ -239,20 +242,20 @@ void gw_ups_destroy(struct gw_ups *s)
 
 unsigned gw_ups_count(const struct gw_ups *s) { return s->n; }
 
-unsigned gw_ups_pick(struct gw_ups *s, int avoid)
+unsigned gw_ups_pick(struct gw_ups *s, int avoid, enum ep_try *how)
 {
   unsigned i;
 
   pthread_mutex_lock(&s->mu);
-  i = ep_health_pick(s->health, s->n, &s->turn, avoid);
+  i = ep_health_pick(s->health, s->n, &s->turn, avoid, how);
   pthread_mutex_unlock(&s->mu);
   return i;
 }
 
-void gw_ups_release(struct gw_ups *s, unsigned i)
+void gw_ups_release(struct gw_ups *s, unsigned i, enum ep_try how)
 {
   pthread_mutex_lock(&s->mu);
-  ep_health_release(&s->health[i]);
+  ep_health_release(&s->health[i], how);
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -271,13 +274,14 @@ const char *gw_ups_url(const struct gw_ups *s, unsigned i)
   return s->up[i].url;
 }
 
-bool gw_ups_end(struct gw_ups *s, unsigned i, bool failed, uint64_t bytes)
+bool gw_ups_end(struct gw_ups *s, unsigned i, enum ep_try how, bool failed,
+                uint64_t bytes)
 {
   bool elsewhere;
 
   pthread_mutex_lock(&s->mu);
-  elsewhere =
-      ep_health_end(s->health, s->n, i, failed, bytes, clock_mono_ms());
+  elsewhere = ep_health_end(s->health, s->n, i, how, failed, bytes,
+                            clock_mono_ms());
   pthread_mutex_unlock(&s->mu);
   return elsewhere;
 }

@@ -4,8 +4,9 @@
  * and their health (common/ep_health.h): each upstream request goes to the
  * one up with the fewest in flight; three failures in a row (no
  * connection, a reset, a timeout, a 5xx but 501) take one out for a spell
- * of 1 s doubling to 30 s; when a spell is over the prober thread sends it
- * GET / unsigned (any answer but a 5xx brings it back), so that no client's
+ * of 1 s, doubling to 30 s while it stays dead; when a spell is over the
+ * prober thread sends it GET / unsigned (any answer but a 5xx brings it
+ * back), so that no client's
  * request is the one to find it still dead. One upstream alone is used
  * whatever it answers, and nothing is probed.
  *
@@ -21,6 +22,8 @@
 
 #include <curl/curl.h>
 
+#include "common/ep_health.h"
+
 #define GW_UPS_MAX 16
 
 struct gw_ups;
@@ -34,17 +37,18 @@ void gw_ups_destroy(struct gw_ups *s);
 
 unsigned gw_ups_count(const struct gw_ups *s);
 /* The upstream a request goes to (avoid: the one that refused its last
-   try, or -1), in flight until gw_ups_end. */
-unsigned gw_ups_pick(struct gw_ups *s, int avoid);
+   try, or -1), in flight until gw_ups_end; *how: see ep_health_pick. */
+unsigned gw_ups_pick(struct gw_ups *s, int avoid, enum ep_try *how);
 /* A request picked for upstream i never went out. */
-void gw_ups_release(struct gw_ups *s, unsigned i);
+void gw_ups_release(struct gw_ups *s, unsigned i, enum ep_try how);
 /* Upstream i's scheme, host and port (no path), and its Host header. */
 CURLU *gw_ups_base(const struct gw_ups *s, unsigned i);
 const char *gw_ups_hostport(const struct gw_ups *s, unsigned i);
 const char *gw_ups_url(const struct gw_ups *s, unsigned i);
 /* The request on upstream i ended: failed says upstream failed it; bytes
    it moved. True when another upstream is up to take it again. */
-bool gw_ups_end(struct gw_ups *s, unsigned i, bool failed, uint64_t bytes);
+bool gw_ups_end(struct gw_ups *s, unsigned i, enum ep_try how, bool failed,
+                uint64_t bytes);
 /* Did this outcome fail the upstream (not the client, not us)? */
 bool gw_ups_failed(CURLcode cc, long status);
 

@@ -151,6 +151,7 @@ static size_t read_cb(char *buf, size_t size, size_t n, void *arg)
   size_t max = size * n;
   long got;
 
+  w->body_taken = true;
   if (w->r->tok == GW_TOK_PUT)
     return gw_serve_put_read(w, buf, max);
   if (w->up_left <= 0)
@@ -376,6 +377,10 @@ static void setup_method(CURL *c, struct gw_run *w)
 
   if (strcmp(r->method, "HEAD") == 0) {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    /* RGW answers HEAD / with a chunked body, which would be read as the
+       next reply's start on a kept connection */
+    if (strcmp(r->path, "/") == 0)
+      curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
   } else if (upload) {
     curl_off_t len = r->tok == GW_TOK_PUT ? (curl_off_t)r->rdx.len
                      : r->body_len > 0    ? (curl_off_t)r->body_len
@@ -492,7 +497,7 @@ static void classify(struct gw_run *w, CURLcode cc, const char *errbuf)
  * last try); else 0, r's answer decided.
  */
 static int try_upstream(struct gw_upstream *up, CURL *c, struct gw_req *r,
-                        unsigned i, bool last)
+                        unsigned i, enum ep_try how, bool last)
 {
   struct gw_run w = {.cfg = up->cfg,
                      .stats = up->stats,
@@ -509,7 +514,7 @@ static int try_upstream(struct gw_upstream *up, CURL *c, struct gw_req *r,
 
   r->resp_len = -1;
   if (!url || build_headers(up, r, gw_ups_hostport(up->set, i), &hdrs)) {
-    gw_ups_release(up->set, i);
+    gw_ups_release(up->set, i, how);
     gw_req_set_error(r, 500, "InternalError", "out of memory");
     goto free_try;
   }
@@ -518,10 +523,12 @@ static int try_upstream(struct gw_upstream *up, CURL *c, struct gw_req *r,
   curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &sent);
   curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &got);
   /* (r->status: written by this thread's header callback) */
-  elsewhere = gw_ups_end(up->set, i,
+  elsewhere = gw_ups_end(up->set, i, how,
                          !w.stopped && gw_ups_failed(cc, r->status),
                          (uint64_t)(sent + got));
-  if (cc == CURLE_COULDNT_CONNECT && elsewhere && !last) {
+  /* refused, and not a byte of the body taken: curl may report a refused
+     reconnect after it sent the body on a connection that died */
+  if (cc == CURLE_COULDNT_CONNECT && !w.body_taken && elsewhere && !last) {
     log_info("upstream %s refused %s %s: another takes it",
              gw_ups_url(up->set, i), r->method, r->path);
     again = 1;
@@ -545,8 +552,9 @@ void gw_upstream_run(struct gw_upstream *up, CURL *c, struct gw_req *r)
 
   if (r->tok == GW_TOK_NONE || !token_begin(up, r))
     for (unsigned k = 0; k < n; k++) {
-      unsigned i = gw_ups_pick(up->set, avoid);
-      if (!try_upstream(up, c, r, i, k + 1 == n))
+      enum ep_try how;
+      unsigned i = gw_ups_pick(up->set, avoid, &how);
+      if (!try_upstream(up, c, r, i, how, k + 1 == n))
         break;
       avoid = (int)i;
     }

@@ -169,9 +169,7 @@ static bool has_header(const struct s3_req *r, const char *name)
 int s3_attempt_prepare(struct s3_client *c, struct s3_req *r)
 {
   const struct s3_ep *e =
-      &c->eps[r->ep = r->ep_only >= 0
-                          ? s3_eps_take(c, r->ep_only)
-                          : s3_eps_pick(c, r->ep_avoid)];
+      &c->eps[r->ep = s3_eps_pick(c, r)];
   const struct s3_req_target t = {
       .scheme = e->scheme_host,
       .host = e->host,

@@ -132,7 +132,7 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
   if (!rc && !(h = get_handle(&c->eng)))
     rc = -ENOMEM;
   if (rc) {
-    s3_eps_release(c, r->ep);
+    s3_eps_release(c, r);
     r->ep = -1;
     return rc;
   }
@@ -144,7 +144,7 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
   if (curl_multi_add_handle(c->eng.multi, h) != CURLM_OK) {
     r->easy = NULL;
     put_handle(c, h, true);
-    s3_eps_release(c, r->ep);
+    s3_eps_release(c, r);
     r->ep = -1;
     return -EIO;
   }
@@ -320,7 +320,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   ep_failed = !cancel && (m.cls == S3_EC_NETWORK || m.cls == S3_EC_TIMEOUT ||
                           m.err == EPROTO ||
                           (r->status >= 500 && r->status != 501));
-  elsewhere = s3_eps_end(c, ep, ep_failed, (uint64_t)(up + down),
+  elsewhere = s3_eps_end(c, r, ep, ep_failed, (uint64_t)(up + down),
                          clock_mono_ms());
   r->ep = -1;
   r->ep_avoid = ep_failed ? ep : -1;
@@ -478,7 +478,7 @@ static void *engine_main(void *arg)
         put_handle(c, r->easy, true);
         r->easy = NULL;
         note_rdma_doubt(r, sent); /* pulled off the wire before a reply */
-        s3_eps_release(c, r->ep);
+        s3_eps_release(c, r);
         r->ep = -1;
       }
       finish(c, r, -ECANCELED, S3_EC_NONE);

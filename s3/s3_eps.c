@@ -87,15 +87,20 @@ void s3_eps_free(struct s3_client *c)
   c->n_eps = 0;
 }
 
-int s3_eps_pick(struct s3_client *c, int avoid)
+int s3_eps_pick(struct s3_client *c, struct s3_req *r)
 {
-  return (int)ep_health_pick(c->ep_health, c->n_eps, &c->ep_turn, avoid);
-}
+  enum ep_try how = EP_TRY_PROBE;
+  unsigned i;
 
-int s3_eps_take(struct s3_client *c, int i)
-{
-  ep_health_take(&c->ep_health[i]);
-  return i;
+  if (r->ep_only >= 0) {
+    i = (unsigned)r->ep_only;
+    ep_health_take(&c->ep_health[i]);
+  } else {
+    i = ep_health_pick(c->ep_health, c->n_eps, &c->ep_turn, r->ep_avoid,
+                       &how);
+  }
+  r->ep_try = (int)how;
+  return (int)i;
 }
 
 static void probe_done(struct s3_req *r, void *arg)
@@ -124,19 +129,19 @@ void s3_eps_probe(struct s3_client *c, uint64_t now_ms, uint64_t *next_ms)
   }
 }
 
-void s3_eps_release(struct s3_client *c, int i)
+void s3_eps_release(struct s3_client *c, const struct s3_req *r)
 {
-  if (i >= 0 && (unsigned)i < c->n_eps)
-    ep_health_release(&c->ep_health[i]);
+  if (r->ep >= 0 && (unsigned)r->ep < c->n_eps)
+    ep_health_release(&c->ep_health[r->ep], (enum ep_try)r->ep_try);
 }
 
-bool s3_eps_end(struct s3_client *c, int i, bool failed, uint64_t bytes,
-                uint64_t now_ms)
+bool s3_eps_end(struct s3_client *c, const struct s3_req *r, int i,
+                bool failed, uint64_t bytes, uint64_t now_ms)
 {
   if (i < 0 || (unsigned)i >= c->n_eps)
     return false;
-  return ep_health_end(c->ep_health, c->n_eps, (unsigned)i, failed, bytes,
-                       now_ms);
+  return ep_health_end(c->ep_health, c->n_eps, (unsigned)i,
+                       (enum ep_try)r->ep_try, failed, bytes, now_ms);
 }
 
 size_t s3_client_endpoints_format(const struct s3_client *c, char *buf,

@@ -22,6 +22,7 @@
 #define S3_EPS_MAX 16
 
 struct s3_client;
+struct s3_req;
 
 struct s3_ep {
   char *url;                      /* fixed: without trailing '/' */
@@ -36,23 +37,21 @@ int s3_eps_parse(struct s3_client *c, const char *list, char *err,
                  size_t errlen);
 void s3_eps_free(struct s3_client *c);
 
-/* The endpoint an attempt goes to (avoid: the one that failed its last
-   attempt, or -1); counted in flight until s3_eps_end. */
-int s3_eps_pick(struct s3_client *c, int avoid);
-/* The attempt of a probe of endpoint i (s3_eps_probe): counted in flight
-   until s3_eps_end. Returns i. */
-int s3_eps_take(struct s3_client *c, int i);
+/* The endpoint r's attempt goes to (r->ep_only for a probe, else the
+   pick, avoiding r->ep_avoid), counted in flight until s3_eps_end; how it
+   came there in r->ep_try. */
+int s3_eps_pick(struct s3_client *c, struct s3_req *r);
 /* Send a probe to each down endpoint whose spell is over and that has none
    out; *next_ms lowered to the end of the next spell still running. */
 void s3_eps_probe(struct s3_client *c, uint64_t now_ms, uint64_t *next_ms);
-/* An attempt picked for endpoint i never went out (its start failed, or it
+/* r's attempt, picked for r->ep, never went out (its start failed, or it
    was cancelled): nothing learnt of the endpoint. */
-void s3_eps_release(struct s3_client *c, int i);
-/* The attempt on endpoint i ended: failed says the endpoint failed it (no
-   connection, a reset, a timeout, a 5xx but 501); bytes it moved (sent
-   and received). True when another endpoint is up to take the retry at
-   once. */
-bool s3_eps_end(struct s3_client *c, int i, bool failed, uint64_t bytes,
-                uint64_t now_ms);
+void s3_eps_release(struct s3_client *c, const struct s3_req *r);
+/* r's attempt on endpoint i ended: failed says the endpoint failed it (no
+   connection, a reset, a timeout, a reply not HTTP, a 5xx but 501);
+   bytes it moved (sent and received). True when another endpoint is up
+   to take the retry at once. */
+bool s3_eps_end(struct s3_client *c, const struct s3_req *r, int i,
+                bool failed, uint64_t bytes, uint64_t now_ms);
 
 #endif

@@ -61,6 +61,8 @@ struct s3_req {
                                      last attempt (-1: none) */
   int ep_only;                    /* a probe (s3_eps_probe): its endpoint;
                                      -1 for every other request */
+  int ep_try;                     /* engine thread: how the attempt on the
+                                     wire came to ep (enum ep_try) */
   bool warm;                      /* a connection warmer (s3_client_warm):
                                      counted apart, never retried */
 

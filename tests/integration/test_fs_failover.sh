@@ -21,10 +21,13 @@ RGW_SH=$here/../servers/rgw.sh
 work() { python3 "$here/failover_work.py" "$@"; }
 IFS=';' read -r -a URLS <<<"$S3R_ENDPOINTS"
 
+WPIDS=() # the workloads running (stopped first at exit)
 fov_cleanup() {
-  local rc=$?
+  local rc=$? p g
   set +e
-  local g
+  touch "$tmp/stop"
+  for p in ${WPIDS[@]+"${WPIDS[@]}"}; do kill "$p" 2>/dev/null; wait "$p"; done
+  fs_umount "$mnt" # (before the gateways it may go through)
   for g in "$tmp"/gw*/; do
     [ -d "$g" ] && S3R_GW_DIR=$g "$GW_SH" stop >/dev/null 2>&1
   done
@@ -75,7 +78,10 @@ kill_restart() {
     --port "$(cat "$d/port")" >>"$tmp/rgw.log" 2>&1
 }
 # json FILE KEY: a number of a workload's report
-json() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+json() {
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+    "$1" "$2" 2>/dev/null || echo -1
+}
 
 # failover NAME K MODE DIR [SIZE]: the workload MODE on DIR while RGW K is
 # killed, left down 4 s and started again; then until K is back in use.
@@ -92,6 +98,7 @@ failover() {
   rm -f "$tmp/stop"
   work "$mode" "$tmp/stop" "$dir" "$@" >"$tmp/$name.json" &
   wpid=$!
+  WPIDS=("$wpid")
   sleep 1
   f0=$(ep_stat failures "$ep") d0=$(ep_stat downs "$ep")
   kill_restart "$k"
@@ -129,6 +136,7 @@ work randread "$tmp/stop" "$mnt/r" >"$tmp/spread-r.json" &
 p1=$!
 work seqread "$tmp/stop" "$mnt/r" >"$tmp/spread-s.json" &
 p2=$!
+WPIDS=("$p1" "$p2")
 sleep 6
 touch "$tmp/stop"
 wait "$p1" "$p2" || true
@@ -171,6 +179,7 @@ fov_mount "${URLS[2]}"
 rm -f "$tmp/stop"
 work seqread "$tmp/stop" "$mnt/r" >"$tmp/control.json" &
 wpid=$!
+WPIDS=("$wpid")
 sleep 1
 "$RGW_SH" node-restart 2 6 >>"$tmp/rgw.log" 2>&1
 touch "$tmp/stop"
