@@ -46,6 +46,15 @@ unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
   return (unsigned)best;
 }
 
+void ep_health_use(struct ep_health *h, enum ep_try *how)
+{
+  *how = h->down_until_ms ? EP_TRY_DOWN : EP_TRY_UP;
+  if (h->down_until_ms)
+    h->probing = true;
+  h->inflight++;
+  atomic_fetch_add(&h->attempts, 1);
+}
+
 void ep_health_take(struct ep_health *h)
 {
   h->probing = true;

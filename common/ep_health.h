@@ -53,6 +53,9 @@ void ep_health_init(struct ep_health *v, unsigned n, const char *const *names);
    ties round; *how: EP_TRY_UP or EP_TRY_DOWN. */
 unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
                         int avoid, enum ep_try *how);
+/* An attempt goes to h, chosen by its owner (a request bound to it):
+   counted in flight until ep_health_end; *how as ep_health_pick's. */
+void ep_health_use(struct ep_health *h, enum ep_try *how);
 /* A probe of server h goes out: counted in flight until ep_health_end. */
 void ep_health_take(struct ep_health *h);
 /* An attempt picked (how) never went out: nothing learnt of the server. */

@@ -180,6 +180,12 @@ int s3_attempt_prepare(struct s3_client *c, struct s3_req *r)
   };
   int rc;
 
+  if (r->rdma_on && r->ep_pin >= 0 && r->ep != r->ep_pin) {
+    /* its token names a session on the endpoint it is bound to, which is
+       down: this attempt, and the rest, carry the bytes in HTTP bodies */
+    r->rdma_on = false;
+    atomic_fetch_add(&c->st_rdma_resent, 1);
+  }
   if (r->rdma_on) {
     /* the deadline of this attempt, for both sides (s3_req_set_rdma) */
     r->rdma_attempt_ms = s3_rdma_attempt_ms(c, r);

@@ -113,7 +113,9 @@ struct s3_stats {
   uint64_t rdma_bytes;
   uint64_t rdma_declined;     /* x-amz-rdma-reply: 501 */
   uint64_t rdma_ignored;      /* replies without x-amz-rdma-reply */
-  uint64_t rdma_resent;       /* PUTs sent again over HTTP */
+  uint64_t rdma_resent;       /* sent again over HTTP: PUTs declined,
+                                 ignored or failed; requests bound to an
+                                 endpoint that is down */
   uint64_t rdma_put_etag;     /* PUTs served without a reply header, the
                                  ETag showing our bytes stored */
 };
@@ -141,12 +143,18 @@ size_t s3_client_latency_format(struct s3_client *c, char *buf, size_t len,
  * With more than one endpoint, theirs appended at buf+off, by their place
  * in the list (as the mount's log names them): s3.endpoint_attempts,
  * s3.endpoint_failures, s3.endpoint_downs (taken out), s3.endpoint_up
- * (1 or 0), each {endpoint=I}. Returns the new offset.
+ * (1 or 0), s3.endpoint_probes, s3.endpoint_bytes, each {endpoint=I}.
+ * Returns the new offset.
  */
 size_t s3_client_endpoints_format(const struct s3_client *c, char *buf,
                                   size_t len, size_t off);
 /* The URL of endpoint i, or NULL past the list. */
 const char *s3_client_endpoint(const struct s3_client *c, unsigned i);
+/* How many endpoints the client has (1 or more). */
+unsigned s3_client_endpoints(const struct s3_client *c);
+/* The endpoint a new per-server thing (an RC session) goes to: the next
+   one up, in turn (any thread). */
+unsigned s3_client_endpoint_next(struct s3_client *c);
 
 /* ---- generic requests (the asynchronous interface) ---- */
 
@@ -233,6 +241,13 @@ void s3_req_destroy(struct s3_req *r);
  * -EINVAL: not a GET or PUT, an empty or CR/LF-carrying token, len 0.
  */
 int s3_req_set_rdma(struct s3_req *r, const char *token, uint64_t len);
+/*
+ * Bind r to endpoint i (its token names a session there). Each attempt
+ * goes to i while i is up; strict, or a token that must go by RDMA
+ * (rdma_only): every attempt to i, up or not. Otherwise an attempt that
+ * goes elsewhere carries no token (the bytes in the HTTP body).
+ */
+void s3_req_set_endpoint(struct s3_req *r, int i, bool strict);
 
 /*
  * After s3_req_set_rdma on a PUT: the token names memory the client cannot

@@ -95,6 +95,13 @@ int s3_eps_pick(struct s3_client *c, struct s3_req *r)
   if (r->ep_only >= 0) {
     i = (unsigned)r->ep_only;
     ep_health_take(&c->ep_health[i]);
+  } else if (r->ep_pin >= 0 && (unsigned)r->ep_pin < c->n_eps &&
+             (r->ep_strict || r->rdma_only ||
+              (!c->ep_health[r->ep_pin].down_until_ms &&
+               r->ep_pin != r->ep_avoid))) {
+    /* bound there (its RDMA session): while it is up, or always */
+    i = (unsigned)r->ep_pin;
+    ep_health_use(&c->ep_health[i], &how);
   } else {
     i = ep_health_pick(c->ep_health, c->n_eps, &c->ep_turn, r->ep_avoid,
                        &how);
@@ -149,6 +156,27 @@ size_t s3_client_endpoints_format(const struct s3_client *c, char *buf,
 {
   return ep_health_format(c->ep_health, c->n_eps, "s3.endpoint", "endpoint",
                           buf, len, off);
+}
+
+void s3_req_set_endpoint(struct s3_req *r, int i, bool strict)
+{
+  r->ep_pin = i;
+  r->ep_strict = strict;
+}
+
+unsigned s3_client_endpoints(const struct s3_client *c)
+{
+  return c->n_eps;
+}
+
+unsigned s3_client_endpoint_next(struct s3_client *c)
+{
+  unsigned n = c->n_eps, t = atomic_fetch_add(&c->ep_next, 1);
+
+  for (unsigned k = 0; k < n; k++)
+    if (!atomic_load(&c->ep_health[(t + k) % n].down))
+      return (t + k) % n;
+  return t % n;
 }
 
 const char *s3_client_endpoint(const struct s3_client *c, unsigned i)

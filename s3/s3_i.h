@@ -63,6 +63,8 @@ struct s3_req {
                                      -1 for every other request */
   int ep_try;                     /* engine thread: how the attempt on the
                                      wire came to ep (enum ep_try) */
+  int ep_pin;                     /* s3_req_set_endpoint's (-1: none) */
+  bool ep_strict;                 /* ... and only there */
   bool warm;                      /* a connection warmer (s3_client_warm):
                                      counted apart, never retried */
 
@@ -173,6 +175,7 @@ struct s3_client {
   unsigned n_eps;
   struct ep_health *ep_health;    /* [n_eps]: the engine thread's (s3_eps) */
   unsigned ep_turn;               /* engine thread: whose turn on a tie */
+  atomic_uint ep_next;            /* s3_client_endpoint_next's turn */
   char *ca_bundle;
   char *rdma_header;              /* token header name, lowercase */
   _Atomic bool rdma_ignored;      /* the server ignores tokens */

@@ -47,7 +47,7 @@ int s3_rc_connect_outcome(int rc, long status, const char *session,
 }
 
 /* A POST to path with no bucket, no body, not retried. */
-static struct s3_req *rc_post(struct s3_client *c, const char *path,
+static struct s3_req *rc_post(struct s3_client *c, int ep, const char *path,
                               unsigned timeout_ms)
 {
   /* the key only names it in log lines; the path is what is sent */
@@ -61,15 +61,18 @@ static struct s3_req *rc_post(struct s3_client *c, const char *path,
     return NULL;
   }
   s3_req_set_idempotent(r, false);
+  if (ep >= 0)
+    s3_req_set_endpoint(r, ep, true);
   if (timeout_ms)
     s3_req_set_timeout(r, timeout_ms);
   return r;
 }
 
-int s3_rc_connect(struct s3_client *c, const char *token, const char *psn,
-                  unsigned timeout_ms, struct s3_rc_reply *out)
+int s3_rc_connect(struct s3_client *c, int ep, const char *token,
+                  const char *psn, unsigned timeout_ms,
+                  struct s3_rc_reply *out)
 {
-  struct s3_req *r = rc_post(c, RC_CONNECT_PATH, timeout_ms);
+  struct s3_req *r = rc_post(c, ep, RC_CONNECT_PATH, timeout_ms);
   int rc;
 
   memset(out, 0, sizeof(*out));
@@ -92,10 +95,10 @@ int s3_rc_connect(struct s3_client *c, const char *token, const char *psn,
   return rc;
 }
 
-int s3_rc_disconnect(struct s3_client *c, const char *session,
+int s3_rc_disconnect(struct s3_client *c, int ep, const char *session,
                      unsigned timeout_ms)
 {
-  struct s3_req *r = rc_post(c, RC_DISCONNECT_PATH, timeout_ms);
+  struct s3_req *r = rc_post(c, ep, RC_DISCONNECT_PATH, timeout_ms);
   long status;
   int rc;
 

@@ -52,16 +52,18 @@ int s3_rc_connect_outcome(int rc, long status, const char *session,
                           struct s3_rc_reply *out);
 
 /*
- * POST /.s3rdma-rc/connect with the client's QP token and PSN, within
+ * POST /.s3rdma-rc/connect to endpoint ep of the client's list (its
+ * session lives there; -1: any) with the client's QP token and PSN, within
  * timeout_ms (0: the client's request timeout). The outcome as
  * s3_rc_connect_outcome, or -ENOMEM / -EINVAL (a value with CR/LF).
  */
-int s3_rc_connect(struct s3_client *c, const char *token, const char *psn,
-                  unsigned timeout_ms, struct s3_rc_reply *out);
+int s3_rc_connect(struct s3_client *c, int ep, const char *token,
+                  const char *psn, unsigned timeout_ms,
+                  struct s3_rc_reply *out);
 
-/* POST /.s3rdma-rc/disconnect for a session id, within timeout_ms. 0 on a
-   2xx, else -EPROTO, or the request's error. */
-int s3_rc_disconnect(struct s3_client *c, const char *session,
+/* POST /.s3rdma-rc/disconnect for a session id to endpoint ep (-1: any),
+   within timeout_ms. 0 on a 2xx, else -EPROTO, or the request's error. */
+int s3_rc_disconnect(struct s3_client *c, int ep, const char *session,
                      unsigned timeout_ms);
 
 #endif

@@ -94,22 +94,6 @@ static struct rdx_params params_of(const struct cfg *c)
       .gid_index = (uint8_t)(g && strcmp(g, "auto") ? atoi(g) : 0)};
 }
 
-/* rc and dc with a list of endpoints: refused (their sessions are made
-   with one server). -EINVAL with err, or 0. */
-static int one_server(const struct cfg *c, enum rdx_transport_kind kind,
-                      char *err, size_t errlen)
-{
-  unsigned n;
-
-  endpoint_local(c->endpoint, &n);
-  if ((kind != RDX_TRANSPORT_RC && kind != RDX_TRANSPORT_DC) || n <= 1)
-    return 0;
-  snprintf(err, errlen, "rdma.transport %s: one endpoint only (a list of "
-           "%u: the sessions of each server are not made yet)",
-           rdx_transport_kind_name(kind), n);
-  return -EINVAL;
-}
-
 int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen)
 {
   enum rdx_transport_kind kind = (enum rdx_transport_kind)c->rdma.transport;
@@ -120,8 +104,6 @@ int fsx_rdma_probe(const struct cfg *c, char *err, size_t errlen)
 
   if (kind == RDX_TRANSPORT_OFF || kind == RDX_TRANSPORT_AUTO)
     return 0;
-  if ((rc = one_server(c, kind, err, errlen)))
-    return rc;
   p.probe = true;
   rc = rdx_transport_open(kind, &p, &t, why, sizeof(why));
   if (rc) {
@@ -140,24 +122,12 @@ int fsx_rdma_open(struct fsx_mount *m, const struct cfg *c, char *err,
   enum rdx_transport_kind kind = (enum rdx_transport_kind)c->rdma.transport;
   struct fsx_rdma *d;
   char why[RDX_ERR_MAX], how[RDX_ERR_MAX + 16];
-  unsigned n;
   void *base;
   size_t len;
   int rc;
 
   if (kind == RDX_TRANSPORT_OFF)
     return 0;
-  if ((rc = one_server(c, kind, err, errlen)))
-    return rc;
-  if (kind == RDX_TRANSPORT_AUTO && (endpoint_local(c->endpoint, &n), n > 1)) {
-    /* several endpoints: cma, served by any gateway of this host */
-    if (!p.endpoint_local) {
-      log_notice("rdma: auto: %u endpoints, not all on this host (rc and "
-                 "dc take one); file data goes in HTTP bodies", n);
-      return 0;
-    }
-    kind = RDX_TRANSPORT_CMA;
-  }
   d = calloc(1, sizeof(*d));
   if (!d) {
     snprintf(err, errlen, "out of memory");

@@ -1,9 +1,13 @@
 /*
  * fsx_rdma_rc: the mount's RC connect step (see fsx_rdma_rc.h).
  *
- * DESIGN (sessions): a request's session is taken in fsx_rdma_rc_attach
- * and handed to the request as its release argument (s3_req_set_rdma_release);
- * release() runs exactly once when the request finishes, or when it is
+ * DESIGN (sessions): a pool per endpoint of the S3 client's list (an RC
+ * session is made with one server); a request's session is taken in
+ * fsx_rdma_rc_attach from the next endpoint up (s3_client_endpoint_next),
+ * bound there (s3_req_set_endpoint: while that endpoint is down its
+ * attempts go elsewhere without the token) and handed to the request as
+ * its release argument (s3_req_set_rdma_release); release() runs exactly
+ * once when the request finishes, or when it is
  * destroyed unsubmitted, and puts it back. rc->off is the only state
  * shared by every thread besides the pool (its own mutex): an atomic that
  * only ever turns true; and the count of replies 500 in a row (run_lock:
@@ -25,7 +29,8 @@
 #include "s3/s3_rc.h"
 
 struct fsx_rdma_rc {
-  struct rdx_rc_endpoint *ep;  /* fixed */
+  struct rdx_rc_endpoint **eps; /* fixed: one per S3 endpoint */
+  unsigned n;                  /* fixed: how many */
   struct s3_client *s3;        /* fixed */
   _Atomic bool off;            /* the server does not speak the dialect */
   _Atomic bool stopping;       /* the client's stop hook ran */
@@ -63,6 +68,7 @@ bool fsx_rdma_rc_usable(const struct fsx_rdma_rc *rc)
 struct taken {
   struct fsx_rdma_rc *rc;
   struct rdx_rc_session *s;
+  unsigned i; /* the endpoint it was made with */
 };
 
 /* The request has finished (engine thread, or the submitter's): give its
@@ -72,6 +78,7 @@ static void release(struct s3_req *r, void *arg)
   struct taken *tk = arg;
   struct fsx_rdma_rc *rc = tk->rc;
   struct rdx_rc_session *s = tk->s;
+  unsigned i = tk->i;
   bool failed = s3_req_rdma_failed(r), doubt = s3_req_rdma_doubt(r);
   bool moved = s3_req_rdma_path(r) == S3_RDMA_DONE, give_up;
 
@@ -94,7 +101,7 @@ static void release(struct s3_req *r, void *arg)
        reconnect lazily */
     log_info("rdma: rc: the server answered a token with reply 500: "
              "sessions dropped, the request resent over HTTP");
-    rdx_rc_endpoint_flush(rc->ep);
+    rdx_rc_endpoint_flush(rc->eps[i]);
   }
 }
 
@@ -125,9 +132,10 @@ static void connect_failed(struct fsx_rdma_rc *rc, int err, const char *why,
     log_debug("rdma: rc: a connect step failed (%s)", why);
 }
 
-/* Connect s (new): the POST, then its queue pair. 0 or a negative errno
-   (already logged and counted). */
-static int connect_session(struct fsx_rdma_rc *rc, struct rdx_rc_session *s)
+/* Connect s (new) with endpoint i: the POST, then its queue pair. 0 or a
+   negative errno (already logged and counted). */
+static int connect_session(struct fsx_rdma_rc *rc, unsigned i,
+                           struct rdx_rc_session *s)
 {
   struct rdx_rc_connect_req req;
   struct s3_rc_reply rep;
@@ -139,8 +147,8 @@ static int connect_session(struct fsx_rdma_rc *rc, struct rdx_rc_session *s)
     connect_failed(rc, err, "no connect request for the queue pair", true);
     return err;
   }
-  err = s3_rc_connect(rc->s3, req.token, req.psn, FSX_RDMA_RC_CONNECT_MS,
-                      &rep);
+  err = s3_rc_connect(rc->s3, rc->n > 1 ? (int)i : -1, req.token, req.psn,
+                      FSX_RDMA_RC_CONNECT_MS, &rep);
   if (err) {
     connect_failed(rc, err,
                    err == -EPROTONOSUPPORT
@@ -155,7 +163,8 @@ static int connect_session(struct fsx_rdma_rc *rc, struct rdx_rc_session *s)
   if (err) {
     /* the server made a session we cannot use: let it go now */
     if (strlen(rep.session) == RDX_RC_SESSION_LEN)
-      (void)s3_rc_disconnect(rc->s3, rep.session, FSX_RDMA_RC_CONNECT_MS);
+      (void)s3_rc_disconnect(rc->s3, rc->n > 1 ? (int)i : -1, rep.session,
+                             FSX_RDMA_RC_CONNECT_MS);
     connect_failed(rc, err, why, err != -EBADMSG);
     return err;
   }
@@ -171,18 +180,20 @@ int fsx_rdma_rc_attach(struct fsx_rdma_rc *rc, struct s3_req *r,
   struct rdx_rc_session *s;
   char tok[RDX_TOKEN_MAX], why[RDX_ERR_MAX];
   struct taken *tk;
+  unsigned i;
   int err;
 
   if (!fsx_rdma_rc_usable(rc))
     return 1;
-  err = rdx_rc_session_get(rc->ep, clock_mono_ms() + FSX_RDMA_RC_WAIT_MS, &s,
-                           why, sizeof(why));
+  i = rc->n > 1 ? s3_client_endpoint_next(rc->s3) : 0;
+  err = rdx_rc_session_get(rc->eps[i], clock_mono_ms() + FSX_RDMA_RC_WAIT_MS,
+                           &s, why, sizeof(why));
   if (err) {
     atomic_fetch_add(&rc->no_session, 1);
     log_debug("rdma: rc: no session (%s): HTTP body", why);
     return 1;
   }
-  if (!rdx_rc_session_connected(s) && connect_session(rc, s)) {
+  if (!rdx_rc_session_connected(s) && connect_session(rc, i, s)) {
     rdx_rc_session_put(s, true);
     return 1;
   }
@@ -199,9 +210,40 @@ int fsx_rdma_rc_attach(struct fsx_rdma_rc *rc, struct s3_req *r,
     rdx_rc_session_put(s, false);
     return err == -ENOMEM ? err : 1;
   }
-  *tk = (struct taken){.rc = rc, .s = s};
+  *tk = (struct taken){.rc = rc, .s = s, .i = i};
   s3_req_set_rdma_release(r, release, tk);
+  if (rc->n > 1)
+    s3_req_set_endpoint(r, (int)i, false);
   return 0;
+}
+
+/* Endpoint i's idle connected sessions disconnected, until until. How
+   many were taken. */
+static int goodbye_one(struct fsx_rdma_rc *rc, unsigned i, uint64_t until)
+{
+  struct rdx_rc_session *taken[FSX_RDMA_RC_SESSIONS], *s;
+  char id[RDX_RC_SESSION_LEN + 1], why[RDX_ERR_MAX];
+  uint64_t now;
+  int n = 0;
+
+  while (n < FSX_RDMA_RC_SESSIONS &&
+         !rdx_rc_session_get(rc->eps[i], 0, &s, why, sizeof(why))) {
+    if (!rdx_rc_session_connected(s)) {
+      rdx_rc_session_put(s, true); /* a new one: none idle is left */
+      break;
+    }
+    taken[n++] = s;
+  }
+  for (int k = 0; k < n; k++) {
+    now = clock_mono_ms();
+    if (now < until && rdx_rc_session_id(taken[k], id) > 0 &&
+        !s3_rc_disconnect(rc->s3, rc->n > 1 ? (int)i : -1, id,
+                          (unsigned)(until - now)))
+      atomic_fetch_add(&rc->disconnects, 1);
+    rdx_rc_session_put(taken[k], true); /* the server forgot it, or will
+                                           when it expires */
+  }
+  return n;
 }
 
 /* The client stops (its engine still sends): disconnect the idle
@@ -209,46 +251,43 @@ int fsx_rdma_rc_attach(struct fsx_rdma_rc *rc, struct s3_req *r,
 static void say_goodbye(void *arg)
 {
   struct fsx_rdma_rc *rc = arg;
-  struct rdx_rc_session *taken[FSX_RDMA_RC_SESSIONS], *s;
-  uint64_t until = clock_mono_ms() + FSX_RDMA_RC_BYE_MS, now;
-  char id[RDX_RC_SESSION_LEN + 1], why[RDX_ERR_MAX];
+  uint64_t until = clock_mono_ms() + FSX_RDMA_RC_BYE_MS;
   int n = 0;
 
   atomic_store(&rc->stopping, true);
   if (!atomic_load(&rc->connects))
     return; /* no session was ever connected */
-  while (n < FSX_RDMA_RC_SESSIONS &&
-         !rdx_rc_session_get(rc->ep, 0, &s, why, sizeof(why))) {
-    if (!rdx_rc_session_connected(s)) {
-      rdx_rc_session_put(s, true); /* a new one: none idle is left */
-      break;
-    }
-    taken[n++] = s;
-  }
-  for (int i = 0; i < n; i++) {
-    now = clock_mono_ms();
-    if (now < until && rdx_rc_session_id(taken[i], id) > 0 &&
-        !s3_rc_disconnect(rc->s3, id, (unsigned)(until - now)))
-      atomic_fetch_add(&rc->disconnects, 1);
-    rdx_rc_session_put(taken[i], true); /* the server forgot it, or will
-                                           when it expires */
-  }
+  for (unsigned i = 0; i < rc->n; i++)
+    n += goodbye_one(rc, i, until);
   if (n)
     log_info("rdma: rc: %llu of %d session(s) disconnected",
              (unsigned long long)atomic_load(&rc->disconnects), n);
+}
+
+static void free_eps(struct fsx_rdma_rc *rc)
+{
+  for (unsigned i = 0; rc->eps && i < rc->n; i++)
+    rdx_rc_endpoint_destroy(rc->eps[i]);
+  free(rc->eps);
 }
 
 int fsx_rdma_rc_create(struct rdx_transport *t, struct s3_client *s3,
                        struct fsx_rdma_rc **out)
 {
   struct fsx_rdma_rc *rc = calloc(1, sizeof(*rc));
-  int err;
+  int err = 0;
 
   *out = NULL;
   if (!rc)
     return -ENOMEM;
-  err = rdx_rc_endpoint_create(t, FSX_RDMA_RC_SESSIONS, &rc->ep);
+  rc->n = s3_client_endpoints(s3);
+  rc->eps = calloc(rc->n, sizeof(*rc->eps));
+  if (!rc->eps)
+    err = -ENOMEM;
+  for (unsigned i = 0; !err && i < rc->n; i++)
+    err = rdx_rc_endpoint_create(t, FSX_RDMA_RC_SESSIONS, &rc->eps[i]);
   if (err) {
+    free_eps(rc);
     free(rc);
     return err;
   }
@@ -263,7 +302,7 @@ void fsx_rdma_rc_destroy(struct fsx_rdma_rc *rc)
 {
   if (!rc)
     return;
-  rdx_rc_endpoint_destroy(rc->ep);
+  free_eps(rc);
   pthread_mutex_destroy(&rc->run_lock);
   free(rc);
 }

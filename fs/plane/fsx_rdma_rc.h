@@ -1,9 +1,12 @@
 /*
  * fsx_rdma_rc: the mount's side of the RC transport's connect step
  * (docs/rdma.md "RC dialect"), under fsx_rdma. One rdx_rc endpoint
- * for the S3 endpoint, FSX_RDMA_RC_SESSIONS sessions at most. Per request
- * carrying a token: take a session (waiting at most FSX_RDMA_RC_WAIT_MS),
- * connect a new one with s3_rc_connect (signed POST /.s3rdma-rc/connect)
+ * per S3 endpoint of the client's list, FSX_RDMA_RC_SESSIONS sessions at
+ * most each. Per request carrying a token: take a session from the next
+ * endpoint up (waiting at most FSX_RDMA_RC_WAIT_MS), bind the request to
+ * that endpoint (s3_req_set_endpoint: sent elsewhere while it is down, it
+ * goes without the token), connect a new session with s3_rc_connect
+ * (signed POST /.s3rdma-rc/connect to that endpoint)
  * and rdx_rc_session_connect, attach its "rc:" token, and give the session
  * back when the request finishes (s3_req_set_rdma_release): broken after a
  * reply 500 (the endpoint is flushed too: the server restarted or dropped

@@ -7,8 +7,10 @@
  * found by a probe of the client's own, never by an application request;
  * a list whose first URL never answered serves from the rest; a server
  * whose replies are not HTTP (RGW's chunked answer to HEAD / left on a
- * connection) is retried elsewhere and taken out; one endpoint alone is
- * never taken out. The counters per endpoint, exactly.
+ * connection) is retried elsewhere and taken out; a request bound to an
+ * endpoint (its RC session's) goes there, and while it is down goes
+ * elsewhere without its token, or, bound strictly, fails; one endpoint
+ * alone is never taken out. The counters per endpoint, exactly.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -271,6 +273,57 @@ static void test_not_http_elsewhere(void **state)
   garbage_stop(&g);
 }
 
+/* A GET of k bound to endpoint ep (strict or not), with a token when tok:
+   0 with the 5 bytes, or the request's error. */
+static int bound_get(struct s3_client *cl, int ep, bool strict, bool tok)
+{
+  struct s3_req *r = s3_req_create(cl, "GET", BUCKET, "k");
+  char buf[16];
+  size_t got = 0;
+  int rc;
+
+  assert_non_null(r);
+  s3_req_set_sink_buf(r, buf, sizeof(buf));
+  if (tok)
+    assert_int_equal(s3_req_set_rdma(r, "cma:1:2:3", 5), 0);
+  s3_req_set_endpoint(r, ep, strict);
+  s3_req_submit(r, NULL, NULL);
+  rc = s3_req_wait(r);
+  if (!rc)
+    rc = s3_get_object_result(r, &got);
+  if (!rc && (got != 5 || memcmp(buf, "hello", 5)))
+    rc = -EIO;
+  s3_req_destroy(r);
+  return rc;
+}
+
+static void test_bound(void **state)
+{
+  struct s3_stats st;
+
+  (void)state;
+  fake_s3_reset_counts(fa);
+  fake_s3_reset_counts(fb);
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(bound_get(c, 1, false, false), 0);
+  assert_int_equal(fake_s3_count(fb, FAKE_GET), 6); /* all there */
+  assert_int_equal(fake_s3_count(fa, FAKE_GET), 0);
+  /* the token goes where the request is bound (the fake ignores it) */
+  assert_int_equal(bound_get(c, 1, false, true), 0);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.rdma_requests, 1);
+  fake_s3_stop(fa); /* endpoint 0 dies */
+  fa = NULL;
+  assert_int_not_equal(bound_get(c, 0, true, false), 0); /* strict: no */
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
+  /* bound to the dead one, not strictly: served by the other, and the
+     token (a session on the dead one) not sent */
+  assert_int_equal(bound_get(c, 0, false, true), 0);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.rdma_requests, 1);
+  assert_int_equal(st.rdma_resent, 1);
+}
+
 static void test_first_never_answered(void **state)
 {
   struct s3_client *cl;
@@ -310,6 +363,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_bytes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_http_elsewhere, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_first_never_answered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),

@@ -6,7 +6,10 @@
 # the middle), the gateway's counters showing the bytes rc moved both
 # ways, what registering each part cost, then the gateway restarted (its
 # sessions gone) and the mount reconnecting: a file written and read back
-# after the restart moves its bytes over new rc sessions.
+# after the restart moves its bytes over new rc sessions. Then a mount over
+# two gateways (an endpoint list): rc sessions with each, bytes moved by
+# both, and, the second killed, the files still read back through the
+# first.
 # Run from the host by tests/rdma-vm/rc_mount.sh (ctest rdma.rc_mount).
 # Needs: S3R_BUILD, S3R_ENDPOINT (the host's RGW as the guest sees it),
 # AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, S3R_RC_BUCKET (made by the
@@ -17,7 +20,7 @@ DEV=${S3R_RDMA_DEV:-rxe0} GIDX=${S3R_GID_INDEX:-1}
 bucket=${S3R_RC_BUCKET:?}
 work=$(mktemp -d /tmp/rc.XXXXXX) mnt=$work/mnt
 mkdir -p "$mnt" "$work/cache"
-fail=0 gw= fs=
+fail=0 gw='' gw2='' fs=
 check() { if eval "$2"; then echo "ok - $1"; else echo "not ok - $1"; fail=1; fi; }
 cleanup() {
   set +e
@@ -25,6 +28,7 @@ cleanup() {
   # the daemon disconnects its sessions while the gateway still runs
   for _ in $(seq 1 50); do kill -0 "$fs" 2>/dev/null || break; sleep 0.2; done
   [ -z "$gw" ] || { kill "$gw"; wait "$gw"; }
+  [ -z "$gw2" ] || { kill "$gw2"; wait "$gw2"; }
   echo "--- gateway log (tail)"; tail -n 25 "$work/gw.log"
   echo "--- mount log (rdma lines)"; grep -iE "rdma|rc|token|regist" "$work/fs.log" | head -n 30
 }
@@ -124,6 +128,44 @@ check "the mount reconnected (new sessions)" \
 check "after the restart: GET bytes moved by rc" "[ '$(val rdma_bytes_get)' -gt 0 ]"
 check "after the restart: PUT bytes moved by rc" "[ '$(val rdma_bytes_put)' -gt 0 ]"
 echo "--- mount's rc stats"; grep -E "^rdma.rc_" "$mnt/.s3rdmafs-stats" || true
+
+# ---- two gateways, one mount over both: sessions with each --------------
+fusermount3 -u "$mnt"
+for _ in $(seq 1 50); do kill -0 "$fs" 2>/dev/null || break; sleep 0.2; done
+"$BIN/s3rdma-gateway" -f --listen 127.0.0.1:7489 --upstream "$S3R_ENDPOINT" \
+  --rdma-devices "$DEV" --rdma-gid-index "$GIDX" >>"$work/gw2.log" 2>&1 &
+gw2=$!
+for _ in $(seq 1 100); do
+  curl -s -o /dev/null --max-time 2 http://127.0.0.1:7489/_s3rdma/stats && break
+  sleep 0.2
+done
+"$BIN/s3rdmafs" -f "$bucket" "$mnt" \
+  -o 'endpoint=http://127.0.0.1:7490;http://127.0.0.1:7489' \
+  -o rdma.transport=rc,rdma.devices="$DEV",rdma.gid_index="$GIDX" \
+  -o cache.dir="$work/cache" 2>>"$work/fs.log" &
+fs=$!
+for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.2; done
+check "two gateways: mounted with rc over both" "mountpoint -q '$mnt'"
+head -c $((24 << 20)) /dev/urandom >"$work/two"
+cp "$work/two" "$mnt/two"
+sync; echo 3 >/proc/sys/vm/drop_caches
+check "two gateways: a new file reads back" "cmp -s '$mnt/two' '$work/two'"
+s1=$(curl -s --max-time 5 http://127.0.0.1:7490/_s3rdma/stats)
+s2=$(curl -s --max-time 5 http://127.0.0.1:7489/_s3rdma/stats)
+v1() { awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }' <<<"$s1"; }
+v2() { awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }' <<<"$s2"; }
+m1=$(( $(v1 rdma_bytes_get) + $(v1 rdma_bytes_put) ))
+m2=$(( $(v2 rdma_bytes_get) + $(v2 rdma_bytes_put) ))
+echo "--- two gateways: rc_connects $(v1 rc_connects) / $(v2 rc_connects), bytes moved by rc $m1 / $m2"
+check "two gateways: rc sessions with each" \
+  "[ '$(v1 rc_connects)' -gt 0 ] && [ '$(v2 rc_connects)' -gt 0 ]"
+check "two gateways: each moved bytes by rc" "[ $m1 -gt 0 ] && [ $m2 -gt 0 ]"
+kill -KILL "$gw2"; wait "$gw2" || true; gw2=''
+echo 3 >/proc/sys/vm/drop_caches
+check "two gateways, the second killed: the files read back" \
+  "cmp -s '$mnt/two' '$work/two' && cmp -s '$mnt/big' '$work/big'"
+check "two gateways, the second killed: taken out" \
+  "[ '$(fs_stat 's3.endpoint_downs{endpoint=1}')' -ge 1 ]"
 
 # ---- the same through the gateway in HTTP bodies, for the figures -------
 fusermount3 -u "$mnt"
