@@ -158,16 +158,21 @@ case_seqread() { need_case prep; failover seqread 1 seqread "$mnt/r"; }
 case_randread() { need_case prep; failover randread 2 randread "$mnt/r"; }
 case_listing() { need_case prep; failover listing 1 list "$mnt/l"; }
 case_renames() { need_case prep; failover renames 2 rename "$mnt/n"; }
+# written NAME DIR SIZE: every file the workload NAME closed in DIR (a
+# directory of the bucket's root) is on the server, whole; no upload left
+written() {
+  local n bad=0 up
+  for n in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["closed"]))' "$tmp/$1.json"); do
+    aws_ s3 cp "s3://$bucket/$2/$n" - | work check "$n" "$3" || bad=$((bad + 1))
+  done
+  check "$1: every file closed is on the server, whole" eq "files wrong" "$bad" 0
+  up=$(fs_uploads "$2/")
+  check "$1: no multipart upload left" eq uploads "$up" ""
+}
 case_write() {
 need_case prep
-local n bad=0 size=12582912 up
-failover write 1 write "$mnt/w" "$size"
-for n in $(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["closed"]))' "$tmp/write.json"); do
-  aws_ s3 cp "s3://$bucket/w/$n" - | work check "$n" "$size" || bad=$((bad + 1))
-done
-check "write: every file closed is on the server, whole" eq "files wrong" "$bad" 0
-up=$(fs_uploads w/)
-check "write: no multipart upload left" eq uploads "$up" ""
+failover write 1 write "$mnt/w" 12582912
+written write w 12582912
 }
 
 # ---- control: the same kill, a mount naming the killed RGW alone ----
@@ -212,7 +217,7 @@ fov_mount "$S3R_ENDPOINTS"
 }
 
 # ---- gw_killed: through two gateways (each in front of the three RGWs),
-# ---- the second killed and started again ----
+# ---- the second killed and started again, under reads, then writes ----
 case_gw_killed() {
 need_case prep
 S3R_GW_UPSTREAM=$S3R_ENDPOINTS gw_start "$tmp/gw0"
@@ -230,6 +235,9 @@ if [ "${S3R_FAILOVER_ONE:-0}" != 1 ]; then
 fi
 KILL=gw ONE_URL=$GW_ENDPOINT
 failover gw_killed 1 seqread "$mnt/r"
+mkdir -p "$mnt/gw"
+failover gw_write 1 write "$mnt/gw" 12582912
+written gw_write gw 12582912
 KILL=rgw ONE_URL=
 fs_umount "$mnt"
 S3R_GW_DIR=$tmp/gw0 "$GW_SH" stop
