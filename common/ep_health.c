@@ -18,19 +18,20 @@ void ep_health_init(struct ep_health *v, unsigned n, const char *const *names)
 }
 
 unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
-                        int avoid, enum ep_try *how)
+                        uint32_t avoid, enum ep_try *how)
 {
   int best = -1;
 
   for (unsigned k = 0; n > 1 && k < n; k++) {
     unsigned i = (*turn + k) % n; /* in turn from a moving start */
-    if ((int)i == avoid || v[i].down_until_ms)
+    if ((avoid >> i & 1) || v[i].down_until_ms)
       continue;
     if (best < 0 || v[i].inflight < v[best].inflight)
       best = (int)i;
   }
-  if (best < 0 && avoid >= 0 && !v[avoid].down_until_ms)
-    best = avoid; /* the only one that may be tried */
+  for (unsigned i = 0; best < 0 && i < n; i++)
+    if ((avoid >> i & 1) && !v[i].down_until_ms)
+      best = (int)i; /* the only ones up: tried again */
   if (best < 0) { /* every one down (or one alone): the one back soonest */
     best = 0;
     for (unsigned i = 1; i < n; i++)

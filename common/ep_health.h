@@ -48,11 +48,12 @@ struct ep_health {
 /* v[0..n): each up, named by names[i] (kept, not copied). */
 void ep_health_init(struct ep_health *v, unsigned n, const char *const *names);
 
-/* The server an attempt goes to (avoid: the one that failed its last
-   attempt, or -1), counted in flight until ep_health_end; *turn moves the
-   ties round; *how: EP_TRY_UP or EP_TRY_DOWN. */
+/* The server an attempt goes to (avoid: a bit per server to pass over
+   while another is up, those that failed this request), counted in flight
+   until ep_health_end; *turn moves the ties round; *how: EP_TRY_UP or
+   EP_TRY_DOWN. n at most 32. */
 unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
-                        int avoid, enum ep_try *how);
+                        uint32_t avoid, enum ep_try *how);
 /* An attempt goes to h, chosen by its owner (a request bound to it):
    counted in flight until ep_health_end; *how as ep_health_pick's. */
 void ep_health_use(struct ep_health *h, enum ep_try *how);

@@ -132,6 +132,8 @@ static void *prober_main(void *arg)
   pthread_mutex_lock(&s->mu);
   while (!s->stop) {
     uint64_t now = clock_mono_ms(), next = now + PROBE_TICK_MS;
+    if (!c) /* (out of memory at the last turn: again) */
+      c = curl_easy_init();
     for (unsigned i = 0; c && i < s->n && !s->stop; i++) {
       bool ok;
       if (!ep_health_probe_due(&s->health[i], now, &next))
@@ -242,7 +244,7 @@ void gw_ups_destroy(struct gw_ups *s)
 
 unsigned gw_ups_count(const struct gw_ups *s) { return s->n; }
 
-unsigned gw_ups_pick(struct gw_ups *s, int avoid, enum ep_try *how)
+unsigned gw_ups_pick(struct gw_ups *s, uint32_t avoid, enum ep_try *how)
 {
   unsigned i;
 

@@ -36,9 +36,9 @@ int gw_ups_create(const char *list, struct gw_ups **out, char *err,
 void gw_ups_destroy(struct gw_ups *s);
 
 unsigned gw_ups_count(const struct gw_ups *s);
-/* The upstream a request goes to (avoid: the one that refused its last
-   try, or -1), in flight until gw_ups_end; *how: see ep_health_pick. */
-unsigned gw_ups_pick(struct gw_ups *s, int avoid, enum ep_try *how);
+/* The upstream a request goes to (avoid: a bit per upstream that refused
+   it already), in flight until gw_ups_end; *how: see ep_health_pick. */
+unsigned gw_ups_pick(struct gw_ups *s, uint32_t avoid, enum ep_try *how);
 /* A request picked for upstream i never went out. */
 void gw_ups_release(struct gw_ups *s, unsigned i, enum ep_try how);
 /* Upstream i's scheme, host and port (no path), and its Host header. */

@@ -548,15 +548,15 @@ free_try:
 void gw_upstream_run(struct gw_upstream *up, CURL *c, struct gw_req *r)
 {
   unsigned n = gw_ups_count(up->set);
-  int avoid = -1;
+  uint32_t tried = 0; /* those that refused it */
 
   if (r->tok == GW_TOK_NONE || !token_begin(up, r))
     for (unsigned k = 0; k < n; k++) {
       enum ep_try how;
-      unsigned i = gw_ups_pick(up->set, avoid, &how);
+      unsigned i = gw_ups_pick(up->set, tried, &how);
       if (!try_upstream(up, c, r, i, how, k + 1 == n))
         break;
-      avoid = (int)i;
+      tried |= 1u << i;
     }
   rdx_server_buf_free(up->rdx, r->chunk);
   r->chunk = NULL;

@@ -103,8 +103,8 @@ int s3_eps_pick(struct s3_client *c, struct s3_req *r)
     i = (unsigned)r->ep_pin;
     ep_health_use(&c->ep_health[i], &how);
   } else {
-    i = ep_health_pick(c->ep_health, c->n_eps, &c->ep_turn, r->ep_avoid,
-                       &how);
+    i = ep_health_pick(c->ep_health, c->n_eps, &c->ep_turn,
+                       r->ep_avoid >= 0 ? 1u << r->ep_avoid : 0, &how);
   }
   r->ep_try = (int)how;
   return (int)i;

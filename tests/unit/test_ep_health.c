@@ -27,7 +27,7 @@ static void test_spread_and_fewest(void **state)
   (void)state;
   ep_health_init(v, 3, names);
   for (int k = 0; k < 6; k++) { /* one at a time: in turn */
-    i = ep_health_pick(v, 3, &turn, -1, &how);
+    i = ep_health_pick(v, 3, &turn, 0, &how);
     assert_int_equal(how, EP_TRY_UP);
     seen[i]++;
     ep_health_end(v, 3, i, how, false, 10, 0);
@@ -37,10 +37,15 @@ static void test_spread_and_fewest(void **state)
   assert_int_equal(seen[2], 2);
   /* two held on a and b: the next goes to c */
   v[0].inflight = v[1].inflight = 1;
-  i = ep_health_pick(v, 3, &turn, -1, &how);
+  i = ep_health_pick(v, 3, &turn, 0, &how);
   assert_int_equal(i, 2);
   assert_int_equal(atomic_load(&v[0].bytes) + atomic_load(&v[1].bytes) +
                        atomic_load(&v[2].bytes), 60);
+  /* passing over those that failed the request, while another is up */
+  v[0].inflight = v[1].inflight = v[2].inflight = 0;
+  assert_int_equal(ep_health_pick(v, 3, &turn, 3u, &how), 2);
+  v[2].inflight = 0;
+  assert_int_equal(ep_health_pick(v, 3, &turn, 7u, &how), 0); /* all */
 }
 
 static void test_stragglers_start_no_spell(void **state)
@@ -54,7 +59,7 @@ static void test_stragglers_start_no_spell(void **state)
   ep_health_init(v, 2, names);
   for (int k = 0; k < 24; k++) { /* 12 in flight on each */
     enum ep_try h;
-    i = ep_health_pick(v, 2, &turn, -1, &h);
+    i = ep_health_pick(v, 2, &turn, 0, &h);
     if (i == 0) {
       how[n] = h;
       on_a[n++] = i;
@@ -85,7 +90,7 @@ static void test_stragglers_start_no_spell(void **state)
   /* while down, nothing picks it */
   for (int k = 0; k < 4; k++) {
     enum ep_try h;
-    i = ep_health_pick(v, 2, &turn, -1, &h);
+    i = ep_health_pick(v, 2, &turn, 0, &h);
     assert_int_equal(i, 1);
   }
   /* a probe answers: up, the spell back to 1 s */
@@ -112,7 +117,7 @@ static void test_all_down(void **state)
   assert_int_equal(v[0].down_until_ms, 1000);
   assert_int_equal(v[1].down_until_ms, 1500);
   /* both down: the one back soonest, as a try while down */
-  i = ep_health_pick(v, 2, &turn, -1, &h);
+  i = ep_health_pick(v, 2, &turn, 0, &h);
   assert_int_equal(i, 0);
   assert_int_equal(h, EP_TRY_DOWN);
   assert_true(v[0].probing);
@@ -132,7 +137,7 @@ static void test_alone_and_rows(void **state)
   (void)state;
   ep_health_init(v, 1, names);
   for (int k = 0; k < 10; k++) {
-    assert_int_equal(ep_health_pick(v, 1, &turn, 0, &h), 0);
+    assert_int_equal(ep_health_pick(v, 1, &turn, 1u, &h), 0);
     assert_false(ep_health_end(v, 1, 0, h, true, 0, 0));
   }
   assert_int_equal(v[0].down_until_ms, 0); /* never out */
