@@ -34,21 +34,28 @@ cleanup() {
 }
 trap cleanup EXIT
 
-gw_start() {
-  "$BIN/s3rdma-gateway" -f --listen 127.0.0.1:7490 --upstream "$S3R_ENDPOINT" \
-    --rdma-devices "$DEV" --rdma-gid-index "$GIDX" >>"$work/gw.log" 2>&1 &
-  gw=$!
+# gw_launch PORT LOG: a gateway serving rc on 127.0.0.1:PORT, its pid in
+# launched once it answers (or after 20 s)
+launched=''
+gw_launch() {
+  "$BIN/s3rdma-gateway" -f --listen "127.0.0.1:$1" --upstream "$S3R_ENDPOINT" \
+    --rdma-devices "$DEV" --rdma-gid-index "$GIDX" >>"$2" 2>&1 &
+  launched=$!
   for _ in $(seq 1 100); do
-    curl -s -o /dev/null --max-time 2 http://127.0.0.1:7490/_s3rdma/stats && break
+    curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$1/_s3rdma/stats" && break
     sleep 0.2
   done
+}
+gw_start() {
+  gw_launch 7490 "$work/gw.log"
+  gw=$launched
   check "gateway answers$1" "curl -s --max-time 5 http://127.0.0.1:7490/_s3rdma/stats >/dev/null"
 }
 gw_start ""
 
 "$BIN/s3rdmafs" -f "$bucket" "$mnt" -o endpoint=http://127.0.0.1:7490 \
   -o rdma.transport=rc,rdma.devices="$DEV",rdma.gid_index="$GIDX" \
-  -o cache.dir="$work/cache",log.level="${S3R_RC_LOG:-info}" \
+  -o "cache.dir=$work/cache,log.level=${S3R_RC_LOG:-info}" \
   2>"$work/fs.log" &
 fs=$!
 for _ in $(seq 1 100); do mountpoint -q "$mnt" && break; sleep 0.2; done
@@ -132,13 +139,8 @@ echo "--- mount's rc stats"; grep -E "^rdma.rc_" "$mnt/.s3rdmafs-stats" || true
 # ---- two gateways, one mount over both: sessions with each --------------
 fusermount3 -u "$mnt"
 for _ in $(seq 1 50); do kill -0 "$fs" 2>/dev/null || break; sleep 0.2; done
-"$BIN/s3rdma-gateway" -f --listen 127.0.0.1:7489 --upstream "$S3R_ENDPOINT" \
-  --rdma-devices "$DEV" --rdma-gid-index "$GIDX" >>"$work/gw2.log" 2>&1 &
-gw2=$!
-for _ in $(seq 1 100); do
-  curl -s -o /dev/null --max-time 2 http://127.0.0.1:7489/_s3rdma/stats && break
-  sleep 0.2
-done
+gw_launch 7489 "$work/gw2.log"
+gw2=$launched
 "$BIN/s3rdmafs" -f "$bucket" "$mnt" \
   -o 'endpoint=http://127.0.0.1:7490;http://127.0.0.1:7489' \
   -o rdma.transport=rc,rdma.devices="$DEV",rdma.gid_index="$GIDX" \
