@@ -17,6 +17,15 @@ void ep_health_init(struct ep_health *v, unsigned n, const char *const *names)
   }
 }
 
+void ep_health_use(struct ep_health *h, enum ep_try *how)
+{
+  *how = h->down_until_ms ? EP_TRY_DOWN : EP_TRY_UP;
+  if (h->down_until_ms)
+    h->probing = true;
+  h->inflight++;
+  atomic_fetch_add(&h->attempts, 1);
+}
+
 unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
                         uint32_t avoid, enum ep_try *how)
 {
@@ -39,21 +48,8 @@ unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
         best = (int)i;
   }
   (*turn)++;
-  *how = v[best].down_until_ms ? EP_TRY_DOWN : EP_TRY_UP;
-  if (v[best].down_until_ms)
-    v[best].probing = true;
-  v[best].inflight++;
-  atomic_fetch_add(&v[best].attempts, 1);
+  ep_health_use(&v[best], how);
   return (unsigned)best;
-}
-
-void ep_health_use(struct ep_health *h, enum ep_try *how)
-{
-  *how = h->down_until_ms ? EP_TRY_DOWN : EP_TRY_UP;
-  if (h->down_until_ms)
-    h->probing = true;
-  h->inflight++;
-  atomic_fetch_add(&h->attempts, 1);
 }
 
 void ep_health_take(struct ep_health *h)

@@ -67,8 +67,12 @@ int s3_eps_parse(struct s3_client *c, const char *list, char *err,
       }
   if (rc == -ENOMEM)
     snprintf(err, errlen, "out of memory");
-  for (unsigned i = 0; !rc && i < n; i++) /* (each named by its URL) */
-    ep_health_init(&c->ep_health[i], 1, (const char *const *)&c->eps[i].url);
+  if (!rc) { /* each named by its URL */
+    const char *names[S3_EPS_MAX];
+    for (unsigned i = 0; i < n; i++)
+      names[i] = c->eps[i].url;
+    ep_health_init(c->ep_health, n, names);
+  }
   return rc;
 }
 

@@ -58,15 +58,14 @@ static void arena_hook(void *arg, size_t off, size_t len, bool back)
 }
 
 /* The host of every endpoint URL (a list: "URL;URL") is a loopback
-   address? *n: how many URLs. */
-static bool endpoint_local(const char *list, unsigned *n)
+   address? */
+static bool endpoint_local(const char *list)
 {
   bool local = list != NULL;
   const char *p = list, *at;
   char url[2048];
   size_t len;
 
-  *n = 0;
   while (p && endpoint_list_next(&p, &at, &len)) {
     struct endpoint ep;
     const char *why;
@@ -75,7 +74,6 @@ static bool endpoint_local(const char *list, unsigned *n)
       url[len] = '\0';
       local = local && !endpoint_parse(url, &ep, &why) &&
               endpoint_is_loopback(&ep);
-      (*n)++;
     }
   }
   return local;
@@ -84,10 +82,9 @@ static bool endpoint_local(const char *list, unsigned *n)
 static struct rdx_params params_of(const struct cfg *c)
 {
   const char *g = c->rdma.gid_index;
-  unsigned n;
 
   return (struct rdx_params){
-      .endpoint_local = endpoint_local(c->endpoint, &n),
+      .endpoint_local = endpoint_local(c->endpoint),
       .dc_access_key = c->rdma.dc_access_key,
       .devices = c->rdma.devices,
       .gid_given = g && strcmp(g, "auto") != 0,
