@@ -364,8 +364,9 @@ int fsx_wb_truncate(struct fsx_mount *m, struct fsx_wb *wb, uint64_t size)
     wb->seq_end = size;
   fsx_wb_set_dirty(wb);
 out:
-  if (!rc && !size && m->pool && !wb->stream) {
-    /* emptied: written in order from here, it streams (fsx_wb_stream.c) */
+  if (!rc && !size && m->pool && !wb->stream && !wb->unlinked) {
+    /* emptied: written in order from here, it streams (fsx_wb_stream.c);
+       a removed file never uploads, its bytes stay in the staging file */
     fsx_wb_end_upload(m, wb, true);
     wb->stream = true;
   }

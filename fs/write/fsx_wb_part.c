@@ -90,6 +90,9 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   long id;
   int rc;
 
+  if (wb->unlinked) /* removed: no name of its own to upload under (the
+                       one it had may be another file's by now) */
+    return -ENOENT;
   fsx_wb_effective_meta(wb, &mt);
   rc = fsx_wopts_make(m, fsx_wb_bucket(wb), key, fsx_wb_must_look(m, wb),
                       &mt, &w);

@@ -47,6 +47,8 @@ static void send_passed(struct fsx_mount *m, struct fsx_wb *wb, unsigned k)
 {
   int rc = 0;
 
+  if (wb->unlinked) /* its run keeps the bytes, for the open handles */
+    return;
   if (!wb->upload_id)
     rc = fsx_wb_start_upload(m, wb);
   if (!rc && fsx_wb_part(wb, k).state == PART_NONE)

@@ -8,6 +8,7 @@
 
 #include "fs/mem/fsx_bufs.h"
 #include "fs/mem/fsx_cache.h"
+#include "fs/mem/fsx_pool.h"
 #include "fs/meta/fsx_inode.h"
 #include "fs/mount/fsx_renlock.h"
 #include "fs/mount/fsx_setup.h"
@@ -15,6 +16,20 @@
 #include "fs/stage/fsx_stage.h"
 #include "fs/write/fsx_space.h"
 #include "fs/write/fsx_wb.h"
+
+/* The part buffers of streamed files (write.stream), as the daemon makes
+   them: slots of write.part_size rounded up to whole blocks. */
+static int pool_up(struct fake_mount *fm, char *err, size_t errlen)
+{
+  const struct cfg *c = &fm->c;
+  size_t slot = (size_t)((c->write.part_size + FSX_WB_BLOCK - 1) /
+                         FSX_WB_BLOCK * FSX_WB_BLOCK);
+
+  if (!c->write.stream)
+    return 0;
+  return fsx_pool_open(fsx_stage_dir(fm->m.stage), "", c->write.max_memory,
+                       slot, &fm->m.pool, err, errlen);
+}
 
 int fake_mount_up(struct fake_mount *fm, void (*tune)(struct cfg *c))
 {
@@ -36,6 +51,7 @@ int fake_mount_up(struct fake_mount *fm, void (*tune)(struct cfg *c))
   cfg_set(&fm->c, "cache.size", "64M", err, sizeof(err));
   cfg_set(&fm->c, "read.readahead_max", "8M", err, sizeof(err));
   cfg_set(&fm->c, "cache.mlock", "false", err, sizeof(err));
+  cfg_set(&fm->c, "write.max_memory", "64M", err, sizeof(err));
   cfg_set(&fm->c, "credentials.access_key", "fake", err, sizeof(err));
   cfg_set(&fm->c, "credentials.secret_key", "fake", err, sizeof(err));
   cfg_set(&fm->c, "s3.retry.base_ms", "1", err, sizeof(err));
@@ -59,6 +75,7 @@ int fake_mount_up(struct fake_mount *fm, void (*tune)(struct cfg *c))
   if (!(m->bufs = fsx_bufs_create(arena / 8)) || fsx_read_start(m) ||
       fsx_stage_open(fm->dir, fm->c.endpoint, &m->stage, err, sizeof(err)) ||
       fsx_space_create(fm->dir, 0, 1000, &m->space, err, sizeof(err)) ||
+      pool_up(fm, err, sizeof(err)) ||
       !(m->s3 = s3_client_create(&sc, err, sizeof(err))) || fsx_wb_start(m)) {
     fprintf(stderr, "fake_mount: %s\n", err);
     goto fail;
@@ -80,6 +97,7 @@ void fake_mount_down(struct fake_mount *fm)
   fsx_bufs_destroy(m->bufs);
   fsx_read_stop(m);
   fsx_cache_destroy(m->cache);
+  fsx_pool_close(m->pool); /* every run given back */
   fsx_table_destroy(m->tab);
   fsx_space_destroy(m->space);
   fsx_stage_close(m->stage);

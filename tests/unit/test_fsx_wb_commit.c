@@ -9,7 +9,9 @@
  * landed as RGW was killed (the upload left listed, answered 500) is
  * settled by looking and its upload never aborted; a write that comes
  * during a commit's upload lands in the next one; after a commit, what the
- * staging file lacks is fetched from the new object.
+ * staging file lacks is fetched from the new object; a removed file still
+ * open, emptied and written past a part, starts no upload under the name
+ * it had (streamed files: the mount's default).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -88,6 +90,19 @@ static int setup(void **state)
 {
   (void)state;
   return fake_mount_up(&fm, tune);
+}
+
+static void tune_stream(struct cfg *c)
+{
+  char err[256];
+
+  cfg_set(c, "write.part_size", "5M", err, sizeof(err));
+}
+
+static int setup_stream(void **state)
+{
+  (void)state;
+  return fake_mount_up(&fm, tune_stream);
 }
 
 static int teardown(void **state)
@@ -430,6 +445,44 @@ static void test_write_during_commit_lands_next(void **state)
   free(want);
 }
 
+/* Removed while open (fsx_wns_gone: held, then discarded), then emptied
+   and written in order past a part: the writes stay in the daemon, for
+   the open handles; nothing is sent under the name the file had (another
+   file's by now), and no multipart upload is begun and left behind. */
+static void test_removed_open_file_never_uploads(void **state)
+{
+  const size_t chunk = MiB, size = 6 * MiB + 1;
+  char *want = malloc(size), *got = malloc(size);
+  struct fsx_inode *in;
+  struct fsx_wb *wb;
+
+  (void)state;
+  assert_non_null(want);
+  assert_non_null(got);
+  fake_fill(want, size, 0, 9);
+  wb = open_wb("gone.bin", false, &in);
+  assert_int_equal(wb_write(wb, 0, want, 100), 100);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_true(holds("gone.bin", want, 100));
+  fsx_wb_hold(wb); /* as an unlink does, once the object is deleted */
+  fsx_wb_discard(&fm.m, wb, true);
+  fake_s3_reset_counts(fm.s3);
+  assert_int_equal(fsx_wb_truncate(&fm.m, wb, 0), 0);
+  for (size_t off = 0; off < size; off += chunk) {
+    size_t n = size - off < chunk ? size - off : chunk;
+    assert_int_equal(wb_write(wb, off, want + off, n), (ssize_t)n);
+  }
+  assert_int_equal(fsx_wb_read(&fm.m, wb, 0, got, size), (ssize_t)size);
+  assert_memory_equal(got, want, size);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  close_wb(wb, in);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ANY), 0);
+  assert_int_equal(fake_s3_uploads(fm.s3), 0);
+  assert_true(holds("gone.bin", want, 100)); /* (the fake deleted nothing) */
+  free(got);
+  free(want);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -449,6 +502,8 @@ int main(void)
                                       teardown),
       cmocka_unit_test_setup_teardown(test_write_during_commit_lands_next,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(test_removed_open_file_never_uploads,
+                                      setup_stream, teardown),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
