@@ -94,10 +94,14 @@ need_case() {
   "case_$1"
 }
 
+failed_checks=() # their names, repeated by summary (a long log's tail)
 check() { # name, then a command that must succeed
   local name=$1; shift
   if "$@"; then pass=$((pass + 1)); echo "ok - $name"
-  else fail=$((fail + 1)); echo "not ok - $name"; fi
+  else
+    fail=$((fail + 1)) failed_checks+=("$name")
+    echo "not ok - $name"
+  fi
 }
 
 md5() { md5sum <"$1" | cut -d' ' -f1; }
@@ -244,6 +248,10 @@ summary() {
   if [ -n "${S3R_ONLY:-}" ] && [ "${cases_run:-0}" -eq 0 ]; then
     fail=$((fail + 1)); echo "not ok - S3R_ONLY='$S3R_ONLY' names no case"
   fi
+  local n
+  for n in ${failed_checks[@]+"${failed_checks[@]}"}; do
+    echo "# failed: $n"
+  done
   echo "$pass passed, $fail failed"
   [ "$fail" -eq 0 ]
 }
