@@ -181,7 +181,7 @@ static int copy_multipart(struct s3_client *c, const char *src_bucket,
     rc = -ENOMEM;
     goto out;
   }
-  rc = s3_create_multipart(c, dst_bucket, dst_key, o, &upload_id);
+  rc = s3_create_multipart(c, dst_bucket, dst_key, o, &upload_id, NULL);
   if (rc)
     goto out;
   rc = copy_parts(c, dst_bucket, dst_key, upload_id, src_bucket, src_key,

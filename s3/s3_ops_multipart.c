@@ -9,19 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/slog.h"
 #include "s3/s3_i.h"
 
 int s3_create_multipart(struct s3_client *c, const char *bucket,
                         const char *key, const struct s3_put_opts *o,
-                        char **upload_id)
+                        char **upload_id, bool *orphan)
 {
   struct s3_req *r = s3_req_create(c, "POST", bucket, key);
   struct s3_mpu_result res = {0};
   int rc;
 
+  if (orphan)
+    *orphan = false;
   if (!r)
     return -ENOMEM;
   *upload_id = NULL;
+  s3_req_set_idempotent(r, true); /* a repeat makes another upload */
   rc = s3_req_add_query(r, "uploads", "");
   if (!rc)
     rc = s3_ops_add_put_opts(r, o);
@@ -33,6 +37,13 @@ int s3_create_multipart(struct s3_client *c, const char *bucket,
     *upload_id = res.upload_id;
     res.upload_id = NULL;
   }
+  if (orphan)
+    *orphan = s3_req_resent(r);
+  else if (s3_req_resent(r)) /* said here, as nobody else will */
+    log_warn("%s/%s: CreateMultipartUpload repeated after an answer was "
+             "lost: an upload it may have made is nobody's (the bucket's "
+             "lifecycle rule, AbortIncompleteMultipartUpload, removes it)",
+             bucket, key);
   s3_mpu_result_cleanup(&res);
   s3_req_destroy(r);
   return rc;

@@ -215,6 +215,11 @@ void s3_req_set_idempotent(struct s3_req *r, bool idempotent)
   r->idempotent = idempotent;
 }
 
+bool s3_req_resent(const struct s3_req *r)
+{
+  return r->resent;
+}
+
 int s3_req_result(const struct s3_req *r)
 {
   return r->rc;

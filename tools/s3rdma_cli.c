@@ -288,7 +288,7 @@ static int cmd_put(struct cli *cl, const char *src, const char *dst)
     rc = s3_put_object(cl->c, bucket, key, slots[0].buf, got, NULL, NULL);
     goto free_slots;
   }
-  rc = s3_create_multipart(cl->c, bucket, key, NULL, &upload_id);
+  rc = s3_create_multipart(cl->c, bucket, key, NULL, &upload_id, NULL);
   if (rc)
     goto free_slots;
   slots[0].len = got;

@@ -328,7 +328,7 @@ static int put_parts(const struct fsx_recover_io *t,
   uint64_t s, l;
   unsigned n = fsx_wb_part_of(r->part_size, size - 1, &s, &l) + 1;
   time_t since;
-  bool sent = false;
+  bool sent = false, orphan;
   long jid;
   int rc, arc;
 
@@ -350,9 +350,11 @@ static int put_parts(const struct fsx_recover_io *t,
   co = *o; /* the condition goes on the completion */
   co.headers = NULL;
   co.n_headers = 0;
-  if ((rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id))) {
-    if (fsx_stage_unknown(r->bucket, r->key, since, rc))
-      atomic_fetch_add(&m->st.uploads_unknown, 1);
+  rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id, &orphan);
+  if ((orphan || rc) && fsx_stage_unknown(r->bucket, r->key, since,
+                                          rc ? rc : FSX_STAGE_RESENT))
+    atomic_fetch_add(&m->st.uploads_unknown, 1);
+  if (rc) {
     fsx_stage_forget_upload(m->stage, jid);
     goto free_lists;
   }

@@ -43,8 +43,10 @@ bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
   log_warn("%s: a multipart upload of %s begun at %s may exist (%s): nothing "
            "proves it ours, so it is not aborted; the bucket's lifecycle rule "
            "(AbortIncompleteMultipartUpload) removes it", bucket, key, when,
-           rc ? strerror(-rc) : "the daemon died before its answer was "
-                                "recorded");
+           rc == FSX_STAGE_RESENT ? "an answer was lost, the request repeated"
+           : rc                   ? strerror(-rc)
+                                  : "the daemon died before its answer was "
+                                    "recorded");
   return true;
 }
 

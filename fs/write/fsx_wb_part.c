@@ -87,6 +87,7 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   struct fsx_wopts w;
   struct fsx_wmeta mt;
   time_t since;
+  bool orphan;
   long id;
   int rc;
 
@@ -111,11 +112,12 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
     return (int)id;
   }
   rc = s3_create_multipart(m->s3, fsx_wb_bucket(wb), key, &w.o,
-                           &wb->upload_id);
+                           &wb->upload_id, &orphan);
   fsx_wopts_cleanup(&w);
+  if ((orphan || rc) && fsx_stage_unknown(fsx_wb_bucket(wb), key, since,
+                                          rc ? rc : FSX_STAGE_RESENT))
+    atomic_fetch_add(&m->st.uploads_unknown, 1);
   if (rc) {
-    if (fsx_stage_unknown(fsx_wb_bucket(wb), key, since, rc))
-      atomic_fetch_add(&m->st.uploads_unknown, 1);
     fsx_stage_forget_upload(m->stage, id);
     return rc;
   }

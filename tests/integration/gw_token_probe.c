@@ -218,7 +218,7 @@ static void test_put(unsigned char *pat, size_t n)
   check(object_is("put", pat, n), "token PUT stored the buffer");
 
   /* UploadPart with a token, then Complete */
-  if (s3_create_multipart(c, bucket, "mp", NULL, &upload) == 0) {
+  if (s3_create_multipart(c, bucket, "mp", NULL, &upload, NULL) == 0) {
     rep = token_req("PUT", "mp", tok, 0, 0, (int64_t)n, upload, 1);
     check(rep.result == 0 && rep.status == 200 &&
               strcmp(rep.rdma_reply, "206") == 0 && rep.moved == n,

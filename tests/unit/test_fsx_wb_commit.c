@@ -8,7 +8,8 @@
  * looking, not sent again over another writer's; a completion that
  * landed as RGW was killed (the upload left listed, answered 500) is
  * settled by looking and its upload never aborted; a write that comes
- * during a commit's upload lands in the next one; after a commit, what the
+ * during a commit's upload lands in the next one; a CreateMultipartUpload
+ * whose answer was lost is asked again, the commit going on; after a commit, what the
  * staging file lacks is fetched from the new object; a removed file still
  * open, emptied and written past a part, starts no upload under the name
  * it had (streamed files: the mount's default).
@@ -202,6 +203,38 @@ static void test_block_in_large_object(void **state)
     assert_memory_equal(got, want + MiB, sizeof(got));
     assert_int_equal(fake_s3_count(fm.s3, FAKE_GET), 1);
   }
+  close_wb(wb, in);
+  free(want);
+}
+
+/* CreateMultipartUpload's answer lost (the upload made all the same):
+   asked again, the commit goes on; the first upload, nobody's provably,
+   is counted and never aborted. */
+static void test_create_answer_lost(void **state)
+{
+  size_t size = 12 * MiB;
+  char *want = malloc(size), block[4096];
+  struct fsx_inode *in;
+  struct fsx_wb *wb;
+
+  (void)state;
+  assert_non_null(want);
+  fake_fill(want, size, 0, 11);
+  assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "created.bin", want, size),
+                   0);
+  wb = open_wb("created.bin", true, &in);
+  fake_fill(block, sizeof(block), 3 * MiB, 12);
+  memcpy(want + 3 * MiB, block, sizeof(block));
+  assert_int_equal(wb_write(wb, 3 * MiB, block, sizeof(block)),
+                   sizeof(block));
+  fake_s3_fault(fm.s3, FAKE_INITIATE, "created.bin", -500, 1, 0);
+  fake_s3_reset_counts(fm.s3);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0); /* (the upload begins) */
+  assert_true(holds("created.bin", want, size));
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_INITIATE), 2);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
+  assert_int_equal(fake_s3_uploads(fm.s3), 1);
+  assert_int_equal(atomic_load(&fm.m.st.uploads_unknown), 1);
   close_wb(wb, in);
   free(want);
 }
@@ -489,6 +522,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_new_small_file_one_put, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_block_in_large_object, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_create_answer_lost, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_failed_upload_kept, setup,
                                       teardown),
