@@ -205,9 +205,9 @@ int fsx_stage_mark_completing(struct fsx_stage *s, long id,
                               const char *upload_id);
 /*
  * A CreateMultipartUpload of key begun at since that failed with rc, that
- * was answered only when asked again (rc FSX_STAGE_RESENT: s3_create_multipart's
- * orphan), or whose daemon died before its answer was recorded (rc 0): an
- * upload may
+ * was answered only when asked again (rc FSX_STAGE_RESENT:
+ * s3_create_multipart's orphan), or whose daemon died before its answer
+ * was recorded (rc 0): an upload may
  * have been made that nothing can prove ours (a listing shows only the
  * key and the time, the same for another writer of the key, on another
  * mount or host). Never aborted: said in the log, for the bucket's

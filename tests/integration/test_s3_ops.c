@@ -229,8 +229,9 @@ static void test_multipart_3_parts(void **state)
   size_t got;
 
   itest_fill(ref, total, 42);
-  assert_int_equal(s3_create_multipart(cl, bucket, "mpu/three", NULL, &uid, NULL),
-                   0);
+  assert_int_equal(
+      s3_create_multipart(cl, bucket, "mpu/three", NULL, &uid, NULL),
+      0);
   assert_non_null(uid);
   /* parts uploaded out of order: the server orders them by number */
   assert_int_equal(s3_upload_part(cl, bucket, "mpu/three", uid, 3,
@@ -261,8 +262,9 @@ static void test_multipart_abort(void **state)
   char *uid = NULL, etag[S3_ETAG_MAX];
   struct s3_object_meta m;
 
-  assert_int_equal(s3_create_multipart(cl, bucket, "mpu/aborted", NULL, &uid, NULL),
-                   0);
+  assert_int_equal(
+      s3_create_multipart(cl, bucket, "mpu/aborted", NULL, &uid, NULL),
+      0);
   assert_int_equal(s3_upload_part(cl, bucket, "mpu/aborted", uid, 1, "abc", 3,
                                   etag), 0);
   assert_int_equal(s3_abort_multipart(cl, bucket, "mpu/aborted", uid), 0);
@@ -285,8 +287,9 @@ static void test_upload_part_copy(void **state)
 
   put_random("copy/src.bin", src_len, 9, &src);
   itest_fill(extra, tail, 10);
-  assert_int_equal(s3_create_multipart(cl, bucket, "copy/dst.bin", NULL, &uid, NULL),
-                   0);
+  assert_int_equal(
+      s3_create_multipart(cl, bucket, "copy/dst.bin", NULL, &uid, NULL),
+      0);
   /* part 1: bytes [1 MiB, 6 MiB + 777) of the source, copied server-side */
   assert_int_equal(s3_upload_part_copy(cl, bucket, "copy/dst.bin", uid, 1,
                                        bucket, "copy/src.bin", MiB,
@@ -440,7 +443,8 @@ static void test_upload_part_copy_req(void **state)
   assert_int_equal(s3_put_object(cl, bucket, "pcr/src", src, src_len, NULL,
                                  src_etag), 0);
   snprintf(quoted, sizeof(quoted), "\"%s\"", src_etag);
-  assert_int_equal(s3_create_multipart(cl, bucket, "pcr/dst", NULL, &uid, NULL), 0);
+  assert_int_equal(
+      s3_create_multipart(cl, bucket, "pcr/dst", NULL, &uid, NULL), 0);
   /* parts 1-3: the source's first three 5 MiB in reverse order; part 4:
      its short tail */
   for (int i = 0; i < 4; i++) {
@@ -473,7 +477,8 @@ static void test_upload_part_copy_req(void **state)
 
   /* a source ETag that is not the object's: 412 -> ESTALE where the server
      honours x-amz-copy-source-if-match (AWS, MinIO); Ceph RGW 16 ignores it */
-  assert_int_equal(s3_create_multipart(cl, bucket, "pcr/dst2", NULL, &uid, NULL), 0);
+  assert_int_equal(
+      s3_create_multipart(cl, bucket, "pcr/dst2", NULL, &uid, NULL), 0);
   r[0] = s3_upload_part_copy_req(cl, bucket, "pcr/dst2", uid, 1, bucket,
                                  "pcr/src", 0, 1000,
                                  "0123456789abcdef0123456789abcdef");
@@ -658,7 +663,8 @@ static void test_list_multipart_uploads(void **state)
   assert_int_equal(s3_create_bucket(cl, ub), 0);
   assert_no_uploads(ub, NULL);
   for (int i = 0; i < 4; i++)
-    assert_int_equal(s3_create_multipart(cl, ub, keys[i], NULL, &id[i], NULL), 0);
+    assert_int_equal(
+        s3_create_multipart(cl, ub, keys[i], NULL, &id[i], NULL), 0);
 
   assert_int_equal(s3_list_multipart_uploads(cl, ub, NULL, NULL, NULL, &u), 0);
   assert_int_equal(u.n_uploads, 4);
