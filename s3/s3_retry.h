@@ -11,9 +11,10 @@
  * retry_cost tokens (timeouts cost timeout_cost), each success refunds
  * success_refund up to the capacity; when the bucket cannot pay, no retry, so
  * a dead server is not hammered by every request at once.
- * Only safe retries: idempotent requests on any retryable error; a
- * non-idempotent one (POST create/complete) only when the failure happened
- * before the server could act.
+ * Only safe retries: idempotent requests on any retryable error (and
+ * those marked so: a completion, settled by looking; a
+ * CreateMultipartUpload, its orphan said); another POST only when the
+ * failure happened before the server could act.
  */
 #ifndef S3R_S3_RETRY_H
 #define S3R_S3_RETRY_H

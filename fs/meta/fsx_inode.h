@@ -211,6 +211,8 @@ bool fsx_inode_keep_orphan(struct fsx_table *t, struct fsx_inode *in);
  * - attach: mine becomes in's (one reference; in gains an internal
  *   reference the state drops when freed) unless one is attached already:
  *   then that one, with a reference, and mine is the caller's to free;
+ *   *removed: in was unlinked or replaced before mine became its state
+ *   (an open racing the removal: the state never uploads);
  * - wb_get: the attached state with a reference, or NULL;
  * - wb_ref: one more reference, for a caller that holds one;
  * - wb_ref_live: one more reference to wb if it is in's attached state
@@ -222,7 +224,7 @@ bool fsx_inode_keep_orphan(struct fsx_table *t, struct fsx_inode *in);
  *   kernel gone).
  */
 struct fsx_wb *fsx_inode_wb_attach(struct fsx_table *t, struct fsx_inode *in,
-                                   struct fsx_wb *mine);
+                                   struct fsx_wb *mine, bool *removed);
 struct fsx_wb *fsx_inode_wb_get(struct fsx_table *t, struct fsx_inode *in);
 void fsx_inode_wb_ref(struct fsx_table *t, struct fsx_inode *in);
 bool fsx_inode_wb_ref_live(struct fsx_table *t, struct fsx_inode *in,

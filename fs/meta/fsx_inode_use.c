@@ -197,10 +197,11 @@ bool fsx_inode_keep_orphan(struct fsx_table *t, struct fsx_inode *in)
 }
 
 struct fsx_wb *fsx_inode_wb_attach(struct fsx_table *t, struct fsx_inode *in,
-                                   struct fsx_wb *mine)
+                                   struct fsx_wb *mine, bool *removed)
 {
   struct fsx_wb *wb;
 
+  *removed = false;
   pthread_mutex_lock(&t->lock);
   /* a store began before this writer: a background one (whose copy must
      not land after our upload), or one into the kernel's pages, which
@@ -214,6 +215,7 @@ struct fsx_wb *fsx_inode_wb_attach(struct fsx_table *t, struct fsx_inode *in,
   } else {
     in->wb = mine;
     in->wb_refs = 1;
+    *removed = in->unlinked;
     in->kernel_epoch++; /* a writer: stores in flight must recheck */
     in->refs++; /* the state's, dropped when it is freed */
   }

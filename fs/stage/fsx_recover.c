@@ -352,7 +352,7 @@ static int put_parts(const struct fsx_recover_io *t,
   co.n_headers = 0;
   rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id, &orphan);
   if ((orphan || rc) && fsx_stage_unknown(r->bucket, r->key, since,
-                                          rc ? rc : FSX_STAGE_RESENT))
+                                          orphan ? FSX_STAGE_RESENT : rc))
     atomic_fetch_add(&m->st.uploads_unknown, 1);
   if (rc) {
     fsx_stage_forget_upload(m->stage, jid);

@@ -289,6 +289,7 @@ static int wb_open(struct fsx_mount *m, struct fsx_inode *in,
                    const struct fsx_wmeta *meta, struct fsx_wb **out)
 {
   struct fsx_wb *wb = fsx_wb_get(m, in), *mine;
+  bool removed;
   int rc;
 
   if (!wb && !m->wbm) /* no write-back: a read-only mount */
@@ -297,10 +298,16 @@ static int wb_open(struct fsx_mount *m, struct fsx_inode *in,
     mine = wb_new(m, in, base, trunc, meta, &rc);
     if (!mine)
       return rc;
-    wb = fsx_inode_wb_attach(m->tab, in, mine);
+    wb = fsx_inode_wb_attach(m->tab, in, mine, &removed);
     if (wb == mine) {
       wb_list(m, wb);
       pthread_mutex_lock(&wb->lock);
+      if (removed) { /* unlinked as it was opened: the handles' alone */
+        pthread_mutex_lock(&wb->plock);
+        wb->unlinked = true;
+        pthread_mutex_unlock(&wb->plock);
+        wb->stream = false; /* its bytes in the staging file */
+      }
       if (!base || trunc) /* a new object, or emptied: that is a change */
         fsx_wb_set_dirty(wb);
       pthread_mutex_unlock(&wb->lock);

@@ -64,7 +64,9 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   } else if (nb && !np) { /* nothing held, nothing to say so: unlinked */
     log_err("%s: no memory for its block map: reads of it fail",
             fsx_wb_key(wb));
+    pthread_mutex_lock(&wb->plock);
     wb->unlinked = true;
+    pthread_mutex_unlock(&wb->plock);
   } else {
     free(wb->present);
     wb->present = np;

@@ -168,13 +168,25 @@ struct below {
   const char *bucket, *prefix;
 };
 
+/* Unlinked or replaced: the open handles' alone, its key nobody's. */
+static bool removed(struct fsx_wb *wb)
+{
+  bool r;
+
+  pthread_mutex_lock(&wb->plock);
+  r = wb->unlinked;
+  pthread_mutex_unlock(&wb->plock);
+  return r;
+}
+
+/* Below the prefix, a file of that name (not one removed). */
 static bool want_below_any(struct fsx_wb *wb, const void *arg)
 {
   const struct below *b = arg;
   const char *key = fsx_wb_key(wb);
 
   return !strcmp(fsx_wb_bucket(wb), b->bucket) &&
-         !strncmp(key, b->prefix, strlen(b->prefix));
+         !strncmp(key, b->prefix, strlen(b->prefix)) && !removed(wb);
 }
 
 /* Below the prefix, and dirty. */

@@ -115,7 +115,7 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
                            &wb->upload_id, &orphan);
   fsx_wopts_cleanup(&w);
   if ((orphan || rc) && fsx_stage_unknown(fsx_wb_bucket(wb), key, since,
-                                          rc ? rc : FSX_STAGE_RESENT))
+                                          orphan ? FSX_STAGE_RESENT : rc))
     atomic_fetch_add(&m->st.uploads_unknown, 1);
   if (rc) {
     fsx_stage_forget_upload(m->stage, id);

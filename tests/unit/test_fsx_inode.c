@@ -731,20 +731,22 @@ static void test_wb_attachment(void **state)
   struct fsx_attr f = file_attr("e", 1, 1);
   char a_mem, b_mem;
   struct fsx_wb *a = (struct fsx_wb *)&a_mem, *b = (struct fsx_wb *)&b_mem;
+  bool removed = true;
 
   (void)state;
   in = fsx_inode_child(t, root, "f", &f, NULL, 60000, false);
   assert_non_null(in);
   assert_null(fsx_inode_wb_get(t, in));
-  assert_ptr_equal(fsx_inode_wb_attach(t, in, a), a);
-  assert_ptr_equal(fsx_inode_wb_attach(t, in, b), a); /* a second open */
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, a, &removed), a);
+  assert_false(removed);
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, b, &removed), a); /* 2nd */
   assert_null(fsx_inode_wb_unref(t, in));
   assert_true(fsx_inode_wb_ref_live(t, in, a));
   assert_null(fsx_inode_wb_unref(t, in));
   assert_ptr_equal(fsx_inode_wb_unref(t, in), a); /* the last: detached */
   assert_false(fsx_inode_wb_ref_live(t, in, a));
   fsx_inode_put(t, in); /* what freeing a does: its inode reference */
-  assert_ptr_equal(fsx_inode_wb_attach(t, in, b), b);
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, b, &removed), b);
   fsx_inode_wb_ref(t, in);                       /* b: 2 */
   assert_false(fsx_inode_wb_ref_live(t, in, a)); /* stale: not b's count */
   fsx_inode_wb_reset(t, in, a);                  /* nor this */
@@ -772,6 +774,7 @@ struct attacher {
   struct fsx_table *t;
   struct fsx_inode *in;
   struct fsx_wb *mine, *got;
+  bool removed;
   _Atomic bool done;
 };
 
@@ -779,7 +782,7 @@ static void *attach_main(void *arg)
 {
   struct attacher *a = arg;
 
-  a->got = fsx_inode_wb_attach(a->t, a->in, a->mine);
+  a->got = fsx_inode_wb_attach(a->t, a->in, a->mine, &a->removed);
   atomic_store(&a->done, true);
   return NULL;
 }
@@ -792,7 +795,7 @@ static void test_kernel_pages(void **state)
   struct fsx_kernel_seen seen;
   struct fsx_wb *fake = (struct fsx_wb *)&seen; /* only compared */
   uint64_t c, ep, sz;
-  bool drop;
+  bool drop, removed;
 
   (void)state;
   in = fsx_inode_child(t, root, "f", &f, NULL, 1000, true);
@@ -820,7 +823,7 @@ static void test_kernel_pages(void **state)
   assert_false(seen.changed);
   assert_false(drop);
   /* never a drop while write-back state is on the inode */
-  assert_ptr_equal(fsx_inode_wb_attach(t, in, fake), fake);
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, fake, &removed), fake);
   assert_int_equal(fsx_inode_kernel_open(t, in, "e2", c, true, &seen, &drop), -EAGAIN);
   assert_ptr_equal(fsx_inode_wb_unref(t, in), fake);
   fsx_inode_put(t, in); /* what freeing the state does */
@@ -849,7 +852,7 @@ static void test_kernel_pages(void **state)
   fsx_inode_set_attr_force(t, in, &f, 1000);
   assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e3"), c, &ep, &sz));
   assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c - 1, &ep, &sz));
-  assert_ptr_equal(fsx_inode_wb_attach(t, in, fake), fake);
+  assert_ptr_equal(fsx_inode_wb_attach(t, in, fake, &removed), fake);
   assert_false(fsx_inode_kernel_store(t, in, fsx_etag_gen("e4"), c, &ep, &sz));
   assert_ptr_equal(fsx_inode_wb_unref(t, in), fake);
   fsx_inode_put(t, in);
@@ -861,7 +864,7 @@ static void test_kernel_pages(void **state)
      bytes from its pages when the daemon reads the request, and a store
      meanwhile would replace them with the object's older ones */
   {
-    struct attacher a = {t, in, fake, NULL, false};
+    struct attacher a = {t, in, fake, NULL, false, false};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, attach_main, &a), 0);
     usleep(200 * 1000); /* (time to get in, were it let in) */

@@ -9,10 +9,11 @@
  * landed as RGW was killed (the upload left listed, answered 500) is
  * settled by looking and its upload never aborted; a write that comes
  * during a commit's upload lands in the next one; a CreateMultipartUpload
- * whose answer was lost is asked again, the commit going on; after a commit, what the
- * staging file lacks is fetched from the new object; a removed file still
+ * whose answer was lost is asked again, the commit going on; after a
+ * commit, what the staging file lacks is fetched from the new object; a removed file still
  * open, emptied and written past a part, starts no upload under the name
- * it had (streamed files: the mount's default).
+ * it had, nor does a file whose open attached only after its unlink
+ * (streamed files: the mount's default).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -497,7 +498,10 @@ static void test_removed_open_file_never_uploads(void **state)
   assert_int_equal(wb_write(wb, 0, want, 100), 100);
   assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
   assert_true(holds("gone.bin", want, 100));
-  fsx_wb_hold(wb); /* as an unlink does, once the object is deleted */
+  /* as an unlink does (fsx_wns_going, then fsx_wns_gone once the object
+     is deleted) */
+  fsx_wb_hold(wb);
+  assert_int_equal(fsx_wb_fetch_all(&fm.m, wb, true), 0);
   fsx_wb_discard(&fm.m, wb, true);
   fake_s3_reset_counts(fm.s3);
   assert_int_equal(fsx_wb_truncate(&fm.m, wb, 0), 0);
@@ -512,6 +516,43 @@ static void test_removed_open_file_never_uploads(void **state)
   assert_int_equal(fake_s3_count(fm.s3, FAKE_ANY), 0);
   assert_int_equal(fake_s3_uploads(fm.s3), 0);
   assert_true(holds("gone.bin", want, 100)); /* (the fake deleted nothing) */
+  free(got);
+  free(want);
+}
+
+/* An open that attaches its write-back state only after an unlink of the
+   name went through (it saw no writer and no handle): the state is a
+   removed file's from the start, and sends nothing. */
+static void test_open_racing_unlink_never_uploads(void **state)
+{
+  const size_t size = 6 * MiB + 1;
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_attr a = {.kind = FSX_FILE};
+  struct fsx_inode *root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO), *in;
+  char *want = malloc(size), *got = malloc(size);
+  struct fsx_wb *wb = NULL;
+
+  (void)state;
+  assert_non_null(want);
+  assert_non_null(got);
+  fake_fill(want, size, 0, 13);
+  in = fsx_inode_child(fm.m.tab, root, "raced.bin", &a, NULL, 0, false);
+  fsx_inode_put(fm.m.tab, root);
+  assert_non_null(in);
+  fsx_inode_detach(fm.m.tab, in); /* the unlink, done */
+  fake_s3_reset_counts(fm.s3);
+  assert_int_equal(fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb), 0);
+  for (size_t off = 0; off < size; off += MiB) {
+    size_t n = size - off < MiB ? size - off : MiB;
+    assert_int_equal(wb_write(wb, off, want + off, n), (ssize_t)n);
+  }
+  assert_int_equal(fsx_wb_read(&fm.m, wb, 0, got, size), (ssize_t)size);
+  assert_memory_equal(got, want, size);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  close_wb(wb, in);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ANY), 0);
+  assert_false(fake_s3_has(fm.s3, FAKE_BUCKET, "raced.bin"));
+  assert_int_equal(fake_s3_uploads(fm.s3), 0);
   free(got);
   free(want);
 }
@@ -538,6 +579,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_write_during_commit_lands_next,
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_removed_open_file_never_uploads,
+                                      setup_stream, teardown),
+      cmocka_unit_test_setup_teardown(test_open_racing_unlink_never_uploads,
                                       setup_stream, teardown),
   };
 
