@@ -95,6 +95,21 @@ static size_t drop_cb(char *buf, size_t size, size_t n, void *arg)
   return size * n;
 }
 
+/* curl's progress callback during a probe: the gateway stopping ends it
+   (within a second or so, not at PROBE_TIMEOUT_S). */
+static int probe_progress(void *arg, curl_off_t dt, curl_off_t dn,
+                          curl_off_t ut, curl_off_t un)
+{
+  struct gw_ups *s = arg;
+  bool stop;
+
+  (void)dt, (void)dn, (void)ut, (void)un;
+  pthread_mutex_lock(&s->mu);
+  stop = s->stop;
+  pthread_mutex_unlock(&s->mu);
+  return stop;
+}
+
 /* GET / on upstream i (not HEAD /: RGW answers that with a chunked body,
    left on the connection as the next reply's start): did it answer (any
    status but a 5xx)? */
@@ -115,6 +130,9 @@ static bool probe_one(struct gw_ups *s, CURL *c, unsigned i)
   curl_easy_setopt(c, CURLOPT_CURLU, u);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, drop_cb);
   curl_easy_setopt(c, CURLOPT_TIMEOUT, PROBE_TIMEOUT_S);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, probe_progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, s);
   cc = curl_easy_perform(c);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   curl_easy_setopt(c, CURLOPT_CURLU, NULL);
