@@ -479,20 +479,41 @@ static void test_write_during_commit_lands_next(void **state)
   free(want);
 }
 
+/* A removed file's handle writes want[0, size) in order from 0, reads it
+   back, commits and closes: nothing reaches the server, no upload is
+   left. */
+static void write_removed(struct fsx_wb *wb, struct fsx_inode *in,
+                          const char *want, size_t size)
+{
+  char *got = malloc(size);
+
+  assert_non_null(got);
+  for (size_t off = 0; off < size; off += MiB) {
+    size_t n = size - off < MiB ? size - off : MiB;
+    assert_int_equal(wb_write(wb, off, want + off, n), (ssize_t)n);
+  }
+  assert_int_equal(fsx_wb_read(&fm.m, wb, 0, got, size), (ssize_t)size);
+  assert_memory_equal(got, want, size);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  close_wb(wb, in);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ANY), 0);
+  assert_int_equal(fake_s3_uploads(fm.s3), 0);
+  free(got);
+}
+
 /* Removed while open (fsx_wns_gone: held, then discarded), then emptied
    and written in order past a part: the writes stay in the daemon, for
    the open handles; nothing is sent under the name the file had (another
    file's by now), and no multipart upload is begun and left behind. */
 static void test_removed_open_file_never_uploads(void **state)
 {
-  const size_t chunk = MiB, size = 6 * MiB + 1;
-  char *want = malloc(size), *got = malloc(size);
+  const size_t size = 6 * MiB + 1;
+  char *want = malloc(size);
   struct fsx_inode *in;
   struct fsx_wb *wb;
 
   (void)state;
   assert_non_null(want);
-  assert_non_null(got);
   fake_fill(want, size, 0, 9);
   wb = open_wb("gone.bin", false, &in);
   assert_int_equal(wb_write(wb, 0, want, 100), 100);
@@ -505,18 +526,8 @@ static void test_removed_open_file_never_uploads(void **state)
   fsx_wb_discard(&fm.m, wb, true);
   fake_s3_reset_counts(fm.s3);
   assert_int_equal(fsx_wb_truncate(&fm.m, wb, 0), 0);
-  for (size_t off = 0; off < size; off += chunk) {
-    size_t n = size - off < chunk ? size - off : chunk;
-    assert_int_equal(wb_write(wb, off, want + off, n), (ssize_t)n);
-  }
-  assert_int_equal(fsx_wb_read(&fm.m, wb, 0, got, size), (ssize_t)size);
-  assert_memory_equal(got, want, size);
-  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
-  close_wb(wb, in);
-  assert_int_equal(fake_s3_count(fm.s3, FAKE_ANY), 0);
-  assert_int_equal(fake_s3_uploads(fm.s3), 0);
+  write_removed(wb, in, want, size);
   assert_true(holds("gone.bin", want, 100)); /* (the fake deleted nothing) */
-  free(got);
   free(want);
 }
 
@@ -529,12 +540,11 @@ static void test_open_racing_unlink_never_uploads(void **state)
   struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
   struct fsx_attr a = {.kind = FSX_FILE};
   struct fsx_inode *root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO), *in;
-  char *want = malloc(size), *got = malloc(size);
+  char *want = malloc(size);
   struct fsx_wb *wb = NULL;
 
   (void)state;
   assert_non_null(want);
-  assert_non_null(got);
   fake_fill(want, size, 0, 13);
   in = fsx_inode_child(fm.m.tab, root, "raced.bin", &a, NULL, 0, false);
   fsx_inode_put(fm.m.tab, root);
@@ -542,18 +552,8 @@ static void test_open_racing_unlink_never_uploads(void **state)
   fsx_inode_detach(fm.m.tab, in); /* the unlink, done */
   fake_s3_reset_counts(fm.s3);
   assert_int_equal(fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb), 0);
-  for (size_t off = 0; off < size; off += MiB) {
-    size_t n = size - off < MiB ? size - off : MiB;
-    assert_int_equal(wb_write(wb, off, want + off, n), (ssize_t)n);
-  }
-  assert_int_equal(fsx_wb_read(&fm.m, wb, 0, got, size), (ssize_t)size);
-  assert_memory_equal(got, want, size);
-  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
-  close_wb(wb, in);
-  assert_int_equal(fake_s3_count(fm.s3, FAKE_ANY), 0);
+  write_removed(wb, in, want, size);
   assert_false(fake_s3_has(fm.s3, FAKE_BUCKET, "raced.bin"));
-  assert_int_equal(fake_s3_uploads(fm.s3), 0);
-  free(got);
   free(want);
 }
 
