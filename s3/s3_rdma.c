@@ -232,8 +232,11 @@ enum s3_rdma_verdict s3_rdma_attempt_end(struct s3_client *c, struct s3_req *r,
     }
     atomic_fetch_add(&c->st_rdma_ignored, 1);
     /* (memory another process may change under the transfer proves
-       nothing of the server: this request only) */
-    if (!r->rdma_foreign && !atomic_exchange(&c->rdma_ignored, true))
+       nothing of the server, this request only; but a PUT that stored the
+       empty body read no memory at all: the server ignores tokens) */
+    if ((!r->rdma_foreign ||
+         (put && etag_is_empty(s3_req_header(r, "etag")))) &&
+        !atomic_exchange(&c->rdma_ignored, true))
       log_notice("the S3 server ignores %s (no x-amz-rdma-reply): file data "
                "goes in HTTP bodies from now on",
                c->rdma_header);
