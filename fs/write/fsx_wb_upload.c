@@ -33,11 +33,6 @@
 /* tries of a conditional write that keeps meeting another writer */
 #define COND_TRIES 3
 #define COMPLETE_SKEW_S 60 /* the clocks of server and client apart, at most */
-/* with rdma.transport=auto, a body this small goes in the request until
-   the server has shown it knows tokens: one that ignores them would cost a
-   resend, a round trip more than the body does (a transport named says
-   the server knows them) */
-#define PUT_PLAIN_MAX (64u * 1024u)
 
 /* May part k ([s, s+l)) be copied from the base on the server? */
 static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
@@ -53,9 +48,8 @@ static bool copyable(const struct fsx_wb *wb, uint64_t s, uint64_t l)
 
 /*
  * PutObject of [buf, buf + len), with a token when the data plane is up
- * (over an existing object, or of PUT_PLAIN_MAX bytes or fewer in auto
- * mode, only once the server has answered a token). *keep is set to NULL
- * when buf must stay mapped (a token outstanding).
+ * (over an existing object, only once the server has answered a token).
+ * *keep is set to NULL when buf must stay mapped (a token outstanding).
  */
 static int put_object(struct fsx_mount *m, const char *bucket,
                       const char *key, const void *buf, size_t len,
@@ -68,11 +62,9 @@ static int put_object(struct fsx_mount *m, const char *bucket,
 
   if (!r) /* says why */
     return s3_put_object(m->s3, bucket, key, buf, len, o, etag);
-  if ((existing || (len <= PUT_PLAIN_MAX && !m->o.rdma_named)) &&
-      !s3_client_rdma_known(m->s3)) {
+  if (existing && !s3_client_rdma_known(m->s3)) {
     /* no token until the server has shown it knows them: one that ignored
-       it would store an empty object over this one until our resend (and
-       a small body costs less than that resend's round trip) */
+       it would store an empty object over this one until our resend */
     s3_req_submit(r, NULL, NULL);
     s3_req_wait(r);
     retired = false;
