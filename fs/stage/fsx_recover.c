@@ -351,8 +351,8 @@ static int put_parts(const struct fsx_recover_io *t,
   co.headers = NULL;
   co.n_headers = 0;
   rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id, &orphan);
-  if ((orphan || rc) && fsx_stage_unknown(r->bucket, r->key, since,
-                                          orphan ? FSX_STAGE_RESENT : rc))
+  if ((orphan || rc) &&
+      fsx_stage_unknown(r->bucket, r->key, since, rc, orphan))
     atomic_fetch_add(&m->st.uploads_unknown, 1);
   if (rc) {
     fsx_stage_forget_upload(m->stage, jid);

@@ -205,19 +205,18 @@ int fsx_stage_mark_completing(struct fsx_stage *s, long id,
                               const char *upload_id);
 /*
  * A CreateMultipartUpload of key begun at since that failed with rc, that
- * was answered only when asked again (rc FSX_STAGE_RESENT:
- * s3_create_multipart's orphan), or whose daemon died before its answer
- * was recorded (rc 0): an upload may
+ * was asked again after an answer was lost (resent: s3_create_multipart's
+ * orphan, whatever rc), or whose daemon died before its answer was
+ * recorded (rc 0): an upload may
  * have been made that nothing can prove ours (a listing shows only the
  * key and the time, the same for another writer of the key, on another
  * mount or host). Never aborted: said in the log, for the bucket's
  * lifecycle rule (AbortIncompleteMultipartUpload) to remove. True when
  * such an upload may exist (the caller counts it); false when the server
- * answered with a refusal (nothing was made).
+ * answered its only attempt with a refusal (nothing was made).
  */
-#define FSX_STAGE_RESENT 1
 bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
-                       int rc);
+                       int rc, bool resent);
 
 /*
  * Keep a staging file that could not be uploaded: moved to unsaved/ with a

@@ -26,12 +26,12 @@
 /* ---- recovery ---- */
 
 bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
-                       int rc)
+                       int rc, bool resent)
 {
   char when[32];
   struct tm tm;
 
-  switch (-rc) { /* the server answered: it made nothing */
+  switch (resent ? 0 : -rc) { /* the server answered: it made nothing */
   case EACCES: case EPERM: case ENOENT: case EINVAL:
   case ENAMETOOLONG: case EROFS: case EDQUOT: case ENOSPC:
     return false;
@@ -43,10 +43,9 @@ bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
   log_warn("%s: a multipart upload of %s begun at %s may exist (%s): nothing "
            "proves it ours, so it is not aborted; the bucket's lifecycle rule "
            "(AbortIncompleteMultipartUpload) removes it", bucket, key, when,
-           rc == FSX_STAGE_RESENT ? "an answer was lost, the request repeated"
-           : rc                   ? strerror(-rc)
-                                  : "the daemon died before its answer was "
-                                    "recorded");
+           resent ? "an answer was lost, the request repeated"
+           : rc   ? strerror(-rc)
+                  : "the daemon died before its answer was recorded");
   return true;
 }
 
@@ -81,7 +80,7 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
     goto out;
   }
   if (!strncmp(f[3], "?since=", 7)) { /* its creation's answer was lost */
-    fsx_stage_unknown(f[1], f[2], (time_t)atoll(f[3] + 7), 0);
+    fsx_stage_unknown(f[1], f[2], (time_t)atoll(f[3] + 7), 0, false);
     out->unknown++;
     goto out;
   }

@@ -114,8 +114,8 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   rc = s3_create_multipart(m->s3, fsx_wb_bucket(wb), key, &w.o,
                            &wb->upload_id, &orphan);
   fsx_wopts_cleanup(&w);
-  if ((orphan || rc) && fsx_stage_unknown(fsx_wb_bucket(wb), key, since,
-                                          orphan ? FSX_STAGE_RESENT : rc))
+  if ((orphan || rc) &&
+      fsx_stage_unknown(fsx_wb_bucket(wb), key, since, rc, orphan))
     atomic_fetch_add(&m->st.uploads_unknown, 1);
   if (rc) {
     fsx_stage_forget_upload(m->stage, id);
