@@ -24,6 +24,18 @@ trap 'tests/servers/rgw.sh stop >/dev/null 2>&1 || true' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# digest DIR: the failed checks of DIR's last ctest run with a few lines
+# after each, so that a log kept only by its head and tail still names them
+digest() {
+  local log=$1/Testing/Temporary/LastTest.log
+  [ -f "$1/Testing/Temporary/LastTestsFailed.log" ] && [ -f "$log" ] || return 0
+  echo "== what failed in $1 =="
+  awk '/^[0-9]+\/[0-9]+ Testing: / { t = $3 }
+       /^not ok |ERROR: AddressSanitizer|runtime error:|^# failed: / {
+         if (t != shown) { print "-- " t; shown = t } n = 4 }
+       n > 0 { print; n-- }' "$log" | head -n 80
+}
+
 rc=0
 echo "== ctest (ASan + UBSan build) =="
 (cd build-asan && ctest --output-on-failure "$@") || rc=1
@@ -45,5 +57,8 @@ nfuzz=$(cd build-fuzz && ctest -N -L fuzz "$@" | sed -n 's/^Total Tests: //p')
 if [ "${nfuzz:-0}" -gt 0 ]; then
   echo "== ctest (fuzz smoke) =="
   (cd build-fuzz && ctest --output-on-failure -j "$(nproc)" -L fuzz "$@") || rc=1
+fi
+if [ "$rc" -ne 0 ]; then
+  for d in build-asan build build-fuzz; do digest "$d"; done
 fi
 exit $rc

@@ -133,8 +133,11 @@ check "s3rdma-gateway: gateway in sbin, unit, settings file 0600" files_gw
 check "libs3rdmafs0 and -dev: library, header, pkg-config file, man pages" files_lib
 files_py() {
   has python3-s3rdmafs -rw-r--r-- usr/lib/python3/dist-packages/s3rdmafs/__init__.py &&
-    dpkg-deb -c "$(deb python3-s3rdmafs)" |
-      grep -q 'usr/lib/python3/dist-packages/s3rdmafs/_s3rdmafs\.cpython-.*\.so$'
+    # grep -c, not -q: -q stops reading and, under pipefail, the
+    # writer's SIGPIPE fails the check
+    [ "$(dpkg-deb -c "$(deb python3-s3rdmafs)" |
+      grep -c 'usr/lib/python3/dist-packages/s3rdmafs/_s3rdmafs\.cpython-.*\.so$')" \
+      -ge 1 ]
 }
 check "python3-s3rdmafs: the module and its C part" files_py
 echo "# built in $((SECONDS - t0)) s"
@@ -284,7 +287,7 @@ case_dev() {
 need_case fstab
 # (compiled on the host, with the root as pkg-config's sysroot: the root
 # has no compiler; run inside the root)
-pc=$(PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$root/usr/lib/$ma/pkgconfig" \
+pc=$(PKG_CONFIG_PATH='' PKG_CONFIG_LIBDIR="$root/usr/lib/$ma/pkgconfig" \
   PKG_CONFIG_SYSROOT_DIR="$root" pkg-config --cflags --libs s3rdmafs) || pc=""
 check "pkg-config finds the packaged s3rdmafs.pc" test -n "$pc"
 # shellcheck disable=SC2086 # (pkg-config's words)
