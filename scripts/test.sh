@@ -25,15 +25,24 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # digest DIR: the failed checks of DIR's last ctest run with a few lines
-# after each, so that a log kept only by its head and tail still names them
+# after each (a failed test with none: its last lines), so that a log kept
+# only by its head and tail still names them
 digest() {
-  local log=$1/Testing/Temporary/LastTest.log
-  [ -f "$1/Testing/Temporary/LastTestsFailed.log" ] && [ -f "$log" ] || return 0
+  local dir=$1/Testing/Temporary
+  [ -f "$dir/LastTestsFailed.log" ] && [ -f "$dir/LastTest.log" ] || return 0
   echo "== what failed in $1 =="
-  awk '/^[0-9]+\/[0-9]+ Testing: / { t = $3 }
-       /^not ok |ERROR: AddressSanitizer|runtime error:|^# failed: / {
-         if (t != shown) { print "-- " t; shown = t } n = 4 }
-       n > 0 { print; n-- }' "$log" | head -n 80
+  awk -F: 'FNR == NR { failed[$2] = 1; next }
+    /^[0-9]+\/[0-9]+ Testing: / { split($0, w, " "); t = w[3]; m = 0; k = 0; next }
+    !(t in failed) { next }
+    /^<end of output>$/ {
+      if (!m) { print "-- " t " (its last lines)"
+                for (i = k - 10; i < k; i++) if (i >= 0) print b[i % 10] }
+      t = ""; next }
+    { b[k++ % 10] = $0 }
+    /^not ok |^# stopped by set -e|ERROR: AddressSanitizer|runtime error:/ {
+      if (!m) print "-- " t; m = 1; n = 4 }
+    n > 0 { print; n-- }' "$dir/LastTestsFailed.log" "$dir/LastTest.log" |
+    head -n 80
 }
 
 rc=0

@@ -50,27 +50,8 @@ set -euo pipefail
 fs_test_setup "$1" crash mnt2 cache
 MiB=1048576
 cache=$tmp/cache
-rport=$((20000 + RANDOM % 20000))
-rgw_port=${S3R_ENDPOINT##*:}
-relay_pid= wpid=
-
-relay_up() { # [PATTERN GATE]: hold requests matching PATTERN until GATE
-  local ready=$tmp/relay.ready
-  relay_down # never two: the one replaced would be left running
-  rm -f "$ready"
-  python3 "$here/tcp_relay.py" "$rport" "$rgw_port" ${1:+--hold "$1" "$2"} \
-    >"$ready" 2>/dev/null &
-  relay_pid=$!
-  for _ in $(seq 1 50); do grep -qs ready "$ready" && return 0; sleep 0.1; done
-  echo "relay did not start" >&2
-  return 1
-}
-relay_down() {
-  if [ -n "$relay_pid" ]; then
-    { kill -KILL "$relay_pid"; wait "$relay_pid"; } 2>/dev/null || true
-  fi
-  relay_pid=
-}
+relay_port
+wpid=
 
 cleanup() {
   local rc=$?

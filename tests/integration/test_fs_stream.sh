@@ -58,20 +58,8 @@ work() {
 same() { eq "$1" "$(key_md5 "$1")" "$(md5 "$tmp/$1.ref")"; }
 delta() { echo $(($(stat_of "$1") - $2)); }
 
-# (i, j and k go through a TCP relay: its helpers, for each case alone)
-rport=$((20000 + RANDOM % 20000)) rgw_port=${S3R_ENDPOINT##*:} relay_pid=
-relay_up() {
-  relay_down
-  rm -f "$tmp/relay.ready"
-  python3 "$here/tcp_relay.py" "$rport" "$rgw_port" >"$tmp/relay.ready" 2>/dev/null &
-  relay_pid=$!
-  for _ in $(seq 1 50); do grep -qs ready "$tmp/relay.ready" && return 0; sleep 0.1; done
-  return 1
-}
-relay_down() {
-  [ -z "$relay_pid" ] || { kill -KILL "$relay_pid"; wait "$relay_pid"; } 2>/dev/null || true
-  relay_pid=
-}
+# (i, j and k go through a TCP relay, tests/lib/relay.sh)
+relay_port
 trap 'relay_down; fs_cleanup' EXIT
 ropts=(-o "endpoint=http://127.0.0.1:$rport" -o s3.retry.max_attempts=2
   -o s3.retry.budget_ms=2000 -o s3.connect_timeout_ms=1000

@@ -3,7 +3,8 @@
 # the benchmarks (bench/lib.sh) share. Sourcing it sources the rest of
 # tests/lib: mount.sh (fs_mount, fs_umount, ...), aws.sh (aws_: the second
 # client, a warm awscli started here), peers.sh (s3fs, rclone, curl: the
-# peer tools) and gw.sh (a gateway per test).
+# peer tools), gw.sh (a gateway per test) and relay.sh (a TCP relay to RGW,
+# killed to cut the path).
 #
 #   . "$(dirname "$0")/../lib/test.sh"
 #   fs_test_setup BIN_DIR NAME [DIR...]
@@ -35,6 +36,15 @@
 _test_sourced=1
 _test_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pass=0 fail=0
+# a suite that set -e stops says where (a long log's tail then shows it);
+# -E: in functions too (not where set -e is off: conditions, subshells of
+# $(...), set +e)
+set -E
+_test_stopped() { # EXIT LINE COMMAND
+  [[ $- != *e* ]] ||
+    echo "# stopped by set -e: ${BASH_SOURCE[1]##*/}:$2: $3 (exit $1)"
+}
+trap '_test_stopped $? "$LINENO" "$BASH_COMMAND"' ERR
 if [ -n "${BIN:-}" ]; then FS=$BIN/s3rdmafs CLI=$BIN/s3rdma-cli; fi
 
 # shellcheck source=tests/lib/aws.sh
@@ -46,6 +56,8 @@ FS_ARGS=(-o cache.mlock=false)
 . "$_test_lib/peers.sh"
 # shellcheck source=tests/lib/gw.sh
 . "$_test_lib/gw.sh"
+# shellcheck source=tests/lib/relay.sh
+. "$_test_lib/relay.sh"
 
 fs_test_setup() {
   BIN=$(cd "$1" && pwd)
