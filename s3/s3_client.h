@@ -196,9 +196,9 @@ void s3_req_set_range_only(struct s3_req *r);
 void s3_req_set_timeout(struct s3_req *r, unsigned timeout_ms);
 /* Safe to repeat? Defaults: GET/HEAD/PUT/DELETE yes, POST no. */
 void s3_req_set_idempotent(struct s3_req *r, bool idempotent);
-/* Was an attempt the server may have acted on (sent, then no answer or a
-   5xx) repeated? Read once the request is done. */
-bool s3_req_resent(const struct s3_req *r);
+/* How many attempts the server may have acted on (sent, then no answer or
+   a 5xx) were repeated? Read once the request is done. */
+unsigned s3_req_resent(const struct s3_req *r);
 
 /*
  * Submit. done (may be NULL) runs on the engine thread when the request has
@@ -393,11 +393,12 @@ int s3_put_object(struct s3_client *c, const char *bucket, const char *key,
  * CreateMultipartUpload; *upload_id is malloc'd, the caller frees it.
  * Retried like any request, also once sent (as AWS's SDKs do): an attempt
  * whose answer was lost may have made an upload that is then nobody's;
- * *orphan says whether one may exist (NULL: the log says it).
+ * *orphans says how many may exist, one per such attempt (NULL: the log
+ * says it).
  */
 int s3_create_multipart(struct s3_client *c, const char *bucket,
                         const char *key, const struct s3_put_opts *o,
-                        char **upload_id, bool *orphan);
+                        char **upload_id, unsigned *orphans);
 int s3_upload_part(struct s3_client *c, const char *bucket, const char *key,
                    const char *upload_id, int part, const void *buf,
                    size_t len, char etag[S3_ETAG_MAX]);

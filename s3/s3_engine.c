@@ -370,7 +370,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
              r->bucket ? r->bucket : "", r->key, strerror(m.err), r->status,
              r->err.code, r->attempts, delay);
     atomic_fetch_add(&c->st_retries, 1);
-    r->resent = r->resent || (sent && !m.before_send);
+    r->resent += sent && !m.before_send;
     requeue(e, r, clock_mono_ms() + delay);
     return;
   }

@@ -55,8 +55,8 @@ struct s3_req {
   uint64_t range_off, range_len;
   unsigned timeout_ms;
   bool idempotent;
-  bool resent;                    /* engine thread: an attempt the server
-                                     may have acted on was repeated */
+  unsigned resent;                /* engine thread: attempts the server
+                                     may have acted on, repeated */
   int ep;                         /* engine thread: the endpoint of the
                                      attempt on the wire (-1: none) */
   int ep_avoid;                   /* engine thread: the one that failed its

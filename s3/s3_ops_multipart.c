@@ -14,14 +14,14 @@
 
 int s3_create_multipart(struct s3_client *c, const char *bucket,
                         const char *key, const struct s3_put_opts *o,
-                        char **upload_id, bool *orphan)
+                        char **upload_id, unsigned *orphans)
 {
   struct s3_req *r = s3_req_create(c, "POST", bucket, key);
   struct s3_mpu_result res = {0};
   int rc;
 
-  if (orphan)
-    *orphan = false;
+  if (orphans)
+    *orphans = 0;
   if (!r)
     return -ENOMEM;
   *upload_id = NULL;
@@ -37,13 +37,14 @@ int s3_create_multipart(struct s3_client *c, const char *bucket,
     *upload_id = res.upload_id;
     res.upload_id = NULL;
   }
-  if (orphan)
-    *orphan = s3_req_resent(r);
+  if (orphans)
+    *orphans = s3_req_resent(r);
   else if (s3_req_resent(r)) /* said here, as nobody else will */
-    log_warn("%s/%s: CreateMultipartUpload repeated after an answer was "
-             "lost: an upload it may have made is nobody's (the bucket's "
-             "lifecycle rule, AbortIncompleteMultipartUpload, removes it)",
-             bucket, key);
+    log_warn("%s/%s: CreateMultipartUpload repeated %u time(s) after an "
+             "answer was lost: as many uploads it may have made are "
+             "nobody's (the bucket's lifecycle rule, "
+             "AbortIncompleteMultipartUpload, removes them)",
+             bucket, key, s3_req_resent(r));
   s3_mpu_result_cleanup(&res);
   s3_req_destroy(r);
   return rc;

@@ -215,7 +215,7 @@ void s3_req_set_idempotent(struct s3_req *r, bool idempotent)
   r->idempotent = idempotent;
 }
 
-bool s3_req_resent(const struct s3_req *r)
+unsigned s3_req_resent(const struct s3_req *r)
 {
   return r->resent;
 }

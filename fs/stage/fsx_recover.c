@@ -328,7 +328,8 @@ static int put_parts(const struct fsx_recover_io *t,
   uint64_t s, l;
   unsigned n = fsx_wb_part_of(r->part_size, size - 1, &s, &l) + 1;
   time_t since;
-  bool sent = false, orphan;
+  bool sent = false;
+  unsigned orphans;
   long jid;
   int rc, arc;
 
@@ -350,10 +351,9 @@ static int put_parts(const struct fsx_recover_io *t,
   co = *o; /* the condition goes on the completion */
   co.headers = NULL;
   co.n_headers = 0;
-  rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id, &orphan);
-  if ((orphan || rc) &&
-      fsx_stage_unknown(r->bucket, r->key, since, rc, orphan))
-    atomic_fetch_add(&m->st.uploads_unknown, 1);
+  rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id, &orphans);
+  atomic_fetch_add(&m->st.uploads_unknown,
+                   fsx_stage_unknown(r->bucket, r->key, since, rc, orphans));
   if (rc) {
     fsx_stage_forget_upload(m->stage, jid);
     goto free_lists;

@@ -205,18 +205,18 @@ int fsx_stage_mark_completing(struct fsx_stage *s, long id,
                               const char *upload_id);
 /*
  * A CreateMultipartUpload of key begun at since that failed with rc, that
- * was asked again after an answer was lost (resent: s3_create_multipart's
- * orphan, whatever rc), or whose daemon died before its answer was
- * recorded (rc 0): an upload may
- * have been made that nothing can prove ours (a listing shows only the
- * key and the time, the same for another writer of the key, on another
- * mount or host). Never aborted: said in the log, for the bucket's
- * lifecycle rule (AbortIncompleteMultipartUpload) to remove. True when
- * such an upload may exist (the caller counts it); false when the server
- * answered its only attempt with a refusal (nothing was made).
+ * was asked again after answers were lost (resent times:
+ * s3_create_multipart's orphans, whatever rc), or whose daemon died before
+ * its answer was recorded (rc 0, resent 0): uploads may have been made
+ * that nothing can prove ours (a listing shows only the key and the time,
+ * the same for another writer of the key, on another mount or host).
+ * Never aborted: said in the log, for the bucket's lifecycle rule
+ * (AbortIncompleteMultipartUpload) to remove. Returns how many may exist
+ * (the caller counts them): one per repeated attempt, and one more when
+ * the last attempt's outcome is unknown (not a success, not a refusal).
  */
-bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
-                       int rc, bool resent);
+unsigned fsx_stage_unknown(const char *bucket, const char *key, time_t since,
+                           int rc, unsigned resent);
 
 /*
  * Keep a staging file that could not be uploaded: moved to unsaved/ with a

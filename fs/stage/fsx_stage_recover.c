@@ -25,28 +25,36 @@
 
 /* ---- recovery ---- */
 
-bool fsx_stage_unknown(const char *bucket, const char *key, time_t since,
-                       int rc, bool resent)
+unsigned fsx_stage_unknown(const char *bucket, const char *key, time_t since,
+                           int rc, unsigned resent)
 {
+  unsigned n = resent;
   char when[32];
   struct tm tm;
 
-  switch (resent ? 0 : -rc) { /* the server answered: it made nothing */
+  switch (-rc) { /* the server answered the last attempt: it made nothing */
+  case 0:
+    n += !resent; /* (rc 0 without a repeat: the daemon died) */
+    break;
   case EACCES: case EPERM: case ENOENT: case EINVAL:
   case ENAMETOOLONG: case EROFS: case EDQUOT: case ENOSPC:
-    return false;
+    break;
   default:
+    n++;
     break;
   }
+  if (!n)
+    return 0;
   gmtime_r(&since, &tm);
   strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  log_warn("%s: a multipart upload of %s begun at %s may exist (%s): nothing "
-           "proves it ours, so it is not aborted; the bucket's lifecycle rule "
-           "(AbortIncompleteMultipartUpload) removes it", bucket, key, when,
-           resent ? "an answer was lost, the request repeated"
+  log_warn("%s: %u multipart upload(s) of %s begun at %s may exist (%s): "
+           "nothing proves them ours, so none is aborted; the bucket's "
+           "lifecycle rule (AbortIncompleteMultipartUpload) removes them",
+           bucket, n, key, when,
+           resent ? "answers were lost, the request repeated"
            : rc   ? strerror(-rc)
                   : "the daemon died before its answer was recorded");
-  return true;
+  return n;
 }
 
 struct guard;
@@ -80,8 +88,8 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
     goto out;
   }
   if (!strncmp(f[3], "?since=", 7)) { /* its creation's answer was lost */
-    fsx_stage_unknown(f[1], f[2], (time_t)atoll(f[3] + 7), 0, false);
-    out->unknown++;
+    out->unknown +=
+        (int)fsx_stage_unknown(f[1], f[2], (time_t)atoll(f[3] + 7), 0, 0);
     goto out;
   }
   if (guard_uid(g, f[3])) { /* its parts' list kept in unsaved/ */

@@ -87,7 +87,7 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   struct fsx_wopts w;
   struct fsx_wmeta mt;
   time_t since;
-  bool orphan;
+  unsigned orphans;
   long id;
   int rc;
 
@@ -112,11 +112,11 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
     return (int)id;
   }
   rc = s3_create_multipart(m->s3, fsx_wb_bucket(wb), key, &w.o,
-                           &wb->upload_id, &orphan);
+                           &wb->upload_id, &orphans);
   fsx_wopts_cleanup(&w);
-  if ((orphan || rc) &&
-      fsx_stage_unknown(fsx_wb_bucket(wb), key, since, rc, orphan))
-    atomic_fetch_add(&m->st.uploads_unknown, 1);
+  atomic_fetch_add(&m->st.uploads_unknown,
+                   fsx_stage_unknown(fsx_wb_bucket(wb), key, since, rc,
+                                     orphans));
   if (rc) {
     fsx_stage_forget_upload(m->stage, id);
     return rc;

@@ -208,17 +208,18 @@ static void test_block_in_large_object(void **state)
   free(want);
 }
 
-/* CreateMultipartUpload's answer lost (the upload made all the same):
-   asked again, the commit goes on; the first upload, nobody's provably,
-   is counted and never aborted. */
-static void test_create_answer_lost(void **state)
+/* CreateMultipartUpload's answer lost once, then twice (the uploads made
+   all the same): asked again, the commit goes on; each upload before the
+   last, nobody's provably, is counted and never aborted. */
+static void create_answers_lost(unsigned lost)
 {
   size_t size = 12 * MiB;
   char *want = malloc(size), block[4096];
   struct fsx_inode *in;
   struct fsx_wb *wb;
+  uint64_t unknown0 = atomic_load(&fm.m.st.uploads_unknown);
+  unsigned uploads0 = fake_s3_uploads(fm.s3);
 
-  (void)state;
   assert_non_null(want);
   fake_fill(want, size, 0, 11);
   assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "created.bin", want, size),
@@ -228,16 +229,23 @@ static void test_create_answer_lost(void **state)
   memcpy(want + 3 * MiB, block, sizeof(block));
   assert_int_equal(wb_write(wb, 3 * MiB, block, sizeof(block)),
                    sizeof(block));
-  fake_s3_fault(fm.s3, FAKE_INITIATE, "created.bin", -500, 1, 0);
+  fake_s3_fault(fm.s3, FAKE_INITIATE, "created.bin", -500, lost, 0);
   fake_s3_reset_counts(fm.s3);
   assert_int_equal(fsx_wb_commit(&fm.m, wb), 0); /* (the upload begins) */
   assert_true(holds("created.bin", want, size));
-  assert_int_equal(fake_s3_count(fm.s3, FAKE_INITIATE), 2);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_INITIATE), lost + 1);
   assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
-  assert_int_equal(fake_s3_uploads(fm.s3), 1);
-  assert_int_equal(atomic_load(&fm.m.st.uploads_unknown), 1);
+  assert_int_equal(fake_s3_uploads(fm.s3) - uploads0, lost);
+  assert_int_equal(atomic_load(&fm.m.st.uploads_unknown) - unknown0, lost);
   close_wb(wb, in);
   free(want);
+}
+
+static void test_create_answer_lost(void **state)
+{
+  (void)state;
+  create_answers_lost(1);
+  create_answers_lost(2);
 }
 
 static void test_failed_upload_kept(void **state)
