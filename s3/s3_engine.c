@@ -140,7 +140,8 @@ static int start_attempt(struct s3_client *c, struct s3_req *r)
   if (r->attempts == 0)
     r->first_start_ms = clock_mono_ms();
   r->attempts++;
-  atomic_fetch_add(&c->st_attempts, 1);
+  if (!r->warm) /* (a warmer's or a probe's is counted apart) */
+    atomic_fetch_add(&c->st_attempts, 1);
   if (curl_multi_add_handle(c->eng.multi, h) != CURLM_OK) {
     r->easy = NULL;
     put_handle(c, h, true);

@@ -114,6 +114,8 @@ check "warm: 4 connections made at mount (s3.warm_requests)" \
 # (fs_mount asks no request: the 4 connections are the warmers' alone)
 check "  ... and held, ready: $(conns) established" test "$(conns)" -ge 4
 check "  ... counted in no request count" eq "counts" "$(counts)" "$bef"
+check "  ... nor in s3.attempts" eq "s3.attempts" "$(stat_of s3.attempts)" \
+  "$(stat_of s3.requests)"
 c0=$(conns)
 check "cold: stat d/f1" stat "$mnt/d/f1" >/dev/null
 check "  ... its round made no connection: $(conns) established" \
