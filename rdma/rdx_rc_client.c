@@ -177,6 +177,14 @@ void rdx_rc_endpoint_flush(struct rdx_rc_endpoint *ep)
     rdx_rc_pool_flush(ep->pool);
 }
 
+unsigned rdx_rc_endpoint_busy(struct rdx_rc_endpoint *ep)
+{
+  struct rdx_rc_pool_stats st;
+
+  rdx_rc_pool_stats(ep->pool, &st);
+  return st.busy;
+}
+
 /* A new session: a queue pair in INIT and our PSN. */
 static int session_new(struct rdx_rc_endpoint *ep, struct rdx_rc_session **out,
                        char *err, size_t errlen)

@@ -92,6 +92,8 @@ void rdx_rc_endpoint_destroy(struct rdx_rc_endpoint *ep);
 
 /* The server restarted: drop every session (busy ones when put). */
 void rdx_rc_endpoint_flush(struct rdx_rc_endpoint *ep);
+/* How many of its sessions are taken now (slots reserved included). */
+unsigned rdx_rc_endpoint_busy(struct rdx_rc_endpoint *ep);
 
 /*
  * Take a session: a connected one, or a new queue pair (INIT) waiting for

@@ -21,6 +21,7 @@
 
 #define S3_ETAG_MAX 80
 #define S3_SINK_MAX_IOV 64
+#define S3_ENDPOINTS_MAX 16 /* URLs in a client's endpoint list */
 
 struct s3_client_config {
   const char *endpoint;       /* "http://127.0.0.1:7480", "https://s3.x.com" */
@@ -152,9 +153,11 @@ size_t s3_client_endpoints_format(const struct s3_client *c, char *buf,
 const char *s3_client_endpoint(const struct s3_client *c, unsigned i);
 /* How many endpoints the client has (1 or more). */
 unsigned s3_client_endpoints(const struct s3_client *c);
-/* The endpoint a new per-server thing (an RC session) goes to: the next
-   one up, in turn (any thread). */
-unsigned s3_client_endpoint_next(struct s3_client *c);
+/* The endpoint a new per-server thing (an RC session's request) goes to
+   (any thread): of those up, the one with the least load[i] (the caller's
+   measure of what it has there, e.g. sessions busy; NULL: all equal), ties
+   in turn; every one down: the next in turn. */
+unsigned s3_client_endpoint_next(struct s3_client *c, const unsigned *load);
 
 /* ---- generic requests (the asynchronous interface) ---- */
 

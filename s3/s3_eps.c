@@ -173,14 +173,20 @@ unsigned s3_client_endpoints(const struct s3_client *c)
   return c->n_eps;
 }
 
-unsigned s3_client_endpoint_next(struct s3_client *c)
+unsigned s3_client_endpoint_next(struct s3_client *c, const unsigned *load)
 {
-  unsigned n = c->n_eps, t = atomic_fetch_add(&c->ep_next, 1);
+  unsigned n = c->n_eps, t = atomic_fetch_add(&c->ep_next, 1), best = n;
 
-  for (unsigned k = 0; k < n; k++)
-    if (!atomic_load(&c->ep_health[(t + k) % n].down))
-      return (t + k) % n;
-  return t % n;
+  for (unsigned k = 0; k < n; k++) {
+    unsigned i = (t + k) % n;
+    if (atomic_load(&c->ep_health[i].down))
+      continue;
+    if (best == n || (load && load[i] < load[best]))
+      best = i;
+    if (!load)
+      break;
+  }
+  return best < n ? best : t % n;
 }
 
 const char *s3_client_endpoint(const struct s3_client *c, unsigned i)

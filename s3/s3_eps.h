@@ -19,7 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define S3_EPS_MAX 16
+#include "s3/s3_client.h"
+
+#define S3_EPS_MAX S3_ENDPOINTS_MAX
 
 struct s3_client;
 struct s3_req;

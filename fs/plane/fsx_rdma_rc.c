@@ -3,7 +3,8 @@
  *
  * DESIGN (sessions): a pool per endpoint of the S3 client's list (an RC
  * session is made with one server); a request's session is taken in
- * fsx_rdma_rc_attach from the next endpoint up (s3_client_endpoint_next),
+ * fsx_rdma_rc_attach from the endpoint up with the fewest sessions taken
+ * (s3_client_endpoint_next; ties in turn),
  * bound there (s3_req_set_endpoint: while that endpoint is down its
  * attempts go elsewhere without the token) and handed to the request as
  * its release argument (s3_req_set_rdma_release); release() runs exactly
@@ -177,15 +178,19 @@ int fsx_rdma_rc_attach(struct fsx_rdma_rc *rc, struct s3_req *r,
                        const struct rdx_region *region, uint64_t off,
                        uint64_t len, enum rdx_op op)
 {
+  unsigned busy[S3_ENDPOINTS_MAX], i = 0;
   struct rdx_rc_session *s;
   char tok[RDX_TOKEN_MAX], why[RDX_ERR_MAX];
   struct taken *tk;
-  unsigned i;
   int err;
 
   if (!fsx_rdma_rc_usable(rc))
     return 1;
-  i = rc->n > 1 ? s3_client_endpoint_next(rc->s3) : 0;
+  if (rc->n > 1) { /* (n <= S3_ENDPOINTS_MAX: the client's own list) */
+    for (unsigned k = 0; k < rc->n; k++)
+      busy[k] = rdx_rc_endpoint_busy(rc->eps[k]);
+    i = s3_client_endpoint_next(rc->s3, busy);
+  }
   err = rdx_rc_session_get(rc->eps[i], clock_mono_ms() + FSX_RDMA_RC_WAIT_MS,
                            &s, why, sizeof(why));
   if (err) {

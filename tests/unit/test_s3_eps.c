@@ -9,8 +9,9 @@
  * whose replies are not HTTP (RGW's chunked answer to HEAD / left on a
  * connection) is retried elsewhere and taken out; a request bound to an
  * endpoint (its RC session's) goes there, and while it is down goes
- * elsewhere without its token, or, bound strictly, fails; one endpoint
- * alone is never taken out. The counters per endpoint, exactly.
+ * elsewhere without its token, or, bound strictly, fails; a new RC
+ * session's endpoint is the one up with the least load, ties in turn; one
+ * endpoint alone is never taken out. The counters per endpoint, exactly.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,7 +80,8 @@ static int teardown(void **state)
   s3_client_destroy(c);
   if (fa)
     fake_s3_stop(fa);
-  fake_s3_stop(fb);
+  if (fb)
+    fake_s3_stop(fb);
   fa = fb = NULL;
   return 0;
 }
@@ -123,6 +125,30 @@ static void test_spread(void **state)
   assert_int_equal(row(c, "s3.endpoint_attempts{endpoint=1}"), 20);
   assert_string_equal(s3_client_endpoint(c, 1), fake_s3_endpoint(fb));
   assert_null(s3_client_endpoint(c, 2));
+}
+
+/* Where a per-server thing (an RC session's request) goes: the endpoint
+   up with the least of the caller's load, ties in turn; never one down. */
+static void test_next_by_load(void **state)
+{
+  unsigned even[2] = {3, 3}, more_on_0[2] = {5, 2}, n0 = 0;
+
+  (void)state;
+  for (int i = 0; i < 10; i++)
+    n0 += s3_client_endpoint_next(c, even) == 0;
+  assert_int_equal(n0, 5); /* ties: in turn */
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(s3_client_endpoint_next(c, more_on_0), 1);
+  n0 = 0;
+  for (int i = 0; i < 10; i++)
+    n0 += s3_client_endpoint_next(c, NULL) == 0;
+  assert_int_equal(n0, 5); /* no load: in turn */
+  fake_s3_stop(fb); /* endpoint 1 dies, and is taken out */
+  fb = NULL;
+  assert_int_equal(heads(c, 10), 0);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=1}"), 0);
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(s3_client_endpoint_next(c, more_on_0), 0);
 }
 
 static void test_one_stops_answering(void **state)
@@ -353,6 +379,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_spread, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_next_by_load, setup, teardown),
       cmocka_unit_test_setup_teardown(test_one_stops_answering, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_burst_of_500_then_back, setup,
