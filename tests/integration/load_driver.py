@@ -46,9 +46,9 @@ torn block is counted and passes when each of its 8-byte words does.
 Every system call is an operation: its start is in shared memory, where the
 parent sees any that has waited --hang-s seconds (a hang: the stuck
 operations, their kernel stacks and the daemon's threads are printed, exit
-3). The parent also counts completed operations per --window seconds (a
-window with none completed while some were pending is a hang too), and
-samples the daemon's VmRSS every second. Results: a JSON report (--report)
+3); so is --stall-s seconds with none completed while some were pending.
+The parent also counts completed operations per --window seconds (reported,
+not judged), and samples the daemon's VmRSS every second. Results: a JSON report (--report)
 and a summary on stdout. Exit 0 when all is well, 1 on a wrong byte, an
 error or a bad final content, 3 on a hang.
 """
@@ -772,7 +772,7 @@ def run(a):
     samples = []
     hang = None
     last_done = 0
-    pend_all_window = True
+    progress_done, progress_at = 0, t_start  # the last completion seen
     while True:
         time.sleep(1.0)
         now = time.monotonic()
@@ -782,8 +782,11 @@ def run(a):
         samples.append(r.get('VmRSS', 0))
         done = sum(sh.done)
         pending = sum(1 for t in sh.start if t)
-        if pending == 0:
-            pend_all_window = False
+        if done != progress_done or pending == 0:
+            progress_done, progress_at = done, now
+        elif now - progress_at >= a.stall_s and now <= t_end + 0.5:
+            hang = ('no operation completed in %.0f s while %d were pending'
+                    % (now - progress_at, pending))
         oldest = max((now - t for t in sh.start if t), default=0.0)
         if oldest > a.hang_s:
             hang = 'an operation pending for %.0f s' % oldest
@@ -792,14 +795,11 @@ def run(a):
             # (while the load runs: after it, a last upload may be alone)
             if now <= t_end + 0.5:
                 windows.append(n)
-                if n == 0 and pend_all_window:
-                    hang = ('no operation completed in %.0f s while %d were pending'
-                            % (now - wstart, pending))
-            last_done, wstart, pend_all_window = done, now, True
+            last_done, wstart = done, now
         if now > t_end + a.hang_s + 30 and not hang:
             hang = 'workers still running %.0f s after the end' % (now - t_end)
         if hang:
-            show_hang(sh, lay, pids, now, min(a.hang_s, a.window), a.daemon_pid)
+            show_hang(sh, lay, pids, now, min(a.hang_s, a.stall_s), a.daemon_pid)
             print('# hang: %s' % hang)
             for p in procs:
                 p.kill()
@@ -906,6 +906,7 @@ def main():
     r.add_argument('--report', required=True)
     r.add_argument('--hang-s', type=int, default=120)
     r.add_argument('--window', type=int, default=5)
+    r.add_argument('--stall-s', type=int, default=20)
     r.add_argument('--readers', type=int, default=64)
     r.add_argument('--r-files', type=int, default=8)
     r.add_argument('--r-blocks', type=int, default=10240)       # 40 MiB

@@ -259,7 +259,7 @@ admin pause >/dev/null
 check "rename-fails: the rename failed (EACCES)" test "$rename_rc" = EACCES
 check "rename-fails: the copy on the server" server_has rd "$(body r)"
 shown=''
-for _ in $(seq 1 20); do # bounded: 2 s (the notification is on its thread)
+for _ in $(seq 1 80); do # bounded: 8 s (the notification is on its thread)
   shown=$(cat "$mnt/rd" 2>/dev/null) && break
   sleep 0.1
 done

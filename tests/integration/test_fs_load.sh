@@ -11,8 +11,8 @@
 # Checks: no wrong byte, no error (zero blocks handed by the kernel to a
 # reader racing an O_TRUNC rewrite, and pages torn by a racing write, are
 # counted, not failed: load_driver.py says why); no operation waits forever (each one's
-# start is watched: pending for --hang-s (120) s, or a 5 s window with no
-# operation completed while some were pending, is a hang: stacks and the
+# start is watched: pending for --hang-s (120) s, or 20 s (--stall-s) with
+# no operation completed while some were pending, is a hang: stacks and the
 # daemon's threads are printed); the longest wait per operation and the
 # operations per 5 s window (min, median) are reported, never judged.
 #

@@ -105,7 +105,7 @@ if S3R_FAILPOINTS=mem.pressure=error "$FS" --version >/dev/null 2>&1 &&
     [ "$ev" -ge 1 ] && break
     sleep 0.1
   done
-  check "pressure: the event counted" test "$ev" = 1
+  check "pressure: the event counted" test "$ev" -ge 1
   check "pressure: bytes given back" test "$(stat_of mem.pressure_released_bytes)" -gt 0
   check "pressure: said" grep -q "memory pressure (some avg10" "$log"
   check "pressure: reads go on" same 2048 "$mnt/big"

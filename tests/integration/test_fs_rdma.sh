@@ -301,8 +301,12 @@ aws_ s3 cp "$tmp/local/v2" "s3://$bucket/stale" >/dev/null
 sleep 7 # the hold is over
 check "killed: the newer version stays" eq "md5 stale" \
   "$(aws_ s3 cp "s3://$bucket/stale" - | md5sum | cut -d' ' -f1)" "$(md5 "$tmp/local/v2")"
-check "killed: the gateway abandoned the upstream PUT" bash -c \
-  "[ $(gw_stat clients_gone) -ge 1 ] && [ $(gw_stat upstream_abandoned) -ge 1 ]"
+abandoned() {
+  local g a
+  g=$(gw_stat clients_gone) a=$(gw_stat upstream_abandoned)
+  [ "${g:-0}" -ge 1 ] && [ "${a:-0}" -ge 1 ]
+}
+check "killed: the gateway abandoned the upstream PUT" wait_for 30 0.2 abandoned
 fs_umount "$mnt"
 }
 run_case killed case_killed

@@ -211,7 +211,7 @@ off=$(stat -c %s "$log")
 nman=0
 [ ! -f "$tmp/cache/unsaved/MANIFEST" ] || nman=$(wc -l <"$tmp/cache/unsaved/MANIFEST")
 fs_mount "$bucket" "$mnt" "$log"
-recovered() { tail -c +"$((off + 1))" "$log" | grep -qs "earlier mounts' leftovers"; }
+recovered() { grep -qs "earlier mounts' leftovers" < <(tail -c +"$((off + 1))" "$log"); }
 wait_for 60 0.2 recovered || true
 kept() { # the unsaved file whose MANIFEST line names KEY
   local name

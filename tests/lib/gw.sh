@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # Helpers for the tests that run s3rdma-gateway (sourced; tests/lib/test.sh
-# does): scripts/gateway.sh with the test's own state directory and a port
-# the kernel picks (no race for a free port); awscli and curl as clients of
-# the gateway.
+# does): scripts/gateway.sh with the test's own state directory and a
+# free_port (tests/lib/relay.sh: below the ephemeral range, so that a
+# gateway killed can start again on it); awscli and curl as clients of the
+# gateway.
 # Needs: $BIN (build/bin), RGW's S3R_ENDPOINT and keys in the environment;
 # gw_aws: tests/lib/aws.sh sourced (test.sh does).
 # (variables set for, and read from, the sourcing script)
@@ -17,7 +18,7 @@ gw_start() {
   export S3R_GW_DIR=$1 S3R_GATEWAY=$BIN/s3rdma-gateway
   shift
   gw_log=$S3R_GW_DIR/log
-  "$GW_SH" start --port 0 -- "$@" || return 1
+  "$GW_SH" start --port "$(free_port)" -- "$@" || return 1
   GW_ENDPOINT=$("$GW_SH" env) && GW_ENDPOINT=${GW_ENDPOINT#S3R_GW_ENDPOINT=}
 }
 

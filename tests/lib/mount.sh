@@ -252,8 +252,9 @@ fs_umount() {
     foreign=$(_fs_daemon_of "$mp") || foreign=''
     if [ -n "$foreign" ] && _fs_sanitized; then
       _fs_san_env_ok=''
-      tr '\0' '\n' <"/proc/$foreign/environ" 2>/dev/null | grep -q "log_path=${FS_SAN_DIR:-/nonexistent}/" &&
-        _fs_san_env_ok=1
+      # (-z reads the NUL-separated file itself: no pipe for a SIGPIPE)
+      grep -qzF -- "log_path=${FS_SAN_DIR:-/nonexistent}/" \
+        "/proc/$foreign/environ" 2>/dev/null && _fs_san_env_ok=1
     fi
   fi
   _fs_unmount "$mp" || rc=1

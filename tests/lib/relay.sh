@@ -3,12 +3,14 @@
 # network path to S3, cut by killing it and mended by starting it again on
 # the same port (sourced by test.sh).
 #
-#   relay_port               rport: a port on 127.0.0.1 that nothing holds,
+#   free_port                prints a port on 127.0.0.1 that nothing holds,
 #                            below the kernel's ephemeral range: there no
-#                            connection's own port can take it between
-#                            the relay's restarts (nor a connect to it
-#                            while nothing listens, which can join a
-#                            socket to itself)
+#                            connection's own port can take it while a
+#                            server killed there is down (nor a connect
+#                            to it while nothing listens, which can join a
+#                            socket to itself), so it can start again on
+#                            it (the relay; the gateways, gw_start)
+#   relay_port               rport: a free_port
 #   relay_up [PATTERN GATE]  the relay on $rport to RGW ($S3R_ENDPOINT's
 #                            port), replacing any: relay_pid; with PATTERN
 #                            GATE, tcp_relay.py --hold
@@ -18,8 +20,8 @@
 # shellcheck disable=SC2034,SC2154
 
 relay_pid=
-relay_port() {
-  rport=$(python3 - <<'PY'
+free_port() {
+  python3 - <<'PY'
 import random
 import socket
 lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
@@ -35,10 +37,11 @@ for _ in range(200):
         s.close()
     print(p)
     break
+else:
+    raise SystemExit("free_port: no free port below the ephemeral range")
 PY
-  )
-  [ -n "$rport" ] || { echo "# relay_port: no free port below the ephemeral range" >&2; return 1; }
 }
+relay_port() { rport=$(free_port); }
 relay_up() {
   local ready=$tmp/relay.ready
   relay_down # never two: the one replaced would be left running
@@ -46,7 +49,7 @@ relay_up() {
   python3 "$_test_lib/../integration/tcp_relay.py" "$rport" \
     "${S3R_ENDPOINT##*:}" ${1:+--hold "$1" "$2"} >"$ready" 2>"$tmp/relay.err" &
   relay_pid=$!
-  for _ in $(seq 1 50); do grep -qs ready "$ready" && return 0; sleep 0.1; done
+  for _ in $(seq 1 300); do grep -qs ready "$ready" && return 0; sleep 0.1; done
   echo "# relay did not start on port $rport: $(tail -n 1 "$tmp/relay.err")" >&2
   return 1
 }

@@ -151,13 +151,20 @@ t1=$SECONDS
 mkdir -p "$cache"
 # (systemd and man-db: what a Debian system has, for systemctl, the unit's
 # check and man inside)
-if ! debootstrap --variant=minbase --include=systemd,man-db \
-       --cache-dir="$cache" bookworm "$root" \
-       "$mirror" >"$tmp/debootstrap.log" 2>&1; then
+# (three tries: a mirror's hiccup is not the packages' fault)
+for try in 1 2 3; do
+  debootstrap --variant=minbase --include=systemd,man-db \
+    --cache-dir="$cache" bookworm "$root" "$mirror" \
+    >"$tmp/debootstrap.log" 2>&1 && break
   tail -n 20 "$tmp/debootstrap.log"
-  echo "not ok - debootstrap bookworm from $mirror"
-  exit 1
-fi
+  if [ "$try" = 3 ]; then
+    echo "not ok - debootstrap bookworm from $mirror"
+    exit 1
+  fi
+  echo "# debootstrap failed (try $try of 3): again in 10 s"
+  rm -rf "$root"
+  sleep 10
+done
 echo "# debootstrap: $((SECONDS - t1)) s"
 mount -t proc proc "$root/proc"
 # (slaves from the start: an unmount in the root never reaches the host's)

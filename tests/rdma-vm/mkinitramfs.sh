@@ -59,8 +59,9 @@ if [ ! -e "$kdir/.done" ]; then
   mkdir -p "$kdir.tmp/deb"
   chmod 777 "$kdir.tmp/deb"  # apt-get download drops privileges to _apt
   (cd "$kdir.tmp/deb" && timeout 600 apt-get download -q "$pkg" >/dev/null 2>&1 ||
-    { timeout 120 apt-get update -qq && timeout 600 apt-get download -q "$pkg"; }) ||
-    { echo "mkinitramfs: apt-get download $pkg failed" >&2; exit 1; }
+    { timeout 120 apt-get update -qq && timeout 600 apt-get download -q "$pkg"; } ||
+    { sleep 10 && timeout 600 apt-get download -q "$pkg"; }) ||
+    { echo "mkinitramfs: apt-get download $pkg failed (three tries)" >&2; exit 1; }
   dpkg-deb -x "$kdir.tmp/deb/"*.deb "$kdir.tmp/x"
   rm -rf "$kdir.tmp/deb"
   kver=$(ls "$kdir.tmp/x/lib/modules")
