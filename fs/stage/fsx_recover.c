@@ -352,8 +352,10 @@ static int put_parts(const struct fsx_recover_io *t,
   co.headers = NULL;
   co.n_headers = 0;
   rc = s3_create_multipart(m->s3, r->bucket, r->key, &co, &id, &orphans);
-  atomic_fetch_add(&m->st.uploads_unknown,
-                   fsx_stage_unknown(r->bucket, r->key, since, rc, orphans));
+  if (rc || orphans)
+    atomic_fetch_add(&m->st.uploads_unknown,
+                     fsx_stage_unknown(r->bucket, r->key, since, rc,
+                                       orphans));
   if (rc) {
     fsx_stage_forget_upload(m->stage, jid);
     goto free_lists;

@@ -211,7 +211,8 @@ int fsx_stage_mark_completing(struct fsx_stage *s, long id,
  * that nothing can prove ours (a listing shows only the key and the time,
  * the same for another writer of the key, on another mount or host).
  * Never aborted: said in the log, for the bucket's lifecycle rule
- * (AbortIncompleteMultipartUpload) to remove. Returns how many may exist
+ * (AbortIncompleteMultipartUpload) to remove. Called only for one of
+ * those (a success never repeated is none). Returns how many may exist
  * (the caller counts them): one per repeated attempt, and one more when
  * the last attempt's outcome is unknown (not a success, not a refusal).
  */

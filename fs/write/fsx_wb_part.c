@@ -114,9 +114,10 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   rc = s3_create_multipart(m->s3, fsx_wb_bucket(wb), key, &w.o,
                            &wb->upload_id, &orphans);
   fsx_wopts_cleanup(&w);
-  atomic_fetch_add(&m->st.uploads_unknown,
-                   fsx_stage_unknown(fsx_wb_bucket(wb), key, since, rc,
-                                     orphans));
+  if (rc || orphans)
+    atomic_fetch_add(&m->st.uploads_unknown,
+                     fsx_stage_unknown(fsx_wb_bucket(wb), key, since, rc,
+                                       orphans));
   if (rc) {
     fsx_stage_forget_upload(m->stage, id);
     return rc;

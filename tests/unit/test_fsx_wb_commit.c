@@ -244,6 +244,7 @@ static void create_answers_lost(unsigned lost)
 static void test_create_answer_lost(void **state)
 {
   (void)state;
+  create_answers_lost(0); /* (none lost: nothing counted) */
   create_answers_lost(1);
   create_answers_lost(2);
 }
