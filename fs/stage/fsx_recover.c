@@ -299,7 +299,7 @@ static int resume_parts(const struct fsx_recover_io *t,
   /* every part listed before the completion: a crash after it finds the
      object made of them (completed_from), not a file to keep */
   if (!rc && fsx_stage_parts_write(path, pp->journal_id, pp->upload_id, pe,
-                                   n)) {
+                                   n, true)) {
     snprintf(reason, reasonlen, "the list of its parts could not be "
              "rewritten before the completion");
     rc = -EAGAIN; /* (the next mount tries again) */

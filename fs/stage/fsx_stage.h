@@ -161,7 +161,7 @@ int fsx_stage_rec_set_sent(const char *path, uint64_t sent);
  * whose upload failed, so that the next mount resumes that upload (sends
  * the rest from the file, completes it) instead of aborting it. Lines: the
  * upload's journal id (uploads/<id>), its upload id (hex), then "N ETAG"
- * (hex) per part. Written whole (write, fsync, rename).
+ * (hex) per part. Written whole (write, rename; with sync, fsync first).
  */
 struct fsx_stage_parts {
   long journal_id;
@@ -172,7 +172,8 @@ struct fsx_stage_parts {
 };
 int fsx_stage_parts_write(const char *path, long journal_id,
                           const char *upload_id,
-                          const struct s3_part_etag *pe, unsigned n);
+                          const struct s3_part_etag *pe, unsigned n,
+                          bool sync);
 /* 0, -ENOENT (none) or -EBADMSG; fsx_stage_parts_free after 0. */
 int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out);
 void fsx_stage_parts_free(struct fsx_stage_parts *p);

@@ -346,7 +346,8 @@ void fsx_stage_forget_upload(struct fsx_stage *s, long id)
 
 int fsx_stage_parts_write(const char *path, long journal_id,
                           const char *upload_id,
-                          const struct s3_part_etag *pe, unsigned n)
+                          const struct s3_part_etag *pe, unsigned n,
+                          bool sync)
 {
   struct strbuf sb = {0};
   char num[24];
@@ -361,7 +362,7 @@ int fsx_stage_parts_write(const char *path, long journal_id,
     strbuf_put_hex(&sb, pe[i].etag);
     strbuf_putc(&sb, '\n');
   }
-  return fsx_stage_write_side(path, "parts", strbuf_take(&sb), true);
+  return fsx_stage_write_side(path, "parts", strbuf_take(&sb), sync);
 }
 
 int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out)

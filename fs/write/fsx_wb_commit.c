@@ -47,6 +47,13 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   /* streamed: the staging file holds nothing; the object is the file */
   bool streamed = wb->stream;
 
+  /* the record goes first, before the staging file changes (a streamed
+     one's is cut to the file's size below, holes): a crash from here on
+     finds a staging file without a record, which holds nothing the server
+     lacks and is removed, never a record that calls those holes the file */
+  wb->data_dirty = wb->meta_dirty = wb->failed = false;
+  wb->stream_sent = 0;
+  fsx_wb_journal(wb, false); /* clean: the record goes */
   if (streamed) { /* and goes on streaming: appends take up the base */
     fsx_wb_stream_release(m, wb);
     if (ftruncate(wb->fd, (off_t)wb->size))
@@ -78,9 +85,6 @@ static void committed(struct fsx_mount *m, struct fsx_wb *wb,
   snprintf(wb->base_etag, sizeof(wb->base_etag), "%s", etag);
   wb->on_server = true;
   pthread_mutex_unlock(&wb->plock);
-  wb->data_dirty = wb->meta_dirty = wb->failed = false;
-  wb->stream_sent = 0;
-  fsx_wb_journal(wb, false); /* clean: the record goes */
   wb->seq_end = wb->size;
   memset(&a, 0, sizeof(a));
   a.kind = FSX_FILE;

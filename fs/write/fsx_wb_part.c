@@ -174,23 +174,32 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
   fsx_stage_parts_remove(wb->path); /* nothing left to take up */
 }
 
+/* <file>.parts: the parts the server holds (plock held: their etags cannot
+   change meanwhile). */
+static int list_parts(struct fsx_wb *wb, bool sync)
+{
+  struct s3_part_etag *pe = calloc(wb->nparts ? wb->nparts : 1, sizeof(*pe));
+  unsigned n = 0;
+  int rc;
+
+  for (unsigned k = 0; pe && k < wb->nparts; k++)
+    if (wb->parts[k].state == PART_DONE && !wb->parts[k].stale)
+      pe[n++] = (struct s3_part_etag){(int)k + 1, wb->parts[k].etag};
+  rc = pe ? fsx_stage_parts_write(wb->path, wb->journal_id, wb->upload_id,
+                                  pe, n, sync)
+          : -ENOMEM;
+  free(pe);
+  return rc;
+}
+
 int fsx_wb_keep_parts(struct fsx_wb *wb)
 {
-  struct s3_part_etag *pe;
-  unsigned n = 0;
   int rc;
 
   if (!wb->upload_id || !wb->stream_sent)
     return 0;
   pthread_mutex_lock(&wb->plock);
-  pe = calloc(wb->nparts ? wb->nparts : 1, sizeof(*pe));
-  for (unsigned k = 0; pe && k < wb->nparts; k++)
-    if (wb->parts[k].state == PART_DONE && !wb->parts[k].stale)
-      pe[n++] = (struct s3_part_etag){(int)k + 1, wb->parts[k].etag};
-  /* written under plock: the etags cannot change meanwhile */
-  rc = pe ? fsx_stage_parts_write(wb->path, wb->journal_id, wb->upload_id,
-                                  pe, n)
-          : -ENOMEM;
+  rc = list_parts(wb, true);
   if (!rc) { /* recorded: their runs may go back */
     wb->parts_kept = true;
     for (unsigned k = 0; k < wb->nparts; k++) {
@@ -204,7 +213,6 @@ int fsx_wb_keep_parts(struct fsx_wb *wb)
     }
   }
   pthread_mutex_unlock(&wb->plock);
-  free(pe);
   if (rc)
     log_err("%s: recording the parts its upload holds: %s", fsx_wb_key(wb),
             strerror(-rc));
@@ -260,10 +268,14 @@ static void part_done(struct s3_req *r, void *arg)
     memcpy(p->etag, etag, sizeof(p->etag));
     /* the server has the part: its run is lent again, once nothing
        but the upload needs its bytes (a whole part, no record of the
-       parts to keep up to date first) and no earlier attempt's token is
-       in doubt (then the data plane gives it back after the deadline) */
+       parts to keep up to date first), the upload holding it is listed
+       beside the staging file (a crash with the file still open then
+       finds the upload the only copy of those bytes: kept, never
+       aborted; written, not synced, as the runs outlive a crash of the
+       daemon only) and no earlier attempt's token is in doubt (then the
+       data plane gives it back after the deadline) */
     if (pc->run && p->run == pc->run && pc->part_len == pc->span &&
-        !wb->parts_kept) {
+        !wb->parts_kept && !list_parts(wb, false)) {
       if (!fsx_rdma_hold_run(m, r, p->run))
         fsx_pool_put(m->pool, p->run);
       p->run = NULL;

@@ -292,7 +292,9 @@ fi
 # written (its first part uploaded), and the daemon is killed. A mount with
 # the same cache.dir: what close() failed to upload must reach the server or
 # be in cache.dir/unsaved/; the half-written file must never be an object;
-# no multipart upload may be left.
+# no multipart upload may be left but the half-written file's, when a part
+# of it was acknowledged (those bytes' only copy: named in its MANIFEST
+# line, then aborted here as its owner would).
 if want daemon-kill; then
   name=daemon-kill t0=$SECONDS
   state=$tmp/state-$name.json ctl=$tmp/ctl-$name
@@ -328,6 +330,11 @@ if want daemon-kill; then
     python3 "$WORK" settle --state "$state" --mnt "$mnt" --wait 10
   fs_umount "$mnt" || true
   echo "# $name: in cache.dir after the remount: $(find "$tmp/cache-$name" -type f | sed "s|$tmp/||" | tr '\n' ' ')"
+  if [ -n "$(fs_uploads "$name/held")" ]; then
+    check "$name: the held file's upload left is named in its MANIFEST line" \
+      grep -qs "held.*kept, not aborted" "$tmp/cache-$name/unsaved/MANIFEST"
+    fs_abort_uploads "$name/held"
+  fi
   check "$name: invariants hold (what close() failed to upload is on the server or in unsaved/)" \
     python3 "$WORK" verify --state "$state" --cache-dir "$tmp/cache-$name" \
       --download "$tmp/dl-$name" --scenario "$name" --faults "$((faults + 1))" \

@@ -25,7 +25,8 @@
 #      mount writes the buffers back into the staging files (pool
 #      recovery) and keeps them in unsaved/: the small one (under a part)
 #      whole; the larger one's last part and a MANIFEST line saying the
-#      bytes only its unfinished upload held read as zeros; twice: the
+#      bytes only its unfinished upload held read as zeros, that upload
+#      kept (never aborted: their only copy) and named there; twice: the
 #      buffers' file in write.pool_dir (named by pool.at), then in
 #      cache.dir; either is gone once recovered
 #   i) j) close() fails (the path to S3 cut) after three parts reached the
@@ -228,6 +229,11 @@ check_eq "h: at its place (the whole size)" "$(stat -c %s "${k3:-/nonexistent}" 
 check "h: its MANIFEST line says what is missing" \
   bash -c "tail -n +$((nman + 1)) '$tmp/cache/unsaved/MANIFEST' | grep -q 'h3.bin.*read as zeros'"
 check "h: the dead mount's buffers are gone" test ! -e "${pool:-/nonexistent}"
+# its upload holds the parts the server acknowledged, their only copy
+check "h: the larger one's upload kept, named in its MANIFEST line" \
+  bash -c "tail -n +$((nman + 1)) '$tmp/cache/unsaved/MANIFEST' | grep -q 'h3.bin.*kept, not aborted'"
+check_eq "h: ... and on the server" "$(fs_uploads h3 | wc -l)" 1
+fs_abort_uploads h3 # (what its owner, or the bucket's lifecycle rule, does)
 fs_umount "$mnt"
 done
 }

@@ -108,7 +108,8 @@ static void dead_stream(char *path, size_t len)
   jid = fsx_stage_note_upload(s, "bkt", "streamed", "upload-1");
   assert_true(jid > 0);
   assert_int_equal(fsx_stage_rec_write(s, path, &r), 0);
-  assert_int_equal(fsx_stage_parts_write(path, jid, "upload-1", pe, 2), 0);
+  assert_int_equal(fsx_stage_parts_write(path, jid, "upload-1", pe, 2, true),
+                   0);
   fsx_stage_close(s);
 }
 

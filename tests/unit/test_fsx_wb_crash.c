@@ -1,0 +1,275 @@
+/*
+ * test_fsx_wb_crash: the write path killed (SIGKILL) at a chosen point,
+ * then the next mount's recovery of what it left, as the daemon runs it
+ * (fsx_stage_recover, fsx_recover_file). The daemon is a forked child
+ * with an S3 client of its own; the fake S3 server lives in the parent
+ * and outlives it.
+ *
+ *   committed: a file rewritten with the same bytes (one part, streamed),
+ *     killed as its record goes: the object keeps its bytes (the record
+ *     used to go after the staging file was cut to the file's size, holes
+ *     that recovery then uploaded as the file)
+ *   open: a streamed file still open, killed after two parts were
+ *     acknowledged and their buffers given back: the upload, the only copy
+ *     of those bytes, is kept (never aborted), named in MANIFEST with its
+ *     list of parts beside the file kept in unsaved/
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fake_mount.h"
+#include "fs/meta/fsx_inode.h"
+#include "fs/mount/fsx_setup.h"
+#include "fs/stage/fsx_recover.h"
+#include "fs/stage/fsx_stage.h"
+#include "fs/write/fsx_wb.h"
+#include "s3/s3_client.h"
+
+#define MiB (1024u * 1024u)
+
+static struct fake_mount fm;
+
+/* The crash point: SIGKILL at the unlink of a staging record (this
+   binary's unlink is the write path's). */
+static volatile int kill_at_rec;
+
+int unlink(const char *p)
+{
+  size_t n = strlen(p);
+
+  if (kill_at_rec && n > 4 && !strcmp(p + n - 4, ".rec"))
+    raise(SIGKILL);
+  return (int)syscall(SYS_unlinkat, AT_FDCWD, p, 0);
+}
+
+struct mem_src {
+  struct fsx_wsrc s;
+  const char *p;
+};
+
+static int to_mem(struct fsx_wsrc *s, void *dst, size_t len)
+{
+  memcpy(dst, ((struct mem_src *)s)->p, len);
+  ((struct mem_src *)s)->p += len; /* taken once and in order */
+  return 0;
+}
+
+static int to_fd(struct fsx_wsrc *s, int fd, uint64_t off, size_t len)
+{
+  const char *p = ((struct mem_src *)s)->p;
+
+  while (len) {
+    ssize_t n = pwrite(fd, p, len, (off_t)off);
+    if (n <= 0)
+      return -EIO;
+    p += n;
+    off += (uint64_t)n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static ssize_t wb_write(struct fsx_wb *wb, uint64_t off, const void *p,
+                        size_t len)
+{
+  struct mem_src src = {{to_mem, to_fd}, p};
+
+  return fsx_wb_write(&fm.m, wb, off, &src.s, len, false);
+}
+
+static void tune(struct cfg *c)
+{
+  char err[256];
+
+  cfg_set(c, "write.part_size", "5M", err, sizeof(err));
+}
+
+static int setup(void **state)
+{
+  (void)state;
+  return fake_mount_up(&fm, tune);
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  fake_mount_down(&fm);
+  return 0;
+}
+
+/* In the child: a client of its own (the parent's engine thread did not
+   come along with the fork). */
+static void child_client(void)
+{
+  struct s3_client_config sc;
+  char err[256];
+
+  fsx_setup_s3(&fm.c, &sc);
+  if (!(fm.m.s3 = s3_client_create(&sc, err, sizeof(err))))
+    _exit(2);
+}
+
+static int run_req(void *arg, struct s3_req *q)
+{
+  (void)arg;
+  s3_req_submit(q, NULL, NULL);
+  return s3_req_wait(q);
+}
+
+static int recover_one(void *arg, const struct fsx_stage_rec *r,
+                       const char *path, int fd, int map_fd, char *reason,
+                       size_t reasonlen)
+{
+  struct fsx_recover_io io = {&fm.m, run_req, NULL};
+
+  (void)arg;
+  return fsx_recover_file(&io, r, path, fd, map_fd, reason, reasonlen);
+}
+
+/* The next mount: the dead daemon's directory (unlocked now) recovered. */
+static void next_mount_recovers(struct fsx_recovery *rv)
+{
+  struct fsx_stage *next;
+  char err[256] = "";
+
+  fsx_stage_close(fm.m.stage);
+  fm.m.stage = NULL;
+  assert_int_equal(fsx_stage_open(fm.dir, fm.c.endpoint, &next, err,
+                                  sizeof(err)), 0);
+  fm.m.stage = next;
+  fsx_stage_recover(next, fm.m.s3, recover_one, NULL, rv);
+}
+
+/* The unsaved/ MANIFEST, whole ("" when there is none; free it). */
+static char *manifest(void)
+{
+  char p[512], *text = malloc(1 << 16);
+  ssize_t n = -1;
+  int fd;
+
+  assert_non_null(text);
+  snprintf(p, sizeof(p), "%s/unsaved/MANIFEST", fm.dir);
+  if ((fd = open(p, O_RDONLY)) >= 0) {
+    n = read(fd, text, (1 << 16) - 1);
+    close(fd);
+  }
+  text[n > 0 ? n : 0] = '\0';
+  return text;
+}
+
+static void test_committed(void **state)
+{
+  enum { N = 100000 };
+  static char data[N];
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_inode_view v;
+  struct fsx_recovery rv;
+  struct fsx_inode *in;
+  int st;
+  pid_t pid;
+
+  (void)state;
+  fake_fill(data, N, 0, 42);
+  assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "same.bin", data, N), 0);
+  in = fake_mount_file(&fm, "same.bin");
+  assert_non_null(in);
+  fsx_inode_view(fm.m.tab, in, &v);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) { /* the file written over with the same bytes */
+    struct fsx_wb *wb = NULL;
+    child_client();
+    if (fsx_wb_open(&fm.m, in, &v.attr, true, &meta, &wb) ||
+        wb_write(wb, 0, data, N) != N)
+      _exit(3);
+    kill_at_rec = 1;
+    fsx_wb_commit(&fm.m, wb);
+    _exit(4); /* (not reached: the commit removes the record) */
+  }
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "same.bin", data, N));
+  next_mount_recovers(&rv);
+  assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "same.bin", data, N));
+  fsx_inode_put(fm.m.tab, in);
+}
+
+static void test_open(void **state)
+{
+  enum { N = 12 * MiB };
+  char *data = malloc(N), *man, c;
+  struct fsx_recovery rv;
+  int p[2], st;
+  pid_t pid;
+
+  (void)state;
+  assert_non_null(data);
+  fake_fill(data, N, 0, 7);
+  assert_int_equal(pipe(p), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) { /* a new file written in order, still open */
+    struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+    struct fsx_attr a = {.kind = FSX_FILE};
+    struct fsx_inode *root, *in;
+    struct fsx_wb *wb = NULL;
+    child_client();
+    root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO);
+    in = fsx_inode_child(fm.m.tab, root, "big.bin", &a, NULL, 0, false);
+    if (!in || fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb))
+      _exit(3);
+    for (size_t off = 0; off < N; off += MiB)
+      if (wb_write(wb, off, data + off, MiB) != MiB)
+        _exit(4);
+    if (write(p[1], "w", 1) != 1)
+      _exit(5);
+    for (;;)
+      pause();
+  }
+  close(p[1]);
+  assert_int_equal(read(p[0], &c, 1), 1);
+  close(p[0]);
+  /* parts 1 and 2 (10 MiB) acknowledged, their buffers given back */
+  for (int i = 0; i < 500 && fake_s3_count(fm.s3, FAKE_PART) < 2; i++)
+    usleep(10000);
+  assert_true(fake_s3_quiet(fm.s3, 200));
+  kill(pid, SIGKILL);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_PART), 2);
+  assert_int_equal(fake_s3_uploads(fm.s3), 1);
+  fake_s3_reset_counts(fm.s3);
+  next_mount_recovers(&rv);
+  /* kept: the upload (never aborted), the file, the line naming both */
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
+  assert_int_equal(fake_s3_uploads(fm.s3), 1);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_COMPLETE), 0);
+  assert_int_equal(rv.kept, 1);
+  man = manifest();
+  assert_non_null(strstr(man, "big.bin"));
+  assert_non_null(strstr(man, "kept, not aborted"));
+  free(man);
+  free(data);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_committed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_open, setup, teardown),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
