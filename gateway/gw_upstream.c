@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/endpoint.h"
 #include "common/slog.h"
 #include "gateway/gw_auth.h"
@@ -491,6 +492,11 @@ static void classify(struct gw_run *w, CURLcode cc, const char *errbuf)
             cc == CURLE_OK ? "ok" : curl_easy_strerror(cc));
 }
 
+/* A request abandoned (its client gone, its token's deadline passed)
+   with no answer after this long says the upstream hangs: a failure of
+   it. Sooner, it says nothing of the upstream. */
+#define HUNG_MS 5000
+
 /*
  * One try of r on upstream i. 1: the upstream refused the connection, so
  * nothing of r moved, and another upstream is up to take it (not on the
@@ -508,8 +514,9 @@ static int try_upstream(struct gw_upstream *up, CURL *c, struct gw_req *r,
   CURLU *url = build_url(gw_ups_base(up->set, i), r);
   char errbuf[CURL_ERROR_SIZE] = "";
   curl_off_t sent = 0, got = 0;
+  uint64_t t0 = clock_mono_ms();
   CURLcode cc;
-  bool elsewhere;
+  bool elsewhere = false;
   int again = 0;
 
   r->resp_len = -1;
@@ -523,9 +530,13 @@ static int try_upstream(struct gw_upstream *up, CURL *c, struct gw_req *r,
   curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &sent);
   curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &got);
   /* (r->status: written by this thread's header callback) */
-  elsewhere = gw_ups_end(up->set, i, how,
-                         !w.stopped && gw_ups_failed(cc, r->status),
-                         (uint64_t)(sent + got));
+  if (!w.stopped)
+    elsewhere = gw_ups_end(up->set, i, how, gw_ups_failed(cc, r->status),
+                           (uint64_t)(sent + got));
+  else if (r->status || clock_mono_ms() - t0 >= HUNG_MS)
+    gw_ups_end(up->set, i, how, !r->status, (uint64_t)(sent + got));
+  else /* abandoned early: nothing learnt of the upstream */
+    gw_ups_release(up->set, i, how);
   /* refused, and not a byte of the body taken: curl may report a refused
      reconnect after it sent the body on a connection that died */
   if (cc == CURLE_COULDNT_CONNECT && !w.body_taken && elsewhere && !last) {

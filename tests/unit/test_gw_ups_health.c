@@ -1,0 +1,188 @@
+/*
+ * test_gw_ups_health: what a request the gateway abandons upstream (its
+ * client gone, its token's deadline passed) tells the upstream's health
+ * (gw_upstream.c, try_upstream). Abandoned at once, nothing: the upstream's
+ * run of failures goes on (it was once reset as by an answer, so a failing
+ * upstream behind impatient clients was never taken out). Abandoned after
+ * HUNG_MS (5 s) with no answer: a failure (the upstream hangs). Against
+ * upstreams that accept connections and never answer (a listening socket
+ * never accepted from).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "gateway/gw_proxy.h"
+#include "gateway/gw_req.h"
+#include "gateway/gw_stats.h"
+#include "gateway/gw_ups.h"
+#include "gateway/gw_upstream.h"
+
+static int hung_fd[2];
+static unsigned hung_port[2];
+static struct gw_stats st;
+static struct gw_upstream *up;
+static struct gw_ups *set;
+static CURL *c;
+
+static int hung(unsigned *port)
+{
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  socklen_t len = sizeof(a);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+      listen(fd, 64) || getsockname(fd, (struct sockaddr *)&a, &len))
+    return -1;
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+static int setup(void **state)
+{
+  static char list[128];
+  static struct gw_config cfg;
+  char err[256] = "";
+
+  (void)state;
+  for (int i = 0; i < 2; i++)
+    if ((hung_fd[i] = hung(&hung_port[i])) < 0)
+      return -1;
+  snprintf(list, sizeof(list), "http://127.0.0.1:%u;http://127.0.0.1:%u",
+           hung_port[0], hung_port[1]);
+  memset(&st, 0, sizeof(st));
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.upstream = list;
+  cfg.token_header = "x-amz-rdma-token";
+  cfg.up_access_key = "ak";
+  cfg.up_secret_key = "sk";
+  cfg.timeout_s = 120;
+  if (gw_upstream_create(&cfg, &st, NULL, &up, err, sizeof(err)))
+    return -1;
+  set = (struct gw_ups *)st.more_arg;
+  c = curl_easy_init();
+  return c ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+  (void)state;
+  gw_upstream_destroy(up);
+  curl_easy_cleanup(c);
+  for (int i = 0; i < 2; i++)
+    close(hung_fd[i]);
+  return 0;
+}
+
+static long long row(const char *name)
+{
+  char buf[4096], *p;
+  size_t n = st.more(st.more_arg, buf, sizeof(buf) - 1, 0);
+
+  buf[n] = '\0';
+  p = strstr(buf, name);
+  return p ? atoll(p + strlen(name) + 1) : -1;
+}
+
+/* Upstream 0 fails one attempt (a timeout, say). */
+static void fail_once(void)
+{
+  enum ep_try how;
+  unsigned i = gw_ups_pick(set, 1u << 1, &how);
+
+  assert_int_equal(i, 0);
+  gw_ups_end(set, i, how, true, 0);
+}
+
+struct leave {
+  struct gw_req *r;
+  unsigned after_ms;
+};
+
+static void *client_leaves(void *arg)
+{
+  struct leave *l = arg;
+
+  usleep(l->after_ms * 1000u);
+  pthread_mutex_lock(&l->r->mu);
+  l->r->cancel = true;
+  pthread_mutex_unlock(&l->r->mu);
+  return NULL;
+}
+
+/* One GET on the worker whose client leaves after after_ms. */
+static void abandoned_get(unsigned after_ms)
+{
+  struct gw_req r;
+  struct leave l = {&r, after_ms};
+  pthread_t t;
+
+  memset(&r, 0, sizeof(r));
+  r.method = "GET";
+  r.path = "/b/k";
+  r.query = "";
+  snprintf(r.region, sizeof(r.region), "us-east-1");
+  r.body_len = -1;
+  pthread_mutex_init(&r.mu, NULL);
+  pthread_cond_init(&r.cv, NULL);
+  assert_int_equal(gw_pipe_init(&r.up, 4096, 5), 0);
+  assert_int_equal(gw_pipe_init(&r.down, 4096, 5), 0);
+  r.cancel = after_ms == 0;
+  assert_int_equal(pthread_create(&t, NULL, client_leaves, &l), 0);
+  gw_upstream_run(up, c, &r);
+  pthread_join(t, NULL);
+  for (size_t i = 0; i < r.n_resp_hdrs; i++)
+    free(r.resp_hdrs[i]);
+  free(r.resp_hdrs);
+  gw_pipe_cleanup(&r.up);
+  gw_pipe_cleanup(&r.down);
+  pthread_cond_destroy(&r.cv);
+  pthread_mutex_destroy(&r.mu);
+}
+
+static void test_abandoned_at_once(void **state)
+{
+  (void)state;
+  fail_once();
+  fail_once();
+  abandoned_get(0); /* to upstream 0 (ties in turn) */
+  assert_int_equal(row("upstream_attempts{upstream=0}"), 3);
+  assert_int_equal(row("upstream_failures{upstream=0}"), 2);
+  fail_once(); /* the third in a row: out */
+  assert_int_equal(row("upstream_downs{upstream=0}"), 1);
+  assert_int_equal(row("upstream_up{upstream=0}"), 0);
+}
+
+static void test_abandoned_hung(void **state)
+{
+  (void)state;
+  fail_once();
+  fail_once();
+  abandoned_get(5200); /* waited past HUNG_MS for an answer: a failure */
+  assert_int_equal(row("upstream_failures{upstream=0}"), 3);
+  assert_int_equal(row("upstream_downs{upstream=0}"), 1);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_abandoned_at_once, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_abandoned_hung, setup, teardown),
+  };
+
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
