@@ -296,7 +296,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   struct s3_err_map m;
   struct s3_retry_ctx ctx;
   unsigned delay = 0;
-  bool cancel, sent, ep_failed, elsewhere;
+  bool cancel, sent, ep_failed, elsewhere = false;
   int rc, ep = r->ep;
   curl_off_t up = 0, down = 0;
 
@@ -317,12 +317,17 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
 
   /* the endpoint failed it: no connection, a reset, a timeout, a reply
      that is not HTTP, a 5xx (a 501 is a refusal of the request, not a
-     failure of the server) */
+     failure of the server; a 503 SlowDown asks for less, and its backoff,
+     of a server that works) */
   ep_failed = !cancel && (m.cls == S3_EC_NETWORK || m.cls == S3_EC_TIMEOUT ||
                           m.err == EPROTO ||
-                          (r->status >= 500 && r->status != 501));
-  elsewhere = s3_eps_end(c, r, ep, ep_failed, (uint64_t)(up + down),
-                         clock_mono_ms());
+                          (r->status >= 500 && r->status != 501 &&
+                           m.cls != S3_EC_THROTTLE));
+  if (cancel) /* (pulled off: says nothing of the endpoint) */
+    s3_eps_release(c, r);
+  else
+    elsewhere = s3_eps_end(c, r, ep, ep_failed, (uint64_t)(up + down),
+                           clock_mono_ms());
   r->ep = -1;
   r->ep_avoid = ep_failed ? ep : -1;
   note_rdma_doubt(r, sent); /* the server may still be serving that token */
@@ -362,11 +367,10 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
       .before_send = m.before_send,
       .throttled = m.cls == S3_EC_THROTTLE,
       .timeout = m.cls == S3_EC_TIMEOUT,
+      .failover = ep_failed && elsewhere, /* there, at once */
   };
   if (s3_retry_decide(&c->cfg.retry, &c->quota, &ctx, rng_next(e), &delay) ==
       S3_RETRY_YES) {
-    if (ep_failed && elsewhere)
-      delay = 0; /* another endpoint is up: there, at once */
     log_info("%s %s/%s: %s (HTTP %ld %s), retry %u in %u ms", r->method,
              r->bucket ? r->bucket : "", r->key, strerror(m.err), r->status,
              r->err.code, r->attempts, delay);

@@ -105,6 +105,8 @@ enum s3_retry_verdict s3_retry_decide(const struct s3_retry_policy *p,
     return S3_RETRY_NO;         /* the server may have acted on it */
   if (c->attempt >= p->max_attempts)
     return S3_RETRY_NO;
+  if (c->failover)
+    return S3_RETRY_YES;
   if (c->elapsed_ms >= p->budget_ms)
     return S3_RETRY_NO;
   d = s3_retry_backoff_ms(p, c->attempt + 1, rnd, c->throttled);

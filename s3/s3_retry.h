@@ -68,11 +68,16 @@ struct s3_retry_ctx {
   bool before_send;         /* from s3_err_map */
   bool throttled;
   bool timeout;
+  bool failover;            /* the attempt's server failed it and another
+                               is up: the retry goes there */
 };
 
 /*
  * Decide. On S3_RETRY_YES *delay_ms is the wait, the quota has been charged,
- * and the delay never takes the request past budget_ms.
+ * and the delay never takes the request past budget_ms. A failover (still
+ * within max_attempts) goes at once, past the budget (one server that
+ * hangs can spend all of it) and uncharged (the quota keeps retries off a
+ * sick server; this one goes to another).
  */
 enum s3_retry_verdict s3_retry_decide(const struct s3_retry_policy *p,
                                       struct s3_retry_quota *q,

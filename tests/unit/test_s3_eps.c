@@ -36,7 +36,8 @@
 static struct fake_s3 *fa, *fb;
 static struct s3_client *c;
 
-static struct s3_client *client(const char *list)
+static struct s3_client *client_budget(const char *list, unsigned idle_s,
+                                       unsigned budget_ms)
 {
   struct s3_client_config cfg;
   struct s3_client *cl;
@@ -50,11 +51,18 @@ static struct s3_client *client(const char *list)
   cfg.creds.home = "/nonexistent";
   cfg.connect_timeout_ms = 1000;
   cfg.retry.max_attempts = 4;
-  cfg.retry.budget_ms = 20000;
+  cfg.retry.budget_ms = budget_ms;
+  if (idle_s)
+    cfg.low_speed_time_s = idle_s;
   cl = s3_client_create(&cfg, err, sizeof(err));
   if (!cl)
     fail_msg("s3_client_create: %s", err);
   return cl;
+}
+
+static struct s3_client *client(const char *list)
+{
+  return client_budget(list, 0, 20000);
 }
 
 static int setup(void **state)
@@ -363,6 +371,45 @@ static void test_first_never_answered(void **state)
   s3_client_destroy(cl);
 }
 
+/* 503 SlowDown asks for less: backed off and retried, never a failure of
+   the endpoint (three in a row used to take a working server out). */
+static void test_slowdown_not_down(void **state)
+{
+  (void)state;
+  fake_s3_fault(fa, FAKE_HEAD, "k", 503, 3, 0);
+  assert_int_equal(heads(c, 6), 0);
+  assert_int_equal(fake_s3_refused(fa), 3);
+  assert_int_equal(row(c, "s3.endpoint_failures{endpoint=0}"), 0);
+  assert_int_equal(row(c, "s3.endpoint_downs{endpoint=0}"), 0);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 1);
+}
+
+/* A server that takes connections and never answers (a listening socket
+   never accepted from): each attempt there ends idle, its time spent, and
+   the request goes on elsewhere all the same, past its budget. */
+static void test_hung_fails_over(void **state)
+{
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  socklen_t alen = sizeof(a);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct s3_client *cl;
+  char list[256];
+
+  (void)state;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_true(fd >= 0);
+  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+  assert_int_equal(listen(fd, 64), 0);
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+  snprintf(list, sizeof(list), "http://127.0.0.1:%u;%s", ntohs(a.sin_port),
+           fake_s3_endpoint(fb));
+  cl = client_budget(list, 1, 1000); /* idle 1 s: the budget spent */
+  assert_int_equal(heads(cl, 6), 0);
+  assert_in_range(row(cl, "s3.endpoint_failures{endpoint=0}"), 1, 3);
+  s3_client_destroy(cl);
+  close(fd);
+}
+
 static void test_alone_never_out(void **state)
 {
   struct s3_client *cl = client(fake_s3_endpoint(fb));
@@ -393,6 +440,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_bound, setup, teardown),
       cmocka_unit_test_setup_teardown(test_first_never_answered, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_slowdown_not_down, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hung_fails_over, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -253,39 +253,47 @@ static const struct decide_case {
   unsigned want_delay;
   unsigned want_tokens;  /* left in a 500 quota */
 } decide_cases[] = {
-    /* attempt, elapsed, idempotent, retryable, before_send, throttled, tmo */
-    {"idempotent retryable", {1, 0, true, true, false, false, false},
+    /* attempt, elapsed, idempotent, retryable, before_send, throttled, tmo,
+       failover */
+    {"idempotent retryable", {1, 0, true, true, false, false, false, false},
      RMAX, YES, 100, 495},
-    {"rnd 0 waits nothing", {1, 0, true, true, false, false, false},
+    {"rnd 0 waits nothing", {1, 0, true, true, false, false, false, false},
      0, YES, 0, 495},
-    {"not retryable", {1, 0, true, false, true, false, false},
+    {"not retryable", {1, 0, true, false, true, false, false, false},
      RMAX, NO, 0, 500},
-    {"POST after send", {1, 0, false, true, false, false, false},
+    {"POST after send", {1, 0, false, true, false, false, false, false},
      RMAX, NO, 0, 500},
-    {"POST before send", {1, 0, false, true, true, false, false},
+    {"POST before send", {1, 0, false, true, true, false, false, false},
      RMAX, YES, 100, 495},
-    {"POST throttled before send", {2, 0, false, true, true, true, false},
+    {"POST throttled before send", {2, 0, false, true, true, true, false, false},
      0, YES, 50, 495},
-    {"throttle floor", {1, 0, true, true, true, true, false},
+    {"throttle floor", {1, 0, true, true, true, true, false, false},
      0, YES, 50, 495},
-    {"timeout costs more", {1, 0, true, true, false, false, true},
+    {"timeout costs more", {1, 0, true, true, false, false, true, false},
      RMAX, YES, 100, 490},
-    {"4th attempt", {4, 0, true, true, false, false, false},
+    {"4th attempt", {4, 0, true, true, false, false, false, false},
      RMAX, YES, 800, 495},
-    {"max attempts reached", {5, 0, true, true, false, false, false},
+    {"max attempts reached", {5, 0, true, true, false, false, false, false},
      RMAX, NO, 0, 500},
-    {"past max attempts", {9, 0, true, true, false, false, false},
+    {"past max attempts", {9, 0, true, true, false, false, false, false},
      0, NO, 0, 500},
-    {"budget spent", {1, 30000, true, true, false, false, false},
+    {"budget spent", {1, 30000, true, true, false, false, false, false},
      0, NO, 0, 500},
-    {"budget overspent", {1, 90000, true, true, true, true, false},
+    {"budget overspent", {1, 90000, true, true, true, true, false, false},
      0, NO, 0, 500},
-    {"wait would end at budget", {1, 29900, true, true, false, false, false},
+    {"wait would end at budget", {1, 29900, true, true, false, false, false, false},
      RMAX, NO, 0, 500},
-    {"wait ends before budget", {1, 29900, true, true, false, false, false},
+    {"wait ends before budget", {1, 29900, true, true, false, false, false, false},
      RMAX / 2, YES, 49, 495},
-    {"no wait fits", {1, 29999, true, true, false, false, false},
+    {"no wait fits", {1, 29999, true, true, false, false, false, false},
      0, YES, 0, 495},
+    /* another server is up: there at once, past the budget, uncharged */
+    {"failover past budget", {1, 90000, true, true, false, false, true, true},
+     RMAX, YES, 0, 500},
+    {"failover, attempts spent", {5, 0, true, true, false, false, true, true},
+     0, NO, 0, 500},
+    {"failover of a POST sent", {1, 0, false, true, false, false, true, true},
+     0, NO, 0, 500},
 };
 
 static void test_decide_table(void **state)
@@ -316,7 +324,7 @@ static void test_decide_quota_exhausted(void **state)
 {
   struct s3_retry_policy p;
   struct s3_retry_quota q;
-  struct s3_retry_ctx c = {1, 0, true, true, true, false, false};
+  struct s3_retry_ctx c = {1, 0, true, true, true, false, false, false};
   unsigned delay;
 
   (void)state;
