@@ -204,6 +204,9 @@ if [ "$where" = pool_dir ]; then
 else
   check "h: the buffers' file is in cache.dir" test -f "${pool:-/nonexistent}" -a "${pool#"$tmp/cache/"}" != "$pool"
 fi
+# (its three parts acknowledged, their buffers lent again: those bytes
+# are then the upload's alone)
+check "h: the larger one's three parts on the server" wait_for 60 0.1 parts_acked
 fs_kill "$mnt"
 touch "$tmp/ctl/h0/go" "$tmp/ctl/h3/go"
 wait "$h0" "$h3" 2>/dev/null || true

@@ -41,7 +41,7 @@ pass=0 fail=0
 # $(...), set +e)
 set -E
 _test_stopped() { # EXIT LINE COMMAND
-  [[ $- != *e* ]] ||
+  [[ $- != *e* ]] || [ -n "${_test_summed:-}" ] ||
     echo "# stopped by set -e: ${BASH_SOURCE[1]##*/}:$2: $3 (exit $1)"
 }
 trap '_test_stopped $? "$LINENO" "$BASH_COMMAND"' ERR
@@ -265,5 +265,6 @@ summary() {
     echo "# failed: $n"
   done
   echo "$pass passed, $fail failed"
+  _test_summed=1 # (its own status is no stop)
   [ "$fail" -eq 0 ]
 }
