@@ -372,9 +372,12 @@ static int put_parts(const struct fsx_recover_io *t,
   }
   if (!rc)
     rc = FP("recover.complete");
+  /* marked before the completion is sent (unmarked, none is: a crash
+     after it would find an upload to abort without looking) */
+  if (!rc)
+    rc = fsx_stage_mark_completing(m->stage, jid, r->bucket, r->key, id);
   if (!rc) {
     sent = true;
-    fsx_stage_mark_completing(m->stage, jid, r->bucket, r->key, id);
     rc = s3_complete_multipart_if(m->s3, r->bucket, r->key, id, pe, n,
                                   o->n_headers ? o->headers : NULL, etag);
   }

@@ -273,10 +273,12 @@ static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
   int rc = -ESTALE, hrc;
 
   if (!wb->complete_sent) { /* (marked in cache.dir too: a later mount's
-                               recovery looks before it aborts) */
+                               recovery looks before it aborts; unmarked,
+                               none is sent: the commit fails, kept) */
+    if ((hrc = fsx_stage_mark_completing(m->stage, wb->journal_id, bucket,
+                                         wb->upload_key, wb->upload_id)))
+      return hrc;
     wb->complete_sent = true;
-    fsx_stage_mark_completing(m->stage, wb->journal_id, bucket,
-                              wb->upload_key, wb->upload_id);
   }
   for (int t = 0; t < COND_TRIES && rc == -ESTALE; t++) {
     rc = s3_complete_multipart_if(m->s3, bucket, key, wb->upload_id, pe, n,

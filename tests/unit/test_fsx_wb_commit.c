@@ -15,12 +15,14 @@
  * it had, nor does a file whose open attached only after its unlink
  * (streamed files: the mount's default).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -566,6 +568,47 @@ static void test_open_racing_unlink_never_uploads(void **state)
   free(want);
 }
 
+/* The upload's record cannot be marked completing (a directory in its
+   place): no completion is sent, as a crash after one would leave a record
+   that a recovery aborts without looking; the commit fails, kept. */
+static void test_unmarked_never_completed(void **state)
+{
+  const size_t size = 12 * MiB;
+  char *want = malloc(size), up[4096], rec[4400] = "", in_it[4500];
+  struct fsx_inode *in;
+  struct fsx_wb *wb;
+  struct dirent *e;
+  DIR *d;
+
+  (void)state;
+  assert_non_null(want);
+  fake_fill(want, size, 0, 17);
+  wb = open_wb("unmarked.bin", false, &in);
+  for (size_t off = 0; off < size; off += MiB) /* (its upload begins) */
+    assert_int_equal(wb_write(wb, off, want + off, MiB), MiB);
+  snprintf(up, sizeof(up), "%s/uploads", fsx_stage_dir(fm.m.stage));
+  assert_non_null(d = opendir(up));
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.')
+      snprintf(rec, sizeof(rec), "%s/%s", up, e->d_name);
+  closedir(d);
+  snprintf(in_it, sizeof(in_it), "%s/x", rec);
+  assert_int_equal(unlink(rec), 0);
+  assert_int_equal(mkdir(rec, 0700), 0);
+  assert_int_equal(mkdir(in_it, 0700), 0);
+  fake_s3_reset_counts(fm.s3);
+  assert_int_not_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_COMPLETE), 0);
+  assert_false(holds("unmarked.bin", want, size));
+  /* the record can be written again: the next commit completes */
+  assert_int_equal(rmdir(in_it), 0);
+  assert_int_equal(rmdir(rec), 0);
+  assert_int_equal(fsx_wb_commit(&fm.m, wb), 0);
+  assert_true(holds("unmarked.bin", want, size));
+  close_wb(wb, in);
+  free(want);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -589,6 +632,8 @@ int main(void)
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_removed_open_file_never_uploads,
                                       setup_stream, teardown),
+      cmocka_unit_test_setup_teardown(test_unmarked_never_completed, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_open_racing_unlink_never_uploads,
                                       setup_stream, teardown),
   };
