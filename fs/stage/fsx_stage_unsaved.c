@@ -96,9 +96,11 @@ static void name_of(const char *key, char *out, size_t len)
   out[j] = '\0';
 }
 
-/* Move src to a new name in udir, never over another file. */
-static int move_unique(struct fsx_stage *s, const char *src, const char *udir,
-                       const char *key, char *dst, size_t dstlen)
+/* A new name in udir, claimed (an empty file made there, never over
+   another's): the kept file is renamed over it once its MANIFEST line is
+   in. */
+static int claim_unique(struct fsx_stage *s, const char *udir,
+                        const char *key, char *dst, size_t dstlen)
 {
   char base[96];
   int rc = -EEXIST;
@@ -106,18 +108,16 @@ static int move_unique(struct fsx_stage *s, const char *src, const char *udir,
   name_of(key, base, sizeof(base));
   for (int tries = 0; tries < 100 && rc == -EEXIST; tries++) {
     unsigned long n;
+    int fd;
     pthread_mutex_lock(&s->lock);
     n = ++s->next_kept;
     pthread_mutex_unlock(&s->lock);
     snprintf(dst, dstlen, "%s/%s-%lu-%s", udir, s->mount_id, n, base);
-    rc = renameat2(AT_FDCWD, src, AT_FDCWD, dst, RENAME_NOREPLACE) ? -errno
-                                                                    : 0;
-    /* a filesystem without RENAME_NOREPLACE: link fails on a name taken */
-    if (rc == -EINVAL || rc == -ENOSYS) {
-      rc = link(src, dst) ? -errno : 0;
-      if (!rc)
-        unlink(src);
-    }
+    fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              0600);
+    rc = fd < 0 ? -errno : 0;
+    if (fd >= 0)
+      close(fd);
   }
   return rc;
 }
@@ -128,6 +128,7 @@ int fsx_stage_keep_file(struct fsx_stage *s, const char *path, const char *bucke
   char udir[4096], dst[4300], pp[4300], pd[4400], why[1024];
   struct stat st;
   uint64_t size = 0;
+  bool has_parts;
   int rc;
 
   if (!lstat(path, &st))
@@ -137,7 +138,7 @@ int fsx_stage_keep_file(struct fsx_stage *s, const char *path, const char *bucke
   if (!rc) /* ours alone: no one else may read or replace what it keeps */
     rc = fsx_stage_dir_ok(udir);
   if (!rc)
-    rc = move_unique(s, path, udir, key, dst, sizeof(dst));
+    rc = claim_unique(s, udir, key, dst, sizeof(dst));
   if (rc) {
     log_err("%s: %s was not uploaded (%s); its data stays in %s (not moved "
             "to %s: %s)", bucket, key, reason, path, udir, strerror(-rc));
@@ -146,24 +147,36 @@ int fsx_stage_keep_file(struct fsx_stage *s, const char *path, const char *bucke
   snprintf(why, sizeof(why), "%s", reason);
   fsx_stage_side_path(pp, sizeof(pp), path, "parts");
   fsx_stage_side_path(pd, sizeof(pd), dst, "parts");
-  if (upload) { /* (a failed move leaves it: the next mount keeps it) */
-    rc = renameat2(AT_FDCWD, pp, AT_FDCWD, pd, RENAME_NOREPLACE) ? -errno : 0;
+  has_parts = !lstat(pp, &st);
+  if (upload)
     snprintf(why + strlen(why), sizeof(why) - strlen(why), "; multipart "
              "upload %s of the key holds the parts the server acknowledged: "
              "kept, not aborted (%s)", upload,
-             rc ? "its list of parts could not be kept"
-                : "its parts are listed in the file's .parts beside it");
-  } else if (!lstat(pp, &st) &&
-             !renameat2(AT_FDCWD, pp, AT_FDCWD, pd, RENAME_NOREPLACE)) {
-    /* a list of parts not read (unreadable, or its record was): it goes
-       with the file, so that no later recovery aborts what it names */
+             has_parts ? "its parts are listed in the file's .parts beside it"
+                       : "its list of parts could not be kept");
+  else if (has_parts) /* a list of parts not read (unreadable, or its
+                         record was): it goes with the file, so that no
+                         later recovery aborts what it names */
     snprintf(why + strlen(why), sizeof(why) - strlen(why), "; a list of "
              "the parts of a multipart upload (not read) is kept beside it "
              "as its .parts: that upload is not aborted");
-  }
-  /* the manifest line says what the record said: the record goes */
+  /* In this order, so that a crash anywhere leaves what says where the
+     bytes are: the line (naming the claimed name), then the list of parts
+     (in unsaved/, it keeps its upload from any abort), then the file, then
+     its record. Cut short, the next mount keeps the file again, under
+     another name and line; the first line's name is then empty. */
   if (manifest_add(udir, strrchr(dst, '/') + 1, size, bucket, key, why))
     log_warn("%s/MANIFEST: could not add %s", udir, strrchr(dst, '/') + 1);
+  if (has_parts && renameat2(AT_FDCWD, pp, AT_FDCWD, pd, RENAME_NOREPLACE))
+    log_err("%s: its list of parts stays in %s (not moved beside %s: %s)",
+            key, pp, dst, strerror(errno));
+  if (rename(path, dst)) {
+    rc = -errno;
+    log_err("%s: %s was not uploaded (%s); its data stays in %s (not moved "
+            "to %s: %s)", bucket, key, reason, path, dst, strerror(-rc));
+    unlink(dst);
+    return rc;
+  }
   fsx_stage_remove(path);
   log_err("%s: %s was not uploaded (%s); its %" PRIu64 " bytes are kept in "
           "%s", bucket, key, why, size, dst);

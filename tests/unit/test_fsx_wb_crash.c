@@ -13,6 +13,9 @@
  *     acknowledged and their buffers given back: the upload, the only copy
  *     of those bytes, is kept (never aborted), named in MANIFEST with its
  *     list of parts beside the file kept in unsaved/
+ *   keep: the same, and the recovery that keeps it killed as the file
+ *     lands in unsaved/: the next one still names it in MANIFEST (the file
+ *     used to move before its line was written, and the line was lost)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +47,7 @@ static struct fake_mount fm;
 
 /* The crash point: SIGKILL at the unlink of a staging record (this
    binary's unlink is the write path's). */
-static volatile int kill_at_rec;
+static volatile int kill_at_rec, kill_at_keep;
 
 int unlink(const char *p)
 {
@@ -53,6 +56,27 @@ int unlink(const char *p)
   if (kill_at_rec && n > 4 && !strcmp(p + n - 4, ".rec"))
     raise(SIGKILL);
   return (int)syscall(SYS_unlinkat, AT_FDCWD, p, 0);
+}
+
+/* The other: SIGKILL right after a staging file is moved into unsaved/
+   (the two ways it may be moved). */
+static int moved(int rc, const char *to)
+{
+  if (!rc && kill_at_keep && strstr(to, "/unsaved/") && !strstr(to, ".parts"))
+    raise(SIGKILL);
+  return rc;
+}
+
+int renameat2(int ofd, const char *from, int nfd, const char *to,
+              unsigned flags)
+{
+  return moved((int)syscall(SYS_renameat2, ofd, from, nfd, to, flags), to);
+}
+
+int rename(const char *from, const char *to)
+{
+  return moved((int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 0),
+               to);
 }
 
 struct mem_src {
@@ -207,15 +231,15 @@ static void test_committed(void **state)
   fsx_inode_put(fm.m.tab, in);
 }
 
-static void test_open(void **state)
+/* A new file of 12 MiB written in order by a child, still open when it is
+   killed after its first two parts were acknowledged. */
+static void killed_open(void)
 {
   enum { N = 12 * MiB };
-  char *data = malloc(N), *man, c;
-  struct fsx_recovery rv;
+  char *data = malloc(N), c;
   int p[2], st;
   pid_t pid;
 
-  (void)state;
   assert_non_null(data);
   fake_fill(data, N, 0, 7);
   assert_int_equal(pipe(p), 0);
@@ -251,17 +275,57 @@ static void test_open(void **state)
   assert_int_equal(fake_s3_count(fm.s3, FAKE_PART), 2);
   assert_int_equal(fake_s3_uploads(fm.s3), 1);
   fake_s3_reset_counts(fm.s3);
-  next_mount_recovers(&rv);
-  /* kept: the upload (never aborted), the file, the line naming both */
+  free(data);
+}
+
+/* Kept: the upload (never aborted), the file, a line naming both. */
+static void kept_with_upload(void)
+{
+  char *man = manifest();
+
   assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
   assert_int_equal(fake_s3_uploads(fm.s3), 1);
   assert_int_equal(fake_s3_count(fm.s3, FAKE_COMPLETE), 0);
-  assert_int_equal(rv.kept, 1);
-  man = manifest();
   assert_non_null(strstr(man, "big.bin"));
   assert_non_null(strstr(man, "kept, not aborted"));
   free(man);
-  free(data);
+}
+
+static void test_open(void **state)
+{
+  struct fsx_recovery rv;
+
+  (void)state;
+  killed_open();
+  next_mount_recovers(&rv);
+  assert_int_equal(rv.kept, 1);
+  kept_with_upload();
+}
+
+static void test_keep(void **state)
+{
+  struct fsx_recovery rv;
+  int st;
+  pid_t pid;
+
+  (void)state;
+  killed_open();
+  /* (the dead daemon's directory: unlocked in this process too, for the
+     child's recovery to take) */
+  fsx_stage_close(fm.m.stage);
+  fm.m.stage = NULL;
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) { /* a recovery killed as it keeps the file */
+    child_client();
+    kill_at_keep = 1;
+    next_mount_recovers(&rv);
+    _exit(3);
+  }
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  next_mount_recovers(&rv);
+  kept_with_upload();
 }
 
 int main(void)
@@ -269,6 +333,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_committed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
