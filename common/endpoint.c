@@ -139,3 +139,21 @@ bool endpoint_list_next(const char **list, const char **url, size_t *len)
   *list = p + *len;
   return *len > 0;
 }
+
+bool endpoint_lists_meet(const char *a, const char *b)
+{
+  const char *ua, *ub, *pb;
+  size_t la, lb;
+
+  while (a && endpoint_list_next(&a, &ua, &la)) {
+    while (la > 1 && ua[la - 1] == '/')
+      la--;
+    for (pb = b; pb && endpoint_list_next(&pb, &ub, &lb);) {
+      while (lb > 1 && ub[lb - 1] == '/')
+        lb--;
+      if (la == lb && !strncasecmp(ua, ub, la))
+        return true;
+    }
+  }
+  return false;
+}

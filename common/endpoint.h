@@ -39,5 +39,8 @@ bool endpoint_is_loopback(const struct endpoint *ep);
    in *url and its length in *len (not NUL-terminated), *list moved past
    it. False at the end of the list. */
 bool endpoint_list_next(const char **list, const char **url, size_t *len);
+/* Do two lists name a server in common (the same URL, letter case and a
+   trailing '/' aside)? Lists of one service's servers: then the service. */
+bool endpoint_lists_meet(const char *a, const char *b);
 
 #endif

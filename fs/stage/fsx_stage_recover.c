@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/endpoint.h"
 #include "common/failpoint.h"
 #include "common/slog.h"
 #include "common/strbuf.h"
@@ -83,7 +84,7 @@ static bool recover_upload(struct fsx_stage *s, struct s3_client *c,
     log_warn("%s: not an upload record, removed", path);
     goto out;
   }
-  if (strcmp(f[0], s->endpoint)) {
+  if (!endpoint_lists_meet(f[0], s->endpoint)) {
     done = false; /* another endpoint's: for a mount of that one */
     goto out;
   }
@@ -226,7 +227,7 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
       out->kept++;
     return;
   }
-  if (strcmp(rt.r.endpoint, s->endpoint)) {
+  if (!endpoint_lists_meet(rt.r.endpoint, s->endpoint)) {
     out->left++; /* for a mount of that endpoint */
     free(rt.text);
     return;

@@ -175,6 +175,22 @@ static void test_list(void **state)
   assert_false(endpoint_list_next(&p, &url, &len));
 }
 
+/* Lists of one service's servers meet in a URL: reordered, one taken out
+   or added, the same service. */
+static void test_lists_meet(void **state)
+{
+  (void)state;
+  assert_true(endpoint_lists_meet("http://a:1", "http://a:1"));
+  assert_true(endpoint_lists_meet("http://a:1;http://b:1",
+                                  "http://b:1;http://a:1"));
+  assert_true(endpoint_lists_meet("http://a:1;http://b:1", "http://b:1"));
+  assert_true(endpoint_lists_meet("http://b:1/", "HTTP://B:1;http://c:1"));
+  assert_false(endpoint_lists_meet("http://a:1;http://b:1", "http://c:1"));
+  assert_false(endpoint_lists_meet("http://a:1", "http://a:10"));
+  assert_false(endpoint_lists_meet("", "http://a:1"));
+  assert_false(endpoint_lists_meet(NULL, "http://a:1"));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -183,6 +199,7 @@ int main(void)
       cmocka_unit_test(test_too_long),
       cmocka_unit_test(test_loopback),
       cmocka_unit_test(test_list),
+      cmocka_unit_test(test_lists_meet),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -265,6 +265,25 @@ static void test_other_endpoint_is_left(void **state)
   fsx_stage_close(s);
 }
 
+/* A list of endpoints reordered, or with one taken out, is the same
+   service: its files are recovered. */
+static void test_endpoint_list_changed(void **state)
+{
+  struct fsx_stage *s;
+  struct fsx_recovery rv;
+  struct seen seen = {0};
+  char err[256] = "";
+
+  (void)state;
+  dead_mount_with("k", false, true, "http://a;http://e");
+  assert_int_equal(fsx_stage_open(root, "http://e;http://c", &s, err,
+                                  sizeof(err)), 0);
+  fsx_stage_recover(s, NULL, fake_recover, &seen, &rv);
+  assert_int_equal(seen.calls, 1);
+  assert_int_equal(rv.left, 0);
+  fsx_stage_close(s);
+}
+
 static void test_older_format_keeps_everything(void **state)
 {
   struct fsx_stage *s;
@@ -396,6 +415,8 @@ int main(void)
     cmocka_unit_test_setup_teardown(test_partial_file_is_kept_not_uploaded,
                                     setup, teardown),
     cmocka_unit_test_setup_teardown(test_unrecorded_file_is_removed, setup,
+                                    teardown),
+    cmocka_unit_test_setup_teardown(test_endpoint_list_changed, setup,
                                     teardown),
     cmocka_unit_test_setup_teardown(test_other_endpoint_is_left, setup,
                                     teardown),
