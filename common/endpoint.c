@@ -140,6 +140,13 @@ bool endpoint_list_next(const char **list, const char **url, size_t *len)
   return *len > 0;
 }
 
+bool endpoint_same(const struct endpoint *a, const struct endpoint *b)
+{
+  return a->https == b->https && a->port == b->port &&
+         !strcasecmp(a->host, b->host) && a->path_len == b->path_len &&
+         !strncmp(a->path, b->path, a->path_len);
+}
+
 bool endpoint_lists_meet(const char *a, const char *b)
 {
   const char *ua, *ub, *pb;

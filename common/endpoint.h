@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #define ENDPOINT_HOST_MAX 256
+#define ENDPOINT_LIST_MAX 16 /* URLs in a list */
 
 struct endpoint {
   bool https;                   /* the scheme, in any case, was https */
@@ -39,6 +40,9 @@ bool endpoint_is_loopback(const struct endpoint *ep);
    in *url and its length in *len (not NUL-terminated), *list moved past
    it. False at the end of the list. */
 bool endpoint_list_next(const char **list, const char **url, size_t *len);
+/* Are a and b the same server: scheme, host (any case), port (written or
+   the scheme's) and path? */
+bool endpoint_same(const struct endpoint *a, const struct endpoint *b);
 /* Do two lists name a server in common (the same URL, letter case and a
    trailing '/' aside)? Lists of one service's servers: then the service. */
 bool endpoint_lists_meet(const char *a, const char *b);

@@ -78,26 +78,39 @@ static const struct cfg_enum_val transport_vals[] = {
 
 /* ---- validators ----------------------------------------------------------- */
 
-/* One URL, or several separated by ';': each must parse. */
+/* One URL, or several separated by ';' (ENDPOINT_LIST_MAX at most, no
+   server twice): each must parse; in a list, the reason names the URL. */
 static const char *check_url(const union cfg_val *v)
 {
+  static _Thread_local char msg[2400];
+  char one[ENDPOINT_LIST_MAX][2048];
+  struct endpoint ep[ENDPOINT_LIST_MAX];
   const char *p = v->s, *url, *why = NULL;
-  char one[2048];
-  struct endpoint ep;
+  unsigned n = 0;
   size_t len;
-  bool any = false;
 
   if (!v->s)
     return NULL;
   while (!why && endpoint_list_next(&p, &url, &len)) {
-    if (len >= sizeof(one))
+    if (n == ENDPOINT_LIST_MAX)
+      return "names more than 16 URLs";
+    if (len >= sizeof(one[n]))
       return "has a URL too long";
-    memcpy(one, url, len);
-    one[len] = '\0';
-    endpoint_parse(one, &ep, &why);
-    any = true;
+    memcpy(one[n], url, len);
+    one[n][len] = '\0';
+    endpoint_parse(one[n], &ep[n], &why);
+    for (unsigned i = 0; !why && i < n; i++)
+      if (endpoint_same(&ep[i], &ep[n]))
+        why = "names the same server as an earlier URL";
+    n++;
   }
-  return why ? why : any ? NULL : "names no URL";
+  if (!why)
+    return n ? NULL : "names no URL";
+  if (n == 1 && !*p)
+    return why; /* (one URL: the value is the URL) */
+  snprintf(msg, sizeof(msg), "(its URL %u, \"%.2047s\") %s", n, one[n - 1],
+           why);
+  return msg;
 }
 
 static const char *check_abs_path(const union cfg_val *v)
@@ -221,7 +234,8 @@ const struct cfg_key cfg_keys[] = {
     {K_STR("endpoint", endpoint, NULL, check_url), .flags = CFG_F_LIST,
      .def_doc = "$S3R_ENDPOINT, else $AWS_ENDPOINT_URL",
      .doc = "S3 endpoint URL, http:// or https:// (required); several "
-            "serving the same buckets: \"URL;URL\" (a JSON array)"},
+            "serving the same buckets: \"URL;URL\" (a JSON array), at most "
+            "16, each server once"},
     {K_STR("region", region, NULL, check_region),
      .def_doc = "$AWS_REGION, $AWS_DEFAULT_REGION, the profile, us-east-1",
      .doc = "region used in request signatures"},

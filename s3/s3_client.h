@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "common/endpoint.h"
 #include "s3/s3_creds.h"
 #include "s3/s3_retry.h"
 #include "s3/s3_sigv4.h"
@@ -21,7 +22,7 @@
 
 #define S3_ETAG_MAX 80
 #define S3_SINK_MAX_IOV 64
-#define S3_ENDPOINTS_MAX 16 /* URLs in a client's endpoint list */
+#define S3_ENDPOINTS_MAX ENDPOINT_LIST_MAX /* URLs in an endpoint list */
 
 struct s3_client_config {
   const char *endpoint;       /* "http://127.0.0.1:7480", "https://s3.x.com" */

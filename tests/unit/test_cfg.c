@@ -377,6 +377,16 @@ static const struct set_case {
     {"endpoint", "http://a:1;ftp://b", -EINVAL,
      "is not an http:// or https:// URL"},
     {"endpoint", ";", -EINVAL, "endpoint: \";\" names no URL"},
+    /* in a list, the URL at fault is named */
+    {"endpoint", "http://a:1; http://b:2", -EINVAL,
+     "(its URL 2, \" http://b:2\") is not an http:// or https:// URL"},
+    {"endpoint", "http://a;http://b;HTTP://A:80/", -EINVAL,
+     "(its URL 3, \"HTTP://A:80/\") names the same server as an earlier"},
+    {"endpoint", "http://a:1;http://a:2;http://a:3;http://a:4;http://a:5;"
+                 "http://a:6;http://a:7;http://a:8;http://a:9;http://a:10;"
+                 "http://a:11;http://a:12;http://a:13;http://a:14;"
+                 "http://a:15;http://a:16;http://a:17", -EINVAL,
+     "names more than 16 URLs"},
     {"region", "eu-west-1", 0, "eu-west-1"},
     {"region", "", 0, "(unset)"},
     {"region", "eu west", -EINVAL, "region: \"eu west\" is not a region name"},
