@@ -38,22 +38,22 @@ struct gw_ups {
   pthread_t prober;
 };
 
-/* One URL: http(s)://host[:port][/], nothing else (common/endpoint.h). */
-static int parse_one(struct gw_up *u, const char *url, size_t len, char *err,
-                     size_t errlen)
+/* One URL: http(s)://host[:port][/], nothing else (common/endpoint.h);
+   *ep points into u->url. */
+static int parse_one(struct gw_up *u, const char *url, size_t len,
+                     struct endpoint *ep, char *err, size_t errlen)
 {
-  struct endpoint ep;
   const char *why, *rest;
 
   u->url = strndup(url, len);
   if (!u->url)
     return -ENOMEM;
-  if (endpoint_parse(u->url, &ep, &why) == 0) {
-    rest = ep.authority + ep.authority_len;
+  if (endpoint_parse(u->url, ep, &why) == 0) {
+    rest = ep->authority + ep->authority_len;
     if ((!rest[0] || strcmp(rest, "/") == 0) &&
-        ep.authority_len < sizeof(u->hostport)) {
-      memcpy(u->hostport, ep.authority, ep.authority_len);
-      u->hostport[ep.authority_len] = '\0';
+        ep->authority_len < sizeof(u->hostport)) {
+      memcpy(u->hostport, ep->authority, ep->authority_len);
+      u->hostport[ep->authority_len] = '\0';
       u->base = curl_url();
       if (!u->base)
         return -ENOMEM;
@@ -199,6 +199,7 @@ int gw_ups_create(const char *list, struct gw_ups **out, char *err,
                   size_t errlen)
 {
   struct gw_ups *s = calloc(1, sizeof(*s));
+  struct endpoint ep[GW_UPS_MAX];
   const char *p = list, *url;
   size_t len;
   int rc = 0;
@@ -212,7 +213,13 @@ int gw_ups_create(const char *list, struct gw_ups **out, char *err,
       rc = -EINVAL;
       break;
     }
-    rc = parse_one(&s->up[s->n], url, len, err, errlen);
+    rc = parse_one(&s->up[s->n], url, len, &ep[s->n], err, errlen);
+    for (unsigned i = 0; !rc && i < s->n; i++)
+      if (endpoint_same(&ep[i], &ep[s->n])) {
+        snprintf(err, errlen, "--upstream: '%s' is the same server as '%s'",
+                 s->up[s->n].url, s->up[i].url);
+        rc = -EINVAL;
+      }
     s->names[s->n] = s->up[s->n].url;
     s->n++;
   }

@@ -6,7 +6,7 @@
  * upstream behind impatient clients was never taken out). Abandoned after
  * HUNG_MS (5 s) with no answer: a failure (the upstream hangs). Against
  * upstreams that accept connections and never answer (a listening socket
- * never accepted from).
+ * never accepted from). And a list naming one server twice is refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -175,9 +175,27 @@ static void test_abandoned_hung(void **state)
   assert_int_equal(row("upstream_downs{upstream=0}"), 1);
 }
 
+static void test_same_server_twice(void **state)
+{
+  struct gw_ups *s = NULL;
+  char err[256] = "";
+
+  (void)state;
+  assert_int_equal(gw_ups_create("http://h:1;http://g:1;HTTP://H:1/", &s, err,
+                                 sizeof(err)),
+                   -EINVAL);
+  assert_null(s);
+  assert_non_null(strstr(err, "is the same server as 'http://h:1'"));
+  assert_int_equal(gw_ups_create("http://h:1;http://h:2", &s, err,
+                                 sizeof(err)),
+                   0);
+  gw_ups_destroy(s);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_same_server_twice),
       cmocka_unit_test_setup_teardown(test_abandoned_at_once, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_abandoned_hung, setup, teardown),
