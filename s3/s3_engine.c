@@ -318,11 +318,14 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   /* the endpoint failed it: no connection, a reset, a timeout, a reply
      that is not HTTP, a 5xx (a 501 is a refusal of the request, not a
      failure of the server; a 503 SlowDown asks for less, and its backoff,
-     of a server that works) */
+     of a server that works; an answer in the RDMA dialect, reply 500 with
+     it, is a failed transfer, resent over HTTP, of a server that works) */
   ep_failed = !cancel && (m.cls == S3_EC_NETWORK || m.cls == S3_EC_TIMEOUT ||
                           m.err == EPROTO ||
                           (r->status >= 500 && r->status != 501 &&
-                           m.cls != S3_EC_THROTTLE));
+                           m.cls != S3_EC_THROTTLE &&
+                           !(r->rdma_on &&
+                             s3_req_header(r, "x-amz-rdma-reply"))));
   if (cancel) /* (pulled off: says nothing of the endpoint) */
     s3_eps_release(c, r);
   else

@@ -40,6 +40,10 @@ struct fsx_rdma_rc {
   pthread_mutex_t run_lock;
   unsigned failed_run;          /* replies 500 in a row; protected by
                                    run_lock */
+  /* per endpoint: its sessions dropped after a reply 500, how many times
+     (a session taken before the last drop is stale: its 500 is counted
+     in no run and drops nothing more) */
+  _Atomic unsigned flushes[S3_ENDPOINTS_MAX];
   _Atomic uint64_t connects, connect_fails, no_session, failed_replies,
       broken, disconnects;
 };
@@ -69,7 +73,8 @@ bool fsx_rdma_rc_usable(const struct fsx_rdma_rc *rc)
 struct taken {
   struct fsx_rdma_rc *rc;
   struct rdx_rc_session *s;
-  unsigned i; /* the endpoint it was made with */
+  unsigned i;     /* the endpoint it was made with */
+  unsigned flush; /* that endpoint's flushes when it was taken */
 };
 
 /* The request has finished (engine thread, or the submitter's): give its
@@ -82,9 +87,13 @@ static void release(struct s3_req *r, void *arg)
   unsigned i = tk->i;
   bool failed = s3_req_rdma_failed(r), doubt = s3_req_rdma_doubt(r);
   bool moved = s3_req_rdma_path(r) == S3_RDMA_DONE, give_up;
+  /* taken before its endpoint's sessions were dropped (a gateway that
+     restarted: every request then in flight fails): known dead, not news */
+  bool stale = failed && tk->flush != atomic_load(&rc->flushes[i]);
 
   pthread_mutex_lock(&rc->run_lock);
-  give_up = fsx_rdma_rc_count_reply(&rc->failed_run, failed, moved);
+  give_up = fsx_rdma_rc_count_reply(&rc->failed_run, failed && !stale,
+                                    moved);
   pthread_mutex_unlock(&rc->run_lock);
   if (give_up && !atomic_exchange(&rc->off, true))
     log_notice("rdma: rc: %u token requests in a row answered 500 (the "
@@ -96,12 +105,13 @@ static void release(struct s3_req *r, void *arg)
     atomic_fetch_add(&rc->broken, 1);
   free(tk);
   rdx_rc_session_put(s, failed || doubt);
-  if (failed) {
+  if (failed && !stale) {
     /* unknown session (the server restarted or expired it) or a failed
        transfer (it dropped it): the idle ones are likely as dead; they
        reconnect lazily */
     log_info("rdma: rc: the server answered a token with reply 500: "
              "sessions dropped, the request resent over HTTP");
+    atomic_fetch_add(&rc->flushes[i], 1);
     rdx_rc_endpoint_flush(rc->eps[i]);
   }
 }
@@ -178,7 +188,7 @@ int fsx_rdma_rc_attach(struct fsx_rdma_rc *rc, struct s3_req *r,
                        const struct rdx_region *region, uint64_t off,
                        uint64_t len, enum rdx_op op)
 {
-  unsigned busy[S3_ENDPOINTS_MAX], i = 0;
+  unsigned busy[S3_ENDPOINTS_MAX], i = 0, flush;
   struct rdx_rc_session *s;
   char tok[RDX_TOKEN_MAX], why[RDX_ERR_MAX];
   struct taken *tk;
@@ -191,6 +201,8 @@ int fsx_rdma_rc_attach(struct fsx_rdma_rc *rc, struct s3_req *r,
       busy[k] = rdx_rc_endpoint_busy(rc->eps[k]);
     i = s3_client_endpoint_next(rc->s3, busy);
   }
+  flush = atomic_load(&rc->flushes[i]); /* (before: a drop after it makes
+                                            this session stale) */
   err = rdx_rc_session_get(rc->eps[i], clock_mono_ms() + FSX_RDMA_RC_WAIT_MS,
                            &s, why, sizeof(why));
   if (err) {
@@ -215,7 +227,7 @@ int fsx_rdma_rc_attach(struct fsx_rdma_rc *rc, struct s3_req *r,
     rdx_rc_session_put(s, false);
     return err == -ENOMEM ? err : 1;
   }
-  *tk = (struct taken){.rc = rc, .s = s, .i = i};
+  *tk = (struct taken){.rc = rc, .s = s, .i = i, .flush = flush};
   s3_req_set_rdma_release(r, release, tk);
   if (rc->n > 1)
     s3_req_set_endpoint(r, (int)i, false);

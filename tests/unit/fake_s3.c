@@ -206,6 +206,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
     free(r.body);
     memset(&r, 0, sizeof(r));
     fake_resp_error(&r, -hit->status, "InternalError");
+  } else if (hit && hit->status == FAKE_RDMA_FAILED) {
+    f->refused++;
+    fake_resp_error(&r, 500, "RDMATransferFailed");
+    r.headers = strdup("x-amz-rdma-reply: 500\r\n");
+    r.headers_len = r.headers ? strlen(r.headers) : 0;
   } else if (hit && hit->status) {
     f->refused++;
     fake_resp_error(&r, hit->status,

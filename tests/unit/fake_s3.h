@@ -82,9 +82,11 @@ void fake_s3_interrupt_completions(struct fake_s3 *f);
  * InternalError, 503 SlowDown, 404 NoSuchKey, 412 PreconditionFailed, or
  * any other) after delay_ms; status 0 serves them as usual after the
  * delay; a negative status serves them, then answers -status (the
- * request landed, its answer was lost). Rules are tried in the order they were added; one whose times
- * are used up is gone.
+ * request landed, its answer was lost); FAKE_RDMA_FAILED answers 500 with
+ * x-amz-rdma-reply: 500 (an RDMA server's failed transfer). Rules are
+ * tried in the order they were added; one whose times are used up is gone.
  */
+#define FAKE_RDMA_FAILED 1500
 void fake_s3_fault(struct fake_s3 *f, enum fake_op op, const char *key,
                    int status, unsigned times, unsigned delay_ms);
 /* Every rule gone (faults and holds; held requests go on). */

@@ -371,6 +371,26 @@ static void test_first_never_answered(void **state)
   s3_client_destroy(cl);
 }
 
+/* A reply 500 in the RDMA dialect (x-amz-rdma-reply: 500: the transfer
+   failed, say on an RC session the gateway forgot when it restarted) is
+   an answer: resent over HTTP, never a failure of the endpoint (three took
+   a gateway just back out again). */
+static void test_rdma_failed_not_down(void **state)
+{
+  struct s3_stats st;
+
+  (void)state;
+  for (int i = 0; i < 3; i++) { /* (each one's token attempt) */
+    fake_s3_fault(fb, FAKE_GET, "k", FAKE_RDMA_FAILED, 1, 0);
+    assert_int_equal(bound_get(c, 1, false, true), 0);
+  }
+  assert_int_equal(fake_s3_refused(fb), 3);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.rdma_resent, 3);
+  assert_int_equal(row(c, "s3.endpoint_failures{endpoint=1}"), 0);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=1}"), 1);
+}
+
 /* 503 SlowDown asks for less: backed off and retried, never a failure of
    the endpoint (three in a row used to take a working server out). */
 static void test_slowdown_not_down(void **state)
@@ -441,6 +461,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_first_never_answered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_slowdown_not_down, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rdma_failed_not_down, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_hung_fails_over, setup, teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),
   };
