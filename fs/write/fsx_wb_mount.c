@@ -366,6 +366,17 @@ free_w:
   return rc;
 }
 
+/* Does <file>.parts list the parts of its upload? */
+static bool parts_listed(struct fsx_wb *wb)
+{
+  struct fsx_stage_parts pp;
+
+  if (fsx_stage_parts_read(wb->path, &pp))
+    return false;
+  fsx_stage_parts_free(&pp);
+  return true;
+}
+
 void fsx_wb_stop(struct fsx_mount *m)
 {
   struct fsx_wb **v;
@@ -392,7 +403,9 @@ void fsx_wb_stop(struct fsx_mount *m)
          has are in an upload that cannot be completed now */
       if (fsx_wb_unstream(m, wb, false, &lost))
         log_err("%s: its write buffers could not be kept", key);
-      if (lost && !fsx_wb_keep_parts(wb)) {
+      /* (a list that cannot be rewritten now: the one written as parts
+         were acknowledged names every part whose buffer went back) */
+      if (lost && (!fsx_wb_keep_parts(wb) || parts_listed(wb))) {
         /* left in place for the next mount, which takes the upload up */
         fsx_wb_journal(wb, true);
         fsx_stage_sync(wb->path, wb->fd, wb->map_fd);

@@ -16,7 +16,12 @@
  *   keep: the same, and the recovery that keeps it killed as the file
  *     lands in unsaved/: the next one still names it in MANIFEST (the file
  *     used to move before its line was written, and the line was lost)
+ *   unmount: no kill, two faults: the server failing the last commit and
+ *     the list of parts not rewritable then: the upload is left with the
+ *     file for the next mount, never aborted (the list written as its
+ *     parts were acknowledged holds; it was aborted, those bytes lost)
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -328,12 +333,74 @@ static void test_keep(void **state)
   kept_with_upload();
 }
 
+/* The one staging file of this mount's directory. */
+static void staging_path(char *out, size_t len)
+{
+  const char *dir = fsx_stage_dir(fm.m.stage);
+  struct dirent *e;
+  DIR *d = opendir(dir);
+
+  assert_non_null(d);
+  out[0] = '\0';
+  while ((e = readdir(d)))
+    if (!strncmp(e->d_name, "ino-", 4) && !strchr(e->d_name, '.'))
+      snprintf(out, len, "%s/%s", dir, e->d_name);
+  closedir(d);
+  assert_true(out[0]);
+}
+
+static void test_unmount(void **state)
+{
+  enum { N = 12 * MiB };
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_attr a = {.kind = FSX_FILE};
+  struct fsx_inode *root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO), *in;
+  char *data = malloc(N), tmp[4400];
+  struct fsx_recovery rv;
+  struct fsx_wb *wb = NULL;
+
+  (void)state;
+  assert_non_null(data);
+  fake_fill(data, N, 0, 5);
+  in = fsx_inode_child(fm.m.tab, root, "big.bin", &a, NULL, 0, false);
+  fsx_inode_put(fm.m.tab, root);
+  assert_int_equal(fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb), 0);
+  for (size_t off = 0; off < N; off += MiB)
+    assert_int_equal(wb_write(wb, off, data + off, MiB), MiB);
+  for (int i = 0; i < 500 && fake_s3_count(fm.s3, FAKE_PART) < 2; i++)
+    usleep(10000);
+  assert_true(fake_s3_quiet(fm.s3, 200));
+  /* the server fails what is left; the list cannot be written again */
+  fake_s3_fault(fm.s3, FAKE_PART, NULL, 500, 1000, 0);
+  fake_s3_fault(fm.s3, FAKE_COMPLETE, NULL, 500, 1000, 0);
+  staging_path(tmp, sizeof(tmp));
+  snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp), ".parts.tmp");
+  assert_int_equal(mkdir(tmp, 0700), 0);
+  snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp), "/x");
+  assert_int_equal(mkdir(tmp, 0700), 0);
+  fake_s3_reset_counts(fm.s3);
+  fsx_wb_stop(&fm.m); /* the unmount: its last commits */
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_ABORT), 0);
+  assert_int_equal(fake_s3_uploads(fm.s3), 1);
+  rmdir(tmp);
+  *strrchr(tmp, '/') = '\0';
+  rmdir(tmp);
+  fsx_inode_put(fm.m.tab, in);
+  /* the next mount, the server back: the upload taken up, the file up */
+  fake_s3_clear(fm.s3);
+  next_mount_recovers(&rv);
+  assert_int_equal(rv.uploaded, 1);
+  assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "big.bin", data, N));
+  free(data);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_committed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unmount, setup, teardown),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);
