@@ -465,6 +465,52 @@ static bool completed_from(const struct fsx_stage_rec *r, uint64_t size,
   return same;
 }
 
+/*
+ * A file set aside (r->keep_only): the old object's bytes it never read
+ * filled in from exactly that version, so that the file kept is whole. 1
+ * when they are (or none was missing), reason empty; -EAGAIN when the
+ * server could not say (the next mount tries again); else a negative
+ * errno, reason saying what reads as zeros. Never 0: nothing is uploaded.
+ */
+static int fill_base(const struct fsx_recover_io *t,
+                     const struct fsx_stage_rec *r, int fd, int map_fd,
+                     char *reason, size_t reasonlen)
+{
+  struct s3_object_meta cur;
+  uint8_t *map = NULL;
+  uint64_t miss = 0;
+  int rc;
+
+  reason[0] = '\0';
+  if (!r->map_ok || (rc = missing_bytes(map_fd, r->base_len, &map, &miss))) {
+    snprintf(reason, reasonlen, "its block map is unreliable: which bytes "
+             "are the old object's is unknown, and those read as zeros");
+    free(map);
+    return -EBADMSG;
+  }
+  if (!miss) {
+    free(map);
+    return 1;
+  }
+  rc = head(t, r->bucket, r->key, &cur); /* (-ENOENT: deleted since) */
+  if (!rc)
+    rc = strcmp(cur.etag, r->base_etag) ? -ESTALE
+                                        : fetch_missing(t, r, fd, map);
+  s3_object_meta_cleanup(&cur);
+  if (rc && rc != -ESTALE && rc != -ENOENT && transient(rc)) {
+    say_transient(rc, "reading the rest of the old object", reason,
+                  reasonlen);
+    rc = -EAGAIN;
+  } else if (rc) {
+    snprintf(reason, reasonlen, "%" PRIu64 " bytes of the old object (ETag "
+             "%s) it never read are zeros (%s)", miss, r->base_etag,
+             rc == -ESTALE || rc == -ENOENT ? "the object changed since"
+                                            : strerror(-rc));
+  }
+  free(map);
+  return rc ? rc : 1;
+}
+
 int fsx_recover_file(const struct fsx_recover_io *t,
                      const struct fsx_stage_rec *r, const char *path, int fd,
                      int map_fd, char *reason, size_t reasonlen)
@@ -482,6 +528,10 @@ int fsx_recover_file(const struct fsx_recover_io *t,
   bool exists = false, ok;
   int rc = 0;
 
+  if (r->keep_only)
+    return r->base_etag[0] && r->base_len
+               ? fill_base(t, r, fd, map_fd, reason, reasonlen)
+               : 1;
   if (fstat(fd, &st))
     return -errno;
   held = size = (uint64_t)st.st_size;

@@ -91,6 +91,10 @@ struct fsx_stage_rec {
                                  here went to an upload straight from write
                                  buffers; what no buffer still held of
                                  [0, sent) is not in the file */
+  bool keep_only;             /* read, not written: the file is set aside;
+                                 fsx_recover_file only fills in the old
+                                 object's bytes it never read, never
+                                 uploads */
 };
 
 /* Create and lock this mount's directory; err says what failed. */

@@ -47,6 +47,17 @@ int fsx_stage_rec_read(const char *path, struct fsx_rec_text *rt);
 /* rmdir a mount directory holding only what a finished mount leaves. */
 bool fsx_stage_remove_finished(const char *dir);
 
+/* fsx_stage_try.c: an attempt at path counted in <file>.try (synced),
+   false (and not counted) when 3 began and never ended; its end. */
+bool fsx_stage_try_begin(const char *path, unsigned *n);
+void fsx_stage_try_end(const char *path);
+/* A file to set aside (r as read): the old object's bytes it never read
+   filled in by fn (r->keep_only), else reason says they read as zeros;
+   -EAGAIN when the server could not say (left for the next mount). */
+int fsx_stage_fill_kept(const char *path, struct fsx_stage_rec *r,
+                        fsx_stage_recover_fn fn, void *arg, char *reason,
+                        size_t reasonlen);
+
 /* fsx_stage_unsaved.c: path kept in unsaved/ (see fsx_stage_keep); with
    upload, its .parts goes beside it and the MANIFEST line names the
    upload, kept too: it holds the file's first parts. */

@@ -26,38 +26,6 @@
 
 /* ---- recovery ---- */
 
-unsigned fsx_stage_unknown(const char *bucket, const char *key, time_t since,
-                           int rc, unsigned resent)
-{
-  unsigned n = resent;
-  char when[32];
-  struct tm tm;
-
-  switch (-rc) { /* the server answered the last attempt: it made nothing */
-  case 0:
-    n += !resent; /* (rc 0 without a repeat: the daemon died) */
-    break;
-  case EACCES: case EPERM: case ENOENT: case EINVAL:
-  case ENAMETOOLONG: case EROFS: case EDQUOT: case ENOSPC:
-    break;
-  default:
-    n++;
-    break;
-  }
-  if (!n)
-    return 0;
-  gmtime_r(&since, &tm);
-  strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  log_warn("%s: %u multipart upload(s) of %s begun at %s may exist (%s): "
-           "nothing proves them ours, so none is aborted; the bucket's "
-           "lifecycle rule (AbortIncompleteMultipartUpload) removes them",
-           bucket, n, key, when,
-           resent ? "answers were lost, the request repeated"
-           : rc   ? strerror(-rc)
-                  : "the daemon died before its answer was recorded");
-  return n;
-}
-
 struct guard;
 static bool guard_uid(const struct guard *g, const char *upload_id);
 static bool guard_unsure(const struct guard *g);
@@ -157,45 +125,6 @@ static void end_resumed(struct s3_client *c, const char *path,
   unlink(up);
 }
 
-/* ---- attempts: a file whose recovery keeps killing the daemon ---- */
-
-#define ATTEMPTS_MAX 3
-
-/*
- * Before recovering path: one attempt more in <file>.try (written and
- * synced: the daemon may die in what follows), or false when ATTEMPTS_MAX
- * earlier ones never ended (each killed the daemon, or its machine):
- * the file is then set aside instead. try_end after every attempt that
- * ended, whatever its result.
- */
-static bool try_begin(const char *path, unsigned *n)
-{
-  char p[4200], *text = NULL, num[16];
-
-  fsx_stage_side_path(p, sizeof(p), path, "try");
-  *n = 0;
-  if (!fsx_stage_read_text(p, &text))
-    *n = (unsigned)strtoul(text, NULL, 10);
-  free(text);
-  if (*n >= ATTEMPTS_MAX)
-    return false;
-  snprintf(num, sizeof(num), "%u\n", *n + 1);
-  /* replaced whole and made durable, directory too: a machine that dies
-     in what follows counts as well */
-  if (fsx_stage_write_side(path, "try", strdup(num), true) ||
-      fsx_stage_sync_dir(path))
-    log_warn("%s: could not count this recovery attempt", p);
-  return true;
-}
-
-static void try_end(const char *path)
-{
-  char p[4200];
-
-  fsx_stage_side_path(p, sizeof(p), path, "try");
-  unlink(p);
-}
-
 /* One staging file of a dead mount: uploaded, removed, kept or left. */
 static void recover_file(struct fsx_stage *s, struct s3_client *c,
                          const char *path, bool known, bool pool_lost,
@@ -254,9 +183,17 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
                "%llu) read as zeros where no write buffer kept them",
                (unsigned long long)rt.r.sent);
     rc = -ENOTRECOVERABLE;
+    /* kept whole: what it never read of the object it was written over */
+    if (fsx_stage_fill_kept(path, &rt.r, fn, arg, reason, sizeof(reason)) ==
+        -EAGAIN) {
+      log_warn("%s: %s, left by a dead mount, is left for the next mount "
+               "(%s): %s", rt.r.bucket, rt.r.key, reason, path);
+      out->left++;
+      goto free_parts;
+    }
     goto set_aside;
   }
-  if (!try_begin(path, &tries)) {
+  if (!fsx_stage_try_begin(path, &tries)) {
     snprintf(reason, sizeof(reason), "its recovery was begun %u times and "
              "never ended (its process died in it each time)", tries);
     rc = -ENOTRECOVERABLE;
@@ -280,7 +217,7 @@ static void recover_file(struct fsx_stage *s, struct s3_client *c,
     close(fd);
   if (map_fd >= 0)
     close(map_fd);
-  try_end(path);
+  fsx_stage_try_end(path);
   if (!reason[0]) {
     (void)FP("recover.done"); /* uploaded, nothing here knows yet */
     /* the record first: a crash after it leaves a file to remove, never

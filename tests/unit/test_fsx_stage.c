@@ -50,6 +50,7 @@ struct seen {
   uint64_t base_len, part_size, size;
   unsigned mode;
   bool partial, has_map, map_ok;
+  int fills; /* keep_only calls */
 };
 
 static int fake_recover(void *arg, const struct fsx_stage_rec *r,
@@ -60,6 +61,10 @@ static int fake_recover(void *arg, const struct fsx_stage_rec *r,
   struct stat st;
 
   (void)path;
+  if (r->keep_only) { /* set aside: only its base filled in */
+    s->fills++;
+    return 1;
+  }
   s->calls++;
   snprintf(s->key, sizeof(s->key), "%s", r->key);
   snprintf(s->base, sizeof(s->base), "%s", r->base_etag);
@@ -223,6 +228,7 @@ static void test_partial_file_is_kept_not_uploaded(void **state)
   assert_int_equal(fsx_stage_open(root, "http://e", &s, err, sizeof(err)), 0);
   fsx_stage_recover(s, NULL, fake_recover, &seen, &rv);
   assert_int_equal(seen.calls, 0); /* never offered for upload */
+  assert_int_equal(seen.fills, 1); /* its base's bytes asked for */
   assert_int_equal(rv.kept, 1);
   snprintf(mpath, sizeof(mpath), "%s/unsaved/MANIFEST", root);
   /* control bytes escaped: one line per file */

@@ -16,6 +16,9 @@
  *   keep: the same, and the recovery that keeps it killed as the file
  *     lands in unsaved/: the next one still names it in MANIFEST (the file
  *     used to move before its line was written, and the line was lost)
+ *   whole: an object written over in place (4 KiB of 3 MiB), killed still
+ *     open: the file kept in unsaved/ is the object with that write (its
+ *     bytes never read used to be zeros there)
  *   unmount: no kill, two faults: the server failing the last commit and
  *     the list of parts not rewritable then: the upload is left with the
  *     file for the next mount, never aborted (the list written as its
@@ -333,6 +336,78 @@ static void test_keep(void **state)
   kept_with_upload();
 }
 
+/* The one file in unsaved/ (its bytes, *len of them; free it). */
+static char *kept_file(size_t *len)
+{
+  char dir[512], p[1024] = "", *buf;
+  struct dirent *e;
+  struct stat st;
+  DIR *d;
+  int fd;
+
+  snprintf(dir, sizeof(dir), "%s/unsaved", fm.dir);
+  assert_non_null(d = opendir(dir));
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.' && strcmp(e->d_name, "MANIFEST") &&
+        !strstr(e->d_name, ".parts"))
+      snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+  closedir(d);
+  assert_true((fd = open(p, O_RDONLY)) >= 0);
+  assert_int_equal(fstat(fd, &st), 0);
+  *len = (size_t)st.st_size;
+  assert_non_null(buf = malloc(*len + 1));
+  assert_int_equal(read(fd, buf, *len), (ssize_t)*len);
+  close(fd);
+  return buf;
+}
+
+static void test_whole(void **state)
+{
+  enum { N = 3 * MiB, AT = MiB + 512 * 1024, W = 4096 };
+  static char data[N], patch[W];
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_inode_view v;
+  struct fsx_recovery rv;
+  struct fsx_inode *in;
+  char *got, c;
+  size_t len;
+  int p[2], st;
+  pid_t pid;
+
+  (void)state;
+  fake_fill(data, N, 0, 21);
+  fake_fill(patch, W, AT, 22);
+  assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "old.bin", data, N), 0);
+  in = fake_mount_file(&fm, "old.bin");
+  assert_non_null(in);
+  fsx_inode_view(fm.m.tab, in, &v);
+  assert_int_equal(pipe(p), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) { /* written over in place, still open */
+    struct fsx_wb *wb = NULL;
+    child_client();
+    if (fsx_wb_open(&fm.m, in, &v.attr, false, &meta, &wb) ||
+        wb_write(wb, AT, patch, W) != W || write(p[1], "w", 1) != 1)
+      _exit(3);
+    for (;;)
+      pause();
+  }
+  close(p[1]);
+  assert_int_equal(read(p[0], &c, 1), 1);
+  close(p[0]);
+  kill(pid, SIGKILL);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  next_mount_recovers(&rv);
+  assert_int_equal(rv.kept, 1);
+  memcpy(data + AT, patch, W);
+  got = kept_file(&len);
+  assert_int_equal(len, N);
+  assert_memory_equal(got, data, N);
+  free(got);
+  fsx_inode_put(fm.m.tab, in);
+}
+
 /* The one staging file of this mount's directory. */
 static void staging_path(char *out, size_t len)
 {
@@ -400,6 +475,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_committed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_open, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_whole, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unmount, setup, teardown),
   };
 
