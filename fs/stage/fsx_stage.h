@@ -178,6 +178,11 @@ int fsx_stage_parts_write(const char *path, long journal_id,
                           const char *upload_id,
                           const struct s3_part_etag *pe, unsigned n,
                           bool sync);
+/* One part acknowledged, appended (the file written whole with its header
+   when there is none), not synced: O(1) as parts go; a part listed again
+   counts as its last line says (fsx_stage_parts_read). */
+int fsx_stage_parts_add(const char *path, long journal_id,
+                        const char *upload_id, int part, const char *etag);
 /* 0, -ENOENT (none) or -EBADMSG; fsx_stage_parts_free after 0. */
 int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out);
 void fsx_stage_parts_free(struct fsx_stage_parts *p);

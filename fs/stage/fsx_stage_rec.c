@@ -365,6 +365,56 @@ int fsx_stage_parts_write(const char *path, long journal_id,
   return fsx_stage_write_side(path, "parts", strbuf_take(&sb), sync);
 }
 
+/* A part listed again (sent again, its new ETag appended) counts once, as
+   its last line says; the order kept. False when out of memory. */
+static bool dedupe(struct fsx_stage_parts *pp)
+{
+  uint8_t *seen = calloc(10001, 1);
+  unsigned j = pp->n;
+
+  if (!seen)
+    return false;
+  for (unsigned i = pp->n; i-- > 0;)
+    if (!seen[pp->pe[i].part_number]++)
+      pp->pe[--j] = pp->pe[i];
+  memmove(pp->pe, pp->pe + j, (pp->n - j) * sizeof(*pp->pe));
+  pp->n -= j;
+  free(seen);
+  return true;
+}
+
+int fsx_stage_parts_add(const char *path, long journal_id,
+                        const char *upload_id, int part, const char *etag)
+{
+  struct strbuf sb = {0};
+  char p[4200], num[24], *line;
+  ssize_t len;
+  int fd, rc = 0;
+
+  fsx_stage_side_path(p, sizeof(p), path, "parts");
+  fd = fsx_stage_open_file(p, O_WRONLY | O_APPEND, 0);
+  if (fd == -ENOENT) { /* the first: written whole, its header first */
+    struct s3_part_etag pe = {part, etag};
+    return fsx_stage_parts_write(path, journal_id, upload_id, &pe, 1, false);
+  }
+  if (fd < 0)
+    return fd;
+  snprintf(num, sizeof(num), "%d ", part);
+  strbuf_puts(&sb, num);
+  strbuf_put_hex(&sb, etag);
+  strbuf_putc(&sb, '\n');
+  line = strbuf_take(&sb);
+  len = line ? (ssize_t)strlen(line) : 0;
+  /* one write: a crash leaves the line whole or absent */
+  if (!line)
+    rc = -ENOMEM;
+  else if (write(fd, line, (size_t)len) != len)
+    rc = -EIO;
+  free(line);
+  close(fd);
+  return rc;
+}
+
 int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out)
 {
   char p[4200], *save = NULL, *l, *end;
@@ -396,7 +446,7 @@ int fsx_stage_parts_read(const char *path, struct fsx_stage_parts *out)
     }
     out->pe[out->n++] = (struct s3_part_etag){(int)k, end + 1};
   }
-  return 0;
+  return dedupe(out) ? 0 : -EBADMSG;
 bad:
   fsx_stage_parts_free(out);
   return -EBADMSG;

@@ -88,6 +88,7 @@ struct fsx_wb {
   unsigned nparts;            /* plock: allocated entries */
   unsigned sending;           /* plock: parts on the wire */
   int part_err;               /* plock: first failed part's error */
+  bool list_warned;           /* plock: a failure to list a part said */
   bool parts_kept;            /* plock: <file>.parts lists the parts the
                                  upload holds (fsx_wb_keep_parts): a run
                                  goes back only once listed there */
@@ -158,6 +159,10 @@ int fsx_wb_send_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
  * (parts_kept). Lock held.
  */
 int fsx_wb_keep_parts(struct fsx_wb *wb);
+/* Part k acknowledged with etag: one line more in <file>.parts (not
+   synced), before the only other copy of its bytes may go (its run, or
+   the caller's buffer); -errno, said once per file. plock held. */
+int fsx_wb_list_part(struct fsx_wb *wb, unsigned k, const char *etag);
 /* The same range of the base object, copied on the server. */
 int fsx_wb_copy_part(struct fsx_mount *m, struct fsx_wb *wb, unsigned k);
 

@@ -192,6 +192,20 @@ static int list_parts(struct fsx_wb *wb, bool sync)
   return rc;
 }
 
+int fsx_wb_list_part(struct fsx_wb *wb, unsigned k, const char *etag)
+{
+  int rc = fsx_stage_parts_add(wb->path, wb->journal_id, wb->upload_id,
+                               (int)k + 1, etag);
+
+  if (rc && !wb->list_warned) {
+    wb->list_warned = true;
+    log_warn("%s: listing the parts its upload holds in %s: %s (their "
+             "buffers are kept until it can be)", fsx_wb_key(wb), wb->path,
+             strerror(-rc));
+  }
+  return rc;
+}
+
 int fsx_wb_keep_parts(struct fsx_wb *wb)
 {
   int rc;
@@ -275,7 +289,7 @@ static void part_done(struct s3_req *r, void *arg)
        daemon only) and no earlier attempt's token is in doubt (then the
        data plane gives it back after the deadline) */
     if (pc->run && p->run == pc->run && pc->part_len == pc->span &&
-        !wb->parts_kept && !list_parts(wb, false)) {
+        !wb->parts_kept && !fsx_wb_list_part(wb, pc->k, etag)) {
       if (!fsx_rdma_hold_run(m, r, p->run))
         fsx_pool_put(m->pool, p->run);
       p->run = NULL;

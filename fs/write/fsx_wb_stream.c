@@ -207,12 +207,19 @@ static ssize_t send_from(struct fsx_mount *m, struct fsx_wb *wb, unsigned k,
       log_info("%s: part %u from the caller's buffer: %s", fsx_wb_key(wb),
                k + i + 1, strerror(-prc));
     }
-    if (!rc) { /* the server has it: only the upload holds its bytes */
+    if (!rc) { /* the server has it: only the upload holds its bytes, */
       pthread_mutex_lock(&wb->plock);
-      wb->parts[k + i] = (struct fsx_part){.state = PART_DONE, .len = len[i]};
-      memcpy(wb->parts[k + i].etag, etag, sizeof(etag));
-      wb->size += len[i];
+      /* listed first (else not taken: the caller writes it again) */
+      rc = fsx_wb_list_part(wb, k + i, etag);
+      if (!rc) {
+        wb->parts[k + i] =
+            (struct fsx_part){.state = PART_DONE, .len = len[i]};
+        memcpy(wb->parts[k + i].etag, etag, sizeof(etag));
+        wb->size += len[i];
+      }
       pthread_mutex_unlock(&wb->plock);
+    }
+    if (!rc) {
       taken += len[i];
       atomic_fetch_add(&m->st.parts_sent, 1);
       atomic_fetch_add(&m->st.direct_write_parts, 1);

@@ -346,12 +346,37 @@ static void test_stopped_before_it_starts(void **state)
   fsx_stage_close(s);
 }
 
+/* Parts listed one by one as they are acknowledged (appended): a part
+   sent again counts as its last line says, once. */
+static void test_parts_added(void **state)
+{
+  char path[4096];
+  struct fsx_stage_parts pp;
+
+  (void)state;
+  snprintf(path, sizeof(path), "%s/ino-9-1", root);
+  assert_int_equal(fsx_stage_parts_add(path, 5, "up-1", 1, "e1"), 0);
+  assert_int_equal(fsx_stage_parts_add(path, 5, "up-1", 2, "e2"), 0);
+  assert_int_equal(fsx_stage_parts_add(path, 5, "up-1", 1, "e1b"), 0);
+  assert_int_equal(fsx_stage_parts_read(path, &pp), 0);
+  assert_int_equal(pp.journal_id, 5);
+  assert_string_equal(pp.upload_id, "up-1");
+  assert_int_equal(pp.n, 2);
+  assert_int_equal(pp.pe[0].part_number, 2);
+  assert_string_equal(pp.pe[0].etag, "e2");
+  assert_int_equal(pp.pe[1].part_number, 1);
+  assert_string_equal(pp.pe[1].etag, "e1b");
+  fsx_stage_parts_free(&pp);
+  fsx_stage_parts_remove(path);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_leftovers_counts_dead_mounts_only,
                                     setup, teardown),
     cmocka_unit_test_setup_teardown(test_leftovers_none, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_parts_added, setup, teardown),
     cmocka_unit_test_setup_teardown(test_stop_leaves_the_rest_in_place,
                                     setup, teardown),
     cmocka_unit_test_setup_teardown(test_stopped_before_it_starts, setup,

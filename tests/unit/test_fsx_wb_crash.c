@@ -13,6 +13,8 @@
  *     acknowledged and their buffers given back: the upload, the only copy
  *     of those bytes, is kept (never aborted), named in MANIFEST with its
  *     list of parts beside the file kept in unsaved/
+ *   direct: the same, its two parts sent straight from the caller's buffer
+ *     (the direct-write path), which it may reuse once the write returns
  *   keep: the same, and the recovery that keeps it killed as the file
  *     lands in unsaved/: the next one still names it in MANIFEST (the file
  *     used to move before its line was written, and the line was lost)
@@ -299,6 +301,62 @@ static void kept_with_upload(void)
   free(man);
 }
 
+/* The direct-write path's run: every request at once, then waited for. */
+static int run_all(struct fsx_wparts *w, struct s3_req **r, int n,
+                   const uint64_t *at, const size_t *len)
+{
+  (void)w;
+  (void)at;
+  (void)len;
+  for (int i = 0; i < n; i++)
+    s3_req_submit(r[i], NULL, NULL);
+  for (int i = 0; i < n; i++)
+    s3_req_wait(r[i]);
+  return 0;
+}
+
+static void test_direct(void **state)
+{
+  enum { N = 10 * MiB };
+  char *data = malloc(N), c;
+  struct fsx_recovery rv;
+  int p[2], st;
+  pid_t pid;
+
+  (void)state;
+  assert_non_null(data);
+  fake_fill(data, N, 0, 9);
+  assert_int_equal(pipe(p), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) { /* two whole parts from the caller's buffer, still open */
+    struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+    struct fsx_attr a = {.kind = FSX_FILE};
+    struct fsx_inode *root, *in;
+    struct fsx_wb *wb = NULL;
+    struct fsx_wparts w = {run_all, data};
+    child_client();
+    root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO);
+    in = fsx_inode_child(fm.m.tab, root, "big.bin", &a, NULL, 0, false);
+    if (!in || fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb) ||
+        fsx_wb_write_parts(&fm.m, wb, 0, N, &w) != N ||
+        write(p[1], "w", 1) != 1)
+      _exit(3);
+    for (;;)
+      pause();
+  }
+  close(p[1]);
+  assert_int_equal(read(p[0], &c, 1), 1);
+  close(p[0]);
+  kill(pid, SIGKILL);
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_int_equal(fake_s3_count(fm.s3, FAKE_PART), 2);
+  fake_s3_reset_counts(fm.s3);
+  next_mount_recovers(&rv);
+  kept_with_upload();
+  free(data);
+}
+
 static void test_open(void **state)
 {
   struct fsx_recovery rv;
@@ -474,6 +532,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_committed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_open, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_direct, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keep, setup, teardown),
       cmocka_unit_test_setup_teardown(test_whole, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unmount, setup, teardown),
