@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/ep_health.h"
 #include "common/slog.h"
 #include "s3/s3_attempt.h"
 #include "s3/s3_eps.h"
@@ -296,7 +297,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
   struct s3_err_map m;
   struct s3_retry_ctx ctx;
   unsigned delay = 0;
-  bool cancel, sent, ep_failed, elsewhere = false;
+  bool cancel, sent, ep_failed, throttled, elsewhere = false;
   int rc, ep = r->ep;
   curl_off_t up = 0, down = 0;
 
@@ -317,17 +318,23 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
 
   /* the endpoint failed it: no connection, a reset, a timeout, a reply
      that is not HTTP, a 5xx (a 501 is a refusal of the request, not a
-     failure of the server; a 503 SlowDown asks for less, and its backoff,
-     of a server that works; an answer in the RDMA dialect, reply 500 with
+     failure of the server; an answer in the RDMA dialect, reply 500 with
      it, is a failed transfer, resent over HTTP, of a server that works) */
+  throttled = m.cls == S3_EC_THROTTLE;
   ep_failed = !cancel && (m.cls == S3_EC_NETWORK || m.cls == S3_EC_TIMEOUT ||
                           m.err == EPROTO ||
                           (r->status >= 500 && r->status != 501 &&
-                           m.cls != S3_EC_THROTTLE &&
+                           !throttled &&
                            !(r->rdma_on &&
                              s3_req_header(r, "x-amz-rdma-reply"))));
-  if (cancel) /* (pulled off: says nothing of the endpoint) */
-    s3_eps_release(c, r);
+  /* a throttle (503 SlowDown, 429) asks a working server for less, with
+     its backoff: neither a failure nor an answer of the endpoint (a probe
+     so answered: the spell goes on, as if failed) */
+  if (cancel || (throttled && r->ep_try == EP_TRY_UP))
+    s3_eps_release(c, r); /* (pulled off or throttled: says nothing) */
+  else if (throttled)
+    elsewhere = s3_eps_end(c, r, ep, true, (uint64_t)(up + down),
+                           clock_mono_ms());
   else
     elsewhere = s3_eps_end(c, r, ep, ep_failed, (uint64_t)(up + down),
                            clock_mono_ms());

@@ -140,6 +140,8 @@ int fsx_wb_start_upload(struct fsx_mount *m, struct fsx_wb *wb)
   }
   wb->journal_id = id;
   wb->upload_since = since;
+  fsx_stage_parts_remove(wb->path); /* (its parts are appended to a list
+                                       begun by its first) */
   return 0;
 }
 

@@ -404,6 +404,35 @@ static void test_slowdown_not_down(void **state)
   assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 1);
 }
 
+/* Nor is a throttle an answer: a server behind a balancer whose backend
+   is dead answers 502, 502, 503 (no S3 code) over and over: taken out all
+   the same (each 503 used to reset its run of failures). */
+static void test_throttle_no_answer(void **state)
+{
+  (void)state;
+  for (int i = 0; i < 10; i++) {
+    fake_s3_fault(fa, FAKE_HEAD, "k", 502, 2, 0);
+    fake_s3_fault(fa, FAKE_HEAD, "k", 503, 1, 0);
+  }
+  assert_int_equal(heads(c, 30), 0);
+  assert_int_equal(row(c, "s3.endpoint_downs{endpoint=0}"), 1);
+}
+
+/* Taken out by three 500s, its probes answered 503: still out. */
+static void test_throttled_probe_keeps_out(void **state)
+{
+  (void)state;
+  fake_s3_fault(fa, FAKE_HEAD, "k", 500, 3, 0);
+  fake_s3_fault(fa, FAKE_ANY, NULL, 503, 100, 0);
+  assert_int_equal(heads(c, 12), 0);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
+  for (int i = 0; i < 25 && row(c, "s3.endpoint_probes{endpoint=0}") < 1;
+       i++)
+    usleep(100 * 1000); /* (its first spell: 1 s) */
+  assert_true(row(c, "s3.endpoint_probes{endpoint=0}") >= 1);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
+}
+
 /* A server that takes connections and never answers (a listening socket
    never accepted from): each attempt there ends idle, its time spent, and
    the request goes on elsewhere all the same, past its budget. */
@@ -461,6 +490,10 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_first_never_answered, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_slowdown_not_down, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_throttle_no_answer, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_throttled_probe_keeps_out, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_rdma_failed_not_down, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_hung_fails_over, setup, teardown),
