@@ -492,9 +492,10 @@ static void classify(struct gw_run *w, CURLcode cc, const char *errbuf)
             cc == CURLE_OK ? "ok" : curl_easy_strerror(cc));
 }
 
-/* A request abandoned (its client gone, its token's deadline passed)
-   with no answer after this long says the upstream hangs: a failure of
-   it. Sooner, it says nothing of the upstream. */
+/* A request without a body abandoned (its client gone, its token's
+   deadline passed) with no answer after this long says the upstream
+   hangs: a failure of it. Sooner, or with a body (its time may have gone
+   in sending it), it says nothing of the upstream. */
 #define HUNG_MS 5000
 
 /*
@@ -533,8 +534,12 @@ static int try_upstream(struct gw_upstream *up, CURL *c, struct gw_req *r,
   if (!w.stopped)
     elsewhere = gw_ups_end(up->set, i, how, gw_ups_failed(cc, r->status),
                            (uint64_t)(sent + got));
-  else if (r->status || clock_mono_ms() - t0 >= HUNG_MS)
-    gw_ups_end(up->set, i, how, !r->status, (uint64_t)(sent + got));
+  else if (r->status) /* answered before it was abandoned */
+    gw_ups_end(up->set, i, how, gw_ups_failed(CURLE_OK, r->status),
+               (uint64_t)(sent + got));
+  else if (!r->has_up && r->tok != GW_TOK_PUT &&
+           clock_mono_ms() - t0 >= HUNG_MS)
+    gw_ups_end(up->set, i, how, true, (uint64_t)(sent + got));
   else /* abandoned early: nothing learnt of the upstream */
     gw_ups_release(up->set, i, how);
   /* refused, and not a byte of the body taken: curl may report a refused

@@ -122,23 +122,30 @@ static void *client_leaves(void *arg)
   return NULL;
 }
 
-/* One GET on the worker whose client leaves after after_ms. */
-static void abandoned_get(unsigned after_ms)
+/* One request on the worker (a GET, or a PUT of 1 KiB sent whole) whose
+   client leaves after after_ms. */
+static void abandoned(bool put, unsigned after_ms)
 {
+  static const char body[1024];
   struct gw_req r;
   struct leave l = {&r, after_ms};
   pthread_t t;
 
   memset(&r, 0, sizeof(r));
-  r.method = "GET";
+  r.method = put ? "PUT" : "GET";
   r.path = "/b/k";
   r.query = "";
   snprintf(r.region, sizeof(r.region), "us-east-1");
-  r.body_len = -1;
+  r.body_len = put ? (int64_t)sizeof(body) : -1;
+  r.has_up = put;
   pthread_mutex_init(&r.mu, NULL);
   pthread_cond_init(&r.cv, NULL);
   assert_int_equal(gw_pipe_init(&r.up, 4096, 5), 0);
   assert_int_equal(gw_pipe_init(&r.down, 4096, 5), 0);
+  if (put) {
+    assert_int_equal(gw_pipe_push(&r.up, body, sizeof(body)), 0);
+    gw_pipe_close(&r.up);
+  }
   r.cancel = after_ms == 0;
   assert_int_equal(pthread_create(&t, NULL, client_leaves, &l), 0);
   gw_upstream_run(up, c, &r);
@@ -157,7 +164,7 @@ static void test_abandoned_at_once(void **state)
   (void)state;
   fail_once();
   fail_once();
-  abandoned_get(0); /* to upstream 0 (ties in turn) */
+  abandoned(false, 0); /* to upstream 0 (ties in turn) */
   assert_int_equal(row("upstream_attempts{upstream=0}"), 3);
   assert_int_equal(row("upstream_failures{upstream=0}"), 2);
   fail_once(); /* the third in a row: out */
@@ -170,8 +177,23 @@ static void test_abandoned_hung(void **state)
   (void)state;
   fail_once();
   fail_once();
-  abandoned_get(5200); /* waited past HUNG_MS for an answer: a failure */
+  abandoned(false, 5200); /* waited past HUNG_MS for an answer: failed */
   assert_int_equal(row("upstream_failures{upstream=0}"), 3);
+  assert_int_equal(row("upstream_downs{upstream=0}"), 1);
+}
+
+/* A request with a body abandoned after as long says nothing (its time
+   may have gone in sending the body): the run goes on. */
+static void test_abandoned_put(void **state)
+{
+  (void)state;
+  fail_once();
+  fail_once();
+  abandoned(true, 5200);
+  assert_int_equal(row("upstream_attempts{upstream=0}"), 3);
+  assert_int_equal(row("upstream_failures{upstream=0}"), 2);
+  assert_int_equal(row("upstream_downs{upstream=0}"), 0);
+  fail_once();
   assert_int_equal(row("upstream_downs{upstream=0}"), 1);
 }
 
@@ -199,6 +221,7 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_abandoned_at_once, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_abandoned_hung, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_abandoned_put, setup, teardown),
   };
 
   curl_global_init(CURL_GLOBAL_DEFAULT);
