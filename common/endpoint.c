@@ -147,20 +147,32 @@ bool endpoint_same(const struct endpoint *a, const struct endpoint *b)
          !strncmp(a->path, b->path, a->path_len);
 }
 
+/* Item [u, u + len) of a list parsed into *ep (its text in buf). */
+static bool parse_item(const char *u, size_t len, char *buf, size_t buflen,
+                       struct endpoint *ep)
+{
+  const char *why;
+
+  if (len >= buflen)
+    return false;
+  memcpy(buf, u, len);
+  buf[len] = '\0';
+  return endpoint_parse(buf, ep, &why) == 0;
+}
+
 bool endpoint_lists_meet(const char *a, const char *b)
 {
+  char ba[2048], bb[2048];
+  struct endpoint ea, eb;
   const char *ua, *ub, *pb;
   size_t la, lb;
 
   while (a && endpoint_list_next(&a, &ua, &la)) {
-    while (la > 1 && ua[la - 1] == '/')
-      la--;
-    for (pb = b; pb && endpoint_list_next(&pb, &ub, &lb);) {
-      while (lb > 1 && ub[lb - 1] == '/')
-        lb--;
-      if (la == lb && !strncasecmp(ua, ub, la))
+    if (!parse_item(ua, la, ba, sizeof(ba), &ea))
+      continue;
+    for (pb = b; pb && endpoint_list_next(&pb, &ub, &lb);)
+      if (parse_item(ub, lb, bb, sizeof(bb), &eb) && endpoint_same(&ea, &eb))
         return true;
-    }
   }
   return false;
 }

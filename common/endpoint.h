@@ -43,8 +43,8 @@ bool endpoint_list_next(const char **list, const char **url, size_t *len);
 /* Are a and b the same server: scheme, host (any case), port (written or
    the scheme's) and path? */
 bool endpoint_same(const struct endpoint *a, const struct endpoint *b);
-/* Do two lists name a server in common (the same URL, letter case and a
-   trailing '/' aside)? Lists of one service's servers: then the service. */
+/* Do two lists name a server in common (endpoint_same)? Lists of one
+   service's servers: then the service. */
 bool endpoint_lists_meet(const char *a, const char *b);
 
 #endif

@@ -111,8 +111,9 @@ static void release(struct s3_req *r, void *arg)
        reconnect lazily */
     log_info("rdma: rc: the server answered a token with reply 500: "
              "sessions dropped, the request resent over HTTP");
-    atomic_fetch_add(&rc->flushes[i], 1);
     rdx_rc_endpoint_flush(rc->eps[i]);
+    atomic_fetch_add(&rc->flushes[i], 1); /* (after: a session taken
+                                             before it is one flushed) */
   }
 }
 

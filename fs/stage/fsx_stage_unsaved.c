@@ -174,6 +174,8 @@ int fsx_stage_keep_file(struct fsx_stage *s, const char *path, const char *bucke
     rc = -errno;
     log_err("%s: %s was not uploaded (%s); its data stays in %s (not moved "
             "to %s: %s)", bucket, key, reason, path, dst, strerror(-rc));
+    if (has_parts) /* (its list goes back with it, for the next mount) */
+      renameat2(AT_FDCWD, pd, AT_FDCWD, pp, RENAME_NOREPLACE);
     unlink(dst);
     return rc;
   }

@@ -366,15 +366,24 @@ free_w:
   return rc;
 }
 
-/* Does <file>.parts list the parts of its upload? */
+/* Does <file>.parts list the parts of its upload, none of them sent
+   again since (a part changed after it went: its old ETag may be the
+   one listed)? */
 static bool parts_listed(struct fsx_wb *wb)
 {
   struct fsx_stage_parts pp;
+  bool ok;
 
   if (fsx_stage_parts_read(wb->path, &pp))
     return false;
+  ok = wb->upload_id && !strcmp(pp.upload_id, wb->upload_id) &&
+       pp.journal_id == wb->journal_id;
   fsx_stage_parts_free(&pp);
-  return true;
+  pthread_mutex_lock(&wb->plock);
+  for (unsigned k = 0; ok && k < wb->nparts; k++)
+    ok = !wb->parts[k].stale;
+  pthread_mutex_unlock(&wb->plock);
+  return ok;
 }
 
 void fsx_wb_stop(struct fsx_mount *m)

@@ -41,8 +41,10 @@ pass=0 fail=0
 # $(...), set +e)
 set -E
 _test_stopped() { # EXIT LINE COMMAND
-  [[ $- != *e* ]] || [ -n "${_test_summed:-}" ] ||
-    echo "# stopped by set -e: ${BASH_SOURCE[1]##*/}:$2: $3 (exit $1)"
+  # (the suite's own shell only: a background job's failure is its own,
+  # and its stdout may be a file the suite reads)
+  [[ $- != *e* ]] || [ -n "${_test_summed:-}" ] || [ "$BASHPID" != "$$" ] ||
+    echo "# stopped by set -e: ${BASH_SOURCE[1]##*/}:$2: $3 (exit $1)" >&2
 }
 trap '_test_stopped $? "$LINENO" "$BASH_COMMAND"' ERR
 if [ -n "${BIN:-}" ]; then FS=$BIN/s3rdmafs CLI=$BIN/s3rdma-cli; fi

@@ -185,6 +185,9 @@ static void test_lists_meet(void **state)
                                   "http://b:1;http://a:1"));
   assert_true(endpoint_lists_meet("http://a:1;http://b:1", "http://b:1"));
   assert_true(endpoint_lists_meet("http://b:1/", "HTTP://B:1;http://c:1"));
+  assert_true(endpoint_lists_meet("http://h", "http://h:80"));
+  assert_false(endpoint_lists_meet("http://h/A", "http://h/a"));
+  assert_false(endpoint_lists_meet("http://h", "https://h:80"));
   assert_false(endpoint_lists_meet("http://a:1;http://b:1", "http://c:1"));
   assert_false(endpoint_lists_meet("http://a:1", "http://a:10"));
   assert_false(endpoint_lists_meet("", "http://a:1"));
