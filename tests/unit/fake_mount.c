@@ -1,6 +1,7 @@
 /* fake_mount: see fake_mount.h. */
 #include "fake_mount.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,4 +135,40 @@ void fake_fill(void *p, size_t n, uint64_t off, uint64_t seed)
     uint64_t at = off + i, w = (at / 8) ^ seed;
     c[i] = (unsigned char)(w >> (8 * (at % 8)));
   }
+}
+
+/* A write's source: memory, taken once and in order. */
+struct mem_src {
+  struct fsx_wsrc s;
+  const char *p;
+};
+
+static int to_mem(struct fsx_wsrc *s, void *dst, size_t len)
+{
+  memcpy(dst, ((struct mem_src *)s)->p, len);
+  ((struct mem_src *)s)->p += len;
+  return 0;
+}
+
+static int to_fd(struct fsx_wsrc *s, int fd, uint64_t off, size_t len)
+{
+  const char *p = ((struct mem_src *)s)->p;
+
+  while (len) {
+    ssize_t n = pwrite(fd, p, len, (off_t)off);
+    if (n <= 0)
+      return -EIO;
+    p += n;
+    off += (uint64_t)n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+ssize_t fake_mount_write(struct fake_mount *fm, struct fsx_wb *wb,
+                         uint64_t off, const void *p, size_t len)
+{
+  struct mem_src src = {{to_mem, to_fd}, p};
+
+  return fsx_wb_write(&fm->m, wb, off, &src.s, len, false);
 }

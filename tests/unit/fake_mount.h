@@ -34,6 +34,11 @@ void fake_mount_down(struct fake_mount *fm);
    none. */
 struct fsx_inode *fake_mount_file(struct fake_mount *fm, const char *name);
 
+struct fsx_wb;
+/* fsx_wb_write of [p, p + len) at off, as a FUSE write brings it. */
+ssize_t fake_mount_write(struct fake_mount *fm, struct fsx_wb *wb,
+                         uint64_t off, const void *p, size_t len);
+
 /* n bytes that say where they are (each 8-byte word its offset xor seed). */
 void fake_fill(void *p, size_t n, uint64_t off, uint64_t seed);
 

@@ -89,39 +89,10 @@ int rename(const char *from, const char *to)
                to);
 }
 
-struct mem_src {
-  struct fsx_wsrc s;
-  const char *p;
-};
-
-static int to_mem(struct fsx_wsrc *s, void *dst, size_t len)
-{
-  memcpy(dst, ((struct mem_src *)s)->p, len);
-  ((struct mem_src *)s)->p += len; /* taken once and in order */
-  return 0;
-}
-
-static int to_fd(struct fsx_wsrc *s, int fd, uint64_t off, size_t len)
-{
-  const char *p = ((struct mem_src *)s)->p;
-
-  while (len) {
-    ssize_t n = pwrite(fd, p, len, (off_t)off);
-    if (n <= 0)
-      return -EIO;
-    p += n;
-    off += (uint64_t)n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
-
 static ssize_t wb_write(struct fsx_wb *wb, uint64_t off, const void *p,
                         size_t len)
 {
-  struct mem_src src = {{to_mem, to_fd}, p};
-
-  return fsx_wb_write(&fm.m, wb, off, &src.s, len, false);
+  return fake_mount_write(&fm, wb, off, p, len);
 }
 
 static void tune(struct cfg *c)
