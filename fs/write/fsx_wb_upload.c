@@ -276,8 +276,11 @@ static int complete(struct fsx_mount *m, struct fsx_wb *wb, const char *key,
                                recovery looks before it aborts; unmarked,
                                none is sent: the commit fails, kept) */
     if ((hrc = fsx_stage_mark_completing(m->stage, wb->journal_id, bucket,
-                                         wb->upload_key, wb->upload_id)))
-      return hrc;
+                                         wb->upload_key, wb->upload_id))) {
+      log_err("%s: marking upload %s completing in cache.dir: %s", key,
+              wb->upload_id, strerror(-hrc));
+      return -EIO; /* (never -ENOENT: that would say the upload is gone) */
+    }
     wb->complete_sent = true;
   }
   for (int t = 0; t < COND_TRIES && rc == -ESTALE; t++) {
