@@ -369,10 +369,12 @@ int fsx_stage_parts_write(const char *path, long journal_id,
    its last line says; the order kept. False when out of memory. */
 static bool dedupe(struct fsx_stage_parts *pp)
 {
-  uint8_t *seen = calloc(10001, 1);
+  uint8_t *seen;
   unsigned j = pp->n;
 
-  if (!seen)
+  if (!pp->n) /* (no part: pe is NULL) */
+    return true;
+  if (!(seen = calloc(10001, 1)))
     return false;
   for (unsigned i = pp->n; i-- > 0;)
     if (!seen[pp->pe[i].part_number]++)

@@ -10,6 +10,9 @@
 # shellcheck disable=SC2154
 
 GW_SH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/gateway.sh
+# (free_port: sourced alone too, by tests/integration/with_gateway.sh)
+# shellcheck source=tests/lib/relay.sh
+declare -F free_port >/dev/null || . "$(dirname "${BASH_SOURCE[0]}")/relay.sh"
 GW_ENDPOINT='' gw_log=''
 
 # gw_start DIR [gateway flags...]: start it with its pid, port and log in

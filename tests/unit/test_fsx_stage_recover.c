@@ -368,6 +368,12 @@ static void test_parts_added(void **state)
   assert_string_equal(pp.pe[1].etag, "e1b");
   fsx_stage_parts_free(&pp);
   fsx_stage_parts_remove(path);
+  /* a list of no part yet (a commit's before the first came back) */
+  assert_int_equal(fsx_stage_parts_write(path, 6, "up-2", NULL, 0, false), 0);
+  assert_int_equal(fsx_stage_parts_read(path, &pp), 0);
+  assert_int_equal(pp.n, 0);
+  fsx_stage_parts_free(&pp);
+  fsx_stage_parts_remove(path);
 }
 
 int main(void)
