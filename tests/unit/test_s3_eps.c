@@ -426,9 +426,9 @@ static void test_throttled_probe_keeps_out(void **state)
   fake_s3_fault(fa, FAKE_ANY, NULL, 503, 100, 0);
   assert_int_equal(heads(c, 12), 0);
   assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
-  for (int i = 0; i < 25 && row(c, "s3.endpoint_probes{endpoint=0}") < 1;
+  for (int i = 0; i < 100 && row(c, "s3.endpoint_probes{endpoint=0}") < 1;
        i++)
-    usleep(100 * 1000); /* (its first spell: 1 s) */
+    usleep(100 * 1000); /* (its first spell: 1 s; bounded: 10 s) */
   assert_true(row(c, "s3.endpoint_probes{endpoint=0}") >= 1);
   assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
 }
