@@ -332,12 +332,9 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
      so answered: the spell goes on, as if failed) */
   if (cancel || (throttled && r->ep_try == EP_TRY_UP))
     s3_eps_release(c, r); /* (pulled off or throttled: says nothing) */
-  else if (throttled)
-    elsewhere = s3_eps_end(c, r, ep, true, (uint64_t)(up + down),
-                           clock_mono_ms());
   else
-    elsewhere = s3_eps_end(c, r, ep, ep_failed, (uint64_t)(up + down),
-                           clock_mono_ms());
+    elsewhere = s3_eps_end(c, r, ep, ep_failed || throttled,
+                           (uint64_t)(up + down), clock_mono_ms());
   r->ep = -1;
   r->ep_avoid = ep_failed ? ep : -1;
   note_rdma_doubt(r, sent); /* the server may still be serving that token */
@@ -375,7 +372,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
       .idempotent = r->idempotent,
       .retryable = m.retryable,
       .before_send = m.before_send,
-      .throttled = m.cls == S3_EC_THROTTLE,
+      .throttled = throttled,
       .timeout = m.cls == S3_EC_TIMEOUT,
       .failover = ep_failed && elsewhere, /* there, at once */
   };

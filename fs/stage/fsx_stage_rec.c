@@ -344,6 +344,17 @@ void fsx_stage_forget_upload(struct fsx_stage *s, long id)
 
 /* ---- the parts of an upload to take up (<file>.parts) ---- */
 
+/* A part's line of <file>.parts: "N ETAG" (hex). */
+static void put_part(struct strbuf *sb, int part, const char *etag)
+{
+  char num[24];
+
+  snprintf(num, sizeof(num), "%d ", part);
+  strbuf_puts(sb, num);
+  strbuf_put_hex(sb, etag);
+  strbuf_putc(sb, '\n');
+}
+
 int fsx_stage_parts_write(const char *path, long journal_id,
                           const char *upload_id,
                           const struct s3_part_etag *pe, unsigned n,
@@ -356,12 +367,8 @@ int fsx_stage_parts_write(const char *path, long journal_id,
   strbuf_puts(&sb, num);
   strbuf_put_hex(&sb, upload_id);
   strbuf_putc(&sb, '\n');
-  for (unsigned i = 0; i < n; i++) {
-    snprintf(num, sizeof(num), "%d ", pe[i].part_number);
-    strbuf_puts(&sb, num);
-    strbuf_put_hex(&sb, pe[i].etag);
-    strbuf_putc(&sb, '\n');
-  }
+  for (unsigned i = 0; i < n; i++)
+    put_part(&sb, pe[i].part_number, pe[i].etag);
   return fsx_stage_write_side(path, "parts", strbuf_take(&sb), sync);
 }
 
@@ -389,7 +396,7 @@ int fsx_stage_parts_add(const char *path, long journal_id,
                         const char *upload_id, int part, const char *etag)
 {
   struct strbuf sb = {0};
-  char p[4200], num[24], *line;
+  char p[4200], *line;
   ssize_t len;
   int fd, rc = 0;
 
@@ -401,10 +408,7 @@ int fsx_stage_parts_add(const char *path, long journal_id,
   }
   if (fd < 0)
     return fd;
-  snprintf(num, sizeof(num), "%d ", part);
-  strbuf_puts(&sb, num);
-  strbuf_put_hex(&sb, etag);
-  strbuf_putc(&sb, '\n');
+  put_part(&sb, part, etag);
   line = strbuf_take(&sb);
   len = line ? (ssize_t)strlen(line) : 0;
   /* one write: a crash leaves the line whole or absent */

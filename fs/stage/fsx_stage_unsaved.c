@@ -113,9 +113,8 @@ static int claim_unique(struct fsx_stage *s, const char *udir,
     n = ++s->next_kept;
     pthread_mutex_unlock(&s->lock);
     snprintf(dst, dstlen, "%s/%s-%lu-%s", udir, s->mount_id, n, base);
-    fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              0600);
-    rc = fd < 0 ? -errno : 0;
+    fd = fsx_stage_open_file(dst, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    rc = fd < 0 ? fd : 0;
     if (fd >= 0)
       close(fd);
   }

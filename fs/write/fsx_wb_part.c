@@ -176,24 +176,6 @@ void fsx_wb_end_upload(struct fsx_mount *m, struct fsx_wb *wb, bool abort)
   fsx_stage_parts_remove(wb->path); /* nothing left to take up */
 }
 
-/* <file>.parts: the parts the server holds (plock held: their etags cannot
-   change meanwhile). */
-static int list_parts(struct fsx_wb *wb, bool sync)
-{
-  struct s3_part_etag *pe = calloc(wb->nparts ? wb->nparts : 1, sizeof(*pe));
-  unsigned n = 0;
-  int rc;
-
-  for (unsigned k = 0; pe && k < wb->nparts; k++)
-    if (wb->parts[k].state == PART_DONE && !wb->parts[k].stale)
-      pe[n++] = (struct s3_part_etag){(int)k + 1, wb->parts[k].etag};
-  rc = pe ? fsx_stage_parts_write(wb->path, wb->journal_id, wb->upload_id,
-                                  pe, n, sync)
-          : -ENOMEM;
-  free(pe);
-  return rc;
-}
-
 int fsx_wb_list_part(struct fsx_wb *wb, unsigned k, const char *etag)
 {
   int rc = fsx_stage_parts_add(wb->path, wb->journal_id, wb->upload_id,
@@ -210,12 +192,21 @@ int fsx_wb_list_part(struct fsx_wb *wb, unsigned k, const char *etag)
 
 int fsx_wb_keep_parts(struct fsx_wb *wb)
 {
+  struct s3_part_etag *pe;
+  unsigned n = 0;
   int rc;
 
   if (!wb->upload_id || !wb->stream_sent)
     return 0;
   pthread_mutex_lock(&wb->plock);
-  rc = list_parts(wb, true);
+  pe = calloc(wb->nparts ? wb->nparts : 1, sizeof(*pe));
+  for (unsigned k = 0; pe && k < wb->nparts; k++)
+    if (wb->parts[k].state == PART_DONE && !wb->parts[k].stale)
+      pe[n++] = (struct s3_part_etag){(int)k + 1, wb->parts[k].etag};
+  /* written under plock: the etags cannot change meanwhile */
+  rc = pe ? fsx_stage_parts_write(wb->path, wb->journal_id, wb->upload_id,
+                                  pe, n, true)
+          : -ENOMEM;
   if (!rc) { /* recorded: their runs may go back */
     wb->parts_kept = true;
     for (unsigned k = 0; k < wb->nparts; k++) {
@@ -229,6 +220,7 @@ int fsx_wb_keep_parts(struct fsx_wb *wb)
     }
   }
   pthread_mutex_unlock(&wb->plock);
+  free(pe);
   if (rc)
     log_err("%s: recording the parts its upload holds: %s", fsx_wb_key(wb),
             strerror(-rc));
