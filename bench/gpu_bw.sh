@@ -36,7 +36,7 @@ for v in "$size_mib" "$reps" "$chunk"; do case $v in '' | *[!0-9]* | 0) usage ;;
 bench_setup
 BW=$BENCH_TOP/build/bin/gpu_bw
 [ -x "$BW" ] || { echo "gpu_bw: $BW is missing (build first)" >&2; exit 1; }
-if [ -z "${S3RDMAFS_CUDA_LIB:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+if [ -z "${S3RDMAFS_CUDA_LIB:-}" ] && [[ "$(ldconfig -p 2>/dev/null)" != *'libcuda.so.1 '* ]]; then
   S3RDMAFS_CUDA_LIB=$BENCH_TOP/build/tests/gpu-sim/libcuda.so.1
   [ -f "$S3RDMAFS_CUDA_LIB" ] || { echo "gpu_bw: no CUDA driver, and no stand-in at $S3RDMAFS_CUDA_LIB (build first)" >&2; exit 1; }
   echo "gpu_bw: no CUDA driver here: the stand-in ($S3RDMAFS_CUDA_LIB); every figure is SIMULATED" >&2

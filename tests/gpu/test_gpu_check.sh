@@ -24,7 +24,7 @@ run() { # NAME CASE, then gpu-check.sh and its arguments
   shift
   out=$("$@" 2>&1) || rc=$?
   printf '%s\n' "$out" | sed -n '/^== gpu-check/,$p'
-  if [ "$rc" = 0 ] && printf '%s\n' "$out" | grep -q '| ok '; then
+  if [ "$rc" = 0 ] && [[ $out == *'| ok '* ]]; then
     echo "ok - $name"
   else
     printf '%s\n' "$out" | tail -30

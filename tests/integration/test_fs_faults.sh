@@ -40,7 +40,7 @@ WRITER=$here/fault_writer.py
 # ---- the radosgw to freeze ----
 rgw_pid=$(cat "${S3R_RGW_DIR:-/tmp/s3rdmafs-rgw}/run/radosgw.pid" 2>/dev/null || true)
 if ! [[ $rgw_pid =~ ^[0-9]+$ ]] ||
-   ! tr '\0' ' ' </proc/"$rgw_pid"/cmdline 2>/dev/null | grep -q '^radosgw '; then
+   [[ "$(tr '\0' ' ' </proc/"$rgw_pid"/cmdline 2>/dev/null)" != 'radosgw '* ]]; then
   echo "no radosgw of tests/servers/rgw.sh found (pid file: '${rgw_pid}')" >&2
   exit 1
 fi

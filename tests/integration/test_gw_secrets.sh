@@ -52,7 +52,7 @@ fs_refused() { # name, text the one line must hold, then args
   sed 's/^/# /' "$tmp/err"
 }
 # does process $1's command line (NULs as spaces) hold the string $2?
-cmdline_has() { tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "$2"; }
+cmdline_has() { [[ "$(tr '\0' ' ' <"/proc/$1/cmdline")" == *"$2"* ]]; }
 cmdline_lacks() { [ -r "/proc/$1/cmdline" ] && ! cmdline_has "$@"; }
 log_lacks() { ! grep -qF -- "$2" "$1"; }
 

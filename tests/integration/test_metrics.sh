@@ -87,8 +87,8 @@ check "  ... parsed: counters and its gauge" /usr/bin/python3 "$PROM" \
   --positive s3rdma_gateway_requests_total <"$gprom"
 check "  ... format=bogus: 400" eq status \
   "$(curl -s -o /dev/null -w '%{http_code}' "$GW_ENDPOINT/_s3rdma/stats?format=bogus")" 400
-check "  ... the text page as before" eval \
-  'curl -sf "$GW_ENDPOINT/_s3rdma/stats" | grep -q "^requests [1-9]"'
+check "  ... the text page as before" grep -q "^requests [1-9]" \
+  <<<"$(curl -sf "$GW_ENDPOINT/_s3rdma/stats")"
 gw_stop
 }
 run_case gateway case_gateway

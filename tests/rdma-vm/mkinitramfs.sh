@@ -77,7 +77,7 @@ kernel=$kdir/x/boot/vmlinuz-$kver
 if [ ! -e "$kdir/vmlinux" ]; then
   off=$(grep -abo $'\xfd7zXZ\x00' "$kernel" | head -1 | cut -d: -f1 || true)
   if [ -n "$off" ] && { tail -c +$((off + 1)) "$kernel" | xz -dc 2>/dev/null > "$kdir/vmlinux.tmp" || true; } &&
-    LC_ALL=C readelf -n "$kdir/vmlinux.tmp" 2>/dev/null | grep -q 'Unknown note type: (0x00000012)'; then
+    [[ "$(LC_ALL=C readelf -n "$kdir/vmlinux.tmp" 2>/dev/null)" == *'Unknown note type: (0x00000012)'* ]]; then
     mv "$kdir/vmlinux.tmp" "$kdir/vmlinux"
   else
     echo "mkinitramfs: no PVH vmlinux in $kernel: booting the bzImage (slower)" >&2
