@@ -313,6 +313,17 @@ bool gw_ups_end(struct gw_ups *s, unsigned i, enum ep_try how, bool failed,
   return elsewhere;
 }
 
+bool gw_ups_outcome(struct gw_ups *s, unsigned i, enum ep_try how,
+                    CURLcode cc, long status, uint64_t bytes)
+{
+  if (cc == CURLE_OK && (status == 503 || status == 429) &&
+      how == EP_TRY_UP) {
+    gw_ups_release(s, i, how);
+    return false;
+  }
+  return gw_ups_end(s, i, how, gw_ups_failed(cc, status), bytes);
+}
+
 size_t gw_ups_format(const void *arg, char *buf, size_t len, size_t off)
 {
   const struct gw_ups *s = arg;

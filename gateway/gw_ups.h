@@ -51,6 +51,13 @@ bool gw_ups_end(struct gw_ups *s, unsigned i, enum ep_try how, bool failed,
                 uint64_t bytes);
 /* Did this outcome fail the upstream (not the client, not us)? */
 bool gw_ups_failed(CURLcode cc, long status);
+/* gw_ups_end by an attempt's outcome (cc, and the status when it has
+   one): a throttle (503, 429) of an upstream up asks it for less, and is
+   neither a failure nor an answer (released; a balancer's 503 over a dead
+   server must not reset its run of failures); of one out, it keeps it out
+   (the spell goes on, as if failed). */
+bool gw_ups_outcome(struct gw_ups *s, unsigned i, enum ep_try how,
+                    CURLcode cc, long status, uint64_t bytes);
 
 /* "upstream_attempts{upstream=I}" ... _failures, _downs, _up, _probes,
    _bytes per upstream (none with one), appended as stats_fmt_rows does. */

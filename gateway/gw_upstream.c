@@ -532,11 +532,11 @@ static int try_upstream(struct gw_upstream *up, CURL *c, struct gw_req *r,
   curl_easy_getinfo(c, CURLINFO_SIZE_DOWNLOAD_T, &got);
   /* (r->status: written by this thread's header callback) */
   if (!w.stopped)
-    elsewhere = gw_ups_end(up->set, i, how, gw_ups_failed(cc, r->status),
-                           (uint64_t)(sent + got));
+    elsewhere = gw_ups_outcome(up->set, i, how, cc, r->status,
+                               (uint64_t)(sent + got));
   else if (r->status) /* answered before it was abandoned */
-    gw_ups_end(up->set, i, how, gw_ups_failed(CURLE_OK, r->status),
-               (uint64_t)(sent + got));
+    gw_ups_outcome(up->set, i, how, CURLE_OK, r->status,
+                   (uint64_t)(sent + got));
   else if (!r->has_up && r->tok != GW_TOK_PUT &&
            clock_mono_ms() - t0 >= HUNG_MS)
     gw_ups_end(up->set, i, how, true, (uint64_t)(sent + got));

@@ -6,7 +6,10 @@
  * upstream behind impatient clients was never taken out). Abandoned after
  * HUNG_MS (5 s) with no answer: a failure (the upstream hangs). Against
  * upstreams that accept connections and never answer (a listening socket
- * never accepted from). And a list naming one server twice is refused.
+ * never accepted from). A throttle (503, 429) of an upstream up is neither
+ * a failure nor an answer (against two fake S3 servers): answered only
+ * 503s, an upstream stays in; a 503 between failures does not reset their
+ * run. And a list naming one server twice is refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fake_s3.h"
 #include "gateway/gw_proxy.h"
 #include "gateway/gw_req.h"
 #include "gateway/gw_stats.h"
@@ -35,6 +39,7 @@ static struct gw_stats st;
 static struct gw_upstream *up;
 static struct gw_ups *set;
 static CURL *c;
+static struct fake_s3 *fk[2];
 
 static int hung(unsigned *port)
 {
@@ -50,18 +55,12 @@ static int hung(unsigned *port)
   return fd;
 }
 
-static int setup(void **state)
+/* The gateway's upstream half in front of the upstreams of list (kept). */
+static int start(const char *list)
 {
-  static char list[128];
   static struct gw_config cfg;
   char err[256] = "";
 
-  (void)state;
-  for (int i = 0; i < 2; i++)
-    if ((hung_fd[i] = hung(&hung_port[i])) < 0)
-      return -1;
-  snprintf(list, sizeof(list), "http://127.0.0.1:%u;http://127.0.0.1:%u",
-           hung_port[0], hung_port[1]);
   memset(&st, 0, sizeof(st));
   memset(&cfg, 0, sizeof(cfg));
   cfg.upstream = list;
@@ -76,6 +75,19 @@ static int setup(void **state)
   return c ? 0 : -1;
 }
 
+static int setup(void **state)
+{
+  static char list[128];
+
+  (void)state;
+  for (int i = 0; i < 2; i++)
+    if ((hung_fd[i] = hung(&hung_port[i])) < 0)
+      return -1;
+  snprintf(list, sizeof(list), "http://127.0.0.1:%u;http://127.0.0.1:%u",
+           hung_port[0], hung_port[1]);
+  return start(list);
+}
+
 static int teardown(void **state)
 {
   (void)state;
@@ -83,6 +95,31 @@ static int teardown(void **state)
   curl_easy_cleanup(c);
   for (int i = 0; i < 2; i++)
     close(hung_fd[i]);
+  return 0;
+}
+
+static int setup_fake(void **state)
+{
+  static char list[128];
+
+  (void)state;
+  for (int i = 0; i < 2; i++) {
+    fk[i] = fake_s3_start("b");
+    if (!fk[i] || fake_s3_put(fk[i], "b", "k", "hello", 5))
+      return -1;
+  }
+  snprintf(list, sizeof(list), "%s;%s", fake_s3_endpoint(fk[0]),
+           fake_s3_endpoint(fk[1]));
+  return start(list);
+}
+
+static int teardown_fake(void **state)
+{
+  (void)state;
+  gw_upstream_destroy(up);
+  curl_easy_cleanup(c);
+  for (int i = 0; i < 2; i++)
+    fake_s3_stop(fk[i]);
   return 0;
 }
 
@@ -122,9 +159,11 @@ static void *client_leaves(void *arg)
   return NULL;
 }
 
+#define STAYS UINT32_MAX /* (after_ms: the client waits for the answer) */
+
 /* One request on the worker (a GET, or a PUT of 1 KiB sent whole) whose
-   client leaves after after_ms. */
-static void abandoned(bool put, unsigned after_ms)
+   client leaves after after_ms; its status. */
+static long abandoned(bool put, unsigned after_ms)
 {
   static const char body[1024];
   struct gw_req r;
@@ -147,9 +186,11 @@ static void abandoned(bool put, unsigned after_ms)
     gw_pipe_close(&r.up);
   }
   r.cancel = after_ms == 0;
-  assert_int_equal(pthread_create(&t, NULL, client_leaves, &l), 0);
+  if (after_ms != STAYS)
+    assert_int_equal(pthread_create(&t, NULL, client_leaves, &l), 0);
   gw_upstream_run(up, c, &r);
-  pthread_join(t, NULL);
+  if (after_ms != STAYS)
+    pthread_join(t, NULL);
   for (size_t i = 0; i < r.n_resp_hdrs; i++)
     free(r.resp_hdrs[i]);
   free(r.resp_hdrs);
@@ -157,6 +198,7 @@ static void abandoned(bool put, unsigned after_ms)
   gw_pipe_cleanup(&r.down);
   pthread_cond_destroy(&r.cv);
   pthread_mutex_destroy(&r.mu);
+  return r.status;
 }
 
 static void test_abandoned_at_once(void **state)
@@ -197,6 +239,45 @@ static void test_abandoned_put(void **state)
   assert_int_equal(row("upstream_downs{upstream=0}"), 1);
 }
 
+/* n GETs, one at a time (ties go in turn: half to each upstream). */
+static void gets(int n)
+{
+  for (int k = 0; k < n; k++)
+    abandoned(false, STAYS);
+}
+
+static void test_throttle_not_down(void **state)
+{
+  (void)state;
+  fake_s3_fault(fk[0], FAKE_GET, "k", 503, 4, 0);
+  fake_s3_fault(fk[1], FAKE_GET, "k", 429, 4, 0);
+  gets(8);
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(fake_s3_refused(fk[i]), 4);
+  assert_int_equal(row("upstream_failures{upstream=0}"), 0);
+  assert_int_equal(row("upstream_failures{upstream=1}"), 0);
+  assert_int_equal(row("upstream_downs{upstream=0}"), 0);
+  assert_int_equal(row("upstream_up{upstream=1}"), 1);
+  assert_int_equal(abandoned(false, STAYS), 200);
+}
+
+/* 502, 503, 502, 502 from upstream 0: the throttle is not an answer, so
+   the failures around it are three in a row (out); the 503 is passed on
+   as it was, and is no failure. */
+static void test_throttle_no_answer(void **state)
+{
+  static const int burst[] = {502, 503, 502, 502};
+
+  (void)state;
+  for (int k = 0; k < 4; k++)
+    fake_s3_fault(fk[0], FAKE_GET, "k", burst[k], 1, 0);
+  gets(8); /* 4 to each: upstream 0 answers the burst */
+  assert_int_equal(fake_s3_refused(fk[0]), 4);
+  assert_int_equal(row("upstream_failures{upstream=0}"), 3);
+  assert_int_equal(row("upstream_downs{upstream=0}"), 1);
+  assert_int_equal(row("upstream_up{upstream=0}"), 0);
+}
+
 static void test_same_server_twice(void **state)
 {
   struct gw_ups *s = NULL;
@@ -222,6 +303,10 @@ int main(void)
                                       teardown),
       cmocka_unit_test_setup_teardown(test_abandoned_hung, setup, teardown),
       cmocka_unit_test_setup_teardown(test_abandoned_put, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_throttle_not_down, setup_fake,
+                                      teardown_fake),
+      cmocka_unit_test_setup_teardown(test_throttle_no_answer, setup_fake,
+                                      teardown_fake),
   };
 
   curl_global_init(CURL_GLOBAL_DEFAULT);
