@@ -31,16 +31,16 @@ unsigned ep_health_pick(struct ep_health *v, unsigned n, unsigned *turn,
 {
   int best = -1;
 
-  for (unsigned k = 0; n > 1 && k < n; k++) {
-    unsigned i = (*turn + k) % n; /* in turn from a moving start */
-    if ((avoid >> i & 1) || v[i].down_until_ms)
-      continue;
-    if (best < 0 || v[i].inflight < v[best].inflight)
-      best = (int)i;
-  }
-  for (unsigned i = 0; best < 0 && i < n; i++)
-    if ((avoid >> i & 1) && !v[i].down_until_ms)
-      best = (int)i; /* the only ones up: tried again */
+  /* the least loaded up, in turn from a moving start; the avoided ones
+     only when no other is up (then tried again, the same way) */
+  for (int pass = 0; n > 1 && best < 0 && pass < 2; pass++)
+    for (unsigned k = 0; k < n; k++) {
+      unsigned i = (*turn + k) % n;
+      if ((!pass && (avoid >> i & 1)) || v[i].down_until_ms)
+        continue;
+      if (best < 0 || v[i].inflight < v[best].inflight)
+        best = (int)i;
+    }
   if (best < 0) { /* every one down (or one alone): the one back soonest */
     best = 0;
     for (unsigned i = 1; i < n; i++)

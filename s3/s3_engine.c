@@ -336,7 +336,8 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
     elsewhere = s3_eps_end(c, r, ep, ep_failed || throttled,
                            (uint64_t)(up + down), clock_mono_ms());
   r->ep = -1;
-  r->ep_avoid = ep_failed ? ep : -1;
+  if (ep_failed)
+    r->ep_avoid |= 1u << ep;
   note_rdma_doubt(r, sent); /* the server may still be serving that token */
   if (cancel) {
     finish(c, r, -ECANCELED, S3_EC_NONE);

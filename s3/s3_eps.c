@@ -102,13 +102,13 @@ int s3_eps_pick(struct s3_client *c, struct s3_req *r)
   } else if (r->ep_pin >= 0 && (unsigned)r->ep_pin < c->n_eps &&
              (r->ep_strict || r->rdma_only ||
               (!c->ep_health[r->ep_pin].down_until_ms &&
-               r->ep_pin != r->ep_avoid))) {
+               !(r->ep_avoid >> r->ep_pin & 1)))) {
     /* bound there (its RDMA session): while it is up, or always */
     i = (unsigned)r->ep_pin;
     ep_health_use(&c->ep_health[i], &how);
   } else {
     i = ep_health_pick(c->ep_health, c->n_eps, &c->ep_turn,
-                       r->ep_avoid >= 0 ? 1u << r->ep_avoid : 0, &how);
+                       r->ep_avoid, &how);
   }
   r->ep_try = (int)how;
   return (int)i;

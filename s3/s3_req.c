@@ -55,7 +55,7 @@ struct s3_req *s3_req_create(struct s3_client *c, const char *method,
     goto free_req;
   strcpy(r->payload_hash, S3_EMPTY_SHA256);
   r->idempotent = strcmp(method, "POST") != 0;
-  r->ep = r->ep_avoid = r->ep_only = r->ep_pin = -1;
+  r->ep = r->ep_only = r->ep_pin = -1;
   return r;
 
 free_req:

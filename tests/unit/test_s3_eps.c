@@ -11,7 +11,9 @@
  * endpoint (its RC session's) goes there, and while it is down goes
  * elsewhere without its token, or, bound strictly, fails; a new RC
  * session's endpoint is the one up with the least load, ties in turn; one
- * endpoint alone is never taken out. The counters per endpoint, exactly.
+ * endpoint alone is never taken out; a request retried never goes back to
+ * an endpoint that failed it while another is up. The counters per
+ * endpoint, exactly.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -459,6 +461,54 @@ static void test_hung_fails_over(void **state)
   close(fd);
 }
 
+struct held_get {
+  struct s3_client *cl;
+  int rc;
+};
+
+static void *held_get_main(void *arg)
+{
+  struct held_get *h = arg;
+
+  h->rc = bound_get(h->cl, 2, true, false);
+  return NULL;
+}
+
+/* Three endpoints, two of them failing (500, below the burst that takes
+   them out), the third busy (a GET held there): a HEAD goes first to the
+   idle ones, then to the busy one, never back to one that failed it (it
+   used to avoid only the last that failed: A, B, A, B, and the request
+   failed after its four attempts). */
+static void test_retry_avoids_all_failed(void **state)
+{
+  struct fake_s3 *fc = fake_s3_start(BUCKET);
+  struct held_get h = {0};
+  struct s3_object_meta m;
+  char list[256];
+  pthread_t t;
+
+  (void)state;
+  assert_non_null(fc);
+  fake_s3_put(fc, BUCKET, "k", "hello", 5);
+  snprintf(list, sizeof(list), "%s;%s;%s", fake_s3_endpoint(fa),
+           fake_s3_endpoint(fb), fake_s3_endpoint(fc));
+  h.cl = client(list);
+  fake_s3_hold(fc, FAKE_GET, "k");
+  assert_int_equal(pthread_create(&t, NULL, held_get_main, &h), 0);
+  assert_true(fake_s3_wait_held(fc, 1, 5000));
+  fake_s3_fault(fa, FAKE_HEAD, "k", 500, 2, 0);
+  fake_s3_fault(fb, FAKE_HEAD, "k", 500, 2, 0);
+  assert_int_equal(s3_head_object(h.cl, BUCKET, "k", &m), 0);
+  s3_object_meta_cleanup(&m);
+  assert_int_equal(fake_s3_refused(fa) + fake_s3_refused(fb), 2);
+  assert_int_equal(fake_s3_count(fc, FAKE_HEAD), 1);
+  fake_s3_release(fc);
+  pthread_join(t, NULL);
+  assert_int_equal(h.rc, 0);
+  s3_client_destroy(h.cl);
+  fake_s3_stop(fc);
+}
+
 static void test_alone_never_out(void **state)
 {
   struct s3_client *cl = client(fake_s3_endpoint(fb));
@@ -497,6 +547,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_rdma_failed_not_down, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_hung_fails_over, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_retry_avoids_all_failed, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
