@@ -175,40 +175,87 @@ static char *manifest(void)
   return text;
 }
 
-static void test_committed(void **state)
+/* A daemon killed: fn(arg) runs in a forked child with a client of its
+   own. It dies at a crash point of its own (SIGKILL raised there), or
+   returns 0 at rest and is SIGKILLed once ready() holds (NULL: at once;
+   bounded: 30 s); a nonzero return (the crash point missed) fails. */
+static void killed_child(int (*fn)(void *), void *arg, bool (*ready)(void))
 {
-  enum { N = 100000 };
-  static char data[N];
-  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
-  struct fsx_inode_view v;
-  struct fsx_recovery rv;
-  struct fsx_inode *in;
-  int st;
+  int p[2], st;
   pid_t pid;
+  char c;
 
-  (void)state;
-  fake_fill(data, N, 0, 42);
-  assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "same.bin", data, N), 0);
-  in = fake_mount_file(&fm, "same.bin");
-  assert_non_null(in);
-  fsx_inode_view(fm.m.tab, in, &v);
+  assert_int_equal(pipe(p), 0);
   pid = fork();
   assert_true(pid >= 0);
-  if (pid == 0) { /* the file written over with the same bytes */
-    struct fsx_wb *wb = NULL;
+  if (pid == 0) {
+    close(p[0]);
     child_client();
-    if (fsx_wb_open(&fm.m, in, &v.attr, true, &meta, &wb) ||
-        wb_write(wb, 0, data, N) != N)
+    if (fn(arg) || write(p[1], "w", 1) != 1)
       _exit(3);
-    kill_at_rec = 1;
-    fsx_wb_commit(&fm.m, wb);
-    _exit(4); /* (not reached: the commit removes the record) */
+    for (;;)
+      pause();
   }
+  close(p[1]);
+  if (read(p[0], &c, 1) == 1) { /* at rest: killed from here */
+    for (int i = 0; ready && i < 3000 && !ready(); i++)
+      usleep(10000);
+    kill(pid, SIGKILL);
+  }
+  close(p[0]);
   assert_int_equal(waitpid(pid, &st, 0), pid);
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "same.bin", data, N));
+}
+
+/* A new file named name in the root, open for writing in the child. */
+static struct fsx_wb *child_new_file(const char *name)
+{
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_attr a = {.kind = FSX_FILE};
+  struct fsx_inode *root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO), *in;
+  struct fsx_wb *wb = NULL;
+
+  in = fsx_inode_child(fm.m.tab, root, name, &a, NULL, 0, false);
+  if (!in || fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb))
+    _exit(3);
+  return wb;
+}
+
+enum { SAME_N = 100000 };
+static char same[SAME_N];
+
+/* The file written over with the same bytes, killed as its record goes. */
+static int same_written(void *arg)
+{
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_inode *in = arg;
+  struct fsx_inode_view v;
+  struct fsx_wb *wb = NULL;
+
+  fsx_inode_view(fm.m.tab, in, &v);
+  if (fsx_wb_open(&fm.m, in, &v.attr, true, &meta, &wb) ||
+      wb_write(wb, 0, same, SAME_N) != SAME_N)
+    return -1;
+  kill_at_rec = 1;
+  fsx_wb_commit(&fm.m, wb);
+  return -1; /* (not reached: the commit removes the record) */
+}
+
+static void test_committed(void **state)
+{
+  struct fsx_recovery rv;
+  struct fsx_inode *in;
+
+  (void)state;
+  fake_fill(same, SAME_N, 0, 42);
+  assert_int_equal(
+      fake_s3_put(fm.s3, FAKE_BUCKET, "same.bin", same, SAME_N), 0);
+  in = fake_mount_file(&fm, "same.bin");
+  assert_non_null(in);
+  killed_child(same_written, in, NULL);
+  assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "same.bin", same, SAME_N));
   next_mount_recovers(&rv);
-  assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "same.bin", data, N));
+  assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "same.bin", same, SAME_N));
   fsx_inode_put(fm.m.tab, in);
 }
 
@@ -246,48 +293,33 @@ static int parts_listed(void)
   return n;
 }
 
+static bool two_parts_listed(void) { return parts_listed() >= 2; }
+
+/* 12 MiB written in order into the new file big.bin, left open. */
+static int big_written(void *arg)
+{
+  struct fsx_wb *wb = child_new_file("big.bin");
+  const char *data = arg;
+
+  for (size_t off = 0; off < 12 * MiB; off += MiB)
+    if (wb_write(wb, off, data + off, MiB) != MiB)
+      return -1;
+  return 0;
+}
+
 /* A new file of 12 MiB written in order by a child, still open when it is
    killed after its first two parts were acknowledged. */
 static void killed_open(void)
 {
   enum { N = 12 * MiB };
-  char *data = malloc(N), c;
-  int p[2], st;
-  pid_t pid;
+  char *data = malloc(N);
 
   assert_non_null(data);
   fake_fill(data, N, 0, 7);
-  assert_int_equal(pipe(p), 0);
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) { /* a new file written in order, still open */
-    struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
-    struct fsx_attr a = {.kind = FSX_FILE};
-    struct fsx_inode *root, *in;
-    struct fsx_wb *wb = NULL;
-    child_client();
-    root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO);
-    in = fsx_inode_child(fm.m.tab, root, "big.bin", &a, NULL, 0, false);
-    if (!in || fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb))
-      _exit(3);
-    for (size_t off = 0; off < N; off += MiB)
-      if (wb_write(wb, off, data + off, MiB) != MiB)
-        _exit(4);
-    if (write(p[1], "w", 1) != 1)
-      _exit(5);
-    for (;;)
-      pause();
-  }
-  close(p[1]);
-  assert_int_equal(read(p[0], &c, 1), 1);
-  close(p[0]);
-  /* parts 1 and 2 (10 MiB) acknowledged and listed, their buffers given
-     back (bounded: 30 s) */
-  for (int i = 0; i < 3000 && parts_listed() < 2; i++)
-    usleep(10000);
+  /* killed once parts 1 and 2 (10 MiB) are acknowledged and listed,
+     their buffers given back */
+  killed_child(big_written, data, two_parts_listed);
   assert_int_equal(parts_listed(), 2);
-  kill(pid, SIGKILL);
-  assert_int_equal(waitpid(pid, &st, 0), pid);
   assert_int_equal(fake_s3_count(fm.s3, FAKE_PART), 2);
   assert_int_equal(fake_s3_uploads(fm.s3), 1);
   fake_s3_reset_counts(fm.s3);
@@ -321,41 +353,26 @@ static int run_all(struct fsx_wparts *w, struct s3_req **r, int n,
   return 0;
 }
 
+/* Two whole parts of big.bin sent from the caller's buffer, left open. */
+static int big_direct(void *arg)
+{
+  struct fsx_wb *wb = child_new_file("big.bin");
+  struct fsx_wparts w = {run_all, arg};
+
+  return fsx_wb_write_parts(&fm.m, wb, 0, 10 * MiB, &w) == 10 * MiB ? 0
+                                                                      : -1;
+}
+
 static void test_direct(void **state)
 {
   enum { N = 10 * MiB };
-  char *data = malloc(N), c;
+  char *data = malloc(N);
   struct fsx_recovery rv;
-  int p[2], st;
-  pid_t pid;
 
   (void)state;
   assert_non_null(data);
   fake_fill(data, N, 0, 9);
-  assert_int_equal(pipe(p), 0);
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) { /* two whole parts from the caller's buffer, still open */
-    struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
-    struct fsx_attr a = {.kind = FSX_FILE};
-    struct fsx_inode *root, *in;
-    struct fsx_wb *wb = NULL;
-    struct fsx_wparts w = {run_all, data};
-    child_client();
-    root = fsx_inode_get(fm.m.tab, FSX_ROOT_INO);
-    in = fsx_inode_child(fm.m.tab, root, "big.bin", &a, NULL, 0, false);
-    if (!in || fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb) ||
-        fsx_wb_write_parts(&fm.m, wb, 0, N, &w) != N ||
-        write(p[1], "w", 1) != 1)
-      _exit(3);
-    for (;;)
-      pause();
-  }
-  close(p[1]);
-  assert_int_equal(read(p[0], &c, 1), 1);
-  close(p[0]);
-  kill(pid, SIGKILL);
-  assert_int_equal(waitpid(pid, &st, 0), pid);
+  killed_child(big_direct, data, NULL);
   assert_int_equal(fake_s3_count(fm.s3, FAKE_PART), 2);
   fake_s3_reset_counts(fm.s3);
   next_mount_recovers(&rv);
@@ -374,11 +391,17 @@ static void test_open(void **state)
   kept_with_upload();
 }
 
+/* A recovery killed as it keeps the file. */
+static int recovery_keeps(void *arg)
+{
+  kill_at_keep = 1;
+  next_mount_recovers(arg);
+  return -1; /* (not reached) */
+}
+
 static void test_keep(void **state)
 {
   struct fsx_recovery rv;
-  int st;
-  pid_t pid;
 
   (void)state;
   killed_open();
@@ -386,16 +409,7 @@ static void test_keep(void **state)
      child's recovery to take) */
   fsx_stage_close(fm.m.stage);
   fm.m.stage = NULL;
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) { /* a recovery killed as it keeps the file */
-    child_client();
-    kill_at_keep = 1;
-    next_mount_recovers(&rv);
-    _exit(3);
-  }
-  assert_int_equal(waitpid(pid, &st, 0), pid);
-  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  killed_child(recovery_keeps, &rv, NULL);
   next_mount_recovers(&rv);
   kept_with_upload();
 }
@@ -425,18 +439,32 @@ static char *kept_file(size_t *len)
   return buf;
 }
 
+enum { OLD_N = 3 * MiB, PATCH_AT = MiB + 512 * 1024, PATCH_N = 4096 };
+static char patch[PATCH_N];
+
+/* The object written over in place (patch at PATCH_AT), left open. */
+static int old_patched(void *arg)
+{
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_inode *in = arg;
+  struct fsx_inode_view v;
+  struct fsx_wb *wb = NULL;
+
+  fsx_inode_view(fm.m.tab, in, &v);
+  if (fsx_wb_open(&fm.m, in, &v.attr, false, &meta, &wb) ||
+      wb_write(wb, PATCH_AT, patch, PATCH_N) != PATCH_N)
+    return -1;
+  return 0;
+}
+
 static void test_whole(void **state)
 {
-  enum { N = 3 * MiB, AT = MiB + 512 * 1024, W = 4096 };
-  static char data[N], patch[W];
-  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
-  struct fsx_inode_view v;
+  enum { N = OLD_N, AT = PATCH_AT, W = PATCH_N };
+  static char data[N];
   struct fsx_recovery rv;
   struct fsx_inode *in;
-  char *got, c;
   size_t len;
-  int p[2], st;
-  pid_t pid;
+  char *got;
 
   (void)state;
   fake_fill(data, N, 0, 21);
@@ -444,24 +472,7 @@ static void test_whole(void **state)
   assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "old.bin", data, N), 0);
   in = fake_mount_file(&fm, "old.bin");
   assert_non_null(in);
-  fsx_inode_view(fm.m.tab, in, &v);
-  assert_int_equal(pipe(p), 0);
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) { /* written over in place, still open */
-    struct fsx_wb *wb = NULL;
-    child_client();
-    if (fsx_wb_open(&fm.m, in, &v.attr, false, &meta, &wb) ||
-        wb_write(wb, AT, patch, W) != W || write(p[1], "w", 1) != 1)
-      _exit(3);
-    for (;;)
-      pause();
-  }
-  close(p[1]);
-  assert_int_equal(read(p[0], &c, 1), 1);
-  close(p[0]);
-  kill(pid, SIGKILL);
-  assert_int_equal(waitpid(pid, &st, 0), pid);
+  killed_child(old_patched, in, NULL);
   next_mount_recovers(&rv);
   assert_int_equal(rv.kept, 1);
   memcpy(data + AT, patch, W);
@@ -490,9 +501,9 @@ static void test_unmount(void **state)
   assert_int_equal(fsx_wb_open(&fm.m, in, NULL, true, &meta, &wb), 0);
   for (size_t off = 0; off < N; off += MiB)
     assert_int_equal(wb_write(wb, off, data + off, MiB), MiB);
-  for (int i = 0; i < 3000 && fake_s3_count(fm.s3, FAKE_PART) < 2; i++)
-    usleep(10000);
-  assert_true(fake_s3_quiet(fm.s3, 200));
+  for (int i = 0; i < 3000 && !two_parts_listed(); i++)
+    usleep(10000); /* (bounded: 30 s) */
+  assert_int_equal(parts_listed(), 2);
   /* the server fails what is left; the list cannot be written again */
   fake_s3_fault(fm.s3, FAKE_PART, NULL, 500, 1000, 0);
   fake_s3_fault(fm.s3, FAKE_COMPLETE, NULL, 500, 1000, 0);
