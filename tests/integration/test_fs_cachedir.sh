@@ -59,8 +59,8 @@ dead_file() {
   fs_kill "$mnt"
   fs_umount "$mnt"
   sf=$(grep -l "^key $(printf %s "$2" | od -An -tx1 | tr -d ' \n')$" \
-    "$1"/mount-*/ino-*.rec | head -n 1)
-  sf=${sf%.rec}
+    "$1"/mount-*/ino-*.rec)
+  sf=${sf%%$'\n'*} sf=${sf%.rec} # (the first)
   [ -n "$sf" ] && [ -f "$sf" ]
 }
 # remount CACHE, its recovery waited for; unmounted again

@@ -81,7 +81,8 @@ kept_name() { # KEY: the file in unsaved/ the last MANIFEST line for KEY names
 staging_of() {
   local rec
   rec=$(grep -l "^key $(printf %s "$1" | od -An -tx1 | tr -d ' \n')$" \
-    "$cache"/mount-*/ino-*.rec 2>/dev/null | head -n 1)
+    "$cache"/mount-*/ino-*.rec 2>/dev/null)
+  rec=${rec%%$'\n'*} # (the first)
   [ -n "$rec" ] && echo "${rec%.rec}"
 }
 serves() { timeout 10 stat "$mnt" >/dev/null && timeout 10 ls "$mnt" >/dev/null; }
