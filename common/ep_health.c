@@ -103,8 +103,14 @@ bool ep_health_end(struct ep_health *v, unsigned n, unsigned i,
                                                        : h->backoff_ms * 2;
     atomic_store(&h->down, true);
   }
+  return ep_health_other_up(v, n, 1u << i);
+}
+
+bool ep_health_other_up(const struct ep_health *v, unsigned n,
+                        uint32_t avoid)
+{
   for (unsigned k = 0; k < n; k++)
-    if (k != i && !v[k].down_until_ms)
+    if (!(avoid >> k & 1) && !v[k].down_until_ms)
       return true;
   return false;
 }

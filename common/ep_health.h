@@ -67,6 +67,9 @@ void ep_health_release(struct ep_health *h, enum ep_try how);
 bool ep_health_end(struct ep_health *v, unsigned n, unsigned i,
                    enum ep_try how, bool failed, uint64_t bytes,
                    uint64_t now_ms);
+/* Is a server up that is not in avoid (a bit per server)? */
+bool ep_health_other_up(const struct ep_health *v, unsigned n,
+                        uint32_t avoid);
 /* Is h due a probe now (down, its spell over, none out)? If it is down
    with its spell running, *next_ms is lowered to the spell's end. */
 bool ep_health_probe_due(const struct ep_health *h, uint64_t now_ms,

@@ -67,6 +67,13 @@ static int parse_one(struct gw_up *u, const char *url, size_t len,
   return -EINVAL;
 }
 
+/* A throttle: the upstream asks for less (it works, or a balancer in
+   front of it answers for a dead one). */
+static bool throttled(CURLcode cc, long status)
+{
+  return cc == CURLE_OK && (status == 503 || status == 429);
+}
+
 bool gw_ups_failed(CURLcode cc, long status)
 {
   switch (cc) {
@@ -112,7 +119,7 @@ static int probe_progress(void *arg, curl_off_t dt, curl_off_t dn,
 
 /* GET / on upstream i (not HEAD /: RGW answers that with a chunked body,
    left on the connection as the next reply's start): did it answer (any
-   status but a 5xx)? */
+   status but a 5xx or a throttle)? */
 static bool probe_one(struct gw_ups *s, CURL *c, unsigned i)
 {
   long status = 0;
@@ -137,7 +144,8 @@ static bool probe_one(struct gw_ups *s, CURL *c, unsigned i)
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   curl_easy_setopt(c, CURLOPT_CURLU, NULL);
   curl_url_cleanup(u);
-  return cc == CURLE_OK && !gw_ups_failed(cc, status);
+  return cc == CURLE_OK && !gw_ups_failed(cc, status) &&
+         !throttled(cc, status);
 }
 
 /* The prober: every PROBE_TICK_MS, a HEAD to each upstream due one. */
@@ -316,12 +324,13 @@ bool gw_ups_end(struct gw_ups *s, unsigned i, enum ep_try how, bool failed,
 bool gw_ups_outcome(struct gw_ups *s, unsigned i, enum ep_try how,
                     CURLcode cc, long status, uint64_t bytes)
 {
-  if (cc == CURLE_OK && (status == 503 || status == 429) &&
-      how == EP_TRY_UP) {
+  bool thr = throttled(cc, status);
+
+  if (thr && how == EP_TRY_UP) {
     gw_ups_release(s, i, how);
     return false;
   }
-  return gw_ups_end(s, i, how, gw_ups_failed(cc, status), bytes);
+  return gw_ups_end(s, i, how, thr || gw_ups_failed(cc, status), bytes);
 }
 
 size_t gw_ups_format(const void *arg, char *buf, size_t len, size_t off)

@@ -336,7 +336,7 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
     elsewhere = s3_eps_end(c, r, ep, ep_failed || throttled,
                            (uint64_t)(up + down), clock_mono_ms());
   r->ep = -1;
-  if (ep_failed)
+  if (ep_failed && ep >= 0)
     r->ep_avoid |= 1u << ep;
   note_rdma_doubt(r, sent); /* the server may still be serving that token */
   if (cancel) {
@@ -608,6 +608,7 @@ void s3_req_submit(struct s3_req *r, s3_req_done_fn done, void *arg)
   r->done = done;
   r->done_arg = arg;
   r->attempts = 0;
+  r->ep_avoid = 0;
   r->rc = 0;
   r->not_before_ms = 0;
   pthread_mutex_lock(&e->lock);

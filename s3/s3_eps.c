@@ -151,8 +151,10 @@ bool s3_eps_end(struct s3_client *c, const struct s3_req *r, int i,
 {
   if (i < 0 || (unsigned)i >= c->n_eps)
     return false;
-  return ep_health_end(c->ep_health, c->n_eps, (unsigned)i,
-                       (enum ep_try)r->ep_try, failed, bytes, now_ms);
+  ep_health_end(c->ep_health, c->n_eps, (unsigned)i, (enum ep_try)r->ep_try,
+                failed, bytes, now_ms);
+  return ep_health_other_up(c->ep_health, c->n_eps,
+                            r->ep_avoid | 1u << (unsigned)i);
 }
 
 size_t s3_client_endpoints_format(const struct s3_client *c, char *buf,

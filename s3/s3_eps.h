@@ -52,7 +52,7 @@ void s3_eps_release(struct s3_client *c, const struct s3_req *r);
 /* r's attempt on endpoint i ended: failed says the endpoint failed it (no
    connection, a reset, a timeout, a reply not HTTP, a 5xx but 501);
    bytes it moved (sent and received). True when another endpoint is up
-   to take the retry at once. */
+   that has not failed r, to take the retry at once. */
 bool s3_eps_end(struct s3_client *c, const struct s3_req *r, int i,
                 bool failed, uint64_t bytes, uint64_t now_ms);
 

@@ -114,8 +114,8 @@ kept_md5() {
   [ -n "$name" ] && [ -f "$cache/unsaved/$name" ] && md5 "$cache/unsaved/$name"
 }
 manifest_has() { # KEY REGEX: a MANIFEST line for KEY whose reason matches
-  awk -F'\t' -v k="$1" '$5 == k {print $6}' "$cache/unsaved/MANIFEST" 2>/dev/null |
-    grep -qE "$2"
+  awk -F'\t' -v k="$1" -v re="$2" '$5 == k && $6 ~ re {n++} END {exit !n}' \
+    "$cache/unsaved/MANIFEST" 2>/dev/null
 }
 mount_dirs() { find "$cache" -maxdepth 1 -name 'mount-*' | wc -l; }
 staging_files() { find "$cache" -path '*/mount-*/ino-*' ! -name '*.*' | wc -l; }

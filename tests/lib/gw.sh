@@ -81,7 +81,7 @@ gw_stop() {
   "$GW_SH" stop || rc=1
   if [ -n "$gw_log" ] && grep -qE "$re" "$gw_log" 2>/dev/null; then
     echo "# a sanitizer report in the gateway's log ($gw_log):"
-    grep -E -A 40 "$re" "$gw_log" | head -n 60 | sed 's/^/#   /'
+    grep -E -A 40 -m 1 "$re" "$gw_log" | sed 's/^/#   /'
     rc=1
   fi
   return "$rc"

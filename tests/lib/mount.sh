@@ -73,12 +73,12 @@ _fs_sanitized() { grep -qa __asan_init "$FS" 2>/dev/null; }
 
 # _fs_san_report FILE [OFFSET]: print (indented) the first sanitizer report
 # in FILE after byte OFFSET; fails when there is none
-_fs_san_report() {
-  local first
-  first=$(tail -c +"$((${2:-0} + 1))" "$1" 2>/dev/null | grep -n -m1 -E "$_fs_san_re") ||
-    return 1
-  tail -c +"$((${2:-0} + 1))" "$1" | tail -n +"${first%%:*}" | head -n 60 | sed 's/^/#   /' \
-    >&"${FS_REPORT_FD:-1}"
+_fs_san_report() { # (no reader that stops early in a pipe: under
+  local first       # pipefail its writer's SIGPIPE would fail it)
+  first=$(grep -n -m1 -E "$_fs_san_re" <(tail -c +"$((${2:-0} + 1))" "$1" 2>/dev/null))
+  [ -n "$first" ] || return 1
+  sed -n "${first%%:*},$((${first%%:*} + 59))p" <(tail -c +"$((${2:-0} + 1))" "$1") |
+    sed 's/^/#   /' >&"${FS_REPORT_FD:-1}"
 }
 
 # _fs_status_text N: "exit N", or the signal it stands for

@@ -49,9 +49,9 @@ static void test_spread_and_fewest(void **state)
   i = ep_health_pick(v, 3, &turn, 7u, &how);
   v[i].inflight = 0;
   assert_int_not_equal(ep_health_pick(v, 3, &turn, 7u, &how), i);
-  v[0].inflight = 0;
-  v[1].inflight = v[2].inflight = 1;
-  assert_int_equal(ep_health_pick(v, 3, &turn, 7u, &how), 0);
+  v[0].inflight = v[1].inflight = 1;
+  v[2].inflight = 0;
+  assert_int_equal(ep_health_pick(v, 3, &turn, 7u, &how), 2);
 }
 
 static void test_stragglers_start_no_spell(void **state)

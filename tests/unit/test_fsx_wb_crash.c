@@ -176,10 +176,12 @@ static char *manifest(void)
 }
 
 /* A daemon killed: fn(arg) runs in a forked child with a client of its
-   own. It dies at a crash point of its own (SIGKILL raised there), or
-   returns 0 at rest and is SIGKILLed once ready() holds (NULL: at once;
-   bounded: 30 s); a nonzero return (the crash point missed) fails. */
-static void killed_child(int (*fn)(void *), void *arg, bool (*ready)(void))
+   own. at_rest: it returns 0 at rest, and is SIGKILLed once ready() holds
+   (NULL: at once; bounded: 30 s); else it dies at a crash point of its
+   own (SIGKILL raised there). Anything else fails: a nonzero return (the
+   crash point missed), or a death before or instead of the one meant. */
+static void killed_child(int (*fn)(void *), void *arg, bool at_rest,
+                         bool (*ready)(void))
 {
   int p[2], st;
   pid_t pid;
@@ -197,7 +199,8 @@ static void killed_child(int (*fn)(void *), void *arg, bool (*ready)(void))
       pause();
   }
   close(p[1]);
-  if (read(p[0], &c, 1) == 1) { /* at rest: killed from here */
+  assert_int_equal(read(p[0], &c, 1), at_rest ? 1 : 0);
+  if (at_rest) { /* killed from here */
     for (int i = 0; ready && i < 3000 && !ready(); i++)
       usleep(10000);
     kill(pid, SIGKILL);
@@ -252,7 +255,7 @@ static void test_committed(void **state)
       fake_s3_put(fm.s3, FAKE_BUCKET, "same.bin", same, SAME_N), 0);
   in = fake_mount_file(&fm, "same.bin");
   assert_non_null(in);
-  killed_child(same_written, in, NULL);
+  killed_child(same_written, in, false, NULL);
   assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "same.bin", same, SAME_N));
   next_mount_recovers(&rv);
   assert_true(fake_s3_holds(fm.s3, FAKE_BUCKET, "same.bin", same, SAME_N));
@@ -318,7 +321,7 @@ static void killed_open(void)
   fake_fill(data, N, 0, 7);
   /* killed once parts 1 and 2 (10 MiB) are acknowledged and listed,
      their buffers given back */
-  killed_child(big_written, data, two_parts_listed);
+  killed_child(big_written, data, true, two_parts_listed);
   assert_int_equal(parts_listed(), 2);
   assert_int_equal(fake_s3_count(fm.s3, FAKE_PART), 2);
   assert_int_equal(fake_s3_uploads(fm.s3), 1);
@@ -372,7 +375,7 @@ static void test_direct(void **state)
   (void)state;
   assert_non_null(data);
   fake_fill(data, N, 0, 9);
-  killed_child(big_direct, data, NULL);
+  killed_child(big_direct, data, true, NULL);
   assert_int_equal(fake_s3_count(fm.s3, FAKE_PART), 2);
   fake_s3_reset_counts(fm.s3);
   next_mount_recovers(&rv);
@@ -409,7 +412,7 @@ static void test_keep(void **state)
      child's recovery to take) */
   fsx_stage_close(fm.m.stage);
   fm.m.stage = NULL;
-  killed_child(recovery_keeps, &rv, NULL);
+  killed_child(recovery_keeps, &rv, false, NULL);
   next_mount_recovers(&rv);
   kept_with_upload();
 }
@@ -472,7 +475,7 @@ static void test_whole(void **state)
   assert_int_equal(fake_s3_put(fm.s3, FAKE_BUCKET, "old.bin", data, N), 0);
   in = fake_mount_file(&fm, "old.bin");
   assert_non_null(in);
-  killed_child(old_patched, in, NULL);
+  killed_child(old_patched, in, true, NULL);
   next_mount_recovers(&rv);
   assert_int_equal(rv.kept, 1);
   memcpy(data + AT, patch, W);

@@ -9,7 +9,8 @@
  * never accepted from). A throttle (503, 429) of an upstream up is neither
  * a failure nor an answer (against two fake S3 servers): answered only
  * 503s, an upstream stays in; a 503 between failures does not reset their
- * run. And a list naming one server twice is refused.
+ * run; a probe answered 429 keeps one out. And a list naming one server
+ * twice is refused.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -257,6 +258,7 @@ static void test_throttle_not_down(void **state)
   assert_int_equal(row("upstream_failures{upstream=0}"), 0);
   assert_int_equal(row("upstream_failures{upstream=1}"), 0);
   assert_int_equal(row("upstream_downs{upstream=0}"), 0);
+  assert_int_equal(row("upstream_up{upstream=0}"), 1);
   assert_int_equal(row("upstream_up{upstream=1}"), 1);
   assert_int_equal(abandoned(false, STAYS), 200);
 }
@@ -276,6 +278,25 @@ static void test_throttle_no_answer(void **state)
   assert_int_equal(row("upstream_failures{upstream=0}"), 3);
   assert_int_equal(row("upstream_downs{upstream=0}"), 1);
   assert_int_equal(row("upstream_up{upstream=0}"), 0);
+}
+
+/* Taken out by three 500s, its probes answered 429: still out (a probe
+   so answered used to bring it back). */
+static void test_throttled_probe_keeps_out(void **state)
+{
+  (void)state;
+  fake_s3_fault(fk[0], FAKE_GET, "k", 500, 3, 0);
+  fake_s3_fault(fk[0], FAKE_ANY, NULL, 429, 1000, 0);
+  gets(6);
+  assert_int_equal(row("upstream_up{upstream=0}"), 0);
+  /* a second probe starts only once the first has failed (spells of 1 s,
+     then 2 s; bounded: 10 s); back in use, it would have none */
+  for (int i = 0; i < 100 && row("upstream_probes{upstream=0}") < 2 &&
+                  row("upstream_up{upstream=0}") == 0;
+       i++)
+    usleep(100 * 1000);
+  assert_int_equal(row("upstream_up{upstream=0}"), 0);
+  assert_true(row("upstream_probes{upstream=0}") >= 2);
 }
 
 static void test_same_server_twice(void **state)
@@ -307,6 +328,8 @@ int main(void)
                                       teardown_fake),
       cmocka_unit_test_setup_teardown(test_throttle_no_answer, setup_fake,
                                       teardown_fake),
+      cmocka_unit_test_setup_teardown(test_throttled_probe_keeps_out,
+                                      setup_fake, teardown_fake),
   };
 
   curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -428,11 +428,14 @@ static void test_throttled_probe_keeps_out(void **state)
   fake_s3_fault(fa, FAKE_ANY, NULL, 503, 100, 0);
   assert_int_equal(heads(c, 12), 0);
   assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
-  for (int i = 0; i < 100 && row(c, "s3.endpoint_probes{endpoint=0}") < 1;
+  /* a second probe starts only once the first has failed (spells of 1 s,
+     then 2 s; bounded: 10 s); back in use, it would have none */
+  for (int i = 0; i < 100 && row(c, "s3.endpoint_probes{endpoint=0}") < 2 &&
+                  row(c, "s3.endpoint_up{endpoint=0}") == 0;
        i++)
-    usleep(100 * 1000); /* (its first spell: 1 s; bounded: 10 s) */
-  assert_true(row(c, "s3.endpoint_probes{endpoint=0}") >= 1);
+    usleep(100 * 1000);
   assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 0);
+  assert_true(row(c, "s3.endpoint_probes{endpoint=0}") >= 2);
 }
 
 /* A server that takes connections and never answers (a listening socket
@@ -509,6 +512,30 @@ static void test_retry_avoids_all_failed(void **state)
   fake_s3_stop(fc);
 }
 
+/* Every endpoint up has failed the request: its next retry is no
+   failover (free, at once, past the budget) but an ordinary one, backed
+   off within the budget and charged to the quota. With a budget already
+   spent, that is none (it used to go round again, free). */
+static void test_all_failed_backs_off(void **state)
+{
+  char list[256];
+  struct s3_client *cl;
+
+  (void)state;
+  snprintf(list, sizeof(list), "%s;%s", fake_s3_endpoint(fa),
+           fake_s3_endpoint(fb));
+  cl = client_budget(list, 0, 1); /* a budget of 1 ms */
+  fake_s3_fault(fa, FAKE_HEAD, "k", 500, 1, 0);
+  fake_s3_fault(fb, FAKE_HEAD, "k", 500, 1, 0);
+  assert_int_equal(heads(cl, 1), 1); /* A, then B at once, then no more */
+  assert_int_equal(fake_s3_refused(fa) + fake_s3_refused(fb), 2);
+  s3_client_destroy(cl);
+  fake_s3_fault(fa, FAKE_HEAD, "k", 500, 1, 0);
+  fake_s3_fault(fb, FAKE_HEAD, "k", 500, 1, 0);
+  assert_int_equal(heads(c, 1), 0); /* backed off, then served */
+  assert_int_equal(fake_s3_refused(fa) + fake_s3_refused(fb), 4);
+}
+
 static void test_alone_never_out(void **state)
 {
   struct s3_client *cl = client(fake_s3_endpoint(fb));
@@ -548,6 +575,8 @@ int main(void)
                                       teardown),
       cmocka_unit_test_setup_teardown(test_hung_fails_over, setup, teardown),
       cmocka_unit_test_setup_teardown(test_retry_avoids_all_failed, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_all_failed_backs_off, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),
   };
