@@ -336,7 +336,10 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
     elsewhere = s3_eps_end(c, r, ep, ep_failed || throttled,
                            (uint64_t)(up + down), clock_mono_ms());
   r->ep = -1;
-  if (ep_failed && ep >= 0)
+  /* its retry goes elsewhere while another is up: after a failure at
+     once, after a throttle backed off (the load off the busy one, and off
+     a balancer answering 503 for a dead server) */
+  if ((ep_failed || throttled) && ep >= 0)
     r->ep_avoid |= 1u << ep;
   note_rdma_doubt(r, sent); /* the server may still be serving that token */
   if (cancel) {

@@ -466,14 +466,14 @@ static void test_hung_fails_over(void **state)
 
 struct held_get {
   struct s3_client *cl;
-  int rc;
+  int ep, rc;
 };
 
 static void *held_get_main(void *arg)
 {
   struct held_get *h = arg;
 
-  h->rc = bound_get(h->cl, 2, true, false);
+  h->rc = bound_get(h->cl, h->ep, true, false);
   return NULL;
 }
 
@@ -485,7 +485,7 @@ static void *held_get_main(void *arg)
 static void test_retry_avoids_all_failed(void **state)
 {
   struct fake_s3 *fc = fake_s3_start(BUCKET);
-  struct held_get h = {0};
+  struct held_get h = {.ep = 2};
   struct s3_object_meta m;
   char list[256];
   pthread_t t;
@@ -536,6 +536,33 @@ static void test_all_failed_backs_off(void **state)
   assert_int_equal(fake_s3_refused(fa) + fake_s3_refused(fb), 4);
 }
 
+/* A retry after a throttle goes elsewhere too (backed off): endpoint 0
+   answers every HEAD 503 (a balancer over a dead server, say), endpoint 1
+   busy (a GET held there) and so never the pick of a first attempt; each
+   HEAD is served by 1 on its second attempt (it used to go back to the
+   idle 0, four times, and fail). */
+static void test_throttled_retry_elsewhere(void **state)
+{
+  struct held_get h = {.cl = c, .ep = 1};
+  pthread_t t;
+  int failed;
+
+  (void)state;
+  fake_s3_hold(fb, FAKE_GET, "k");
+  assert_int_equal(pthread_create(&t, NULL, held_get_main, &h), 0);
+  assert_true(fake_s3_wait_held(fb, 1, 5000));
+  fake_s3_fault(fa, FAKE_HEAD, "k", 503, 100, 0);
+  fake_s3_reset_counts(fb);
+  failed = heads(c, 3);
+  fake_s3_release(fb); /* (the GET done before any check can fail) */
+  pthread_join(t, NULL);
+  assert_int_equal(failed, 0);
+  assert_int_equal(fake_s3_refused(fa), 3);
+  assert_int_equal(fake_s3_count(fb, FAKE_HEAD), 3);
+  assert_int_equal(row(c, "s3.endpoint_up{endpoint=0}"), 1);
+  assert_int_equal(h.rc, 0);
+}
+
 static void test_alone_never_out(void **state)
 {
   struct s3_client *cl = client(fake_s3_endpoint(fb));
@@ -577,6 +604,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_retry_avoids_all_failed, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_all_failed_backs_off, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_throttled_retry_elsewhere, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),
   };
