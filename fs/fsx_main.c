@@ -63,7 +63,7 @@ static const char *const failpoints[] = {
     "stage.sent",   "part.send",       "part.acked",   "commit.begin",
     "commit.put",   "commit.complete", "commit.done",  "unstream",
     "abort",        "leftover",        "unmount",      "pool.recover",
-    "recover.file",
+    "recover.file", "stage.parts_add",
     "recover.put",  "recover.complete", "recover.done", "mem.pressure",
     "pool.reserve", NULL};
 #endif

@@ -414,7 +414,8 @@ int fsx_stage_parts_add(const char *path, long journal_id,
   /* one write: a crash leaves the line whole or absent */
   if (!line)
     rc = -ENOMEM;
-  else if (write(fd, line, (size_t)len) != len)
+  else if (!(rc = FP("stage.parts_add")) &&
+           write(fd, line, (size_t)len) != len)
     rc = -EIO;
   free(line);
   close(fd);

@@ -116,6 +116,43 @@ def w_stream3p1(d, r, base):
     _stream(d, r, "s3p1.bin", 3 * PART + 1, 3)
 
 
+def _parts_sent(root):
+    """write.parts_sent of the mount at root (None: it is gone)"""
+    try:
+        with open(os.path.join(root, ".s3rdmafs-stats")) as f:
+            for line in f:
+                name, _, v = line.partition(" ")
+                if name == "write.parts_sent":
+                    return int(v)
+    except (OSError, ValueError):
+        return None
+    return 0
+
+
+def w_streamopen(d, r, base):
+    """3 parts and a byte written a part at a time, the next only once the
+    last was acknowledged (bounded: 30 s each): each listed as it is, the
+    file still open. (A part goes once a byte past it is written: the
+    writes end one byte into the next part.)"""
+    k = "so.bin"
+    body = data(4, 3 * PART + 1)
+    f = r.file(k)
+    r.intend(k, body)
+    root = os.path.dirname(os.path.dirname(d))  # (d: the mount's cm/NAME)
+    fd = os.open(os.path.join(d, k), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    try:
+        for i in range(3):
+            os.write(fd, body[i * PART + (i > 0):(i + 1) * PART + 1])
+            for _ in range(300):
+                n = _parts_sent(root)
+                if n is None or n > i:
+                    break
+                time.sleep(0.1)
+    except OSError:
+        pass  # (the daemon died: close says so)
+    _close(f, fd)
+
+
 def w_overwrite(d, r, base):
     k = "over.bin"
     old = base[k]
@@ -212,6 +249,7 @@ WORKLOADS = {
     "new": (w_new, {}),
     "stream3": (w_stream3, {}),
     "stream3p1": (w_stream3p1, {}),
+    "streamopen": (w_streamopen, {}),
     "overwrite": (w_overwrite, {"over.bin": (4, 12 * MiB)}),
     "append": (w_append, {"app.bin": (6, 6 * MiB)}),
     "rename": (w_rename, {}),
@@ -243,6 +281,10 @@ def cases():
     add("stage.rec", "stage.rec=kill@2", ["new", "stream3", "truncate"])
     add("stage.parts", "stage.parts=kill", ["stream3", "stream3p1", "fsync"])
     add("stage.sent", "stage.sent=kill@2", ["stream3", "stream3p1"])
+    # a part's line appended to the list as it is acknowledged, the file
+    # open (the first part's is written whole, through stage.parts):
+    # killed before the second part's
+    add("stage.parts_add", "stage.parts_add=kill", ["streamopen"])
     add("part.send", "part.send=kill@2", mp)
     add("part.acked", "part.acked=kill@2", mp)
     add("commit.begin", "commit.begin=kill", ["new"] + big)
