@@ -341,6 +341,8 @@ static void attempt_done(struct s3_client *c, struct s3_req *r, CURLcode cc)
      a balancer answering 503 for a dead server) */
   if ((ep_failed || throttled) && ep >= 0)
     r->ep_avoid |= 1u << ep;
+  if (ep_failed && ep >= 0)
+    r->ep_failed |= 1u << ep;
   note_rdma_doubt(r, sent); /* the server may still be serving that token */
   if (cancel) {
     finish(c, r, -ECANCELED, S3_EC_NONE);
@@ -611,7 +613,7 @@ void s3_req_submit(struct s3_req *r, s3_req_done_fn done, void *arg)
   r->done = done;
   r->done_arg = arg;
   r->attempts = 0;
-  r->ep_avoid = 0;
+  r->ep_avoid = r->ep_failed = 0;
   r->rc = 0;
   r->not_before_ms = 0;
   pthread_mutex_lock(&e->lock);

@@ -102,8 +102,9 @@ int s3_eps_pick(struct s3_client *c, struct s3_req *r)
   } else if (r->ep_pin >= 0 && (unsigned)r->ep_pin < c->n_eps &&
              (r->ep_strict || r->rdma_only ||
               (!c->ep_health[r->ep_pin].down_until_ms &&
-               !(r->ep_avoid >> r->ep_pin & 1)))) {
-    /* bound there (its RDMA session): while it is up, or always */
+               !(r->ep_failed >> r->ep_pin & 1)))) {
+    /* bound there (its RDMA session): while it is up and has not failed
+       it (a throttle keeps it there), or always */
     i = (unsigned)r->ep_pin;
     ep_health_use(&c->ep_health[i], &how);
   } else {
@@ -154,7 +155,7 @@ bool s3_eps_end(struct s3_client *c, const struct s3_req *r, int i,
   ep_health_end(c->ep_health, c->n_eps, (unsigned)i, (enum ep_try)r->ep_try,
                 failed, bytes, now_ms);
   return ep_health_other_up(c->ep_health, c->n_eps,
-                            r->ep_avoid | 1u << (unsigned)i);
+                            r->ep_failed | 1u << (unsigned)i);
 }
 
 size_t s3_client_endpoints_format(const struct s3_client *c, char *buf,

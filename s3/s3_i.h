@@ -59,8 +59,10 @@ struct s3_req {
                                      may have acted on, repeated */
   int ep;                         /* engine thread: the endpoint of the
                                      attempt on the wire (-1: none) */
-  uint32_t ep_avoid;              /* engine thread: those that failed its
+  uint32_t ep_failed;             /* engine thread: those that failed its
                                      attempts (a bit each) */
+  uint32_t ep_avoid;              /* ... those, and those that throttled
+                                     it: passed over by its retries */
   int ep_only;                    /* a probe (s3_eps_probe): its endpoint;
                                      -1 for every other request */
   int ep_try;                     /* engine thread: how the attempt on the

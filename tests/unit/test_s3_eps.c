@@ -563,6 +563,23 @@ static void test_throttled_retry_elsewhere(void **state)
   assert_int_equal(h.rc, 0);
 }
 
+/* A request bound to an endpoint (its RC session's) and throttled there
+   is retried there, its token with it: only a failure moves it. */
+static void test_bound_throttled_stays(void **state)
+{
+  struct s3_stats st;
+
+  (void)state;
+  fake_s3_reset_counts(fa);
+  fake_s3_reset_counts(fb);
+  fake_s3_fault(fb, FAKE_GET, "k", 503, 1, 0);
+  assert_int_equal(bound_get(c, 1, false, true), 0);
+  assert_int_equal(fake_s3_count(fb, FAKE_GET), 2);
+  assert_int_equal(fake_s3_count(fa, FAKE_GET), 0);
+  s3_client_stats(c, &st);
+  assert_int_equal(st.rdma_resent, 0);
+}
+
 static void test_alone_never_out(void **state)
 {
   struct s3_client *cl = client(fake_s3_endpoint(fb));
@@ -606,6 +623,8 @@ int main(void)
       cmocka_unit_test_setup_teardown(test_all_failed_backs_off, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_throttled_retry_elsewhere, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_bound_throttled_stays, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_alone_never_out, setup, teardown),
   };
