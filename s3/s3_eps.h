@@ -39,10 +39,10 @@ int s3_eps_parse(struct s3_client *c, const char *list, char *err,
                  size_t errlen);
 void s3_eps_free(struct s3_client *c);
 
-/* The endpoint r's attempt goes to (r->ep_only for a probe, else the
-   pick, avoiding those in r->ep_avoid while another is up; a request
-   bound to one, there unless it failed r), counted in
-   flight until s3_eps_end; how it came there in r->ep_try. */
+/* The endpoint r's attempt goes to (r->ep_only for a probe; a request
+   bound to one, there while it is up and has not failed r; else the
+   pick, passing over those in r->ep_avoid while another is up), counted
+   in flight until s3_eps_end; how it came there in r->ep_try. */
 int s3_eps_pick(struct s3_client *c, struct s3_req *r);
 /* Send a probe to each down endpoint whose spell is over and that has none
    out; *next_ms lowered to the end of the next spell still running. */

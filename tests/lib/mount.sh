@@ -75,8 +75,8 @@ _fs_sanitized() { grep -qa __asan_init "$FS" 2>/dev/null; }
 # in FILE after byte OFFSET; fails when there is none
 _fs_san_report() { # (no reader that stops early in a pipe: under
   local first       # pipefail its writer's SIGPIPE would fail it)
-  first=$(grep -n -m1 -E "$_fs_san_re" <(tail -c +"$((${2:-0} + 1))" "$1" 2>/dev/null))
-  [ -n "$first" ] || return 1
+  first=$(grep -n -m1 -E "$_fs_san_re" <(tail -c +"$((${2:-0} + 1))" "$1" 2>/dev/null)) ||
+    return 1
   sed -n "${first%%:*},$((${first%%:*} + 59))p" <(tail -c +"$((${2:-0} + 1))" "$1") |
     sed 's/^/#   /' >&"${FS_REPORT_FD:-1}"
 }
