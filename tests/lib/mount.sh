@@ -73,12 +73,13 @@ _fs_sanitized() { grep -qa __asan_init "$FS" 2>/dev/null; }
 
 # _fs_san_report FILE [OFFSET]: print (indented) the first sanitizer report
 # in FILE after byte OFFSET; fails when there is none
-_fs_san_report() { # (no reader that stops early in a pipe: under
-  local first       # pipefail its writer's SIGPIPE would fail it)
-  first=$(grep -n -m1 -E "$_fs_san_re" <(tail -c +"$((${2:-0} + 1))" "$1" 2>/dev/null)) ||
-    return 1
-  sed -n "${first%%:*},$((${first%%:*} + 59))p" <(tail -c +"$((${2:-0} + 1))" "$1") |
-    sed 's/^/#   /' >&"${FS_REPORT_FD:-1}"
+_fs_san_report() { # (one pass, no reader that stops early in a pipe:
+  local report      # under pipefail its writer's SIGPIPE would fail it)
+  report=$(awk -v re="$_fs_san_re" '!n && $0 !~ re {next}
+    {print "#   " $0} ++n == 60 {exit}' <(tail -c +"$((${2:-0} + 1))" "$1" 2>/dev/null))
+  [ -n "$report" ] || return 1
+  printf '%s
+' "$report" >&"${FS_REPORT_FD:-1}"
 }
 
 # _fs_status_text N: "exit N", or the signal it stands for

@@ -224,20 +224,29 @@ static struct fsx_wb *child_new_file(const char *name)
   return wb;
 }
 
+/* The existing file in open for writing in the child (trunc: as with
+   O_TRUNC). */
+static struct fsx_wb *child_old_file(struct fsx_inode *in, bool trunc)
+{
+  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
+  struct fsx_inode_view v;
+  struct fsx_wb *wb = NULL;
+
+  fsx_inode_view(fm.m.tab, in, &v);
+  if (fsx_wb_open(&fm.m, in, &v.attr, trunc, &meta, &wb))
+    _exit(3);
+  return wb;
+}
+
 enum { SAME_N = 100000 };
 static char same[SAME_N];
 
 /* The file written over with the same bytes, killed as its record goes. */
 static int same_written(void *arg)
 {
-  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
-  struct fsx_inode *in = arg;
-  struct fsx_inode_view v;
-  struct fsx_wb *wb = NULL;
+  struct fsx_wb *wb = child_old_file(arg, true);
 
-  fsx_inode_view(fm.m.tab, in, &v);
-  if (fsx_wb_open(&fm.m, in, &v.attr, true, &meta, &wb) ||
-      wb_write(wb, 0, same, SAME_N) != SAME_N)
+  if (wb_write(wb, 0, same, SAME_N) != SAME_N)
     return -1;
   kill_at_rec = 1;
   fsx_wb_commit(&fm.m, wb);
@@ -448,16 +457,9 @@ static char patch[PATCH_N];
 /* The object written over in place (patch at PATCH_AT), left open. */
 static int old_patched(void *arg)
 {
-  struct fsx_wmeta meta = {.mode = S_IFREG | 0644};
-  struct fsx_inode *in = arg;
-  struct fsx_inode_view v;
-  struct fsx_wb *wb = NULL;
+  struct fsx_wb *wb = child_old_file(arg, false);
 
-  fsx_inode_view(fm.m.tab, in, &v);
-  if (fsx_wb_open(&fm.m, in, &v.attr, false, &meta, &wb) ||
-      wb_write(wb, PATCH_AT, patch, PATCH_N) != PATCH_N)
-    return -1;
-  return 0;
+  return wb_write(wb, PATCH_AT, patch, PATCH_N) == PATCH_N ? 0 : -1;
 }
 
 static void test_whole(void **state)

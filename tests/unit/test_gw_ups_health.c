@@ -76,6 +76,13 @@ static int start(const char *list)
   return c ? 0 : -1;
 }
 
+/* start's undone. */
+static void stop(void)
+{
+  gw_upstream_destroy(up);
+  curl_easy_cleanup(c);
+}
+
 static int setup(void **state)
 {
   static char list[128];
@@ -92,8 +99,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
   (void)state;
-  gw_upstream_destroy(up);
-  curl_easy_cleanup(c);
+  stop();
   for (int i = 0; i < 2; i++)
     close(hung_fd[i]);
   return 0;
@@ -117,8 +123,7 @@ static int setup_fake(void **state)
 static int teardown_fake(void **state)
 {
   (void)state;
-  gw_upstream_destroy(up);
-  curl_easy_cleanup(c);
+  stop();
   for (int i = 0; i < 2; i++)
     fake_s3_stop(fk[i]);
   return 0;
